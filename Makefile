@@ -1,0 +1,53 @@
+# Mamma Mia! arena. `make help` lists the targets.
+# Every target creates the virtual environment and installs on first use,
+# so a fresh clone needs nothing but `make run` or `make test`.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PROTO  := protos/mammamia/v1/arena.proto
+BENCH_OUT ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install proto run serve test lint typecheck bench clean
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml $(PROTO)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet grpcio-tools==1.85.1
+	$(MAKE) --no-print-directory proto
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install the project with its dev tools
+
+# The generated package is named by the virtual include path, so the
+# generated imports read `from mammamia_pb import arena_pb2`.
+proto: ## Generate the Python gRPC code from protos/ into mammamia_pb/
+	$(PY) -m grpc_tools.protoc -Imammamia_pb=protos/mammamia/v1 \
+	    --python_out=. --pyi_out=. --grpc_python_out=. mammamia_pb/arena.proto
+
+run: $(STAMP) ## Start a server with its embedded database and a demo ladder of bots
+	$(VENV)/bin/mammamia demo
+
+serve: $(STAMP) ## Start the server alone (see `mammamia serve --help`)
+	$(VENV)/bin/mammamia serve
+
+test: $(STAMP) ## Run the whole test suite
+	$(PY) -m pytest -q -n 2
+
+lint: $(STAMP) ## Check style with ruff
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP) ## Check types with mypy (strict on the rules package)
+	$(VENV)/bin/mypy
+
+bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON)
+	$(PY) -m bench $(if $(BENCH_OUT),--out $(BENCH_OUT))
+
+clean: ## Remove the virtual environment and generated files
+	rm -rf $(VENV) mammamia_pb/*_pb2*.py mammamia_pb/*_pb2*.pyi .pytest_cache .mypy_cache .ruff_cache

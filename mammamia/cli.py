@@ -1,0 +1,119 @@
+"""The ``mammamia`` command.
+
+The rules package provides ``state``, ``show`` and ``play``; the server and the SDK
+add their commands (``serve``, ``match``, ``bot``, ``arena``, ``ladder``, ...) through
+the ``mammamia.commands`` entry-point group, so this package imports none of them.
+Each entry point names a function ``register(subparsers)`` that adds its parsers and
+sets ``func`` on them; it is loaded only when its command is asked for (or for help).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+
+from .errors import MammaMiaError
+
+EXIT_BAD_INPUT = 2
+
+
+def _cmd_state(args: argparse.Namespace) -> int:
+    from .dump import state_dump
+    from .record import load
+
+    state = load(args.record).replay()
+    print(json.dumps(state_dump(state)))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from .record import load
+    from .show import show
+
+    for line in show(load(args.record)):
+        print(line)
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    import random
+
+    from .record import record_of
+    from .show import show
+    from .state import new_game
+
+    state = new_game(args.players, args.seed)
+    start = state.copy()
+    rng = random.Random(args.seed)
+    actions = []
+    while not state.is_over:
+        seat = state.to_act
+        assert seat is not None
+        action = rng.choice(state.legal_actions())
+        actions.append((seat, action))
+        state.apply(action)
+    record = record_of(start, actions, seed=args.seed)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(record.to_json(), f)
+    for line in show(record):
+        print(line)
+    return 0
+
+
+def _builtin(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("state", help="print the state after a game record (RECORD.md)",
+                       description="Replay RECORD and print the state dump as one JSON object. "
+                       "A bad record or an illegal action exits 2 with one line on stderr.")
+    p.add_argument("record", metavar="RECORD.json")
+    p.set_defaults(func=_cmd_state)
+    p = sub.add_parser("show", help="print a game record as a human-readable log",
+                       description="Print the game of RECORD, one line per event.")
+    p.add_argument("record", metavar="RECORD.json")
+    p.set_defaults(func=_cmd_show)
+    p = sub.add_parser("play", help="play a local game between random players and print it",
+                       description="Play one local game with every seat choosing uniformly "
+                       "among the legal actions, print its log, and optionally save its record.")
+    p.add_argument("--players", type=int, default=4, help="2 to 5 (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
+    p.add_argument("--out", metavar="FILE", help="write the game record to FILE")
+    p.set_defaults(func=_cmd_play)
+
+
+BUILTIN = ("state", "show", "play")
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """Returns the parser, loading only the plugin commands ``argv`` may need."""
+    parser = argparse.ArgumentParser(
+        prog="mammamia", description="Mamma Mia! rules engine, game server, bots and ladders.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _builtin(sub)
+    wanted = argv[0] if argv and not argv[0].startswith("-") else None
+    if wanted not in BUILTIN:
+        for ep in sorted(entry_points(group="mammamia.commands"), key=lambda e: e.name):
+            if wanted is None or ep.name == wanted:
+                ep.load()(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit status (2 for bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except MammaMiaError as e:
+        print(f"mammamia {args.command}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,6 +13,7 @@ from .cards import COLOURS, INGREDIENTS, MAMMA_MIA, ORDERS, Order
 from .errors import IllegalActionError, MammaMiaError, RecordError
 from .record import Record, load, loads, parse, record_of
 from .state import OVER, RESOLVE, TURN, State, new_game
+from .views import Event, SeatInfo, View, public_events, view_of
 
 __all__ = [
     "COLOURS",
@@ -25,19 +26,24 @@ __all__ = [
     "TURN",
     "WAITER",
     "Action",
+    "Event",
     "IllegalActionError",
     "MammaMiaError",
     "Order",
     "Record",
     "RecordError",
     "Resolve",
+    "SeatInfo",
     "State",
     "Turn",
+    "View",
     "action_from_json",
     "action_to_json",
     "load",
     "loads",
     "new_game",
     "parse",
+    "public_events",
     "record_of",
+    "view_of",
 ]

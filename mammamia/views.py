@@ -1,0 +1,170 @@
+"""What a seat or a spectator may know of a game (R-VIEW-1..4).
+
+Views are built field by field from what the rules make public, plus the seat's
+own hand and waiter; nothing else of the state is copied, so nothing hidden can
+leak through a view by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .actions import Action, Counts
+from .state import RESOLVE, State
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """The public facts about one seat (R-VIEW-1, R-TURN-9)."""
+
+    seat: int
+    colour: str
+    hand_size: int
+    orders_in_hand: int
+    waiter_size: int
+    delivered: tuple[str, ...]
+
+    @property
+    def ingredients_in_hand(self) -> int:
+        """Returns how many ingredient cards the seat holds (public: size minus orders)."""
+        return self.hand_size - self.orders_in_hand
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One public event of the game, in the order it happened.
+
+    ``kind`` is one of:
+
+    - ``round_started``: ``round`` begins, ``seat`` starts it.
+    - ``turn``: ``seat`` played ``count`` × ``ingredient`` (None: passed) and
+      ``order`` (or None), then drew ``drawn`` cards from ``draw`` (or nothing);
+      ``mamma_mia`` when it drew the Mamma Mia! card.
+    - ``round_ended``: ``round`` ends, by stalemate (R-TURN-8) when ``stalemate``.
+    - ``baked``: ``seat``'s ``order`` was baked, with ``ingredient`` ("?"/"J") and
+      ``hand`` (cards added from hand); ``auto`` when nobody was asked.
+    - ``failed``: ``seat``'s ``order`` failed; ``declined`` when the owner chose so.
+    - ``game_over``: the third resolution ended the game.
+    """
+
+    kind: str
+    seat: int | None = None
+    round: int = 0
+    ingredient: str | None = None
+    count: int = 0
+    order: str | None = None
+    draw: str | None = None
+    drawn: int = 0
+    mamma_mia: bool = False
+    stalemate: bool = False
+    hand: Counts | None = None
+    auto: bool = False
+    declined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A game as one seat (or, with ``seat`` None, a spectator) may see it.
+
+    ``oven`` lists every card played onto the oven this round (and carried over),
+    first played first; during resolution the first ``revealed`` of them have been
+    turned over. ``hand``/``hand_orders``/``waiter`` are the seat's own cards (empty
+    for a spectator); ``waiter`` is sorted, as its order is hidden (R-VIEW-2).
+    ``legal`` holds the actions open to the seat when it is asked, else is empty.
+    """
+
+    seat: int | None
+    players: int
+    colours: tuple[str, ...]
+    round: int
+    phase: str
+    to_act: int | None
+    deciding: str | None
+    supply_size: int
+    oven: tuple[str, ...]
+    revealed: int
+    table: Counts
+    used: tuple[str, ...]
+    mamma_mia_holder: int | None
+    seats: tuple[SeatInfo, ...]
+    hand: Counts
+    hand_orders: tuple[str, ...]
+    waiter: tuple[str, ...]
+    history: tuple[Event, ...]
+    legal: tuple[Action, ...]
+    winners: tuple[int, ...]
+
+    @property
+    def is_my_turn(self) -> bool:
+        """Whether this view's seat is the one asked now."""
+        return self.seat is not None and self.seat == self.to_act
+
+    @property
+    def unrevealed(self) -> tuple[str, ...]:
+        """Returns the oven cards not yet turned over (all of them outside resolution)."""
+        return self.oven[self.revealed:]
+
+
+_NO_CARDS: Counts = (0, 0, 0, 0, 0)
+
+
+def _events(state: State) -> tuple[Event, ...]:
+    out = []
+    for e in state.events:
+        tag = e[0]
+        if tag == "turn":
+            _, seat, kind, count, order, draw, drawn, mamma_mia = e
+            out.append(Event("turn", seat, ingredient=kind, count=count, order=order,
+                             draw=draw, drawn=drawn, mamma_mia=mamma_mia))
+        elif tag == "round":
+            out.append(Event("round_started", e[2], round=e[1]))
+        elif tag == "round_end":
+            out.append(Event("round_ended", round=e[1], stalemate=e[2]))
+        elif tag == "bake":
+            _, seat, order, ingredient, hand, auto = e
+            out.append(Event("baked", seat, order=order, ingredient=ingredient, hand=hand,
+                             auto=auto))
+        elif tag == "fail":
+            out.append(Event("failed", e[1], order=e[2], declined=e[3]))
+        elif tag == "over":
+            out.append(Event("game_over"))
+    return tuple(out)
+
+
+def public_events(state: State, since: int = 0) -> tuple[Event, ...]:
+    """Returns the public events from index ``since`` on (all are public, R-VIEW-1)."""
+    return _events(state)[since:] if since else _events(state)
+
+
+def view_of(state: State, seat: int | None) -> View:
+    """Returns what ``seat`` may know of ``state`` (a spectator's view when None)."""
+    if seat is not None and not 0 <= seat < state.players:
+        raise ValueError(f"seat must be 0..{state.players - 1}, got {seat!r}")
+    seats = tuple(
+        SeatInfo(i, state.colours[i], state.hand_size(i), len(state.hand_orders[i]),
+                 len(state.waiters[i]), tuple(state.delivered[i]))
+        for i in range(state.players))
+    mine = seat is not None
+    a, b, c, d, e = state.hand_ings[seat] if mine else _NO_CARDS
+    return View(
+        seat=seat,
+        players=state.players,
+        colours=state.colours,
+        round=state.round,
+        phase=state.phase,
+        to_act=state.to_act,
+        deciding=state.deciding,
+        supply_size=len(state.supply),
+        oven=tuple(state.oven),
+        revealed=state.revealed if state.phase == RESOLVE else 0,
+        table=(state.table[0], state.table[1], state.table[2], state.table[3], state.table[4]),
+        used=tuple(state.used),
+        mamma_mia_holder=state.holder,
+        seats=seats,
+        hand=(a, b, c, d, e),
+        hand_orders=tuple(state.hand_orders[seat]) if mine else (),
+        waiter=tuple(sorted(state.waiters[seat])) if mine else (),
+        history=_events(state),
+        legal=state.legal_actions() if mine and state.to_act == seat else (),
+        winners=tuple(state.winners()),
+    )

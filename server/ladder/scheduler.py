@@ -1,0 +1,185 @@
+"""The scheduler: which waiting bots play together, and the loop that keeps them playing.
+
+:func:`form_matches` is the pure core. Given the bots waiting (name, rating, games
+played) and the free match slots, it returns the matches to start:
+
+- each of 2 to 5 seats (the policy's range), never one bot twice in a match;
+- the least played bot anchors each match, so newcomers and unlucky bots catch up;
+- the other seats are drawn at random, weighted towards ratings close to the
+  anchor's (and towards bots that played less), so close matches are the rule and
+  every pairing still happens now and then;
+- at most as many matches as there are free slots (the concurrency limit).
+
+:class:`Scheduler` is the asyncio loop around it: bots come (:meth:`Scheduler.join`)
+and go (:meth:`Scheduler.leave`); a bot is waiting while it is joined and not in a
+match; whenever that changes, and a short settling pause has passed (so that bots
+arriving together are matched together), the loop forms matches and starts each as
+a task. A bot that leaves mid-match stays seated: the server plays its seat by the
+default policy to the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+log = structlog.get_logger()
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A bot waiting for a match: its name, rating (mu) and rated games so far."""
+
+    name: str
+    rating: float
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How matches are formed.
+
+    ``closeness`` is the rating difference at which a candidate's weight halves;
+    ``concurrency`` the most ladder matches running at once.
+    """
+
+    min_players: int = 2
+    max_players: int = 5
+    concurrency: int = 4
+    closeness: float = 4.0
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.min_players <= self.max_players <= 5:
+            raise ValueError(f"ladder players {self.min_players}-{self.max_players}: "
+                             "need 2 <= min <= max <= 5 (R-SETUP-1)")
+        if self.concurrency < 1:
+            raise ValueError(f"ladder concurrency {self.concurrency}: need at least 1")
+        if self.closeness <= 0:
+            raise ValueError(f"ladder closeness {self.closeness}: need more than 0")
+
+
+def parse_players(text: str) -> tuple[int, int]:
+    """Returns (min, max) from ``"2-5"`` or ``"3"``; raises ValueError otherwise."""
+    low, dash, high = text.partition("-")
+    try:
+        lo, hi = int(low), int(high if dash else low)
+    except ValueError:
+        raise ValueError(f"ladder players {text!r}: expected N or MIN-MAX, e.g. 2-5") from None
+    Policy(lo, hi)  # raises for a range the rules do not allow
+    return lo, hi
+
+
+def form_matches(waiting: Sequence[Waiting], policy: Policy, running: int,
+                 rng: random.Random) -> list[tuple[str, ...]]:
+    """Returns the matches to start now, each a tuple of bot names in seat order."""
+    pool: dict[str, Waiting] = {}
+    for w in waiting:
+        pool.setdefault(w.name, w)
+    # Least played first; a random tie-break lets equally played bots take turns.
+    queue = sorted(pool.values(), key=lambda w: (w.games, rng.random()))
+    matches: list[tuple[str, ...]] = []
+    slots = policy.concurrency - running
+    while slots > 0 and len(queue) >= policy.min_players:
+        size = rng.randint(policy.min_players, min(policy.max_players, len(queue)))
+        anchor = queue.pop(0)
+        least = min([anchor.games, *(w.games for w in queue)])
+        seated = [anchor]
+        for _ in range(size - 1):
+            weights = [_weight(anchor, w, policy, least) for w in queue]
+            seated.append(queue.pop(rng.choices(range(len(queue)), weights)[0]))
+        rng.shuffle(seated)
+        matches.append(tuple(w.name for w in seated))
+        slots -= 1
+    return matches
+
+
+def _weight(anchor: Waiting, other: Waiting, policy: Policy, least: int) -> float:
+    closeness = 1.0 / (1.0 + ((anchor.rating - other.rating) / policy.closeness) ** 2)
+    return closeness / (1.0 + other.games - least)
+
+
+class Scheduler:
+    """Forms matches from the joined, idle bots for as long as it runs.
+
+    ``standing(name)`` returns a bot's (rating, games); ``play(names)`` plays one
+    match to its end (the scheduler starts it as a task and frees its bots after).
+    """
+
+    def __init__(self, policy: Policy, standing: Callable[[str], tuple[float, int]],
+                 play: Callable[[tuple[str, ...]], Awaitable[None]], *,
+                 rng: random.Random | None = None, settle: float = 0.25) -> None:
+        self.policy = policy
+        self._standing = standing
+        self._play = play
+        self._rng = rng or random.Random()
+        self._settle = settle
+        self._joined: dict[str, int] = {}
+        self._busy: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+
+    def join(self, name: str) -> None:
+        """Makes ``name`` available for matches (counted: one per open Enter stream)."""
+        self._joined[name] = self._joined.get(name, 0) + 1
+        self._wake.set()
+
+    def leave(self, name: str) -> None:
+        """Undoes one :meth:`join`; a match the bot is in goes on without it."""
+        left = self._joined.get(name, 0) - 1
+        if left > 0:
+            self._joined[name] = left
+        else:
+            self._joined.pop(name, None)
+        self._wake.set()
+
+    @property
+    def waiting(self) -> list[str]:
+        """Returns the joined bots not in a match."""
+        return [n for n in self._joined if n not in self._busy]
+
+    @property
+    def running(self) -> int:
+        """Returns how many matches this scheduler is playing now."""
+        return len(self._tasks)
+
+    async def run(self) -> None:
+        """Forms and starts matches until cancelled; then cancels the matches it started."""
+        try:
+            while True:
+                await self._wake.wait()
+                # Settle: bots that arrive together (a match just ended) are matched together.
+                await asyncio.sleep(self._settle)
+                self._wake.clear()
+                self._form()
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _form(self) -> None:
+        waiting = []
+        for name in self.waiting:
+            rating, games = self._standing(name)
+            waiting.append(Waiting(name, rating, games))
+        for names in form_matches(waiting, self.policy, self.running, self._rng):
+            self._busy.update(names)
+            task = asyncio.create_task(self._match(names), name=f"ladder-match-{names}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _match(self, names: tuple[str, ...]) -> None:
+        try:
+            await self._play(names)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # One failed match must not stop the ladder; its bots go back to waiting.
+            log.exception("ladder_match_failed", names=list(names))
+        finally:
+            self._busy.difference_update(names)
+            self._wake.set()

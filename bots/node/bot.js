@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * A Mamma Mia! arena bot in Node.js, written against the .proto files alone.
+ *
+ *   node bots/node/bot.js --server ADDR --token TOKEN
+ *   node bots/node/bot.js --server ADDR --ladder --name NAME --key KEY
+ *
+ * See `--help` and docs/protocol.md.
+ */
+
+const { parseArgs } = require('node:util');
+const { channelCredentials, loadArena } = require('./lib/arena');
+const { SeatError, playSeat } = require('./lib/seat');
+const { playLadder, register } = require('./lib/ladder');
+const { logger } = require('./lib/log');
+
+const USAGE = `usage: node bots/node/bot.js --server ADDR --token TOKEN [options]
+       node bots/node/bot.js --server ADDR --ladder --name NAME [--key KEY] [options]
+
+Plays Mamma Mia! on an arena server: one seat of one match (--token), or every
+match the ladder assigns (--ladder). It plays an order when the public oven
+suffices for it, else its most plentiful ingredient, and bakes when it can.
+One line per decision goes to stderr.
+
+options:
+  --server ADDR      the server, host:port (env MAMMAMIA_SERVER)
+  --token TOKEN      the seat token of one match (env MAMMAMIA_SEAT_TOKEN)
+  --name NAME        the bot's name (default: node-bot; the ladder name with --ladder)
+  --ladder           enter the ladder and play each assigned match
+  --key KEY          the ladder bot's secret key (env MAMMAMIA_BOT_KEY); without it
+                     the name is registered first and its new key printed on stdout
+  --matches N        with --ladder: leave the ladder after N assignments
+  --tls              connect with TLS, trusting the system's certificates
+  --ca FILE          connect with TLS, trusting the PEM certificates in FILE
+  --retry-for SEC    give up after SEC seconds without the server (default 60)
+  -h, --help         show this help and exit
+
+exit status: 0 when the match finished (with --ladder: when the bot left the
+ladder), 1 when the server refused the bot, stayed away or aborted the match,
+2 for a bad command line, 130 when interrupted.`;
+
+const OPTIONS = {
+  server: { type: 'string' },
+  token: { type: 'string' },
+  name: { type: 'string' },
+  ladder: { type: 'boolean', default: false },
+  key: { type: 'string' },
+  matches: { type: 'string' },
+  tls: { type: 'boolean', default: false },
+  ca: { type: 'string' },
+  'retry-for': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+};
+
+/** An error in the command line: printed with the usage hint, exit status 2. */
+class UsageError extends Error {}
+
+/** Returns the checked settings from the command line and environment; throws UsageError. */
+function settingsFrom(argv, env) {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+  if (values.help) return { help: true };
+  const settings = {
+    server: values.server || env.MAMMAMIA_SERVER,
+    token: values.token || env.MAMMAMIA_SEAT_TOKEN,
+    name: values.name,
+    ladder: values.ladder,
+    key: values.key || env.MAMMAMIA_BOT_KEY,
+    matches: positiveNumber('--matches', values.matches, 0),
+    retryForMs: positiveNumber('--retry-for', values['retry-for'], 60) * 1000,
+    tls: values.tls,
+    ca: values.ca,
+  };
+  if (!settings.server) throw new UsageError('--server ADDR is required (or MAMMAMIA_SERVER)');
+  if (settings.ladder) {
+    if (!settings.name) throw new UsageError('--ladder needs --name NAME');
+  } else {
+    if (!settings.token) throw new UsageError('--token TOKEN is required (or --ladder)');
+    if (settings.matches) throw new UsageError('--matches goes with --ladder');
+    settings.name ??= 'node-bot';
+  }
+  return settings;
+}
+
+/** Returns `text` as a non-negative number, `fallback` when absent; throws UsageError naming `option`. */
+function positiveNumber(option, text, fallback) {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new UsageError(`${option} must be a non-negative number, not ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** Returns the process exit status after playing as `settings` say. */
+async function main(settings) {
+  const log = logger({ bot: settings.name });
+  const arena = loadArena();
+  const credentials = channelCredentials(settings);
+  const target = settings.server;
+
+  // First signal: leave the ladder and finish the matches in progress (a lone
+  // seat stops at once). Second signal: stop everything now.
+  const leave = new AbortController();
+  const quit = new AbortController();
+  let interrupted = false;
+  const onSignal = (signal) => {
+    interrupted = true;
+    log.warn('stopping', { signal });
+    if (settings.ladder && !leave.signal.aborted) leave.abort();
+    else quit.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    if (!settings.ladder) {
+      const end = await playSeat({
+        arena, target, credentials, token: settings.token, name: settings.name, log, signal: quit.signal,
+        retryForMs: settings.retryForMs,
+      });
+      if (end === null) return 130;
+      return end.status === 'finished' ? 0 : 1;
+    }
+    let { key } = settings;
+    if (!key) {
+      ({ key } = await register({ arena, target, credentials, name: settings.name }));
+      process.stdout.write(`${JSON.stringify({ name: settings.name, key })}\n`);
+      log.info('registered', { note: 'the key on stdout is shown only once' });
+    }
+    const played = await playLadder({
+      arena, target, credentials, name: settings.name, key, log, leave: leave.signal, quit: quit.signal,
+      matches: settings.matches, retryForMs: settings.retryForMs,
+    });
+    log.info('done', { matches: played });
+    return quit.signal.aborted && interrupted ? 130 : 0;
+  } catch (error) {
+    if (!(error instanceof SeatError)) throw error;
+    log.error('stopped', { reason: error.message });
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+if (require.main === module) {
+  let settings;
+  try {
+    settings = settingsFrom(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`node-bot: ${error.message}\n${USAGE.split('\n\n')[0]}\n`);
+    process.exit(2);
+  }
+  if (settings.help) {
+    process.stdout.write(`${USAGE}\n`);
+  } else {
+    main(settings).then((status) => { process.exitCode = status; }, (error) => {
+      process.stderr.write(`${error.stack || error}\n`);
+      process.exitCode = 1;
+    });
+  }
+}
+
+module.exports = { main, settingsFrom };

@@ -25,6 +25,13 @@ $(STAMP): pyproject.toml $(PROTO)
 
 install: $(STAMP) ## Create .venv and install the project with its dev tools
 
+# The Node.js bot's packages, from its lock file; without npm its test is skipped.
+NODE_STAMP := bots/node/node_modules/.installed
+$(NODE_STAMP): bots/node/package-lock.json
+	@if command -v npm >/dev/null; then \
+	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the Node.js bot's test will be skipped"; fi
+
 # The generated package is named by the virtual include path, so the
 # generated imports read `from mammamia_pb import arena_pb2`.
 proto: ## Generate the Python gRPC code from protos/ into mammamia_pb/
@@ -37,7 +44,7 @@ run: $(STAMP) ## Start a server with its embedded database and a demo ladder of 
 serve: $(STAMP) ## Start the server alone (see `mammamia serve --help`)
 	$(VENV)/bin/mammamia serve
 
-test: $(STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff
@@ -50,4 +57,5 @@ bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON
 	$(PY) -m bench $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
 clean: ## Remove the virtual environment and generated files
-	rm -rf $(VENV) mammamia_pb/*_pb2*.py mammamia_pb/*_pb2*.pyi .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) mammamia_pb/*_pb2*.py mammamia_pb/*_pb2*.pyi .pytest_cache .mypy_cache .ruff_cache \
+	    bots/node/node_modules

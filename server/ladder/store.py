@@ -267,12 +267,25 @@ class LadderStore:
                                 (players,)).fetchall()
         return {name: Rating(mu, sigma) for name, mu, sigma in rows}
 
+    def games(self, name: str) -> int:
+        """Returns how many rated matches ``name`` has played."""
+        (games,) = self._db.execute(
+            "SELECT COUNT(*) FROM ladder_results r JOIN ladder_matches m USING (match_id)"
+            " WHERE r.name = ? AND m.rated = 1", (name,)).fetchone()
+        return int(games)
+
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
             "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
             " AND (? = 0 OR players = ?) ORDER BY finish_order", (players, players)).fetchall()
         return [_result_of(self._db, match_id) for (match_id,) in ids]
+
+    def unrated(self) -> int:
+        """Returns how many finished results wait to be rated."""
+        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_matches"
+                                " WHERE status = 'finished' AND rated = 0").fetchone()
+        return int(n)
 
     def player_counts(self) -> list[int]:
         """Returns the player counts of the rated matches, ascending."""

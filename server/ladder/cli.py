@@ -1,0 +1,164 @@
+"""``mammamia ladder`` (standings, rerate) and ``mammamia demo``.
+
+Kept light: grpc, the store and the demo are imported inside the handlers, so
+``mammamia --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+COLUMNS = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "mean_delivered")
+HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
+
+
+def register_ladder(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``mammamia ladder standings`` and ``mammamia ladder rerate``."""
+    p = sub.add_parser("ladder", help="ladder standings and ratings",
+                       description="Read a ladder's standings from a server, or recompute "
+                       "its ratings from the stored results.")
+    cmds = p.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND", required=True)
+    s = cmds.add_parser("standings", help="print the standings of a server's ladder",
+                        description="Print the ladder's standings, best conservative rating "
+                        "(mu - 3 sigma) first; pizzas is the mean delivered per match.")
+    s.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    s.add_argument("--players", type=int, default=0, metavar="N",
+                   help="only matches of N players (default: all matches)")
+    s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    s.set_defaults(func=_standings)
+    r = cmds.add_parser("rerate", help="recompute every rating from the stored results",
+                        description="Recompute every rating from the results stored in the "
+                        "database, in finish order, and say whether they agree with the "
+                        "stored ratings (exit 0) or not (exit 1).")
+    r.add_argument("--db", required=True, metavar="PATH", help="the server's database file")
+    r.set_defaults(func=_rerate)
+
+
+def register_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``mammamia demo``."""
+    p = sub.add_parser("demo", help="start a server with a demo ladder of built-in bots",
+                       description="Start a server with its embedded database and a ladder "
+                       "played by built-in bots, print the standings as they form, and say "
+                       "how to connect your own bot. Ctrl-C stops everything.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=50051, help="port (default 50051)")
+    p.add_argument("--db", default="mammamia.db", metavar="PATH",
+                   help="database file (default mammamia.db)")
+    p.add_argument("--bots", nargs="+", default=["random", "greedy", "counter"], metavar="SPEC",
+                   help="bot specs to enter, each twice (default: random greedy counter)")
+    p.add_argument("--copies", type=int, default=2, metavar="N",
+                   help="how many of each bot enter (default 2)")
+    p.add_argument("--ladder-players", default="2-5", metavar="MIN-MAX",
+                   help="players per ladder match (default 2-5)")
+    p.add_argument("--ladder-concurrency", type=int, default=3, metavar="N",
+                   help="ladder matches at once (default 3)")
+    p.add_argument("--every", type=float, default=20.0, metavar="SECONDS",
+                   help="print the standings this often (default 20)")
+    p.add_argument("--log-format", choices=["console", "json"], default=None,
+                   help="console on a terminal, JSON otherwise (default)")
+    p.set_defaults(func=_demo)
+
+
+def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
+    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder.
+
+    Raises grpc.RpcError when the server cannot be reached or refuses.
+    """
+    import grpc
+
+    from mammamia_pb import arena_pb2 as pb
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(server) as channel:
+        reply = pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(players=players),
+                                                       timeout=timeout)
+    return {
+        "matches_finished": reply.matches_finished,
+        "standings": [{c: getattr(s, c) for c in COLUMNS} for s in reply.standings],
+    }
+
+
+def standings_table(data: dict[str, Any]) -> list[str]:
+    """Returns the standings as aligned text lines (a header line first)."""
+    rows = [HEADER]
+    for s in data["standings"]:
+        rows.append((str(s["rank"]), s["name"], f"{s['rating']:.2f}", f"{s['mu']:.2f}",
+                     f"{s['sigma']:.2f}", str(s["games"]), str(s["wins"]),
+                     f"{s['mean_delivered']:.2f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    return ["  ".join(cell.ljust(w) if i == 1 else cell.rjust(w)
+                      for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+            for row in rows]
+
+
+def connect_hint(server: str) -> str:
+    """Returns the line that tells a newcomer how to put their own bot on the ladder."""
+    return (f"your bot on this ladder: mammamia bot path/to/my_bot.py:MyBot --server {server}"
+            " --ladder --name my-bot")
+
+
+def _standings(args: argparse.Namespace) -> int:
+    import grpc
+
+    if args.players and not 2 <= args.players <= 5:
+        print(f"mammamia ladder standings: --players {args.players}: 2 to 5 (R-SETUP-1)",
+              file=sys.stderr)
+        return 2
+    try:
+        data = fetch_standings(args.server, args.players)
+    except grpc.RpcError as e:
+        print(f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}",
+              file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(data))
+        return 0
+    scope = f"{args.players}-player matches" if args.players else "matches"
+    print(f"{data['matches_finished']} rated {scope}")
+    for line in standings_table(data):
+        print(line)
+    if not data["standings"]:
+        print("(no rated matches yet)")
+    print(connect_hint(args.server))
+    return 0
+
+
+def _rerate(args: argparse.Namespace) -> int:
+    from .ratings import replay
+    from .store import ALL_PLAYERS, LadderStore
+
+    if not Path(args.db).is_file():
+        print(f"mammamia ladder rerate: --db {args.db!r}: no such file", file=sys.stderr)
+        return 2
+    store = LadderStore(args.db)
+    try:
+        agree = True
+        for players in [ALL_PLAYERS, *store.player_counts()]:
+            results = store.rated_results(players)
+            recomputed = replay(results)
+            stored = store.ratings(players)
+            differ = sorted(n for n in recomputed.keys() | stored.keys()
+                            if n not in recomputed or n not in stored
+                            or not recomputed[n].agrees(stored[n]))
+            scope = f"{players}-player matches" if players else "all matches"
+            verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
+            print(f"{scope}: {len(results)} results, {len(stored)} bots: ratings {verdict}")
+            agree = agree and not differ
+        pending = store.unrated()
+        if pending:
+            print(f"{pending} finished results not rated yet (the server rates them at start)")
+    finally:
+        store.close()
+    print("rerate agrees with the stored ratings" if agree
+          else "rerate DISAGREES with the stored ratings")
+    return 0 if agree else 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    return run_demo(args)

@@ -1,0 +1,159 @@
+"""The running ladder: bots enter, are assigned seats, and their results are rated.
+
+One :class:`Ladder` per server. Its life:
+
+1. start-up (:meth:`Ladder.recover`): every ladder match the store still holds as
+   running was cut off by a crash. If the server stored its end (the record is
+   written before the result is announced), the result is taken from there;
+   otherwise the match is marked aborted, unrated. Then any result not yet rated
+   is rated, so nothing announced is lost and nothing is rated twice.
+2. :meth:`Ladder.enter`: a bot with a valid key waits on its stream; the
+   scheduler seats it; each match is created through the server's match host,
+   announced to its bots as an :class:`Assignment`, awaited, stored and rated.
+3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+
+from .ratings import initial
+from .scheduler import Policy, Scheduler
+from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult
+
+log = structlog.get_logger()
+
+
+class UnknownBotError(LadderError):
+    """A bot name that is not registered, or a key that is not its key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A seat the ladder gives a bot: play it with the Seat service and this token."""
+
+    match_id: str
+    seat_token: str
+    seat: int
+    players: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a match ended: ``finished`` with ranks and pizzas per seat, or ``aborted``."""
+
+    status: str
+    ranks: tuple[int, ...] = ()
+    delivered: tuple[int, ...] = ()
+
+
+class MatchHost(Protocol):
+    """What the ladder needs of the server: create matches, learn how they ended."""
+
+    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        """Returns (match id, seat tokens in seat order) of a new ladder match."""
+        ...
+
+    async def outcome(self, match_id: str) -> Outcome:
+        """Returns the match's outcome once it has ended and its record is stored."""
+        ...
+
+    def stored_outcome(self, match_id: str) -> Outcome | None:
+        """Returns the stored outcome of an ended match, or None (unknown or cut off)."""
+        ...
+
+    def record(self, match_id: str) -> str | None:
+        """Returns the stored game record (JSON text) of an ended match, or None."""
+        ...
+
+
+class Ladder:
+    """Entries, the scheduler's matches, and their results in the store."""
+
+    def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
+                 settle: float = 0.25) -> None:
+        self.store = store
+        self.host = host
+        self.scheduler = Scheduler(policy, self._standing, self._play, settle=settle)
+        self._streams: dict[str, asyncio.Queue[Assignment | None]] = {}
+
+    def recover(self) -> None:
+        """Settles the matches a crash cut off, then rates every unrated result."""
+        for match_id in self.store.running():
+            outcome = self.host.stored_outcome(match_id)
+            if outcome is not None and outcome.status == "finished":
+                self._finish(match_id, outcome)
+                log.info("ladder_match_recovered", match=match_id)
+            else:
+                self.store.abort_match(match_id)
+                log.info("ladder_match_aborted", match=match_id, reason="server restarted")
+        rated = self.store.apply_ratings()
+        if rated:
+            log.info("ladder_ratings_applied", matches=rated)
+
+    async def run(self) -> None:
+        """Forms and plays matches until cancelled."""
+        await self.scheduler.run()
+
+    def register(self, name: str) -> str:
+        """Returns the new bot's secret key; raises NameTakenError or LadderError."""
+        key = self.store.register(name)
+        log.info("ladder_bot_registered", bot=name)
+        return key
+
+    async def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
+        """Yields the bot's assignments while the caller listens.
+
+        Raises UnknownBotError for an unknown name or a wrong key. A newer entry
+        of the same bot ends this one (the bot reconnected).
+        """
+        if not self.store.check_key(name, key):
+            raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
+        queue: asyncio.Queue[Assignment | None] = asyncio.Queue()
+        replaced = self._streams.get(name)
+        if replaced is not None:
+            replaced.put_nowait(None)
+        self._streams[name] = queue
+        self.scheduler.join(name)
+        log.info("ladder_bot_entered", bot=name)
+        try:
+            while (assignment := await queue.get()) is not None:
+                yield assignment
+        finally:
+            if self._streams.get(name) is queue:
+                del self._streams[name]
+            self.scheduler.leave(name)
+            log.info("ladder_bot_left", bot=name)
+
+    def _standing(self, name: str) -> tuple[float, int]:
+        rating = self.store.ratings(ALL_PLAYERS).get(name, initial())
+        return rating.mu, self.store.games(name)
+
+    async def _play(self, names: tuple[str, ...]) -> None:
+        match_id, tokens = await self.host.create(names)
+        self.store.start_match(match_id, names)
+        log.info("ladder_match_started", match=match_id, names=list(names))
+        for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
+            queue = self._streams.get(name)
+            # A bot gone since it was seated is played by the server's default policy.
+            if queue is not None:
+                queue.put_nowait(Assignment(match_id, token, seat, len(names)))
+        outcome = await self.host.outcome(match_id)
+        if outcome.status == "finished":
+            self._finish(match_id, outcome)
+        else:
+            self.store.abort_match(match_id)
+            log.info("ladder_match_aborted", match=match_id)
+
+    def _finish(self, match_id: str, outcome: Outcome) -> None:
+        seats = [SeatResult(rank, delivered)
+                 for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
+        if self.store.finish_match(match_id, seats):
+            self.store.apply_ratings()
+            log.info("ladder_match_finished", match=match_id, ranks=list(outcome.ranks),
+                     delivered=list(outcome.delivered))

@@ -1,0 +1,71 @@
+"""The Mamma Mia! bot SDK: write a bot as one class, test it locally, play it anywhere.
+
+    from client_sdk import Bot, Turn, View
+
+    class MyBot(Bot):
+        name = "mine"
+
+        def turn(self, view: View) -> Turn:
+            return view.legal[0]
+
+- ``Bot``: subclass it; ``turn`` is required, ``resolve`` has a sensible default.
+- ``play_local(bots, seed=...)``: a game in-process, with its game record.
+- ``run_arena(specs, games=...)``: many local games in parallel, with statistics.
+- ``run_bot(bot, server, token)``: play one seat of a match on a server.
+- ``run_ladder(factory, server, name, key)``: play ladder match after match.
+
+The views and actions are those of the rules package (``mammamia``); they are
+re-exported here so a bot needs only this import.
+"""
+
+from mammamia import (
+    COLOURS,
+    INGREDIENTS,
+    ORDERS,
+    SUPPLY,
+    WAITER,
+    Event,
+    IllegalActionError,
+    Resolve,
+    SeatInfo,
+    Turn,
+    View,
+)
+
+from .arena import ArenaResult, BotStats, run_arena, wilson_interval
+from .bot import Bot, Decision, decide, fallback, fewest_cards_bake
+# from .connection import ConnectionLost, MatchResult, SeatRefused, run_bot, run_ladder
+from .loader import BotSpecError, load_bot
+from .local import LocalResult, play_local
+
+__all__ = [
+    "COLOURS",
+    "INGREDIENTS",
+    "ORDERS",
+    "SUPPLY",
+    "WAITER",
+    "ArenaResult",
+    "Bot",
+    "BotSpecError",
+    "BotStats",
+    "ConnectionLost",
+    "Decision",
+    "Event",
+    "IllegalActionError",
+    "LocalResult",
+    "MatchResult",
+    "Resolve",
+    "SeatInfo",
+    "SeatRefused",
+    "Turn",
+    "View",
+    "decide",
+    "fallback",
+    "fewest_cards_bake",
+    "load_bot",
+    "play_local",
+    "run_arena",
+    "run_bot",
+    "run_ladder",
+    "wilson_interval",
+]

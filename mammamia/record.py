@@ -91,8 +91,9 @@ def _apply(state: State, index: int, seat: int, action: Action) -> None:
     if state.to_act is None:
         raise RecordError(f"action {index} (seat {seat}): the game is over (R-END-1)", "R-END-1")
     if seat != state.to_act:
+        rule = "R-TURN-1" if state.phase == "turn" else "R-RES-8"
         raise RecordError(f"action {index} (seat {seat}): seat {state.to_act} is to act, "
-                          f"not seat {seat}", "R-TURN-1" if state.phase == "turn" else "R-RES-8")
+                          f"not seat {seat} ({rule})", rule)
     try:
         state.apply(action)
     except IllegalActionError as e:

@@ -34,7 +34,7 @@ from mammamia import (
 
 from .arena import ArenaResult, BotStats, run_arena, wilson_interval
 from .bot import Bot, Decision, decide, fallback, fewest_cards_bake
-# from .connection import ConnectionLost, MatchResult, SeatRefused, run_bot, run_ladder
+from .connection import ConnectionLost, MatchResult, SeatRefused, run_bot, run_ladder
 from .loader import BotSpecError, load_bot
 from .local import LocalResult, play_local
 

@@ -1,0 +1,385 @@
+"""Playing on a server: one seat of one match (``run_bot``), or the ladder (``run_ladder``).
+
+The loop joins the seat, opens the Play stream (the fast path: answers go up the
+stream that brings the requests) and answers every decision before its deadline.
+It keeps the public events it has seen, so each decision's view carries the
+match's history, and the sequence number of the last one: after a dropped
+connection or a server restart it joins again and resumes from there, waiting
+between attempts with bounded exponential backoff. A seat is given up only when
+the server refuses it (unknown token, match gone) or stays unreachable for
+``give_up`` seconds. Ctrl-C stops the loop; the connection is closed on the way out.
+
+A bot that raises, answers illegally or runs past its deadline is answered for
+with a safe legal option (``client_sdk.bot.decide``), and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import grpc
+import grpc.aio
+import structlog
+
+from mammamia import Event, SeatInfo, View
+from mammamia_pb import arena_pb2_grpc as rpc
+
+from . import wire
+from .bot import Bot, Decision, decide, fallback
+
+log = structlog.get_logger()
+
+FIRST_DELAY: Final = 0.2
+MAX_DELAY: Final = 5.0
+GIVE_UP: Final = 120.0
+SAFETY_MS: Final = 150
+"""Time kept in hand before a deadline to send the answer."""
+
+_REFUSED: Final = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
+                   grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT,
+                   grpc.StatusCode.ALREADY_EXISTS}
+
+
+class SeatRefused(RuntimeError):
+    """The server refused the seat or the bot (bad token or key, unknown match, taken name)."""
+
+
+class ConnectionLost(RuntimeError):
+    """The server stayed unreachable for longer than the ``give_up`` time."""
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """How a match ended for one seat. ``status`` is ``finished`` or ``aborted``."""
+
+    match_id: str
+    seat: int
+    status: str
+    winners: tuple[int, ...]
+    delivered: tuple[int, ...]
+    ranks: tuple[int, ...]
+    view: View | None
+    """The seat's final view (None if the stream never sent one)."""
+    replaced: int
+    """Decisions the bot failed (raised, illegal or too slow) that were answered for it."""
+
+    @property
+    def won(self) -> bool:
+        """Whether this seat is among the winners."""
+        return self.seat in self.winners
+
+
+class Backoff:
+    """Delays between reconnection attempts: doubling from ``first`` up to ``most``,
+    jittered, and a clock that says when to give up."""
+
+    def __init__(self, first: float = FIRST_DELAY, most: float = MAX_DELAY,
+                 give_up: float = GIVE_UP) -> None:
+        self.first, self.most, self.give_up = first, most, give_up
+        self.attempt = 0
+        self.since: float | None = None
+
+    def reset(self) -> None:
+        """Forgets past failures (the connection works again)."""
+        self.attempt = 0
+        self.since = None
+
+    def next_delay(self) -> float:
+        """Returns the delay before the next attempt; raises ConnectionLost past give_up."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        elif now - self.since > self.give_up:
+            raise ConnectionLost(f"server unreachable for {now - self.since:.0f} s")
+        delay = min(self.most, self.first * 2 ** self.attempt)
+        self.attempt += 1
+        return delay * random.uniform(0.75, 1.0)
+
+
+class _Seat:
+    """What the loop knows of its seat between connections."""
+
+    def __init__(self, bot: Bot, token: str) -> None:
+        self.bot = bot
+        self.metadata = (("seat-token", token),)
+        self.match_id = ""
+        self.seat = -1
+        self.after = 0                       # last numbered event seen
+        self.history: list[Event] = []
+        self.answered: dict[str, int] = {}   # decision id -> option sent
+        self.started = False
+        self.view: View | None = None
+        self.replaced = 0
+        self.snapshot: wire.Snapshot | None = None
+        self.deadline_ms = 0
+
+
+async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = None,
+                    backoff: Backoff | None = None) -> MatchResult:
+    """Returns the result once the match ends, playing the seat ``token`` names.
+
+    Raises SeatRefused when the server refuses the seat and ConnectionLost when it
+    stays unreachable; reconnects and resumes on any other failure.
+    """
+    backoff = backoff or Backoff()
+    seat = _Seat(bot, token)
+    name = name or bot.name
+    while True:
+        try:
+            async with grpc.aio.insecure_channel(server) as channel:
+                result = await _connect(seat, rpc.SeatStub(channel), name, backoff)
+            if result is not None:
+                return result
+            log.warning("stream_closed", match=seat.match_id, seat=seat.seat,
+                        after_sequence=seat.after)
+        except grpc.aio.AioRpcError as e:
+            if e.code() in _REFUSED:
+                raise SeatRefused(f"{server}: {e.code().name}: {e.details()}") from None
+            log.warning("connection_lost", server=server, match=seat.match_id or None,
+                        seat=seat.seat, code=e.code().name, after_sequence=seat.after)
+        delay = backoff.next_delay()
+        log.info("reconnecting", server=server, delay_s=round(delay, 2), attempt=backoff.attempt)
+        await asyncio.sleep(delay)
+
+
+async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
+                   backoff: Backoff) -> MatchResult | None:
+    """Returns the result if the match ended on this connection, None if the stream
+    closed early; raises AioRpcError when the connection fails."""
+    reply = await stub.Join(wire.join_request(name), metadata=seat.metadata, timeout=10)
+    match_id, number, colour, players, deadline_ms = wire.joined(reply)
+    seat.deadline_ms = deadline_ms
+    first = not seat.match_id
+    seat.match_id, seat.seat = match_id, number
+    log.info("seat_joined" if first else "seat_rejoined", match=match_id, seat=number,
+             colour=colour, players=players, deadline_ms=deadline_ms, bot=seat.bot.name,
+             after_sequence=seat.after)
+    call = stub.Play(metadata=seat.metadata)
+    await call.write(wire.observe(seat.after))
+    try:
+        async for msg in call:
+            backoff.reset()
+            item = wire.incoming(msg)
+            if isinstance(item, wire.Snapshot):
+                seat.snapshot = item
+                seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
+            elif isinstance(item, wire.Happened):
+                if item.sequence > seat.after:
+                    seat.after = item.sequence
+                    seat.history.append(item.event)
+            elif isinstance(item, wire.Asked):
+                await _answer(seat, call, item)
+            elif isinstance(item, wire.Replied):
+                _replied(seat, item)
+            elif isinstance(item, wire.Ended):
+                return _ended(seat, item)
+    finally:
+        call.cancel()
+    return None
+
+
+async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:  # type: ignore[type-arg]
+    """Answers a decision (again, with the same option, if it was answered before)."""
+    seat.after = max(seat.after, asked.sequence)
+    if asked.decision_id in seat.answered:
+        await call.write(wire.answer(asked.decision_id, seat.answered[asked.decision_id]))
+        return
+    if _stale(seat, asked):
+        return
+    view = dataclasses.replace(asked.view, history=tuple(seat.history))
+    seat.view = view
+    bot = seat.bot
+    if not seat.started:
+        seat.started = True
+        await _hook(bot, "on_game_start", view)
+    budget = max(0.05, (asked.deadline_ms + asked.time_bank_ms - SAFETY_MS) / 1000)
+    started = time.monotonic()
+    try:
+        decision = await asyncio.wait_for(asyncio.to_thread(decide, bot, view,
+                                                            asked.decision_id), budget)
+    except TimeoutError:
+        action = fallback(view)
+        log.warning("bot_decision_replaced", bot=bot.name, decision=asked.decision_id,
+                    kind="resolve" if asked.resolve else "turn", seat=view.seat,
+                    fault=f"no answer within {budget:.2f} s", played=str(action))
+        decision = Decision(action, "too slow")
+    if decision.fault is not None:
+        seat.replaced += 1
+    option = view.legal.index(decision.action)
+    seat.answered[asked.decision_id] = option
+    await call.write(wire.answer(asked.decision_id, option))
+    log.debug("decision_answered", match=seat.match_id, seat=seat.seat,
+              decision=asked.decision_id, action=str(decision.action),
+              ms=round((time.monotonic() - started) * 1000, 1))
+
+
+def _stale(seat: _Seat, asked: wire.Asked) -> bool:
+    """Returns whether a decision replayed from before the snapshot is already closed.
+
+    A stream that resumes from an earlier sequence replays old decision requests;
+    only the one whose view is the snapshot's moment is still open.
+    """
+    snap = seat.snapshot
+    if snap is None or asked.sequence == 0 or asked.sequence > snap.sequence:
+        return False
+    now, then = snap.view, asked.view
+    return (now.to_act != then.seat or now.round != then.round or now.phase != then.phase
+            or now.supply_size != then.supply_size or now.oven != then.oven
+            or now.revealed != then.revealed or now.hand != then.hand
+            or now.hand_orders != then.hand_orders)
+
+
+def _replied(seat: _Seat, reply: wire.Replied) -> None:
+    """Logs a refused answer: a stale one (already decided) is routine after a reconnect."""
+    if reply.accepted:
+        return
+    stale = reply.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    (log.info if stale else log.warning)(
+        "answer_refused", match=seat.match_id, seat=seat.seat, decision=reply.decision_id,
+        code=reply.code, reason=reply.message)
+
+
+def _ended(seat: _Seat, ended: wire.Ended) -> MatchResult:
+    """Returns the seat's result and calls the bot's end hook with its final view."""
+    seat.history.append(wire.game_over_event())
+    final = _final_view(seat, ended)
+    if final is not None:
+        try:
+            seat.bot.on_game_end(final)
+        except Exception as e:
+            log.warning("bot_hook_failed", bot=seat.bot.name, hook="on_game_end",
+                        fault=f"{type(e).__name__}: {e}")
+    log.info("match_ended", match=seat.match_id, seat=seat.seat, status=ended.status,
+             winners=list(ended.winners), delivered=list(ended.delivered),
+             replaced=seat.replaced)
+    return MatchResult(seat.match_id, seat.seat, ended.status, ended.winners, ended.delivered,
+                       ended.ranks, final, seat.replaced)
+
+
+def _final_view(seat: _Seat, ended: wire.Ended) -> View | None:
+    """Returns the last view brought up to the end: history, delivered piles, winners."""
+    last = seat.view
+    if last is None:
+        return None
+    delivered: list[list[str]] = [[] for _ in last.seats]
+    for e in seat.history:
+        if e.kind == "baked" and e.seat is not None and e.order is not None:
+            delivered[e.seat].append(e.order)
+    seats = tuple(dataclasses.replace(info, delivered=tuple(delivered[info.seat]))
+                  if isinstance(info, SeatInfo) else info for info in last.seats)
+    return dataclasses.replace(last, phase="over", to_act=None, deciding=None, seats=seats,
+                               history=tuple(seat.history), legal=(), winners=ended.winners)
+
+
+async def _hook(bot: Bot, hook: str, view: View) -> None:
+    try:
+        await asyncio.to_thread(getattr(bot, hook), view)
+    except Exception as e:
+        log.warning("bot_hook_failed", bot=bot.name, hook=hook, fault=f"{type(e).__name__}: {e}")
+
+
+def run_bot(bot: Bot, server: str, token: str, *, name: str | None = None,
+            give_up: float = GIVE_UP) -> MatchResult:
+    """Returns the result after playing the seat ``token`` names on ``server`` (host:port)
+    to the end of its match. Raises SeatRefused, ConnectionLost, or KeyboardInterrupt
+    on Ctrl-C (after closing the connection)."""
+    return asyncio.run(play_seat(bot, server, token, name=name,
+                                 backoff=Backoff(give_up=give_up)))
+
+
+# -- the ladder ------------------------------------------------------------------------
+
+
+async def register(server: str, name: str) -> str:
+    """Returns the secret key of a newly registered ladder bot; raises SeatRefused
+    when the name is taken or not allowed."""
+    async with grpc.aio.insecure_channel(server) as channel:
+        try:
+            reply = await rpc.LadderStub(channel).Register(wire.register_request(name),
+                                                           timeout=10)
+        except grpc.aio.AioRpcError as e:
+            if e.code() in _REFUSED:
+                raise SeatRefused(f"register {name!r}: {e.code().name}: {e.details()}") from None
+            raise ConnectionLost(f"{server}: {e.code().name}: {e.details()}") from None
+    return wire.registered_key(reply)
+
+
+async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
+                      give_up: float = GIVE_UP, matches: int | None = None) -> int:
+    """Returns the number of matches played after entering the ladder as ``name`` and
+    playing every assignment (each with a fresh bot) until stopped, or until
+    ``matches`` have been played. Raises SeatRefused for a bad key."""
+    backoff = Backoff(give_up=give_up)
+    tasks: set[asyncio.Task[MatchResult | None]] = set()
+    seen: set[str] = set()
+    played = 0
+    done = asyncio.Event()
+
+    def finished(task: asyncio.Task[MatchResult | None]) -> None:
+        nonlocal played
+        tasks.discard(task)
+        if not task.cancelled() and task.result() is not None:
+            played += 1
+            if matches is not None and played >= matches:
+                done.set()
+
+    async def play(assignment: wire.Assigned) -> MatchResult | None:
+        try:
+            return await play_seat(factory(), server, assignment.seat_token, name=name,
+                                   backoff=Backoff(give_up=give_up))
+        except (SeatRefused, ConnectionLost) as e:
+            log.warning("ladder_match_lost", match=assignment.match_id, fault=str(e))
+            return None
+
+    async def enter() -> None:
+        metadata = (("bot-key", key),)
+        while True:
+            try:
+                async with grpc.aio.insecure_channel(server) as channel:
+                    stream = rpc.LadderStub(channel).Enter(wire.enter_request(name),
+                                                           metadata=metadata)
+                    log.info("ladder_entered", server=server, name=name)
+                    async for msg in stream:
+                        backoff.reset()
+                        assignment = wire.assigned(msg)
+                        if assignment.match_id in seen:
+                            continue
+                        seen.add(assignment.match_id)
+                        log.info("ladder_assignment", match=assignment.match_id,
+                                 seat=assignment.seat, players=assignment.players)
+                        task = asyncio.create_task(play(assignment))
+                        tasks.add(task)
+                        task.add_done_callback(finished)
+            except grpc.aio.AioRpcError as e:
+                if e.code() in _REFUSED:
+                    raise SeatRefused(f"ladder {name!r}: {e.code().name}: {e.details()}") \
+                        from None
+                log.warning("ladder_connection_lost", server=server, code=e.code().name)
+            delay = backoff.next_delay()
+            log.info("reconnecting", server=server, delay_s=round(delay, 2))
+            await asyncio.sleep(delay)
+
+    entering = asyncio.create_task(enter())
+    waiting = asyncio.create_task(done.wait())
+    try:
+        await asyncio.wait({entering, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if entering.done():
+            entering.result()
+        return played
+    finally:
+        for task in (entering, waiting, *tasks):
+            task.cancel()
+
+
+def run_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
+               give_up: float = GIVE_UP, matches: int | None = None) -> int:
+    """Returns the number of ladder matches played (see ``play_ladder``); runs until
+    Ctrl-C (KeyboardInterrupt) unless ``matches`` is given."""
+    return asyncio.run(play_ladder(factory, server, name, key, give_up=give_up,
+                                   matches=matches))

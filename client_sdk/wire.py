@@ -1,0 +1,255 @@
+"""The one place where protobuf messages become SDK values, and answers become messages.
+
+Bot authors never see protobuf: a ``SeatEvent`` arrives here and leaves as one of
+the small values below (``Snapshot``, ``Asked``, ``Happened``, ``Ended``, ``Replied``),
+whose views are ``mammamia.View``s and whose events are ``mammamia.Event``s, the
+same types local play uses. Requests are built here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from mammamia import INGREDIENTS, Action, Event, Resolve, SeatInfo, Turn, View
+from mammamia_pb import arena_pb2 as pb
+
+
+class WireError(ValueError):
+    """A message from the server that does not describe a valid value (names the field)."""
+
+
+_PHASES: Final = {pb.PHASE_TURN: "turn", pb.PHASE_RESOLVE: "resolve", pb.PHASE_OVER: "over"}
+_DRAWS: Final = {pb.DRAW_SOURCE_SUPPLY: "supply", pb.DRAW_SOURCE_WAITER: "waiter"}
+_DRAW_VALUES: Final = {v: k for k, v in _DRAWS.items()}
+_STATUSES: Final = {pb.MATCH_STATUS_WAITING: "waiting", pb.MATCH_STATUS_RUNNING: "running",
+                    pb.MATCH_STATUS_FINISHED: "finished", pb.MATCH_STATUS_ABORTED: "aborted"}
+
+Counts = tuple[int, int, int, int, int]
+
+
+# -- what arrives ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The full view at the start of a stream; ``sequence`` is the last event it includes."""
+
+    sequence: int
+    match_id: str
+    view: View
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A decision asked of the seat; ``view`` has no history (the caller adds it)."""
+
+    sequence: int
+    decision_id: str
+    resolve: bool
+    view: View
+    deadline_ms: int
+    time_bank_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Happened:
+    """A numbered public event of the game."""
+
+    sequence: int
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The match ended: ``status`` is ``finished`` or ``aborted``."""
+
+    sequence: int
+    status: str
+    winners: tuple[int, ...]
+    delivered: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    """The server's reply to an answer sent on the Play stream."""
+
+    decision_id: str
+    accepted: bool
+    code: int
+    message: str
+
+
+Incoming = Snapshot | Asked | Happened | Ended | Replied
+
+
+@dataclass(frozen=True, slots=True)
+class Assigned:
+    """A ladder match assigned to the bot."""
+
+    match_id: str
+    seat_token: str
+    seat: int
+    players: int
+
+
+def incoming(msg: pb.SeatEvent) -> Incoming | None:
+    """Returns the SDK value of a stream message (None for a kind this SDK does not know);
+    raises WireError for a malformed one."""
+    which = msg.WhichOneof("event")
+    seq = int(msg.sequence)
+    if which == "snapshot":
+        return Snapshot(seq, msg.snapshot.match_id, view(msg.snapshot.view))
+    if which == "decision":
+        d = msg.decision
+        if d.kind not in (pb.DECISION_KIND_TURN, pb.DECISION_KIND_RESOLVE):
+            raise WireError(f"decision {d.decision_id!r}: kind {d.kind} is not a decision kind")
+        legal = tuple(action(a) for a in d.options)
+        return Asked(seq, d.decision_id, d.kind == pb.DECISION_KIND_RESOLVE,
+                     view(d.view, legal=legal), int(d.deadline_ms), int(d.time_bank_ms))
+    if which == "act_result":
+        r = msg.act_result
+        return Replied(r.decision_id, r.accepted, int(r.code), r.message)
+    if which == "match_ended":
+        e = msg.match_ended
+        return Ended(seq, _STATUSES.get(e.status, "aborted"), tuple(e.winners),
+                     tuple(e.delivered), tuple(e.ranks))
+    event = _event(msg)
+    return None if event is None else Happened(seq, event)
+
+
+def _event(msg: pb.SeatEvent) -> Event | None:
+    which = msg.WhichOneof("event")
+    if which == "turn":
+        t = msg.turn
+        a = _turn(t.action)
+        return Event("turn", int(t.seat), ingredient=a.ingredient, count=a.count, order=a.order,
+                     draw=a.draw, drawn=int(t.drawn), mamma_mia=t.mamma_mia)
+    if which == "round_started":
+        r = msg.round_started
+        return Event("round_started", int(r.first_seat), round=int(r.round))
+    if which == "round_ended":
+        return Event("round_ended", round=int(msg.round_ended.round),
+                     stalemate=msg.round_ended.stalemate)
+    if which == "resolved":
+        r = msg.resolved
+        if r.baked:
+            hand = counts(r.hand)
+            return Event("baked", int(r.seat), order=r.order, ingredient=r.ingredient or None,
+                         hand=hand if any(hand) else None, auto=r.automatic)
+        return Event("failed", int(r.seat), order=r.order, declined=r.declined)
+    return None
+
+
+def game_over_event() -> Event:
+    """Returns the public event that closes a game's history (as local views have it)."""
+    return Event("game_over")
+
+
+def counts(c: pb.IngredientCounts) -> Counts:
+    """Returns ingredient counts by kind from a message."""
+    return (int(c.salami), int(c.pineapple), int(c.mushroom), int(c.pepper), int(c.olive))
+
+
+def view(msg: pb.View, history: Sequence[Event] = (), legal: Iterable[Action] = ()) -> View:
+    """Returns the View a message describes, with ``history`` and ``legal`` added;
+    raises WireError for an unknown phase."""
+    phase = _PHASES.get(msg.phase)
+    if phase is None:
+        raise WireError(f"view.phase: {msg.phase} is not a phase")
+    seats = tuple(SeatInfo(int(s.seat), s.colour, int(s.hand_size), int(s.orders_in_hand),
+                           int(s.waiter_size), tuple(s.delivered)) for s in msg.seats)
+    return View(
+        seat=int(msg.seat) if msg.HasField("seat") else None,
+        players=int(msg.players),
+        colours=tuple(s.colour for s in seats),
+        round=int(msg.round),
+        phase=phase,
+        to_act=int(msg.to_act) if msg.HasField("to_act") else None,
+        deciding=msg.deciding or None,
+        supply_size=int(msg.supply_size),
+        oven=tuple(msg.oven),
+        revealed=int(msg.revealed),
+        table=counts(msg.table),
+        used=tuple(msg.used),
+        mamma_mia_holder=int(msg.mamma_mia_holder) if msg.HasField("mamma_mia_holder") else None,
+        seats=seats,
+        hand=counts(msg.hand),
+        hand_orders=tuple(msg.hand_orders),
+        waiter=tuple(msg.waiter),
+        history=tuple(history),
+        legal=tuple(legal),
+        winners=tuple(int(w) for w in msg.winners),
+    )
+
+
+def _turn(t: pb.TurnAction) -> Turn:
+    draw = None
+    if t.HasField("draw"):
+        draw = _DRAWS.get(t.draw)
+        if draw is None:
+            raise WireError(f"turn.draw: {t.draw} is not a draw source")
+    if getattr(t, "pass"):   # `pass` is a Python keyword
+        return Turn(None, 0, t.order or None, draw)
+    if t.ingredient not in INGREDIENTS:
+        raise WireError(f"turn.ingredient: unknown ingredient {t.ingredient!r}")
+    return Turn(t.ingredient, int(t.count), t.order or None, draw)
+
+
+def action(msg: pb.Action) -> Action:
+    """Returns the Turn or Resolve a message describes; raises WireError."""
+    which = msg.WhichOneof("kind")
+    if which == "turn":
+        return _turn(msg.turn)
+    if which == "resolve":
+        r = msg.resolve
+        if not r.bake:
+            return Resolve(False)
+        hand = counts(r.hand)
+        return Resolve(True, r.ingredient or None, hand if any(hand) else None)
+    raise WireError("action: neither 'turn' nor 'resolve' is set")
+
+
+# -- what leaves -------------------------------------------------------------------------
+
+
+def join_request(name: str) -> pb.JoinRequest:
+    """Returns the request that takes a seat under a display name."""
+    return pb.JoinRequest(name=name)
+
+
+def observe(after_sequence: int) -> pb.PlayRequest:
+    """Returns the first Play message: resume after ``after_sequence``."""
+    return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence))
+
+
+def answer(decision_id: str, option: int) -> pb.PlayRequest:
+    """Returns a Play message answering ``decision_id`` with option number ``option``."""
+    return pb.PlayRequest(act=pb.ActRequest(decision_id=decision_id, option=option))
+
+
+def register_request(name: str) -> pb.RegisterRequest:
+    """Returns the request that registers a ladder bot name."""
+    return pb.RegisterRequest(name=name)
+
+
+def registered_key(msg: pb.RegisterResponse) -> str:
+    """Returns the secret key of a registration."""
+    return str(msg.key)
+
+
+def enter_request(name: str) -> pb.EnterRequest:
+    """Returns the request that enters the ladder."""
+    return pb.EnterRequest(name=name)
+
+
+def assigned(msg: pb.Assignment) -> Assigned:
+    """Returns a ladder assignment."""
+    return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players))
+
+
+def joined(msg: pb.JoinResponse) -> tuple[str, int, str, int, int]:
+    """Returns (match id, seat, colour, players, deadline ms) of a Join reply."""
+    return (msg.match_id, int(msg.seat), msg.colour, int(msg.players), int(msg.deadline_ms))

@@ -1,0 +1,15 @@
+"""The Mamma Mia! game server: the authority that runs matches over gRPC.
+
+    host.py      every running match, creating them, awaiting their results
+    match.py     one match: the game, its seats, decisions, deadlines, event logs
+    storage.py   the embedded SQLite database: matches and their game records
+    wire.py      the only module that converts between game values and protobuf
+    services.py  the gRPC servicers (Seat, Spectate, Organiser), thin
+    app.py       ``create_server``: services, health, reflection, drain; extensions
+    cli.py       ``mammamia serve`` and ``mammamia match``
+    logs.py      structlog configuration
+    tokens.py    seat tokens, match ids and organiser keys
+
+Imports point one way: ``server`` imports ``mammamia`` and ``mammamia_pb``, never
+``client_sdk`` or ``bots``.
+"""

@@ -1,0 +1,148 @@
+"""The server process: ``create_server`` wires the services, health, reflection and
+the drain on SIGTERM around one ``Host``.
+
+Extensions (the ladder) plug in here. ``create_server(..., extensions=[install])``
+calls each ``install(arena)`` before the server starts; ``install`` may:
+
+- ``arena.add_service(name, register)``: ``register(grpc_server)`` adds a servicer
+  (e.g. ``arena_pb2_grpc.add_LadderServicer_to_server``); ``name`` (e.g.
+  ``"mammamia.v1.Ladder"``) is listed by reflection and health;
+- ``arena.add_task(factory)``: ``factory()`` returns a coroutine started once the
+  server is serving and cancelled when it drains (after no new match can start);
+- use ``arena.host`` (create matches and await their results, see ``server.host``),
+  ``arena.storage`` (the SQLite database: ``.db``, ``.path``, ``.connect()``),
+  ``arena.draining`` and ``arena.organiser_key``.
+
+``mammamia serve`` finds extensions through the entry-point group
+``mammamia.server``: each entry point names an object (a module is fine) with
+``add_arguments(parser)`` (the extension's own ``serve`` flags, optional) and
+``install(arena, args)`` (called with the parsed arguments).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from . import services
+from .host import Host
+from .match import DEFAULT_DEADLINE_MS
+from .storage import Storage
+
+log = structlog.get_logger()
+
+MAX_MESSAGE_BYTES = 1 << 20     # requests are small; a record fits easily
+MAX_SEND_BYTES = 16 << 20
+
+
+@dataclass
+class Arena:
+    """What one server process holds, handed to extensions."""
+
+    host: Host
+    storage: Storage
+    organiser_key: str
+    server: grpc.aio.Server
+    health: health.HealthServicer
+    services: list[str] = field(default_factory=list)
+    tasks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    running: list[asyncio.Task[None]] = field(default_factory=list)
+    draining: bool = False
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
+        """Adds a servicer to the server (before it starts) under its full service name."""
+        register(self.server)
+        self.services.append(name)
+
+    def add_task(self, factory: Callable[[], Awaitable[None]]) -> None:
+        """Runs ``factory()`` in the background once serving; cancelled when draining."""
+        self.tasks.append(factory)
+
+    def _set_serving(self, serving: bool) -> None:
+        status = (health_pb2.HealthCheckResponse.SERVING if serving
+                  else health_pb2.HealthCheckResponse.NOT_SERVING)
+        for name in ("", *self.services):
+            self.health.set(name, status)
+
+    async def start(self) -> None:
+        """Starts the server, then the extensions' background tasks."""
+        await self.server.start()
+        self._set_serving(True)
+        for factory in self.tasks:
+            self.running.append(asyncio.ensure_future(factory()))
+
+    async def drain(self, grace: float = 30.0) -> None:
+        """Stops the server gracefully: health NOT_SERVING, no new matches, running
+        matches finished within ``grace`` seconds or aborted, records stored, then stop."""
+        if self.draining:
+            await self.stopped.wait()
+            return
+        self.draining = True
+        log.info("drain_started", grace=grace)
+        self._set_serving(False)
+        self.host.accepting = False
+        for task in self.running:
+            task.cancel()
+        await asyncio.gather(*self.running, return_exceptions=True)
+        await self.host.drain(grace)
+        await self.server.stop(grace=1.0)
+        self.storage.close()
+        log.info("drain_done")
+        self.stopped.set()
+
+
+async def create_server(address: str, *, db_path: str | Path, organiser_key: str,
+                        deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
+                        credentials: grpc.ServerCredentials | None = None,
+                        extensions: Sequence[Callable[[Arena], None]] = (),
+                        ) -> tuple[Arena, int]:
+    """Returns the arena (not yet started) and the bound port for ``address``
+    (``host:port``; port 0 picks a free one)."""
+    storage = Storage(db_path)
+    cut = storage.abort_unfinished("server stopped before the match ended")
+    if cut:
+        log.warning("matches_aborted_at_start", matches=cut)
+    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout)
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ("grpc.so_reuseport", 0),
+    ])
+    health_servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    arena = Arena(host=host, storage=storage, organiser_key=organiser_key, server=server,
+                  health=health_servicer)
+    arena.services.extend(services.register(server, host, organiser_key))
+    for install in extensions:
+        install(arena)
+    reflection.enable_server_reflection(
+        (*arena.services, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    for name in ("", *arena.services):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
+    return arena, port
+
+
+async def serve_until_signalled(arena: Arena, grace: float, started: bool = False) -> None:
+    """Starts the arena (unless ``started``) and returns after SIGTERM or SIGINT has
+    drained it."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if not started:
+        await arena.start()
+    await stop.wait()
+    await arena.drain(grace)

@@ -1,0 +1,244 @@
+"""The ``mammamia serve`` and ``mammamia match`` commands.
+
+This module stays light (no gRPC import at module level) so that ``mammamia --help``
+is quick; the handlers import what they need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+EXIT_RPC_ERROR = 1
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def _env(name: str, default: Any = None) -> Any:
+    return os.environ.get(name, default)
+
+
+# -- serve -------------------------------------------------------------------------------
+
+
+def register_serve(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds the ``serve`` command."""
+    p = sub.add_parser(
+        "serve", help="run the game server",
+        description="Run the gRPC game server with its embedded SQLite database. Every "
+        "option can also be set by the environment variable named in its help. SIGTERM "
+        "(or Ctrl-C) drains: health NOT_SERVING, no new matches, running matches finish "
+        "within --drain-seconds or are marked aborted.")
+    p.add_argument("--host", default=_env("MAMMAMIA_HOST", "127.0.0.1"),
+                   help="address to bind (MAMMAMIA_HOST, default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=int(_env("MAMMAMIA_PORT", "50051")),
+                   help="port to bind, 0 for any free one (MAMMAMIA_PORT, default 50051)")
+    p.add_argument("--port-file", default=_env("MAMMAMIA_PORT_FILE"), metavar="PATH",
+                   help="write the bound port to PATH once serving (MAMMAMIA_PORT_FILE)")
+    p.add_argument("--db", default=_env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
+                   help="SQLite database file (MAMMAMIA_DB, default ./mammamia.db)")
+    p.add_argument("--organiser-key", default=_env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
+                   help="the organiser key (MAMMAMIA_ORGANISER_KEY; generated and printed "
+                   "once when absent)")
+    p.add_argument("--log-format", choices=("console", "json"),
+                   default=_env("MAMMAMIA_LOG_FORMAT"),
+                   help="log format (MAMMAMIA_LOG_FORMAT; console on a terminal, else json)")
+    p.add_argument("--tls-cert", default=_env("MAMMAMIA_TLS_CERT"), metavar="FILE",
+                   help="PEM certificate chain; with --tls-key serves TLS (MAMMAMIA_TLS_CERT)")
+    p.add_argument("--tls-key", default=_env("MAMMAMIA_TLS_KEY"), metavar="FILE",
+                   help="PEM private key (MAMMAMIA_TLS_KEY)")
+    p.add_argument("--deadline-ms", type=int, default=int(_env("MAMMAMIA_DEADLINE_MS", "5000")),
+                   help="default per-decision deadline (MAMMAMIA_DEADLINE_MS, default 5000)")
+    p.add_argument("--start-timeout", type=float,
+                   default=float(_env("MAMMAMIA_START_TIMEOUT", "30")), metavar="SEC",
+                   help="a match starts when all seats joined or after this long "
+                   "(MAMMAMIA_START_TIMEOUT, default 30)")
+    p.add_argument("--drain-seconds", type=float,
+                   default=float(_env("MAMMAMIA_DRAIN_SECONDS", "30")), metavar="SEC",
+                   help="on SIGTERM, how long running matches may go on before they are "
+                   "aborted (MAMMAMIA_DRAIN_SECONDS, default 30)")
+    for ext in _extensions():
+        add = getattr(ext, "add_arguments", None)
+        if add is not None:
+            add(p)
+    p.set_defaults(func=_serve)
+
+
+def _extensions() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group="mammamia.server"),
+                                       key=lambda e: e.name)]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from . import logs
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("mammamia serve: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    logs.configure(args.log_format)
+    try:
+        asyncio.run(_run(args))
+    except OSError as e:
+        print(f"mammamia serve: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _run(args: argparse.Namespace) -> None:
+    import grpc
+    import structlog
+
+    from .app import create_server, serve_until_signalled
+    from .tokens import new_organiser_key
+
+    log = structlog.get_logger()
+    key = args.organiser_key
+    if not key:
+        key = new_organiser_key()
+        print(f"organiser key: {key}", flush=True)
+        log.info("organiser_key_generated", hint="printed once on stdout")
+    credentials = None
+    if args.tls_cert:
+        with open(args.tls_key, "rb") as k, open(args.tls_cert, "rb") as c:
+            credentials = grpc.ssl_server_credentials([(k.read(), c.read())])
+    host = args.host
+    address = f"[{host}]:{args.port}" if ":" in host and not host.startswith("[") else \
+        f"{host}:{args.port}"
+    extensions = [lambda arena, ext=ext: ext.install(arena, args) for ext in _extensions()]
+    try:
+        arena, port = await create_server(
+            address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
+            start_timeout=args.start_timeout, credentials=credentials, extensions=extensions)
+    except RuntimeError as e:
+        raise OSError(f"cannot listen on {address}: {e}") from None
+    await arena.start()
+    log.info("serving", address=f"{host}:{port}", db=str(args.db), tls=credentials is not None,
+             services=arena.services)
+    if credentials is None and host not in LOOPBACK:
+        log.warning("plaintext_beyond_loopback", address=f"{host}:{port}",
+                    hint="seat tokens and the organiser key travel unencrypted; "
+                    "use --tls-cert/--tls-key")
+    if args.port_file:
+        tmp = f"{args.port_file}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{port}\n")
+        os.replace(tmp, args.port_file)
+    await serve_until_signalled(arena, args.drain_seconds, started=True)
+
+
+# -- match -------------------------------------------------------------------------------
+
+
+def register_match(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds the ``match`` command (create, record, list)."""
+    p = sub.add_parser("match", help="create and inspect matches on a server (organiser)",
+                       description="Organiser commands. The organiser key comes from "
+                       "--organiser-key or MAMMAMIA_ORGANISER_KEY.")
+    msub = p.add_subparsers(dest="match_command", metavar="ACTION", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--server", default=_env("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                       metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER)")
+        q.add_argument("--organiser-key", default=_env("MAMMAMIA_ORGANISER_KEY"),
+                       metavar="KEY", help="organiser key (MAMMAMIA_ORGANISER_KEY)")
+        q.add_argument("--tls-ca", default=_env("MAMMAMIA_TLS_CA"), metavar="FILE",
+                       help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
+
+    q = msub.add_parser("create", help="create a match; print its id and seat tokens as JSON")
+    common(q)
+    q.add_argument("--players", type=int, required=True, help="2 to 5")
+    q.add_argument("--seed", type=int, help="the game's seed (random when absent)")
+    q.add_argument("--deadline", type=float, metavar="SEC",
+                   help="per-decision deadline in seconds (server default when absent)")
+    q.add_argument("--time-bank", type=float, default=0.0, metavar="SEC",
+                   help="time bank per seat in seconds (default none)")
+    q.add_argument("--names", metavar="A,B,...", help="display names per seat")
+    q.set_defaults(func=_create)
+    q = msub.add_parser("record", help="print a match's game record (JSON)")
+    common(q)
+    q.add_argument("match_id", metavar="ID")
+    q.set_defaults(func=_record)
+    q = msub.add_parser("list", help="list matches, newest first (JSON lines)")
+    common(q)
+    q.add_argument("--limit", type=int, default=50)
+    q.set_defaults(func=_list)
+
+
+def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    import grpc
+
+    from mammamia_pb import arena_pb2_grpc
+
+    if not args.organiser_key:
+        raise _Refused("no organiser key: pass --organiser-key or set MAMMAMIA_ORGANISER_KEY")
+    if args.tls_ca:
+        with open(args.tls_ca, "rb") as f:
+            channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(f.read()))
+    else:
+        channel = grpc.insecure_channel(args.server)
+    with channel:
+        stub = arena_pb2_grpc.OrganiserStub(channel)
+        try:
+            return getattr(stub, method)(request, timeout=30,
+                                         metadata=(("organiser-key", args.organiser_key),))
+        except grpc.RpcError as e:
+            raise _Refused(f"{e.code().name}: {e.details()}") from None
+
+
+class _Refused(Exception):
+    pass
+
+
+def _guard(fn: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args))
+        except _Refused as e:
+            print(f"mammamia match {args.match_command}: {e}", file=sys.stderr)
+            return EXIT_RPC_ERROR
+    return run
+
+
+@_guard
+def _create(args: argparse.Namespace) -> int:
+    from mammamia_pb import arena_pb2 as pb
+
+    req = pb.CreateMatchRequest(players=args.players)
+    if args.seed is not None:
+        req.seed = args.seed
+    if args.deadline is not None:
+        req.time_control.deadline_ms = max(1, round(args.deadline * 1000))
+    if args.time_bank:
+        req.time_control.time_bank_ms = round(args.time_bank * 1000)
+    if args.names:
+        req.names.extend(n.strip() for n in args.names.split(","))
+    resp = _call(args, "CreateMatch", req)
+    print(json.dumps({"match": resp.match_id, "tokens": list(resp.seat_tokens)}))
+    return 0
+
+
+@_guard
+def _record(args: argparse.Namespace) -> int:
+    from mammamia_pb import arena_pb2 as pb
+
+    resp = _call(args, "GetRecord", pb.GetRecordRequest(match_id=args.match_id))
+    print(resp.json)
+    return 0
+
+
+@_guard
+def _list(args: argparse.Namespace) -> int:
+    from google.protobuf.json_format import MessageToDict
+
+    from mammamia_pb import arena_pb2 as pb
+
+    resp = _call(args, "ListMatches", pb.ListMatchesRequest(limit=args.limit))
+    for m in resp.matches:
+        print(json.dumps(MessageToDict(m)))
+    return 0

@@ -1,0 +1,447 @@
+"""One match: the game, its seats, the decisions it asks, the clock, and what each seat sees.
+
+The match is driven by its answers: an accepted answer is applied at once and the
+next decision is asked in the same call, so the answer path costs one engine step
+and one encoded request. A timer per decision applies the default action when the
+deadline (and then the seat's time bank, if any) passes:
+
+- the default action is the first option for a turn and declining for a
+  resolution (always an option, R-RES-8); it is written to the record's
+  ``meta.timeouts`` with the reason and counts a strike for the seat;
+- three consecutive strikes hand the seat to the default policy until the end
+  (``meta.autopilot``); the match still counts.
+
+Every seat has its own numbered event log, and so have the spectators; a log holds
+encoded ``SeatEvent``s (``server.wire``) so that a reconnecting client is sent the
+same bytes again from any sequence number. Public events go to every log; a
+decision request goes only to its seat's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import structlog
+from grpc import StatusCode
+
+from mammamia import IllegalActionError, Resolve, State, public_events, record_of, view_of
+from mammamia.actions import Action
+
+from . import storage as st
+from . import wire
+from .tokens import new_token
+
+log = structlog.get_logger()
+
+DEFAULT_DEADLINE_MS: Final = 5000
+STRIKES_TO_AUTOPILOT: Final = 3
+NAME_LIMIT: Final = 64
+
+_DECLINE: Final = Resolve(False)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """How a match ended, once its record is stored.
+
+    ``status`` is ``finished`` or ``aborted``; for an aborted match ``winners`` is
+    empty and ``ranks``/``delivered`` describe the game where it was cut off.
+    """
+
+    match_id: str
+    status: str
+    winners: tuple[int, ...]
+    ranks: tuple[int, ...]
+    delivered: tuple[int, ...]
+    names: tuple[str, ...]
+    record: str
+    reason: str | None = None
+
+
+class EventLog:
+    """One stream's encoded events; ``frames[i]`` carries sequence ``i + 1``."""
+
+    __slots__ = ("closed", "frames", "listeners")
+
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+        self.listeners: set[asyncio.Event] = set()
+        self.closed = False
+
+    def append(self, body: bytes) -> int:
+        """Returns the sequence number given to an event body after storing it."""
+        seq = len(self.frames) + 1
+        self.frames.append(wire.frame(seq, body))
+        for wake in self.listeners:
+            wake.set()
+        return seq
+
+    def close(self) -> None:
+        """Marks the log complete (the match has ended) and wakes every listener."""
+        self.closed = True
+        for wake in self.listeners:
+            wake.set()
+
+
+@dataclass(slots=True)
+class Decision:
+    """A decision asked of one seat and not yet taken."""
+
+    id: str
+    seat: int
+    resolve: bool
+    options: tuple[Action, ...]
+    view: bytes                 # the seat's encoded View when asked
+    sequence: int               # its place in the seat's log
+    deadline: float             # loop time
+    wall_deadline: float        # UNIX time
+    in_bank: bool = False       # the deadline has passed; the time bank runs
+    timer: asyncio.TimerHandle | None = None
+
+
+@dataclass(slots=True)
+class Answer:
+    """The outcome of an answer: a gRPC status code and why."""
+
+    code: StatusCode
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the answer was accepted (or had been, for a repeated answer)."""
+        return self.code is StatusCode.OK
+
+
+_ACCEPTED: Final = Answer(StatusCode.OK)
+
+
+@dataclass(slots=True)
+class Settings:
+    """What an organiser (or the ladder) chose for a match."""
+
+    deadline_ms: int = DEFAULT_DEADLINE_MS
+    time_bank_ms: int = 0
+    ladder: bool = False
+    start_timeout: float = 30.0
+    names: list[str] = field(default_factory=list)
+
+
+class Match:
+    """A match from creation to its stored record. All methods run on the event loop."""
+
+    def __init__(self, match_id: str, game: State, seed: int, settings: Settings,
+                 storage: st.Storage) -> None:
+        n = game.players
+        self.id = match_id
+        self.state = game
+        self._start = game.copy()
+        self.seed = seed
+        self.settings = settings
+        self.players = n
+        self.tokens = tuple(new_token() for _ in range(n))
+        self.names = [(settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT]
+                      for i in range(n)]
+        self.status = st.WAITING
+        self.created = st.now_iso()
+        self.started: str | None = None
+        self.storage = storage
+        self.seat_logs = [EventLog() for _ in range(n)]
+        self.spectators = EventLog()
+        self.joined = [False] * n
+        self.actions: list[tuple[int, Action]] = []
+        self.decision: Decision | None = None
+        self._decisions = 0
+        self._seat_of_decision: dict[str, int] = {}
+        self._answers: dict[str, tuple[Action, tuple[Action, ...]]] = {}  # for idempotency
+        self._defaults: set[str] = set()             # decided by the server at a deadline
+        self._published = 0                          # engine events sent so far
+        self.strikes = [0] * n                       # consecutive
+        self.strikes_total = [0] * n
+        self.time_bank_ms = [settings.time_bank_ms] * n
+        self.autopilot: set[int] = set()
+        self.timeouts: list[dict[str, Any]] = []
+        self.autopilot_meta: list[dict[str, Any]] = []
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._all_joined: asyncio.Future[None] = loop.create_future()
+        self._result: asyncio.Future[MatchResult] = loop.create_future()
+        self._finishing = False
+        self._ending: asyncio.Future[None] | None = None
+        storage.add_match(match_id, n, self.names, settings.ladder, self.created)
+
+    # -- life ------------------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        """Whether the match has ended and its record is stored."""
+        return self._result.done()
+
+    async def result(self) -> MatchResult:
+        """Returns the result once the match has ended and its record is stored."""
+        return await asyncio.shield(self._result)
+
+    async def run(self) -> MatchResult:
+        """Returns the result after waiting for the seats (or the start timeout) and
+        playing the match to its end."""
+        if self.status == st.WAITING:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._all_joined),
+                                       self.settings.start_timeout)
+            except TimeoutError:
+                log.info("match_start_timeout", match=self.id,
+                         absent=[i for i, j in enumerate(self.joined) if not j])
+            if self.status == st.WAITING and not self._finishing:
+                self._begin()
+        return await self.result()
+
+    def join(self, seat: int, name: str | None = None) -> None:
+        """Takes a seat (again): records the name, and starts the match once all are in."""
+        if name:
+            name = name[:NAME_LIMIT]
+            if name != self.names[seat]:
+                self.names[seat] = name
+                if not self.ended:
+                    self.storage.set_names(self.id, self.names)
+        if not self.joined[seat]:
+            self.joined[seat] = True
+            log.info("seat_joined", match=self.id, seat=seat, name=self.names[seat])
+            if all(self.joined) and not self._all_joined.done():
+                self._all_joined.set_result(None)
+
+    def _begin(self) -> None:
+        self.status = st.RUNNING
+        self.started = st.now_iso()
+        self.storage.set_running(self.id)
+        log.info("match_started", match=self.id, players=self.players, names=self.names)
+        self._ask()
+
+    # -- asking ----------------------------------------------------------------------
+
+    def _publish(self, events: Sequence[Any]) -> None:
+        """Sends new public events to every seat and to the spectators."""
+        for e in events:
+            body = wire.event_body(e)
+            if body is not None:
+                for seat_log in self.seat_logs:
+                    seat_log.append(body)
+                self.spectators.append(body)
+        self._published += len(events)
+
+    def _ask(self) -> None:
+        """Asks the next decision, applying defaults for seats on autopilot, until a
+        seat must answer or the game is over."""
+        state = self.state
+        while not state.is_over:
+            seat = state.to_act
+            assert seat is not None
+            if seat in self.autopilot:
+                self._apply(seat, self._default(), None)
+                continue
+            view = view_of(state, seat)
+            self._publish(view.history[self._published:])
+            self._decisions += 1
+            decision_id = f"d{self._decisions}"
+            self._seat_of_decision[decision_id] = seat
+            deadline_s = self.settings.deadline_ms / 1000
+            now = self._loop.time()
+            d = Decision(decision_id, seat, state.phase == "resolve", view.legal,
+                         wire.view_message(view, self.names).SerializeToString(),
+                         0, now + deadline_s, time.time() + deadline_s)
+            d.sequence = self.seat_logs[seat].append(self._decision_body(d))
+            d.timer = self._loop.call_at(d.deadline, self._on_deadline, d)
+            self.decision = d
+            return
+        self.decision = None
+        self._publish(public_events(state, self._published))
+        self._game_over()
+
+    def _decision_body(self, d: Decision) -> bytes:
+        left = d.deadline - self._loop.time()
+        bank = self.time_bank_ms[d.seat]
+        if d.in_bank:
+            bank, left = int(left * 1000), 0
+        return wire.decision_body(d.id, d.resolve, d.view, d.options, d.wall_deadline,
+                                  int(left * 1000), bank)
+
+    def open_decision_for(self, seat: int) -> tuple[int, bytes] | None:
+        """Returns (sequence, encoded event) of the seat's open decision, re-stamped with
+        the time left now, or None when the seat is not asked."""
+        d = self.decision
+        if d is None or d.seat != seat:
+            return None
+        return d.sequence, wire.frame(d.sequence, self._decision_body(d))
+
+    def _default(self) -> Action:
+        """Returns the default action: the first option of a turn, declining a resolution."""
+        state = self.state
+        return _DECLINE if state.phase == "resolve" else state.legal_actions()[0]
+
+    def _apply(self, seat: int, action: Action, decision: Decision | None) -> None:
+        self.actions.append((seat, action))
+        self.state.apply(action)
+
+    # -- answers ---------------------------------------------------------------------
+
+    def answer(self, seat: int, decision_id: str, option: int | None,
+               action: Action | None) -> Answer:
+        """Returns the outcome of a seat's answer; applies it (and asks the next
+        decision) when accepted. Exactly one of ``option`` and ``action`` is given."""
+        d = self.decision
+        if d is None or d.id != decision_id:
+            return self._not_open(seat, decision_id, option, action)
+        if d.seat != seat:
+            return Answer(StatusCode.PERMISSION_DENIED,
+                          f"decision {decision_id!r} belongs to seat {d.seat}, not seat {seat}")
+        if option is not None:
+            if not 0 <= option < len(d.options):
+                return Answer(StatusCode.INVALID_ARGUMENT,
+                              f"option {option} does not exist: decision {decision_id!r} "
+                              f"offers options 0..{len(d.options) - 1}")
+            action = d.options[option]
+        assert action is not None
+        if action not in d.options:
+            return Answer(StatusCode.INVALID_ARGUMENT, self._why_illegal(action))
+        # Accepted: stop the clock, charge the time bank, clear the strikes.
+        if d.timer is not None:
+            d.timer.cancel()
+        if d.in_bank:
+            used = int((self._loop.time() - d.deadline) * 1000)
+            self.time_bank_ms[seat] = max(0, self.time_bank_ms[seat] - used)
+        self.strikes[seat] = 0
+        self._answers[decision_id] = (action, d.options)
+        self.decision = None
+        self._apply(seat, action, d)
+        self._ask()
+        return _ACCEPTED
+
+    def _not_open(self, seat: int, decision_id: str, option: int | None,
+                  action: Action | None) -> Answer:
+        owner = self._seat_of_decision.get(decision_id)
+        if owner is None:
+            return Answer(StatusCode.FAILED_PRECONDITION,
+                          f"decision {decision_id!r} is not open: no such decision in "
+                          f"match {self.id}")
+        if owner != seat:
+            return Answer(StatusCode.PERMISSION_DENIED,
+                          f"decision {decision_id!r} belongs to seat {owner}, not seat {seat}")
+        if decision_id in self._defaults:
+            return Answer(StatusCode.FAILED_PRECONDITION,
+                          f"decision {decision_id!r} is stale: the server took the default "
+                          f"action at its deadline")
+        given = self._answers.get(decision_id)
+        if given is not None:
+            accepted, options = given
+            if option is not None:
+                action = options[option] if 0 <= option < len(options) else None
+            if action == accepted:
+                return _ACCEPTED     # the same answer again: the same result
+        return Answer(StatusCode.FAILED_PRECONDITION,
+                      f"decision {decision_id!r} is stale: already answered")
+
+    def _why_illegal(self, action: Action) -> str:
+        try:
+            self.state.copy().apply(action)
+        except IllegalActionError as e:
+            return f"illegal answer {action}: {e}"
+        return f"illegal answer {action}: not one of the options offered"
+
+    # -- the clock -------------------------------------------------------------------
+
+    def _on_deadline(self, d: Decision) -> None:
+        if self.decision is not d:
+            return
+        seat = d.seat
+        if not d.in_bank and self.time_bank_ms[seat] > 0:
+            d.in_bank = True
+            d.deadline = self._loop.time()
+            d.timer = self._loop.call_at(d.deadline + self.time_bank_ms[seat] / 1000,
+                                         self._on_deadline, d)
+            return
+        if d.in_bank:
+            self.time_bank_ms[seat] = 0
+        action = self._default()
+        self.strikes[seat] += 1
+        self.strikes_total[seat] += 1
+        self.timeouts.append({"action": len(self.actions), "seat": seat, "decision": d.id,
+                              "reason": "deadline"})
+        log.info("deadline_passed", match=self.id, seat=seat, decision=d.id,
+                 strikes=self.strikes[seat])
+        if self.strikes[seat] >= STRIKES_TO_AUTOPILOT:
+            self.autopilot.add(seat)
+            self.autopilot_meta.append({
+                "seat": seat, "from_action": len(self.actions) + 1,
+                "reason": f"{STRIKES_TO_AUTOPILOT} consecutive deadlines passed"})
+            log.info("seat_on_autopilot", match=self.id, seat=seat)
+        self._defaults.add(d.id)
+        self.decision = None
+        self._apply(seat, action, d)
+        self._ask()
+
+    # -- the end ---------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "match": self.id, "names": list(self.names), "created": self.created,
+            "started": self.started, "ended": st.now_iso(),
+            "deadline_ms": self.settings.deadline_ms, "strikes": list(self.strikes_total),
+            "timeouts": list(self.timeouts), "autopilot": list(self.autopilot_meta),
+        }
+        if self.settings.time_bank_ms:
+            meta["time_bank_ms"] = self.settings.time_bank_ms
+        if self.settings.ladder:
+            meta["ladder"] = True
+        return meta
+
+    def _game_over(self) -> None:
+        if self._finishing:
+            return
+        self._finishing = True
+        self._ending = asyncio.ensure_future(self._store_and_announce(st.FINISHED, None))
+
+    def abort(self, reason: str) -> asyncio.Future[MatchResult]:
+        """Returns the result future after cutting the match off (no-op once ending)."""
+        if not self._finishing:
+            self._finishing = True
+            d, self.decision = self.decision, None
+            if d is not None and d.timer is not None:
+                d.timer.cancel()
+            if not self._all_joined.done():
+                self._all_joined.set_result(None)
+            self._ending = asyncio.ensure_future(self._store_and_announce(st.ABORTED, reason))
+        return self._result
+
+    async def _store_and_announce(self, status: str, reason: str | None) -> None:
+        state = self.state
+        meta = self._meta()
+        if reason is not None:
+            meta["aborted"] = reason
+        record = record_of(self._start, self.actions, seed=self.seed, meta=meta).dumps()
+        finished = status == st.FINISHED
+        winners = tuple(state.winners()) if finished else ()
+        ranks = tuple(state.ranking())
+        delivered = tuple(d for d, _ in state.scores())
+        try:
+            await asyncio.to_thread(self.storage.end_match, self.id, status, record,
+                                    winners=winners, ranks=ranks, delivered=delivered,
+                                    reason=reason)
+        except Exception:
+            log.exception("match_store_failed", match=self.id)
+            raise
+        self.status = status
+        result = MatchResult(self.id, status, winners, ranks, delivered, tuple(self.names),
+                             record, reason)
+        body = wire.match_ended_body(status, winners, delivered, ranks)
+        for event_log in (*self.seat_logs, self.spectators):
+            event_log.append(body)
+            event_log.close()
+        log.info("match_ended", match=self.id, status=status, winners=list(winners),
+                 delivered=list(delivered), reason=reason)
+        self._result.set_result(result)
+
+    def record_so_far(self) -> str:
+        """Returns the game record of the actions taken so far (JSON text)."""
+        return record_of(self._start, self.actions, seed=self.seed, meta=self._meta()).dumps()

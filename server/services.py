@@ -1,0 +1,340 @@
+"""The gRPC servicers: Seat, Spectate and Organiser. Thin: they authenticate, convert
+with ``server.wire`` and call the host and its matches.
+
+Event streams (Observe, Play, Watch) send the encoded events of the match's logs
+as they are, so the handlers for those methods are registered here with a
+pass-through serializer (``register``) instead of the generated helpers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn
+
+import grpc
+import structlog
+
+from mammamia import IllegalActionError, view_of
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+from . import storage as st
+from . import wire
+from .host import Host, HostClosed
+from .match import NAME_LIMIT, EventLog, Match
+from .tokens import same_secret
+
+log = structlog.get_logger()
+
+SEAT_TOKEN = "seat-token"
+ORGANISER_KEY = "organiser-key"
+LIST_LIMIT_MAX = 1000
+
+Context = grpc.aio.ServicerContext
+
+
+def _metadata(context: Context, key: str) -> str | None:
+    for k, v in context.invocation_metadata() or ():
+        if k == key:
+            return v if isinstance(v, str) else v.decode("utf-8", "replace")
+    return None
+
+
+async def _abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
+    await context.abort(code, message)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+# -- streams ---------------------------------------------------------------------------
+
+
+async def _events(match: Match, seat: int | None, after: int,
+                  replies: deque[bytes] | None = None,
+                  wake: asyncio.Event | None = None) -> AsyncIterator[bytes]:
+    """Yields a snapshot, the logged events after ``after``, the seat's open decision
+    if it was already sent, then live events (and ``replies``) until the match ends."""
+    event_log: EventLog = match.spectators if seat is None else match.seat_logs[seat]
+    wake = wake or asyncio.Event()
+    event_log.listeners.add(wake)
+    try:
+        last = len(event_log.frames)
+        view = wire.view_message(view_of(match.state, seat), match.names)
+        yield wire.frame(last, wire.snapshot_body(view, match.id))
+        cursor = min(after, last)
+        frames = event_log.frames
+        while cursor < last:
+            yield frames[cursor]
+            cursor += 1
+        if seat is not None:
+            again = match.open_decision_for(seat)
+            if again is not None and again[0] <= after:
+                yield again[1]
+        while True:
+            wake.clear()
+            while replies:
+                yield replies.popleft()
+            while cursor < len(frames):
+                yield frames[cursor]
+                cursor += 1
+                if replies:
+                    break
+            else:
+                if event_log.closed:
+                    return
+                await wake.wait()
+    finally:
+        event_log.listeners.discard(wake)
+
+
+# -- Seat ------------------------------------------------------------------------------
+
+
+class SeatService:
+    """Seat: Join, Observe, Act and Play for the holder of a seat token."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def _seat(self, context: Context) -> tuple[Match, int]:
+        token = _metadata(context, SEAT_TOKEN)
+        if not token:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                         f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
+        found = self.host.seat_of(token)
+        if found is None:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                         f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
+        return found
+
+    async def Join(self, request: pb.JoinRequest, context: Context) -> pb.JoinResponse:
+        match, seat = await self._seat(context)
+        if len(request.name) > NAME_LIMIT:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                         f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
+        match.join(seat, request.name)
+        return pb.JoinResponse(match_id=match.id, seat=seat, colour=match.state.colours[seat],
+                               players=match.players, deadline_ms=match.settings.deadline_ms)
+
+    async def Observe(self, request: pb.ObserveRequest, context: Context
+                      ) -> AsyncIterator[bytes]:
+        match, seat = await self._seat(context)
+        match.join(seat)
+        async for frame in _events(match, seat, request.after_sequence):
+            yield frame
+
+    async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
+        match, seat = await self._seat(context)
+        code, message = _act(match, seat, request)
+        if code is not grpc.StatusCode.OK:
+            await _abort(context, code, message)
+        return pb.ActResponse(decision_id=request.decision_id)
+
+    async def Play(self, requests: AsyncIterator[pb.PlayRequest], context: Context
+                   ) -> AsyncIterator[bytes]:
+        match, seat = await self._seat(context)
+        first = await _first(requests)
+        if first is None or first.WhichOneof("message") != "observe":
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                         "the first message of Play must carry 'observe'")
+        match.join(seat)
+        replies: deque[bytes] = deque()
+        wake = asyncio.Event()
+
+        async def read() -> None:
+            async for req in requests:
+                if req.WhichOneof("message") == "act":
+                    code, message = _act(match, seat, req.act)
+                    decision_id = req.act.decision_id
+                else:
+                    code, message = (grpc.StatusCode.INVALID_ARGUMENT,
+                                     "after the first message, Play takes only 'act'")
+                    decision_id = ""
+                replies.append(wire.act_result(decision_id, code.value[0], message))
+                wake.set()
+
+        reader = asyncio.ensure_future(read())
+        try:
+            async for frame in _events(match, seat, first.observe.after_sequence,
+                                       replies, wake):
+                yield frame
+        finally:
+            reader.cancel()
+
+
+async def _first(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | None:
+    async for req in requests:
+        return req
+    return None
+
+
+def _act(match: Match, seat: int, request: pb.ActRequest) -> tuple[grpc.StatusCode, str]:
+    """Returns the status code and message of an answer after offering it to the match."""
+    choice = request.WhichOneof("choice")
+    if not request.decision_id:
+        return grpc.StatusCode.INVALID_ARGUMENT, "decision_id: name the decision you answer"
+    if choice == "option":
+        answer = match.answer(seat, request.decision_id, request.option, None)
+    elif choice == "action":
+        try:
+            action = wire.action_of(request.action)
+        except wire.WireError as e:
+            return grpc.StatusCode.INVALID_ARGUMENT, f"action: {e}"
+        answer = match.answer(seat, request.decision_id, None, action)
+    else:
+        return grpc.StatusCode.INVALID_ARGUMENT, "set 'option' or 'action' to answer"
+    return answer.code, answer.message
+
+
+# -- Spectate --------------------------------------------------------------------------
+
+
+async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
+    match = host.get(match_id)
+    if match is not None and not match.ended:
+        if so_far:
+            return pb.GameRecord(match_id=match_id, json=match.record_so_far())
+        await _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                     f"match {match_id!r} is still being played; its record comes at the end")
+    row = host.storage.match(match_id)
+    if row is None:
+        await _abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+    record = host.storage.record(match_id)
+    if record is None:
+        await _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                     f"match {match_id!r} is {row.status} and has no record yet")
+    return pb.GameRecord(match_id=match_id, json=record)
+
+
+class SpectateService:
+    """Spectate: the public view of any match, and its record once ended."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    async def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[bytes]:
+        match = self.host.get(request.match_id)
+        if match is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND,
+                         f"no match {request.match_id!r} is held by this server")
+        async for frame in _events(match, None, request.after_sequence):
+            yield frame
+
+    async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
+        return await _record(self.host, request.match_id, context, so_far=False)
+
+
+# -- Organiser -------------------------------------------------------------------------
+
+
+def summary(row: st.MatchRow) -> pb.MatchSummary:
+    """Returns a stored match as a listing entry."""
+    return pb.MatchSummary(match_id=row.id, status=wire.STATUSES[row.status],
+                           players=row.players, names=row.names, winners=row.winners,
+                           created=wire.timestamp(row.created), ladder=row.ladder)
+
+
+class OrganiserService:
+    """Organiser: create, list and read matches, with the organiser key."""
+
+    def __init__(self, host: Host, organiser_key: str) -> None:
+        self.host = host
+        self.key = organiser_key
+
+    async def _check(self, context: Context) -> None:
+        key = _metadata(context, ORGANISER_KEY)
+        if not key:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                         f"missing '{ORGANISER_KEY}' metadata")
+        if not same_secret(key, self.key):
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+                         f"wrong '{ORGANISER_KEY}'")
+
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
+                          ) -> pb.CreateMatchResponse:
+        await self._check(context)
+        names = list(request.names)
+        bad = _bad_create(request)
+        if bad:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, bad)
+        try:
+            match = self.host.create_match(
+                request.players,
+                seed=request.seed if request.HasField("seed") else None,
+                colours=list(request.colours) or None,
+                first_player=request.first_player if request.HasField("first_player") else None,
+                deadline_ms=request.time_control.deadline_ms,
+                time_bank_ms=request.time_control.time_bank_ms,
+                names=names)
+        except HostClosed as e:
+            await _abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+        except (IllegalActionError, ValueError) as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return pb.CreateMatchResponse(match_id=match.id, seat_tokens=match.tokens)
+
+    async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
+                          ) -> pb.ListMatchesResponse:
+        await self._check(context)
+        limit = min(request.limit or 50, LIST_LIMIT_MAX)
+        rows = self.host.storage.matches(limit)
+        return pb.ListMatchesResponse(matches=[summary(r) for r in rows])
+
+    async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
+        await self._check(context)
+        return await _record(self.host, request.match_id, context, so_far=True)
+
+
+def _bad_create(request: pb.CreateMatchRequest) -> str | None:
+    """Returns why a CreateMatchRequest is refused before the rules see it, or None."""
+    if not 2 <= request.players <= 5:
+        return f"players must be 2 to 5, got {request.players} (R-SETUP-1)"
+    if len(request.names) > request.players:
+        return f"names: at most one per seat ({request.players}), got {len(request.names)}"
+    for i, name in enumerate(request.names):
+        if len(name) > NAME_LIMIT:
+            return f"names[{i}]: at most {NAME_LIMIT} characters"
+    if request.HasField("seed") and request.seed >= 2**63:
+        return f"seed must be below 2**63, got {request.seed}"
+    return None
+
+
+# -- registration ----------------------------------------------------------------------
+
+
+def _raw(message: Any) -> bytes:
+    """Serializes a response that may already be encoded."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def register(server: grpc.aio.Server, host: Host, organiser_key: str) -> list[str]:
+    """Returns the full names of the services added to ``server`` (Seat, Spectate, Organiser)."""
+    seat = SeatService(host)
+    spectate = SpectateService(host)
+    handlers: dict[str, dict[str, grpc.RpcMethodHandler]] = {
+        "mammamia.v1.Seat": {
+            "Join": grpc.unary_unary_rpc_method_handler(
+                seat.Join, pb.JoinRequest.FromString, pb.JoinResponse.SerializeToString),
+            "Observe": grpc.unary_stream_rpc_method_handler(
+                seat.Observe, pb.ObserveRequest.FromString, _raw),
+            "Act": grpc.unary_unary_rpc_method_handler(
+                seat.Act, pb.ActRequest.FromString, pb.ActResponse.SerializeToString),
+            "Play": grpc.stream_stream_rpc_method_handler(
+                seat.Play, pb.PlayRequest.FromString, _raw),
+        },
+        "mammamia.v1.Spectate": {
+            "Watch": grpc.unary_stream_rpc_method_handler(
+                spectate.Watch, pb.WatchRequest.FromString, _raw),
+            "GetRecord": grpc.unary_unary_rpc_method_handler(
+                spectate.GetRecord, pb.GetRecordRequest.FromString,
+                pb.GameRecord.SerializeToString),
+        },
+    }
+    for name, methods in handlers.items():
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
+        server.add_registered_method_handlers(name, methods)
+    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key), server)  # type: ignore[arg-type]
+    return [*handlers, "mammamia.v1.Organiser"]
+
+
+Registrar = Callable[[grpc.aio.Server], None]

@@ -22,6 +22,8 @@ from typing import Protocol
 
 import structlog
 
+from server.host import Host
+
 from .ratings import initial
 from .scheduler import Policy, Scheduler
 from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult
@@ -81,6 +83,7 @@ class Ladder:
         self.host = host
         self.scheduler = Scheduler(policy, self._standing, self._play, settle=settle)
         self._streams: dict[str, asyncio.Queue[Assignment | None]] = {}
+        self._settling: set[asyncio.Future[None]] = set()
 
     def recover(self) -> None:
         """Settles the matches a crash cut off, then rates every unrated result."""
@@ -143,6 +146,14 @@ class Ladder:
             # A bot gone since it was seated is played by the server's default policy.
             if queue is not None:
                 queue.put_nowait(Assignment(match_id, token, seat, len(names)))
+        settled = asyncio.ensure_future(self._settle(match_id))
+        self._settling.add(settled)
+        settled.add_done_callback(self._settling.discard)
+        # Shielded: when the ladder stops (the server drains), the match still ends
+        # and its result is stored.
+        await asyncio.shield(settled)
+
+    async def _settle(self, match_id: str) -> None:
         outcome = await self.host.outcome(match_id)
         if outcome.status == "finished":
             self._finish(match_id, outcome)
@@ -157,3 +168,35 @@ class Ladder:
             self.store.apply_ratings()
             log.info("ladder_match_finished", match=match_id, ranks=list(outcome.ranks),
                      delivered=list(outcome.delivered))
+
+
+class ServerHost:
+    """The server's match host and storage, as the ladder needs them (a MatchHost)."""
+
+    def __init__(self, host: Host, *, deadline_ms: int = 0, start_timeout: float = 10.0) -> None:
+        self.host = host
+        self.deadline_ms = deadline_ms
+        self.start_timeout = start_timeout
+
+    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        """Returns (match id, seat tokens) of a new ladder match; raises HostClosed."""
+        match = self.host.create_match(len(names), names=names, ladder=True,
+                                       deadline_ms=self.deadline_ms,
+                                       start_timeout=self.start_timeout)
+        return match.id, list(match.tokens)
+
+    async def outcome(self, match_id: str) -> Outcome:
+        """Returns the outcome once the server has stored the match's record."""
+        result = await self.host.result(match_id)
+        return Outcome(result.status, tuple(result.ranks), tuple(result.delivered))
+
+    def stored_outcome(self, match_id: str) -> Outcome | None:
+        """Returns the outcome the server stored for ``match_id``, or None."""
+        row = self.host.storage.match(match_id)
+        if row is None or row.status not in ("finished", "aborted"):
+            return None
+        return Outcome(row.status, tuple(row.ranks), tuple(row.delivered))
+
+    def record(self, match_id: str) -> str | None:
+        """Returns the stored game record of an ended match, or None."""
+        return self.host.storage.record(match_id)

@@ -1,0 +1,161 @@
+"""``mammamia demo``: a server, its embedded database and a ladder of built-in bots.
+
+What ``make run`` starts, so a newcomer sees matches being played and standings
+forming. Everything runs as real processes, exactly as a user would start them:
+
+    mammamia serve --db mammamia.db --ladder-players 2-5 ...   the server
+    mammamia bot random --server ADDR --ladder --name random-1 ...   one per bot
+
+The bots' keys and logs live in ``<db>.demo/`` beside the database, so the same
+bots come back (with their ratings) the next time; a fresh database starts fresh
+bots. The children run in their own process groups: Ctrl-C reaches only this
+process, which stops the server first (it drains: running matches are finished
+or marked aborted, nothing half-written) and then the bots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO
+
+import structlog
+
+log = structlog.get_logger()
+
+STARTUP_TIMEOUT = 30.0
+SERVER_DRAIN_TIMEOUT = 30.0
+BOT_STOP_TIMEOUT = 10.0
+
+
+def _mammamia() -> list[str]:
+    """Returns the command that runs ``mammamia`` with this interpreter."""
+    exe = Path(sys.executable).with_name("mammamia")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "mammamia"]
+
+
+def _wait_for_port(port_file: Path, server: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited with status {server.returncode} at start-up")
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            return int(port_file.read_text().strip())
+        time.sleep(0.1)
+    raise RuntimeError(f"the server did not listen within {STARTUP_TIMEOUT:.0f} s")
+
+
+def _stop(process: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(sig)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log.warning("demo_process_killed", pid=process.pid, timeout=timeout)
+        process.kill()
+        process.wait()
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
+    from server.logs import configure
+
+    from .cli import connect_hint, fetch_standings, standings_table
+
+    configure(args.log_format)
+    db = Path(args.db)
+    home = db.with_name(db.name + ".demo")
+    if not db.exists() and home.exists():
+        # A fresh database knows none of the old bots: their keys are worthless.
+        shutil.rmtree(home)
+    (home / "keys").mkdir(parents=True, exist_ok=True)
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    port_file = Path(tempfile.mkdtemp(prefix="mammamia-demo-")) / "port"
+    mammamia = _mammamia()
+    serve = [*mammamia, "serve", "--host", args.host, "--port", str(args.port),
+             "--port-file", str(port_file), "--db", str(db),
+             "--ladder-players", args.ladder_players,
+             "--ladder-concurrency", str(args.ladder_concurrency)]
+    if args.log_format:
+        serve += ["--log-format", args.log_format]
+    server = subprocess.Popen(serve, start_new_session=True)
+    bots: list[subprocess.Popen[bytes]] = []
+    logs: list[IO[bytes]] = []
+    try:
+        try:
+            port = _wait_for_port(port_file, server)
+        except RuntimeError as e:
+            log.error("demo_server_failed", reason=str(e), command=" ".join(serve))
+            return 1
+        host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
+        address = f"{host}:{port}"
+        names = []
+        for spec in args.bots:
+            for copy in range(1, args.copies + 1):
+                name = f"{Path(spec.split(':')[0]).stem}-{copy}"
+                names.append(name)
+                out = open(home / "logs" / f"{name}.log", "ab")  # noqa: SIM115 (kept open)
+                logs.append(out)
+                bots.append(subprocess.Popen(
+                    [*mammamia, "bot", spec, "--server", address, "--ladder", "--name", name,
+                     "--key-file", str(home / "keys" / f"{name}.key")],
+                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                    env={**os.environ, "MAMMAMIA_LOG_FORMAT": "json"}))
+        log.info("demo_started", server=address, db=str(db), bots=names,
+                 bot_logs=str(home / "logs"))
+        log.info("demo_next_steps",
+                 standings=f"mammamia ladder standings --server {address}",
+                 your_bot=connect_hint(address).split(": ", 1)[1],
+                 write_a_bot="README.md, section 'Writing a bot'", stop="Ctrl-C")
+        while server.poll() is None:
+            time.sleep(args.every)
+            if server.poll() is not None:
+                break
+            try:
+                data = fetch_standings(address)
+            except Exception as e:  # the server may be busy or going away: try again later
+                log.warning("demo_standings_unavailable", reason=str(e))
+                continue
+            lines = standings_table(data)
+            print(f"\n{data['matches_finished']} rated matches; standings "
+                  f"(mammamia ladder standings --server {address}):", file=sys.stderr)
+            print("\n".join(lines), file=sys.stderr)
+            print(connect_hint(address) + "\n", file=sys.stderr, flush=True)
+        log.error("demo_server_exited", status=server.returncode)
+        return 1
+    except KeyboardInterrupt:
+        log.info("demo_stopping")
+        return 0
+    finally:
+        try:
+            _shutdown(server, bots)
+        except KeyboardInterrupt:
+            # A second Ctrl-C: no more waiting.
+            for process in [server, *bots]:
+                if process.poll() is None:
+                    process.kill()
+        for out in logs:
+            out.close()
+        shutil.rmtree(port_file.parent, ignore_errors=True)
+        log.info("demo_stopped")
+
+
+def _shutdown(server: subprocess.Popen[bytes], bots: list[subprocess.Popen[bytes]]) -> None:
+    # Server first: it finishes or aborts the running matches while the bots still play.
+    _stop(server, signal.SIGTERM, SERVER_DRAIN_TIMEOUT)
+    for bot in bots:
+        if bot.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                bot.send_signal(signal.SIGINT)
+    for bot in bots:
+        _stop(bot, signal.SIGINT, BOT_STOP_TIMEOUT)

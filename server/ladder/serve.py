@@ -1,0 +1,78 @@
+"""The ladder as an extension of ``mammamia serve`` (entry-point group ``mammamia.server``).
+
+``add_arguments`` adds the ladder's ``serve`` flags; ``install`` opens the ladder's
+tables in the server's database, settles what a crash cut off, and registers the
+Ladder servicer and the scheduler's loop with the server (see ``server.app``).
+Kept light: grpc and the ladder are imported by ``install`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+DEFAULTS = {"players": "2-5", "concurrency": "4", "deadline_ms": "0", "start_timeout": "10"}
+
+
+def _env(name: str, key: str) -> str:
+    return os.environ.get(name, DEFAULTS[key])
+
+
+def _players(text: str) -> tuple[int, int]:
+    from .scheduler import parse_players
+
+    try:
+        return parse_players(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: need a whole number of at least 1")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms`` and
+    ``--ladder-start-timeout`` to ``mammamia serve``."""
+    g = parser.add_argument_group("ladder", "the server-run ladder (bots enter with "
+                                  "`mammamia bot SPEC --ladder --name NAME`)")
+    g.add_argument("--ladder-players", type=_players,
+                   default=_env("MAMMAMIA_LADDER_PLAYERS", "players"), metavar="MIN-MAX",
+                   help="players per ladder match, 2 to 5 (MAMMAMIA_LADDER_PLAYERS, "
+                   "default 2-5)")
+    g.add_argument("--ladder-concurrency", type=_positive,
+                   default=int(_env("MAMMAMIA_LADDER_CONCURRENCY", "concurrency")), metavar="N",
+                   help="ladder matches running at once (MAMMAMIA_LADDER_CONCURRENCY, "
+                   "default 4)")
+    g.add_argument("--ladder-deadline-ms", type=int,
+                   default=int(_env("MAMMAMIA_LADDER_DEADLINE_MS", "deadline_ms")), metavar="MS",
+                   help="per-decision deadline of ladder matches (MAMMAMIA_LADDER_DEADLINE_MS, "
+                   "default 0: the server's --deadline-ms)")
+    g.add_argument("--ladder-start-timeout", type=float,
+                   default=float(_env("MAMMAMIA_LADDER_START_TIMEOUT", "start_timeout")),
+                   metavar="SEC", help="a ladder match starts when its bots joined or after "
+                   "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)")
+
+
+def install(arena: Any, args: argparse.Namespace) -> None:
+    """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    from .ladder import Ladder, ServerHost
+    from .scheduler import Policy
+    from .service import LadderServicer
+    from .store import LadderStore
+
+    low, high = args.ladder_players
+    policy = Policy(low, high, concurrency=args.ladder_concurrency)
+    host = ServerHost(arena.host, deadline_ms=args.ladder_deadline_ms,
+                      start_timeout=args.ladder_start_timeout)
+    ladder = Ladder(LadderStore(arena.storage.path), host, policy)
+    ladder.recover()
+    servicer = LadderServicer(ladder)
+    arena.add_service("mammamia.v1.Ladder",
+                      lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server))
+    arena.add_task(ladder.run)

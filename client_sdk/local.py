@@ -69,7 +69,6 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
     """
     players = len(bots) if players is None else players
     state = new_game(players, seed, colours, first_player)
-    start = state.copy()
     seated = seat_bots(bots, players)
     names = tuple(bot.name for bot in seated)
     for seat, bot in enumerate(seated):
@@ -88,7 +87,8 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
         actions.append((seat, answer.action))
     for seat, bot in enumerate(seated):
         _hook(bot, "on_game_end", view_of(state, seat))
-    record = record_of(start, actions, seed=seed, meta={"names": list(names)})
+    # The final state knows the deal and every reshuffle, so the record replays exactly.
+    record = record_of(state, actions, seed=seed, meta={"names": list(names)})
     return LocalResult(record=record, names=names,
                        delivered=tuple(len(d) for d in state.delivered),
                        ranks=tuple(state.ranking()), winners=tuple(state.winners()),

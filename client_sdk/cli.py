@@ -1,0 +1,149 @@
+"""The ``mammamia bot`` and ``mammamia arena`` commands.
+
+Registered through the ``mammamia.commands`` entry points; this module stays light
+(the SDK and gRPC are imported by the handlers) so ``mammamia --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+EXIT_INTERRUPTED = 130
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+_SPEC_HELP = ("a built-in bot (random, greedy, counter), module:Class, or "
+              "path/to/file.py:Class")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``mammamia bot``."""
+    p = sub.add_parser(
+        "bot", help="play a bot on a server: one seat, or the ladder",
+        description="Play SPEC on a server. With --token, play that seat to the end of its "
+        "match. With --ladder, enter the ladder as --name (registering it on first use and "
+        "saving its key to --key-file) and play match after match until stopped (Ctrl-C). "
+        "Reconnects and resumes after a dropped connection or a server restart.")
+    p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
+    p.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    p.add_argument("--token", help="the seat token (from `mammamia match create`)")
+    p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
+    p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
+    p.add_argument("--key", help="the ladder bot's secret key")
+    p.add_argument("--key-file", metavar="FILE",
+                   help="where the ladder key is kept (default NAME.key); created on first use")
+    p.add_argument("--give-up", type=float, default=120.0, metavar="SECONDS",
+                   help="stop after the server is unreachable this long (default 120)")
+    p.add_argument("--log-format", choices=("console", "json"),
+                   help="log lines format (default: console on a terminal, else JSON)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every decision")
+    p.set_defaults(func=_cmd_bot)
+
+
+def register_arena(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Adds ``mammamia arena``."""
+    p = sub.add_parser(
+        "arena", help="play local games between bots and compare them",
+        description="Play N local games between the SPECs in parallel processes, rotating "
+        "seats so no bot gains from where it sits, and print per bot: games, wins (a shared "
+        "win counts as a fraction), win rate with a 95%% Wilson interval, and mean pizzas "
+        "delivered. With fewer SPECs than players, seats cycle through the SPECs. The same "
+        "--seed gives the same games.")
+    p.add_argument("specs", metavar="SPEC", nargs="+", help=_SPEC_HELP)
+    p.add_argument("--games", type=_positive, default=100, metavar="N",
+                   help="games to play (default 100)")
+    p.add_argument("--players", type=int, metavar="P",
+                   help="players per game, 2 to 5 (default: the number of SPECs)")
+    p.add_argument("--jobs", type=_positive, metavar="J",
+                   help="worker processes (default: the number of CPUs)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="run seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=_cmd_arena)
+
+
+def _cmd_arena(args: argparse.Namespace) -> int:
+    from .arena import run_arena
+    from .logs import configure_quiet
+
+    configure_quiet()
+    result = run_arena(args.specs, games=args.games, players=args.players, jobs=args.jobs,
+                       seed=args.seed, progress=not args.no_progress,
+                       configure=configure_quiet)
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(f"{result.games} games, {result.players} players, seed {result.seed}")
+        print(result.table())
+    return 0
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    import structlog
+
+    from .connection import ConnectionLost, SeatRefused, register, run_bot, run_ladder
+    from .loader import load_bot
+    from .logs import configure
+
+    configure(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
+    log = structlog.get_logger()
+    factory = load_bot(args.spec)
+    if args.ladder == bool(args.token):
+        print("mammamia bot: give either --token TOKEN or --ladder --name NAME",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        if args.token:
+            bot = factory()
+            result = run_bot(bot, args.server, args.token, name=args.name,
+                             give_up=args.give_up)
+            print(json.dumps({"match": result.match_id, "seat": result.seat,
+                              "status": result.status, "won": result.won,
+                              "winners": list(result.winners),
+                              "delivered": list(result.delivered)}))
+            return 0
+        if not args.name:
+            print("mammamia bot: --ladder needs --name NAME", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        key = args.key or _ladder_key(args, register)
+        run_ladder(factory, args.server, args.name, key, give_up=args.give_up)
+        return 0
+    except SeatRefused as e:
+        print(f"mammamia bot: refused: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ConnectionLost as e:
+        print(f"mammamia bot: gave up: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        log.info("bot_stopped", reason="interrupted")
+        return EXIT_INTERRUPTED
+
+
+def _ladder_key(args: argparse.Namespace, register: object) -> str:
+    """Returns the ladder key from the key file, registering the name (and writing the
+    file, readable by its owner only) when the file does not exist yet."""
+    import asyncio
+
+    path = Path(args.key_file or f"{args.name}.key")
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    key: str = asyncio.run(register(args.server, args.name))  # type: ignore[operator]
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(key + "\n")
+    import structlog
+
+    structlog.get_logger().info("ladder_registered", name=args.name, key_file=str(path))
+    return key

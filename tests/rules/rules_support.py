@@ -9,6 +9,7 @@ order, so every record is a legal deal of R-SETUP-2.
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,17 @@ from mammamia.cards import ORDERS_BY_COLOUR, ingredient_deck
 from mammamia.dump import state_dump
 
 Json = dict[str, Any]
+
+
+RULE_ID = re.compile(r"R-[A-Z]+-\d+")
+"""A rule id of RULES.md, such as ``R-TURN-4``."""
+
+
+def rule_of(name: str) -> str:
+    """Returns the rule id a case name starts with (``R-TURN-4-...`` gives ``R-TURN-4``)."""
+    found = RULE_ID.match(name)
+    assert found, f"{name!r} does not start with a rule id"
+    return found.group()
 
 
 def cards(text: str) -> list[str]:

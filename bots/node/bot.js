@@ -9,6 +9,7 @@
  * See `--help` and docs/protocol.md.
  */
 
+const fs = require('node:fs');
 const { parseArgs } = require('node:util');
 const { channelCredentials, loadArena } = require('./lib/arena');
 const { SeatError, playSeat } = require('./lib/seat');
@@ -34,6 +35,8 @@ options:
   --tls              connect with TLS, trusting the system's certificates
   --ca FILE          connect with TLS, trusting the PEM certificates in FILE
   --retry-for SEC    give up after SEC seconds without the server (default 60)
+  --trace FILE       append every Play message sent and received to FILE, as
+                     JSON lines (the messages as decoded, defaults included)
   -h, --help         show this help and exit
 
 exit status: 0 when the match finished (with --ladder: when the bot left the
@@ -50,6 +53,7 @@ const OPTIONS = {
   tls: { type: 'boolean', default: false },
   ca: { type: 'string' },
   'retry-for': { type: 'string' },
+  trace: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -60,7 +64,7 @@ class UsageError extends Error {}
 function settingsFrom(argv, env) {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: joinValues(argv), options: OPTIONS, strict: true, allowPositionals: false }));
   } catch (error) {
     throw new UsageError(error.message);
   }
@@ -75,6 +79,7 @@ function settingsFrom(argv, env) {
     retryForMs: positiveNumber('--retry-for', values['retry-for'], 60) * 1000,
     tls: values.tls,
     ca: values.ca,
+    trace: values.trace,
   };
   if (!settings.server) throw new UsageError('--server ADDR is required (or MAMMAMIA_SERVER)');
   if (settings.ladder) {
@@ -87,6 +92,25 @@ function settingsFrom(argv, env) {
   return settings;
 }
 
+/**
+ * Returns `argv` with each string option joined to its value (`--token X` as
+ * `--token=X`), since seat tokens and keys are URL-safe text that may begin
+ * with '-', which parseArgs would otherwise take for an option.
+ */
+function joinValues(argv) {
+  const joined = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const option = OPTIONS[argv[i].replace(/^--/, '')];
+    if (argv[i].startsWith('--') && option && option.type === 'string' && i + 1 < argv.length) {
+      joined.push(`${argv[i]}=${argv[i + 1]}`);
+      i += 1;
+    } else {
+      joined.push(argv[i]);
+    }
+  }
+  return joined;
+}
+
 /** Returns `text` as a non-negative number, `fallback` when absent; throws UsageError naming `option`. */
 function positiveNumber(option, text, fallback) {
   if (text === undefined) return fallback;
@@ -95,12 +119,22 @@ function positiveNumber(option, text, fallback) {
   return value;
 }
 
+/** Returns `trace(direction, message)`, appending JSON lines to `file` (a no-op without one). */
+function tracer(file) {
+  if (!file) return () => {};
+  const fd = fs.openSync(file, 'a');
+  return (direction, message) => {
+    fs.writeSync(fd, `${JSON.stringify({ time: new Date().toISOString(), direction, message })}\n`);
+  };
+}
+
 /** Returns the process exit status after playing as `settings` say. */
 async function main(settings) {
   const log = logger({ bot: settings.name });
   const arena = loadArena();
   const credentials = channelCredentials(settings);
   const target = settings.server;
+  const trace = tracer(settings.trace);
 
   // First signal: leave the ladder and finish the matches in progress (a lone
   // seat stops at once). Second signal: stop everything now.
@@ -120,7 +154,7 @@ async function main(settings) {
     if (!settings.ladder) {
       const end = await playSeat({
         arena, target, credentials, token: settings.token, name: settings.name, log, signal: quit.signal,
-        retryForMs: settings.retryForMs,
+        retryForMs: settings.retryForMs, trace,
       });
       if (end === null) return 130;
       return end.status === 'finished' ? 0 : 1;
@@ -133,7 +167,7 @@ async function main(settings) {
     }
     const played = await playLadder({
       arena, target, credentials, name: settings.name, key, log, leave: leave.signal, quit: quit.signal,
-      matches: settings.matches, retryForMs: settings.retryForMs,
+      matches: settings.matches, retryForMs: settings.retryForMs, trace,
     });
     log.info('done', { matches: played });
     return quit.signal.aborted && interrupted ? 130 : 0;

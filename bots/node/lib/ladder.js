@@ -32,6 +32,7 @@ async function register({ arena, target, credentials, name }) {
  */
 async function playLadder({
   arena, target, credentials, name, key, log, leave, quit, matches = 0, retryForMs = 60000,
+  trace = () => {},
 }) {
   const client = new arena.Ladder(target, credentials);
   const metadata = metadataWith('bot-key', key);
@@ -51,6 +52,7 @@ async function playLadder({
     seatLog.info('assigned', { players: assignment.players, assignment: assigned });
     const game = playSeat({
       arena, target, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit, retryForMs,
+      trace,
     })
       .then((end) => { if (end !== null) played += 1; })
       .catch((error) => seatLog.error('seat_lost', { reason: error.message }))

@@ -24,7 +24,9 @@ class SeatError extends Error {
  * unknown match: statuses that no retry can change) or stays unreachable for
  * `retryForMs`.
  */
-async function playSeat({ arena, target, credentials, token, name, log, signal, retryForMs = 60000 }) {
+async function playSeat({
+  arena, target, credentials, token, name, log, signal, retryForMs = 60000, trace = () => {},
+}) {
   const client = new arena.Seat(target, credentials);
   const metadata = metadataWith('seat-token', token);
   const progress = { lastSequence: 0, joined: false, failingSince: null, attempt: 0 };
@@ -38,7 +40,7 @@ async function playSeat({ arena, target, credentials, token, name, log, signal, 
           colour: joined.colour, players: joined.players, after_sequence: progress.lastSequence,
         });
         progress.joined = true;
-        const end = await follow({ client, metadata, progress, log: seatLog, signal });
+        const end = await follow({ client, metadata, progress, log: seatLog, signal, trace });
         if (end !== null) return { match: joined.match_id, seat: joined.seat, ...end };
       } catch (error) {
         if (error instanceof SeatError) throw error;
@@ -69,11 +71,15 @@ async function playSeat({ arena, target, credentials, token, name, log, signal, 
  * Returns a promise of the match's end (`{status, winners, delivered, ranks}`),
  * or of null when the stream closed before the end or `signal` aborted; rejects
  * with the stream's status error when it broke, or with an Error when a decision
- * could not be answered.
+ * could not be answered. `trace(direction, message)` sees every message.
  */
-function follow({ client, metadata, progress, log, signal }) {
+function follow({ client, metadata, progress, log, signal, trace }) {
   return new Promise((resolve, reject) => {
     const call = client.Play(metadata);
+    const send = (message) => {
+      trace('sent', message);
+      call.write(message);
+    };
     const answered = new Map(); // decision id -> option indices sent on this stream
     let overView = null; // a snapshot of a finished game, if the stream shows one
     let settled = false;
@@ -93,7 +99,7 @@ function follow({ client, metadata, progress, log, signal }) {
     const answer = (decision, index, reason) => {
       const indices = answered.get(decision.decision_id) || [];
       answered.set(decision.decision_id, [...indices, index]);
-      call.write({ act: { decision_id: decision.decision_id, option: index } });
+      send({ act: { decision_id: decision.decision_id, option: index } });
       log.info('decision', {
         decision: decision.decision_id,
         kind: decision.kind === 'DECISION_KIND_RESOLVE' ? 'resolve' : 'turn',
@@ -167,6 +173,7 @@ function follow({ client, metadata, progress, log, signal }) {
     };
 
     call.on('data', (event) => {
+      trace('received', event);
       try {
         handle(event);
       } catch (error) {
@@ -181,7 +188,7 @@ function follow({ client, metadata, progress, log, signal }) {
       delivered: overView.seats.map((seat) => seat.delivered.length),
       ranks: [],
     }));
-    call.write({ observe: { after_sequence: progress.lastSequence } });
+    send({ observe: { after_sequence: progress.lastSequence } });
   });
 }
 

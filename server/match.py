@@ -138,7 +138,6 @@ class Match:
         n = game.players
         self.id = match_id
         self.state = game
-        self._start = game.copy()
         self.seed = seed
         self.settings = settings
         self.players = n
@@ -419,7 +418,7 @@ class Match:
         meta = self._meta()
         if reason is not None:
             meta["aborted"] = reason
-        record = record_of(self._start, self.actions, seed=self.seed, meta=meta).dumps()
+        record = record_of(self.state, self.actions, seed=self.seed, meta=meta).dumps()
         finished = status == st.FINISHED
         winners = tuple(state.winners()) if finished else ()
         ranks = tuple(state.ranking())
@@ -444,4 +443,4 @@ class Match:
 
     def record_so_far(self) -> str:
         """Returns the game record of the actions taken so far (JSON text)."""
-        return record_of(self._start, self.actions, seed=self.seed, meta=self._meta()).dumps()
+        return record_of(self.state, self.actions, seed=self.seed, meta=self._meta()).dumps()

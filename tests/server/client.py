@@ -1,0 +1,139 @@
+"""A minimal test client built on the generated stubs alone (no SDK, no rules).
+
+It plays a seat by picking among the options each decision request carries, as
+any client written from the .proto files would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+MATCH_TIMEOUT_S = 60.0
+MAMMAMIA = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "mammamia"
+
+Chooser = Callable[[pb.DecisionRequest], int | None]
+"""Returns the option index to answer with, or None to leave the decision unanswered."""
+
+
+def first_option(request: pb.DecisionRequest) -> int:
+    """Returns 0: always the first option."""
+    return 0
+
+
+def random_options(seed: int) -> Chooser:
+    """Returns a chooser that picks uniformly among the options."""
+    rng = random.Random(seed)
+    return lambda request: rng.randrange(len(request.options))
+
+
+@dataclass
+class SeatPlay:
+    """What one seat received and answered."""
+
+    events: list[pb.SeatEvent] = field(default_factory=list)
+    answered: list[str] = field(default_factory=list)
+    results: list[pb.ActResult] = field(default_factory=list)
+
+    @property
+    def ended(self) -> pb.MatchEnded | None:
+        """Returns the MatchEnded event, if one arrived."""
+        for e in self.events:
+            if e.WhichOneof("event") == "match_ended":
+                return e.match_ended
+        return None
+
+    @property
+    def last_sequence(self) -> int:
+        """Returns the highest sequence number seen."""
+        return max((e.sequence for e in self.events), default=0)
+
+
+def seat_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    """Returns the call metadata proving a seat."""
+    return (("seat-token", token),)
+
+
+def organiser(channel: grpc.aio.Channel) -> pb_grpc.OrganiserStub:
+    """Returns an Organiser stub."""
+    return pb_grpc.OrganiserStub(channel)
+
+
+async def create_match(channel: grpc.aio.Channel, key: str, players: int, **fields: object
+                       ) -> pb.CreateMatchResponse:
+    """Returns a new match created with the organiser key."""
+    request = pb.CreateMatchRequest(players=players, **fields)  # type: ignore[arg-type]
+    return await organiser(channel).CreateMatch(request, metadata=(("organiser-key", key),),
+                                                timeout=10)
+
+
+async def play(channel: grpc.aio.Channel, token: str, choose: Chooser = first_option,
+               after: int = 0, name: str = "", stop: Callable[[SeatPlay], bool] | None = None,
+               into: SeatPlay | None = None) -> SeatPlay:
+    """Returns the seat's events after playing it on the Play stream until the match
+    ends (or ``stop`` says so, which drops the stream as a crashing client would)."""
+    seat = pb_grpc.SeatStub(channel)
+    meta = seat_metadata(token)
+    await seat.Join(pb.JoinRequest(name=name), metadata=meta, timeout=10)
+    out = into or SeatPlay()
+    queue: asyncio.Queue[pb.PlayRequest | None] = asyncio.Queue()
+    queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after)))
+
+    async def requests() -> AsyncIterator[pb.PlayRequest]:
+        while (req := await queue.get()) is not None:
+            yield req
+
+    call = seat.Play(requests(), metadata=meta)
+    async with asyncio.timeout(MATCH_TIMEOUT_S):
+        async for event in call:
+            out.events.append(event)
+            kind = event.WhichOneof("event")
+            if kind == "decision":
+                choice = choose(event.decision)
+                if choice is not None:
+                    out.answered.append(event.decision.decision_id)
+                    queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
+                        decision_id=event.decision.decision_id, option=choice)))
+            elif kind == "act_result":
+                out.results.append(event.act_result)
+            if stop is not None and stop(out):
+                call.cancel()
+                break
+    queue.put_nowait(None)
+    return out
+
+
+async def observe_and_act(channel: grpc.aio.Channel, token: str,
+                          choose: Chooser = first_option, after: int = 0) -> SeatPlay:
+    """Returns the seat's events after playing it with Observe and unary Act calls."""
+    seat = pb_grpc.SeatStub(channel)
+    meta = seat_metadata(token)
+    out = SeatPlay()
+    async with asyncio.timeout(MATCH_TIMEOUT_S):
+        async for event in seat.Observe(pb.ObserveRequest(after_sequence=after), metadata=meta):
+            out.events.append(event)
+            if event.WhichOneof("event") == "decision":
+                choice = choose(event.decision)
+                if choice is not None:
+                    await seat.Act(pb.ActRequest(decision_id=event.decision.decision_id,
+                                                 option=choice), metadata=meta, timeout=10)
+                    out.answered.append(event.decision.decision_id)
+    return out
+
+
+async def watch(channel: grpc.aio.Channel, match_id: str, after: int = 0) -> list[pb.SeatEvent]:
+    """Returns a spectator's events of a match, to its end."""
+    stub = pb_grpc.SpectateStub(channel)
+    events = []
+    async with asyncio.timeout(MATCH_TIMEOUT_S):
+        async for event in stub.Watch(pb.WatchRequest(match_id=match_id, after_sequence=after)):
+            events.append(event)
+    return events

@@ -178,10 +178,28 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
             elif isinstance(item, wire.Replied):
                 _replied(seat, item)
             elif isinstance(item, wire.Ended):
+                call.cancel()
+                await _final_snapshot(seat, stub)
                 return _ended(seat, item)
     finally:
         call.cancel()
     return None
+
+
+async def _final_snapshot(seat: _Seat, stub: rpc.SeatStub) -> None:
+    """Fetches the seat's final view (the snapshot that opens an Observe stream), so the
+    end hook sees the game as it ended; keeps the last view if that fails."""
+    stream = stub.Observe(wire.observe_request(seat.after), metadata=seat.metadata, timeout=5)
+    try:
+        async for msg in stream:
+            item = wire.incoming(msg)
+            if isinstance(item, wire.Snapshot):
+                seat.view = item.view
+            break
+    except grpc.aio.AioRpcError as e:
+        log.info("final_view_unavailable", match=seat.match_id, code=e.code().name)
+    finally:
+        stream.cancel()
 
 
 async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:  # type: ignore[type-arg]
@@ -263,7 +281,8 @@ def _ended(seat: _Seat, ended: wire.Ended) -> MatchResult:
 
 
 def _final_view(seat: _Seat, ended: wire.Ended) -> View | None:
-    """Returns the last view brought up to the end: history, delivered piles, winners."""
+    """Returns the final view with the whole history (and, should the final snapshot
+    have been missed, the last view brought up to the end: delivered piles, winners)."""
     last = seat.view
     if last is None:
         return None

@@ -225,6 +225,11 @@ def observe(after_sequence: int) -> pb.PlayRequest:
     return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence))
 
 
+def observe_request(after_sequence: int) -> pb.ObserveRequest:
+    """Returns the request of an Observe stream resuming after ``after_sequence``."""
+    return pb.ObserveRequest(after_sequence=after_sequence)
+
+
 def answer(decision_id: str, option: int) -> pb.PlayRequest:
     """Returns a Play message answering ``decision_id`` with option number ``option``."""
     return pb.PlayRequest(act=pb.ActRequest(decision_id=decision_id, option=option))

@@ -35,6 +35,10 @@ class UnknownBotError(LadderError):
     """A bot name that is not registered, or a key that is not its key."""
 
 
+class LadderClosedError(LadderError):
+    """The ladder has stopped (the server is shutting down)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """A seat the ladder gives a bot: play it with the Seat service and this token."""
@@ -84,6 +88,7 @@ class Ladder:
         self.scheduler = Scheduler(policy, self._standing, self._play, settle=settle)
         self._streams: dict[str, asyncio.Queue[Assignment | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
+        self.closed = False
 
     def recover(self) -> None:
         """Settles the matches a crash cut off, then rates every unrated result."""
@@ -100,8 +105,13 @@ class Ladder:
             log.info("ladder_ratings_applied", matches=rated)
 
     async def run(self) -> None:
-        """Forms and plays matches until cancelled."""
-        await self.scheduler.run()
+        """Forms and plays matches until cancelled; then ends every Enter stream."""
+        try:
+            await self.scheduler.run()
+        finally:
+            self.closed = True
+            for queue in self._streams.values():
+                queue.put_nowait(None)
 
     def register(self, name: str) -> str:
         """Returns the new bot's secret key; raises NameTakenError or LadderError."""
@@ -112,9 +122,12 @@ class Ladder:
     async def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
         """Yields the bot's assignments while the caller listens.
 
-        Raises UnknownBotError for an unknown name or a wrong key. A newer entry
-        of the same bot ends this one (the bot reconnected).
+        Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
+        once the ladder has stopped. A newer entry of the same bot ends this one (the
+        bot reconnected); so does the ladder stopping.
         """
+        if self.closed:
+            raise LadderClosedError("the ladder has stopped: the server is shutting down")
         if not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
         queue: asyncio.Queue[Assignment | None] = asyncio.Queue()

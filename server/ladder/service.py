@@ -20,7 +20,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .ladder import Assignment, Ladder, UnknownBotError
+from .ladder import Assignment, Ladder, LadderClosedError, UnknownBotError
 from .store import LadderError, MatchRow, NameTakenError, Standing
 
 STATUSES = {"running": pb.MATCH_STATUS_RUNNING, "finished": pb.MATCH_STATUS_FINISHED,
@@ -83,6 +83,8 @@ class LadderServicer(pb_grpc.LadderServicer):
                 yield assignment_message(assignment)
         except UnknownBotError as e:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
+        except LadderClosedError as e:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
 
     async def Standings(self, request: pb.StandingsRequest,
                         context: grpc.aio.ServicerContext) -> pb.StandingsResponse:

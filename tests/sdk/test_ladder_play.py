@@ -1,0 +1,103 @@
+"""Ladder play from the client side: register, enter, play assigned matches, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bots.greedy import GreedyBot
+from bots.random_bot import RandomBot
+from client_sdk import SeatRefused
+from client_sdk.connection import play_ladder, register
+
+from .support import MAMMAMIA
+
+TIMEOUT_S = 60
+
+
+@pytest.fixture
+def ladder(start_server: Any) -> Any:
+    return start_server(ladder_players="2-2")
+
+
+def test_two_bots_register_enter_and_each_play_a_match(ladder: Any) -> None:
+    async def main() -> list[int]:
+        alice = await register(ladder.address, "alice")
+        bob = await register(ladder.address, "bob")
+        with pytest.raises(SeatRefused, match="ALREADY_EXISTS"):
+            await register(ladder.address, "alice")
+        return await asyncio.gather(
+            play_ladder(GreedyBot, ladder.address, "alice", alice, matches=1),
+            play_ladder(RandomBot, ladder.address, "bob", bob, matches=1))
+
+    assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [1, 1]
+
+
+def test_a_wrong_key_is_refused(ladder: Any) -> None:
+    async def main() -> None:
+        await register(ladder.address, "carol")
+        await play_ladder(RandomBot, ladder.address, "carol", "wrong-key", matches=1)
+
+    with pytest.raises(SeatRefused, match="carol"):
+        asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
+
+
+def ladder_bot(ladder: Any, spec: str, name: str, key_file: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([MAMMAMIA, "bot", spec, "--server", ladder.address, "--ladder",
+                             "--name", name, "--key-file", str(key_file), "--log-format",
+                             "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def read_until(proc: subprocess.Popen[str], event: str) -> list[dict]:
+    assert proc.stderr is not None
+    seen: list[dict] = []
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline and (line := proc.stderr.readline()):
+        seen.append(json.loads(line))
+        if seen[-1]["event"] == event:
+            return seen
+    raise AssertionError(f"no {event!r} in {seen}")
+
+
+def test_the_ladder_command_registers_once_plays_and_stops_on_ctrl_c(ladder: Any,
+                                                                     tmp_path: Path) -> None:
+    keys = [tmp_path / "dora.key", tmp_path / "emil.key"]
+    procs = [ladder_bot(ladder, "counter", "dora", keys[0]),
+             ladder_bot(ladder, "greedy", "emil", keys[1])]
+    try:
+        for proc in procs:
+            lines = read_until(proc, "match_ended")
+            assert [e for e in lines if e["event"] == "ladder_registered"]
+        for proc in procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in procs:
+            _, err = proc.communicate(timeout=TIMEOUT_S)
+            assert proc.returncode == 130 and "Traceback" not in err
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for key in keys:
+        assert key.read_text().strip()
+        assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    # With its key file in place, the bot enters again without registering.
+    again = ladder_bot(ladder, "counter", "dora", keys[0])
+    try:
+        lines = read_until(again, "ladder_entered")
+        assert not [e for e in lines if e["event"] == "ladder_registered"]
+        again.send_signal(signal.SIGINT)
+        again.communicate(timeout=TIMEOUT_S)
+        assert again.returncode == 130
+    finally:
+        if again.poll() is None:
+            again.kill()
+            again.wait()

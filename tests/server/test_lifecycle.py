@@ -1,0 +1,138 @@
+"""Stopping and crashing: SIGTERM drains (health NOT_SERVING, no new matches, running
+matches aborted after the grace period with their records); a match cut off by a crash
+is marked aborted when the server starts again, and the server serves on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sqlite3
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from mammamia import loads
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+from .client import create_match, play, random_options, seat_metadata
+
+
+def _rows(db_path) -> dict[str, sqlite3.Row]:
+    with sqlite3.connect(db_path) as db:
+        db.row_factory = sqlite3.Row
+        return {r["id"]: r for r in db.execute("SELECT * FROM matches")}
+
+
+async def _started_match(channel: grpc.aio.Channel, key: str
+                         ) -> tuple[pb.CreateMatchResponse, list[grpc.aio.UnaryStreamCall]]:
+    """Returns a running 2-player match whose seats observe and never answer."""
+    created = await create_match(channel, key, 2, seed=9,
+                                 time_control=pb.TimeControl(deadline_ms=60_000))
+    stub = pb_grpc.SeatStub(channel)
+    calls = [stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t))
+             for t in created.seat_tokens]
+    for call in calls:
+        await call.read()                       # the snapshot: the seat has joined
+    organiser = pb_grpc.OrganiserStub(channel)
+    async with asyncio.timeout(10):
+        while (await organiser.ListMatches(pb.ListMatchesRequest(limit=1), timeout=5,
+                                           metadata=(("organiser-key", key),))
+               ).matches[0].status != pb.MATCH_STATUS_RUNNING:
+            await asyncio.sleep(0.01)
+    return created, calls
+
+
+def test_sigterm_drains(start_server):
+    server = start_server(drain_seconds=2)
+
+    async def go() -> tuple[str, pb.MatchEnded, str]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            finished = await create_match(channel, server.organiser_key, 2, seed=4)
+            await asyncio.gather(*(play(channel, t, random_options(i))
+                                   for i, t in enumerate(finished.seat_tokens)))
+            running, calls = await _started_match(channel, server.organiser_key)
+            server.process.send_signal(signal.SIGTERM)
+            health = health_pb2_grpc.HealthStub(channel)
+            async with asyncio.timeout(10):
+                while (await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                       ).status != health_pb2.HealthCheckResponse.NOT_SERVING:
+                    await asyncio.sleep(0.02)
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await create_match(channel, server.organiser_key, 2)
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            ended = None
+            async with asyncio.timeout(20):
+                while (event := await calls[0].read()) is not grpc.aio.EOF:
+                    if event.HasField("match_ended"):
+                        ended = event.match_ended
+            assert ended is not None
+            return running.match_id, ended, finished.match_id
+
+    running_id, ended, finished_id = asyncio.run(go())
+    assert server.process.wait(timeout=30) == 0
+    assert ended.status == pb.MATCH_STATUS_ABORTED and not ended.winners
+    rows = _rows(server.db_path)
+    assert rows[finished_id]["status"] == "finished"
+    assert rows[running_id]["status"] == "aborted"
+    assert "shut down" in rows[running_id]["reason"]
+    record = loads(rows[running_id]["record"])
+    assert record.meta["aborted"] == rows[running_id]["reason"]
+    record.replay()                             # a partial record, still valid
+    logs = [json.loads(line) for line in server.logs().splitlines() if line.startswith("{")]
+    assert {"drain_started", "drain_done"} <= {e["event"] for e in logs}
+
+
+def test_crash_then_restart_aborts_the_cut_off_match(start_server):
+    server = start_server()
+
+    async def start() -> str:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            created, calls = await _started_match(channel, server.organiser_key)
+            for c in calls:
+                c.cancel()
+            return created.match_id
+
+    match_id = asyncio.run(start())
+    assert _rows(server.db_path)[match_id]["status"] == "running"
+    server.kill()
+    server.restart()
+
+    async def after() -> pb.ListMatchesResponse:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            created = await create_match(channel, server.organiser_key, 2, seed=1)
+            await asyncio.gather(*(play(channel, t, random_options(i))
+                                   for i, t in enumerate(created.seat_tokens)))
+            return await pb_grpc.OrganiserStub(channel).ListMatches(
+                pb.ListMatchesRequest(), metadata=(("organiser-key", server.organiser_key),),
+                timeout=10)
+
+    listed = asyncio.run(after())
+    statuses = {m.match_id: m.status for m in listed.matches}
+    assert statuses[match_id] == pb.MATCH_STATUS_ABORTED
+    assert sorted(statuses.values()) == [pb.MATCH_STATUS_FINISHED, pb.MATCH_STATUS_ABORTED]
+    assert server.stop() == 0
+
+
+def test_match_waits_for_its_seats_then_starts_anyway(start_server):
+    server = start_server(start_timeout=0.5, deadline_ms=50)
+
+    async def go() -> pb.SeatEvent:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            created = await create_match(channel, server.organiser_key, 3, seed=2)
+            await asyncio.sleep(0.1)
+            listed = await pb_grpc.OrganiserStub(channel).ListMatches(
+                pb.ListMatchesRequest(), metadata=(("organiser-key", server.organiser_key),),
+                timeout=10)
+            assert listed.matches[0].status == pb.MATCH_STATUS_WAITING
+            # Only seat 0 comes; the others are played by the default policy.
+            result = await play(channel, created.seat_tokens[0], random_options(0))
+            return result.ended
+
+    started = time.monotonic()
+    ended = asyncio.run(go())
+    assert ended is not None and ended.status == pb.MATCH_STATUS_FINISHED
+    assert time.monotonic() - started < 60

@@ -46,7 +46,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from .state import new_game
 
     state = new_game(args.players, args.seed)
-    start = state.copy()
     rng = random.Random(args.seed)
     actions = []
     while not state.is_over:
@@ -55,7 +54,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         action = rng.choice(state.legal_actions())
         actions.append((seat, action))
         state.apply(action)
-    record = record_of(start, actions, seed=args.seed)
+    record = record_of(state, actions, seed=args.seed)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(record.to_json(), f)

@@ -106,9 +106,15 @@ def record_of(state: State, actions: Sequence[tuple[int, Action]], seed: int = 0
               meta: dict[str, Any] | None = None) -> Record:
     """Returns the record of a game played from ``state``'s start through ``actions``.
 
-    The deal and the reshuffles that ``state`` saw are written out, so the record
-    replays without relying on the shuffles of this implementation.
+    ``state`` is the game after ``actions`` (or its start, before any of them). The
+    deal and the reshuffles the game saw are written out, so the record replays
+    without relying on the shuffles of this implementation.
     """
+    if actions and len(state.events) == 1:
+        # A start state has seen no reshuffle yet: play the game to learn them.
+        state = state.copy()
+        for index, (seat, action) in enumerate(actions):
+            _apply(state, index, seat, action)
     return Record(players=state.players, colours=state.colours, seed=seed,
                   first_player=state.events[0][2], deal=state.deal,
                   reshuffles=[list(r) for r in state.reshuffles] or None,

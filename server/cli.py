@@ -75,6 +75,7 @@ def _extensions() -> list[Any]:
 
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
+    import sqlite3
 
     from . import logs
 
@@ -86,6 +87,9 @@ def _serve(args: argparse.Namespace) -> int:
         asyncio.run(_run(args))
     except OSError as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as e:
+        print(f"mammamia serve: database {args.db!r}: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -51,7 +51,7 @@ function metadataWith(key, value) {
 }
 
 /** Returns a promise of a unary call's response; rejects with the call's status error. */
-function unary(client, method, request, metadata) {
+function unary(client, method, request, metadata = new grpc.Metadata()) {
   return new Promise((resolve, reject) => {
     client[method](request, metadata, (error, response) => (error ? reject(error) : resolve(response)));
   });

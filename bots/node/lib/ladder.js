@@ -15,8 +15,9 @@ const { SeatError, playSeat } = require('./seat');
 async function register({ arena, target, credentials, name }) {
   const client = new arena.Ladder(target, credentials);
   try {
-    return await unary(client, 'Register', { name }, undefined);
+    return await unary(client, 'Register', { name });
   } catch (error) {
+    if (error.code === undefined) throw error;
     throw new SeatError(`cannot register ${JSON.stringify(name)}: ${statusName(error.code)}: ${error.details}`, error.code);
   } finally {
     client.close();

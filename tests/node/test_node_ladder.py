@@ -1,0 +1,91 @@
+"""The Node.js bot on the ladder: it registers, enters, plays its assignments to
+their end against Python ladder bots, and comes back with its key."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+NODE_NAME = "node-ladder"
+RUN_TIMEOUT_S = 90
+
+
+@pytest.fixture
+def python_ladder_bots(start_server: Any, tmp_path: Path) -> Iterator[Any]:
+    """Yields a server with a ladder of 2- and 3-player matches and two Python random
+    bots on it; stops the bots at the end."""
+    server = start_server(ladder_concurrency=2, ladder_players="2-3")
+    bots = [
+        subprocess.Popen(
+            [sys.executable, "-m", "mammamia", "bot", "random", "--server", server.address,
+             "--ladder", "--name", name, "--key-file", str(tmp_path / f"{name}.key")],
+            stdout=subprocess.DEVNULL, stderr=(tmp_path / f"{name}.log").open("wb"))
+        for name in ("py-random-1", "py-random-2")]
+    yield server
+    for bot in bots:
+        bot.send_signal(signal.SIGINT)
+    for bot in bots:
+        try:
+            bot.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            bot.kill()
+            bot.wait()
+
+
+def run_node(node_bot: list[str], server: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """Returns the finished Node.js ladder run (it leaves after its assignments)."""
+    return subprocess.run(
+        [*node_bot, "--server", server.address, "--ladder", "--name", NODE_NAME, *args],
+        capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+
+
+def test_node_bot_registers_enters_and_plays_its_assignments(
+        python_ladder_bots: Any, node_bot: list[str]) -> None:
+    server = python_ladder_bots
+
+    first = run_node(node_bot, server, "--matches", "2")
+    assert first.returncode == 0, first.stderr[-3000:]
+    registered = json.loads(first.stdout)
+    assert registered["name"] == NODE_NAME and registered["key"]
+    assert len(re.findall(r" info assigned ", first.stderr)) == 2
+    assert len(re.findall(r" info match_ended .*status=finished", first.stderr)) == 2
+
+    # Back with the key it was given: no second registration, one more match.
+    again = run_node(node_bot, server, f"--key={registered['key']}", "--matches", "1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout == ""
+    assert len(re.findall(r" info match_ended .*status=finished", again.stderr)) == 1
+
+    # The ladder holds three finished matches of the bot, all its decisions its own.
+    with grpc.insecure_channel(server.address) as channel:
+        ladder = pb_grpc.LadderStub(channel)
+        played = ladder.Matches(pb.MatchesRequest(name=NODE_NAME), timeout=10).matches
+        assert len(played) == 3
+        for match in played:
+            assert match.ladder and match.status == pb.MATCH_STATUS_FINISHED
+            record = json.loads(ladder.GetRecord(pb.GetRecordRequest(match_id=match.match_id),
+                                                 timeout=10).json)
+            seat = record["meta"]["names"].index(NODE_NAME)
+            assert any(a["seat"] == seat for a in record["actions"])
+            assert [t for t in record["meta"]["timeouts"] if t["seat"] == seat] == []
+
+
+def test_node_bot_with_a_wrong_ladder_key_stops_with_status_1(
+        start_server: Any, node_bot: list[str]) -> None:
+    server = start_server()
+    done = run_node(node_bot, server, "--key=not-the-key", "--retry-for", "5")
+    assert done.returncode == 1
+    assert re.search(r"ladder refused \\?\"node-ladder\\?\": (UNAUTHENTICATED|PERMISSION_DENIED)",
+                     done.stderr), done.stderr

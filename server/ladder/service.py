@@ -6,8 +6,9 @@ with the Seat service, records are stored text).
 
 Status codes: INVALID_ARGUMENT for a bad name or player count, ALREADY_EXISTS for
 a taken name, UNAUTHENTICATED without the ``bot-key`` metadata, PERMISSION_DENIED
-for an unknown bot or a wrong key, NOT_FOUND for a match that is not a ladder
-match, FAILED_PRECONDITION for a record asked for while its match runs.
+for an unknown bot or a wrong key, UNAVAILABLE for an entry while the server
+shuts down, NOT_FOUND for a match that is not a ladder match, FAILED_PRECONDITION
+for a record asked for while its match runs.
 """
 
 from __future__ import annotations

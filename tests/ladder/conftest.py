@@ -1,0 +1,99 @@
+"""Ladder test helpers: bot subprocesses entering a server's ladder, standings, waiting.
+
+``ladder_bots(server_address, {"name": "spec", ...})`` starts one real
+``mammamia bot SPEC --ladder --name NAME`` process per bot (keys in tmp_path, logs in
+``tmp_path/bots``); every process is stopped at the end of the test.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
+
+
+def free_port() -> int:
+    """Returns a port that was free a moment ago (for a server that restarts on it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def standings(address: str, players: int = 0) -> pb.StandingsResponse:
+    """Returns the ladder's standings from a running server."""
+    with grpc.insecure_channel(address) as channel:
+        return pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(players=players),
+                                                     timeout=10)
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Returns the first truthy ``predicate()``; fails the test after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = predicate()
+        except grpc.RpcError:
+            value = None  # the server is restarting
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def finished_at_least(address: str, n: int) -> Callable[[], int]:
+    """Returns a predicate: the number of rated matches once it reaches ``n``."""
+    def check() -> int:
+        finished = standings(address).matches_finished
+        return finished if finished >= n else 0
+    return check
+
+
+def query(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Returns the rows of one query on the server's database (read-only)."""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    try:
+        return db.execute(sql, params).fetchall()
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def ladder_bots(tmp_path: Path) -> Iterator[Callable[[str, dict[str, str]], None]]:
+    """Yields ``start(address, {name: spec})``, which enters real bot processes."""
+    processes: list[subprocess.Popen[bytes]] = []
+    logs = tmp_path / "bots"
+    logs.mkdir()
+
+    def start(address: str, bots: dict[str, str]) -> None:
+        for name, spec in bots.items():
+            with open(logs / f"{name}.log", "ab") as out:
+                processes.append(subprocess.Popen(
+                    [str(MAMMAMIA), "bot", spec, "--server", address, "--ladder", "--name", name,
+                     "--key-file", str(tmp_path / f"{name}.key"), "--give-up", "60"],
+                    stdout=out, stderr=subprocess.STDOUT))
+
+    yield start
+    for p in processes:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in processes:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

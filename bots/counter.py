@@ -104,9 +104,14 @@ class CounterBot(Bot):
         return score
 
     def resolve(self, view: View) -> Resolve:
-        """Returns the option (or the decline) that leads to the most of its pizzas."""
+        """Returns the option (or the decline) that leads to the most of its pizzas.
+
+        The pizza baked now is certain and the later ones are not, so later pizzas
+        count a little less, and opponents are taken to bake whenever their hands
+        could: a pizza is given up now only for two later ones, or one surer one.
+        """
         assert view.seat is not None and view.deciding is not None
-        owners = _owners(view, self.opponent_cover)
+        owners = _owners(view, cover=_BOMBASTICA)
         rest = view.oven[view.revealed:]
         best = fewest_cards_bake(view)
         best_score = float("-inf")
@@ -114,7 +119,7 @@ class CounterBot(Bot):
             assert isinstance(option, Resolve)
             table, hand, baked = _apply_option(view, option)
             bakes, _, left = _resolve_forward(rest, table, hand, owners)
-            score = 10.0 * (bakes + baked) - 0.01 * (sum(view.hand) - sum(left))
+            score = 10.0 * baked + 9.0 * bakes - 0.01 * (sum(view.hand) - sum(left))
             if score > best_score:
                 best, best_score = option, score
         return best

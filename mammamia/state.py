@@ -156,7 +156,10 @@ class State:
 
         ``deal`` stacks the opening (``hands``, ``supply`` top first, ``waiters`` top
         first) instead of shuffling; ``reshuffles`` fixes the supplies of rounds 2 and 3.
-        Both are taken as given: the record reader validates them.
+        Both are taken as given: the record reader validates them, except that a
+        reshuffle must hold exactly the cards of its new supply, which is known only
+        when a round ends; the ``apply`` that ends it then raises RecordError
+        (R-NEXT-2) and leaves the state unusable.
         """
         if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise IllegalActionError(f"players must be 2 to 5, got {players!r}", "R-SETUP-1")
@@ -603,7 +606,7 @@ class State:
             if sorted(new_supply) != sorted(cards):
                 raise RecordError(
                     f"reshuffles[{self.round - 1}] must be exactly the cards of the new supply "
-                    f"({_describe(cards)}), got {_describe(new_supply)}", "R-NEXT-2")
+                    f"({_describe(cards)}), got {_describe(new_supply)} (R-NEXT-2)", "R-NEXT-2")
         else:
             new_supply = cards
             self._rng.shuffle(new_supply)

@@ -98,7 +98,7 @@ class Decision:
     view: bytes                 # the seat's encoded View when asked
     sequence: int               # its place in the seat's log
     deadline: float             # loop time
-    wall_deadline: float        # UNIX time
+    wall_deadline: int          # UNIX time in nanoseconds
     in_bank: bool = False       # the deadline has passed; the time bank runs
     timer: asyncio.TimerHandle | None = None
 
@@ -249,7 +249,8 @@ class Match:
             now = self._loop.time()
             d = Decision(decision_id, seat, state.phase == "resolve", view.legal,
                          wire.view_message(view, self.names).SerializeToString(),
-                         0, now + deadline_s, time.time() + deadline_s)
+                         0, now + deadline_s,
+                         time.time_ns() + self.settings.deadline_ms * 1_000_000)
             d.sequence = self.seat_logs[seat].append(self._decision_body(d))
             d.timer = self._loop.call_at(d.deadline, self._on_deadline, d)
             self.decision = d

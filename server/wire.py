@@ -169,13 +169,13 @@ def event_body(e: Event) -> bytes | None:
 
 
 def decision_body(decision_id: str, resolve: bool, view: bytes, options: Sequence[Action],
-                  deadline: float, deadline_ms: int, time_bank_ms: int) -> bytes:
+                  deadline_ns: int, deadline_ms: int, time_bank_ms: int) -> bytes:
     """Returns a DecisionRequest as an encoded SeatEvent body.
 
-    ``view`` is the seat's encoded View; ``deadline`` is a UNIX time in seconds.
+    ``view`` is the seat's encoded View; ``deadline_ns`` is a UNIX time in nanoseconds.
     """
     ts = Timestamp()
-    ts.FromNanoseconds(int(deadline * 1e9))
+    ts.FromNanoseconds(deadline_ns)
     head = pb.DecisionRequest(
         decision_id=decision_id,
         kind=pb.DECISION_KIND_RESOLVE if resolve else pb.DECISION_KIND_TURN,

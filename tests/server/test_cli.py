@@ -1,0 +1,133 @@
+"""The command line: `mammamia match create/record/list` against a real server, and
+`mammamia serve` start-up behaviour (generated organiser key, plaintext warning, TLS)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from .client import MAMMAMIA, play, random_options
+
+
+def mammamia(*args: str, env: dict[str, str] | None = None, timeout: float = 60
+             ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MAMMAMIA), *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, check=False)
+
+
+def test_match_create_and_record(server, tmp_path):
+    done = mammamia("match", "create", "--server", server.address, "--players", "2",
+                    "--seed", "8", "--deadline", "2", "--names", "ann,bo",
+                    env={"MAMMAMIA_ORGANISER_KEY": server.organiser_key})
+    assert done.returncode == 0, done.stderr
+    created = json.loads(done.stdout)
+    assert set(created) == {"match", "tokens"} and len(created["tokens"]) == 2
+
+    async def go() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            await asyncio.gather(*(play(channel, t, random_options(i))
+                                   for i, t in enumerate(created["tokens"])))
+    asyncio.run(go())
+
+    done = mammamia("match", "record", "--server", server.address, created["match"],
+                    "--organiser-key", server.organiser_key)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["seed"] == 8 and record["meta"]["names"] == ["ann", "bo"]
+    assert record["meta"]["deadline_ms"] == 2000
+    path = tmp_path / "r.json"
+    path.write_text(done.stdout)
+    state = json.loads(mammamia("state", str(path)).stdout)
+    assert state["phase"] == "over" and state["winners"]
+
+    listed = mammamia("match", "list", "--server", server.address,
+                      "--organiser-key", server.organiser_key)
+    assert json.loads(listed.stdout.splitlines()[0])["matchId"] == created["match"]
+
+    # Refusals are one line on stderr and a non-zero exit.
+    for args, words in [(("--organiser-key", "wrong"), "PERMISSION_DENIED"),
+                        ((), "no organiser key")]:
+        done = mammamia("match", "create", "--server", server.address, "--players", "2",
+                        *args, env={"MAMMAMIA_ORGANISER_KEY": ""})
+        assert done.returncode == 1 and words in done.stderr and not done.stdout
+    done = mammamia("match", "create", "--server", server.address, "--players", "9",
+                    "--organiser-key", server.organiser_key)
+    assert done.returncode == 1 and "R-SETUP-1" in done.stderr
+
+
+def _wait_for(path: Path, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert process.poll() is None, "the server exited"
+        assert time.monotonic() < deadline, f"no {path.name} after {timeout} s"
+        time.sleep(0.02)
+
+
+def test_serve_generates_a_key_and_warns_beyond_loopback(tmp_path):
+    env = {**os.environ, "MAMMAMIA_DB": str(tmp_path / "env.db"), "MAMMAMIA_PORT": "0",
+           "MAMMAMIA_HOST": "0.0.0.0", "MAMMAMIA_LOG_FORMAT": "json"}
+    env.pop("MAMMAMIA_ORGANISER_KEY", None)
+    with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
+        process = subprocess.Popen([str(MAMMAMIA), "serve", "--port-file",
+                                    str(tmp_path / "port")], stdout=out, stderr=err, env=env)
+    try:
+        _wait_for(tmp_path / "port", process)
+        port = int((tmp_path / "port").read_text())
+        [line] = (tmp_path / "out").read_text().splitlines()
+        assert line.startswith("organiser key: ")
+        key = line.removeprefix("organiser key: ")
+        assert len(key) >= 22
+        done = mammamia("match", "create", "--server", f"127.0.0.1:{port}", "--players", "3",
+                        env={"MAMMAMIA_ORGANISER_KEY": key})
+        assert done.returncode == 0, done.stderr
+    finally:
+        process.terminate()
+        assert process.wait(timeout=60) == 0
+    logs = [json.loads(x) for x in (tmp_path / "err").read_text().splitlines()]
+    events = {e["event"] for e in logs}
+    assert {"serving", "plaintext_beyond_loopback", "match_created"} <= events
+    assert key not in (tmp_path / "err").read_text()
+    assert (tmp_path / "env.db").exists()
+
+
+def test_serve_refuses_half_a_tls_pair(tmp_path):
+    done = mammamia("serve", "--port", "0", "--db", str(tmp_path / "x.db"),
+                    "--tls-cert", str(tmp_path / "cert.pem"))
+    assert done.returncode == 2 and "--tls-key" in done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="needs openssl")
+def test_serve_with_tls(start_server, tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
+                   timeout=60)
+    port_file = tmp_path / "port"
+    with open(tmp_path / "err", "wb") as err:
+        process = subprocess.Popen(
+            [str(MAMMAMIA), "serve", "--port", "0", "--port-file", str(port_file), "--db",
+             str(tmp_path / "tls.db"), "--organiser-key", "k", "--tls-cert", str(cert),
+             "--tls-key", str(key), "--log-format", "json"], stdout=subprocess.DEVNULL,
+            stderr=err)
+    try:
+        _wait_for(port_file, process)
+        address = f"localhost:{port_file.read_text().strip()}"
+        done = mammamia("match", "create", "--server", address, "--players", "2",
+                        "--organiser-key", "k", "--tls-ca", str(cert))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["match"]
+        # Plaintext is not spoken on a TLS port.
+        done = mammamia("match", "create", "--server", address, "--players", "2",
+                        "--organiser-key", "k")
+        assert done.returncode == 1
+    finally:
+        process.terminate()
+        assert process.wait(timeout=60) == 0

@@ -1,0 +1,90 @@
+"""The wire module: ready-made event bytes equal what protobuf would encode, and every
+legal action survives the trip to a message and back."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mammamia import Resolve, Turn, new_game, public_events, view_of
+from mammamia_pb import arena_pb2 as pb
+from server import wire
+
+
+def _games(n: int):
+    for seed in range(n):
+        state = new_game(2 + seed % 4, seed)
+        rng = random.Random(seed)
+        yield state
+        while not state.is_over:
+            state.apply(rng.choice(state.legal_actions()))
+            yield state
+
+
+@pytest.mark.parametrize("sequence", [1, 127, 128, 300, 2**40])
+def test_frames_are_protobuf_encodings(sequence):
+    body = wire.payload(wire.ROUND_STARTED, pb.RoundStarted(round=2, first_seat=1)
+                        .SerializeToString())
+    expected = pb.SeatEvent(sequence=sequence,
+                            round_started=pb.RoundStarted(round=2, first_seat=1))
+    assert wire.frame(sequence, body) == expected.SerializeToString()
+    assert pb.SeatEvent.FromString(wire.act_result("d1", 9, "no")).act_result.code == 9
+
+
+def test_actions_round_trip_and_decisions_parse():
+    seen = 0
+    for state in _games(12):
+        if state.is_over:
+            continue
+        for action in state.legal_actions():
+            assert wire.action_of(wire.action_message(action)) == action
+            seen += 1
+        view = view_of(state, state.to_act)
+        body = wire.decision_body("d7", state.phase == "resolve",
+                                  wire.view_message(view).SerializeToString(), view.legal,
+                                  1_700_000_000_250_000_000, 5000, 0)
+        event = pb.SeatEvent.FromString(wire.frame(3, body))
+        d = event.decision
+        assert (event.sequence, d.decision_id, d.deadline_ms) == (3, "d7", 5000)
+        assert d.deadline.seconds == 1_700_000_000 and d.deadline.nanos == 250_000_000
+        assert [wire.action_of(o) for o in d.options] == list(view.legal)
+        assert d.view.seat == state.to_act and list(d.view.oven) == list(view.oven)
+    assert seen > 1000
+
+
+def test_every_public_event_is_sent_except_the_game_over():
+    kinds = set()
+    for state in _games(6):
+        if state.is_over:
+            for e in public_events(state):
+                body = wire.event_body(e)
+                kinds.add(e.kind)
+                if e.kind == "game_over":
+                    assert body is None
+                else:
+                    assert pb.SeatEvent.FromString(wire.frame(1, body)).WhichOneof("event")
+    assert {"turn", "round_started", "round_ended", "baked", "failed"} <= kinds
+
+
+@pytest.mark.parametrize("message, words", [
+    (pb.Action(), "set 'turn' or 'resolve'"),
+    (pb.Action(turn=pb.TurnAction(ingredient="cheese", count=1)), "R-COMP-1"),
+    (pb.Action(turn=pb.TurnAction(count=1)), "R-COMP-1"),
+    (pb.Action(turn=pb.TurnAction(**{"pass": True}, ingredient="salami")), "R-TURN-3"),
+    (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=0)), "R-TURN-4"),
+    (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=7)), "R-TURN-4"),
+    (pb.Action(resolve=pb.ResolveAction(bake=True, ingredient="ham")), "R-COMP-1"),
+    (pb.Action(resolve=pb.ResolveAction(bake=False, ingredient="olive")), "declined"),
+])
+def test_bad_actions_name_the_fault(message, words):
+    with pytest.raises(wire.WireError) as caught:
+        wire.action_of(message)
+    assert words in str(caught.value)
+
+
+def test_empty_hands_mean_no_cards():
+    msg = pb.Action(resolve=pb.ResolveAction(bake=True, hand=pb.IngredientCounts()))
+    assert wire.action_of(msg) == Resolve(True)
+    msg = pb.Action(turn=pb.TurnAction(**{"pass": True}))
+    assert wire.action_of(msg) == Turn(None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -202,3 +203,23 @@ def test_node_bot_help_and_bad_command_line(node_bot: list[str]) -> None:
                          text=True, timeout=30, check=False)
     assert bad.returncode == 2
     assert "--token" in bad.stderr
+
+
+def test_node_bot_stops_on_sigint(server: Any, node_bot: list[str], tmp_path: Path) -> None:
+    match = create_match(server)     # the other seats never join: the match waits
+    log_file = tmp_path / "node.log"
+    node = subprocess.Popen([*node_bot, "--server", server.address,
+                             f"--token={match.tokens[NODE_SEAT]}"],
+                            stdout=subprocess.DEVNULL, stderr=log_file.open("wb"))
+    try:
+        deadline = time.monotonic() + MATCH_TIMEOUT_S
+        while " info joined " not in log_file.read_text() and time.monotonic() < deadline:
+            assert node.poll() is None, log_file.read_text()
+            time.sleep(0.02)
+        node.send_signal(signal.SIGINT)
+        assert node.wait(timeout=30) == 130
+    finally:
+        if node.poll() is None:
+            node.kill()
+            node.wait()
+    assert " warn stopping " in log_file.read_text()

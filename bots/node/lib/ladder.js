@@ -90,6 +90,7 @@ async function playLadder({
         if (!leaving.signal.aborted) log.info('ladder_closed');
       } catch (error) {
         if (leaving.signal.aborted) break;
+        if (error.code === undefined) throw error; // not a gRPC status
         if (!isRetryable(error)) {
           throw new SeatError(`ladder refused ${JSON.stringify(name)}: ${statusName(error.code)}: ${error.details}`, error.code);
         }

@@ -43,7 +43,7 @@ async function playSeat({
         const end = await follow({ client, metadata, progress, log: seatLog, signal, trace });
         if (end !== null) return { match: joined.match_id, seat: joined.seat, ...end };
       } catch (error) {
-        if (error instanceof SeatError) throw error;
+        if (error instanceof SeatError || error.code === undefined) throw error; // not a gRPC status
         if (!isRetryable(error)) {
           throw new SeatError(`${statusName(error.code)}: ${error.details || error.message}`, error.code);
         }
@@ -81,6 +81,7 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       call.write(message);
     };
     const answered = new Map(); // decision id -> option indices sent on this stream
+    const decisions = new Map(); // decision id -> the request, until its answer is accepted
     let overView = null; // a snapshot of a finished game, if the stream shows one
     let settled = false;
 
@@ -110,7 +111,6 @@ function follow({ client, metadata, progress, log, signal, trace }) {
         reason,
       });
     };
-    const decisions = new Map(); // decision id -> the request, while unanswered
 
     const handle = (event) => {
       // Any message proves the connection: the reconnection budget starts afresh.

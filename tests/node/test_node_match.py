@@ -172,7 +172,7 @@ def test_node_bot_resumes_after_its_connection_drops(server: Any, node_bot: list
 
         # Cut the Node.js bot's connection twice, a few decisions apart.
         deadline = time.monotonic() + MATCH_TIMEOUT_S
-        for decisions in (5, 15):
+        for decisions in (4, 9):
             while (len(node_decisions(log_file.read_text())) < decisions
                    and node.poll() is None and time.monotonic() < deadline):
                 time.sleep(0.02)

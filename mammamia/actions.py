@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .cards import INGREDIENTS, KIND_INDEX
+from .cards import INGREDIENTS, KIND_INDEX, ORDERS
 from .errors import RecordError
 
 SUPPLY: Final = "supply"
@@ -160,7 +160,7 @@ def action_from_json(data: Any) -> tuple[int, Action]:
     if not isinstance(play, dict) or set(play) != {"ingredient", "count"}:
         raise RecordError(f"a turn needs 'play' {{ingredient, count}} or 'pass', got {play!r}")
     kind, count = play["ingredient"], play["count"]
-    if kind not in KIND_INDEX:
+    if not isinstance(kind, str) or kind not in KIND_INDEX:
         raise RecordError(f"play: unknown ingredient {kind!r}")
     if type(count) is not int:
         raise RecordError(f"play: count must be an integer, got {count!r}")
@@ -169,9 +169,7 @@ def action_from_json(data: Any) -> tuple[int, Action]:
 
 
 def _order_id(order: Any) -> str:
-    from .cards import ORDERS
-
-    if order not in ORDERS:
+    if not isinstance(order, str) or order not in ORDERS:
         raise RecordError(f"unknown order card {order!r}")
     return str(order)
 
@@ -187,7 +185,7 @@ def _resolve_from_json(data: Any) -> Resolve:
             raise RecordError("a declined resolve names nothing but 'bake': false")
         return Resolve(False)
     kind = data.get("ingredient")
-    if kind is not None and kind not in KIND_INDEX:
+    if kind is not None and (not isinstance(kind, str) or kind not in KIND_INDEX):
         raise RecordError(f"resolve: unknown ingredient {kind!r}")
     hand = None
     if "hand" in data:

@@ -33,8 +33,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from .record import load
     from .show import show
 
-    for line in show(load(args.record)):
-        print(line)
+    # Replay the whole record first: a record that breaks a rule prints nothing.
+    lines = list(show(load(args.record)))
+    print("\n".join(lines))
     return 0
 
 

@@ -127,6 +127,8 @@ def loads(text: str) -> Record:
         data = json.loads(text)
     except ValueError as e:
         raise RecordError(f"not valid JSON: {e}") from None
+    except RecursionError:
+        raise RecordError("not valid JSON: nested too deeply") from None
     return parse(data)
 
 
@@ -137,6 +139,9 @@ def load(path: str) -> Record:
             text = f.read()
     except OSError as e:
         raise RecordError(f"cannot read {path!r}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise RecordError(f"cannot read {path!r}: not UTF-8 text ({e.reason} at byte "
+                          f"{e.start})") from None
     return loads(text)
 
 

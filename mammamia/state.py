@@ -143,6 +143,11 @@ class State:
     deciding: str | None
     stall: int
     last_actor: int
+    # What happened, in order, as plain tuples (views.Event is their public form):
+    # ("round", round, first seat), ("turn", seat, kind | None, count, order | None,
+    # draw | None, cards drawn, drew Mamma Mia!), ("round_end", round, stalemate),
+    # ("bake", seat, order, "?"/"J" kind | None, hand counts | None, auto,
+    # table counts used), ("fail", seat, order, declined), ("over",).
     events: list[tuple[Any, ...]]
 
     # -- construction -------------------------------------------------------------
@@ -581,7 +586,8 @@ class State:
                 have[k] -= hand[k]
                 used.extend([INGREDIENTS[k]] * n)
         self.delivered[seat].append(card)
-        self.events.append(("bake", seat, card, ingredient, hand if any(hand) else None, auto))
+        self.events.append(("bake", seat, card, ingredient, hand if any(hand) else None, auto,
+                            _counts(from_table)))
 
     # -- rounds -------------------------------------------------------------------------
 

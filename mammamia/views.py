@@ -121,7 +121,7 @@ def _events(state: State) -> tuple[Event, ...]:
         elif tag == "round_end":
             out.append(Event("round_ended", round=e[1], stalemate=e[2]))
         elif tag == "bake":
-            _, seat, order, ingredient, hand, auto = e
+            _, seat, order, ingredient, hand, auto, _from_table = e
             out.append(Event("baked", seat, order=order, ingredient=ingredient, hand=hand,
                              auto=auto))
         elif tag == "fail":

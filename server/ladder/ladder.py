@@ -22,10 +22,10 @@ from typing import Protocol
 
 import structlog
 
-from server.host import Host
+from server.host import Host, HostClosed
 
 from .ratings import initial
-from .scheduler import Policy, Scheduler
+from .scheduler import Policy, Scheduler, Waiting
 from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult
 
 log = structlog.get_logger()
@@ -62,7 +62,8 @@ class MatchHost(Protocol):
     """What the ladder needs of the server: create matches, learn how they ended."""
 
     async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens in seat order) of a new ladder match."""
+        """Returns (match id, seat tokens in seat order) of a new ladder match;
+        raises LadderClosedError when no match can start any more."""
         ...
 
     async def outcome(self, match_id: str) -> Outcome:
@@ -85,9 +86,10 @@ class Ladder:
                  settle: float = 0.25) -> None:
         self.store = store
         self.host = host
-        self.scheduler = Scheduler(policy, self._standing, self._play, settle=settle)
+        self.scheduler = Scheduler(policy, self._waiting, self._play, settle=settle)
         self._streams: dict[str, asyncio.Queue[Assignment | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
+        self._seated: dict[str, Assignment] = {}
         self.closed = False
 
     def recover(self) -> None:
@@ -135,6 +137,10 @@ class Ladder:
         if replaced is not None:
             replaced.put_nowait(None)
         self._streams[name] = queue
+        current = self._seated.get(name)
+        if current is not None:
+            # Back in the middle of a match (a lost connection): the seat is still its own.
+            queue.put_nowait(current)
         self.scheduler.join(name)
         log.info("ladder_bot_entered", bot=name)
         try:
@@ -146,28 +152,39 @@ class Ladder:
             self.scheduler.leave(name)
             log.info("ladder_bot_left", bot=name)
 
-    def _standing(self, name: str) -> tuple[float, int]:
-        rating = self.store.ratings(ALL_PLAYERS).get(name, initial())
-        return rating.mu, self.store.games(name)
+    def _waiting(self, names: list[str]) -> list[Waiting]:
+        ratings = self.store.ratings(ALL_PLAYERS)
+        games = self.store.games_played()
+        return [Waiting(n, ratings.get(n, initial()).mu, games.get(n, 0)) for n in names]
 
     async def _play(self, names: tuple[str, ...]) -> None:
-        match_id, tokens = await self.host.create(names)
+        try:
+            match_id, tokens = await self.host.create(names)
+        except LadderClosedError:
+            return
         self.store.start_match(match_id, names)
         log.info("ladder_match_started", match=match_id, names=list(names))
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
+            assignment = Assignment(match_id, token, seat, len(names))
+            self._seated[name] = assignment
             queue = self._streams.get(name)
             # A bot gone since it was seated is played by the server's default policy.
             if queue is not None:
-                queue.put_nowait(Assignment(match_id, token, seat, len(names)))
-        settled = asyncio.ensure_future(self._settle(match_id))
+                queue.put_nowait(assignment)
+        settled = asyncio.ensure_future(self._settle(match_id, names))
         self._settling.add(settled)
         settled.add_done_callback(self._settling.discard)
         # Shielded: when the ladder stops (the server drains), the match still ends
         # and its result is stored.
         await asyncio.shield(settled)
 
-    async def _settle(self, match_id: str) -> None:
-        outcome = await self.host.outcome(match_id)
+    async def _settle(self, match_id: str, names: tuple[str, ...]) -> None:
+        try:
+            outcome = await self.host.outcome(match_id)
+        finally:
+            for name in names:
+                if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
+                    del self._seated[name]
         if outcome.status == "finished":
             self._finish(match_id, outcome)
         else:
@@ -192,10 +209,14 @@ class ServerHost:
         self.start_timeout = start_timeout
 
     async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens) of a new ladder match; raises HostClosed."""
-        match = self.host.create_match(len(names), names=names, ladder=True,
-                                       deadline_ms=self.deadline_ms,
-                                       start_timeout=self.start_timeout)
+        """Returns (match id, seat tokens) of a new ladder match; raises
+        LadderClosedError once the server drains."""
+        try:
+            match = self.host.create_match(len(names), names=names, ladder=True,
+                                           deadline_ms=self.deadline_ms,
+                                           start_timeout=self.start_timeout)
+        except HostClosed as e:
+            raise LadderClosedError(str(e)) from None
         return match.id, list(match.tokens)
 
     async def outcome(self, match_id: str) -> Outcome:

@@ -105,15 +105,16 @@ def _weight(anchor: Waiting, other: Waiting, policy: Policy, least: int) -> floa
 class Scheduler:
     """Forms matches from the joined, idle bots for as long as it runs.
 
-    ``standing(name)`` returns a bot's (rating, games); ``play(names)`` plays one
-    match to its end (the scheduler starts it as a task and frees its bots after).
+    ``waiting(names)`` returns those bots as :class:`Waiting` (rating, games);
+    ``play(names)`` plays one match to its end (the scheduler starts it as a task and
+    frees its bots after).
     """
 
-    def __init__(self, policy: Policy, standing: Callable[[str], tuple[float, int]],
+    def __init__(self, policy: Policy, waiting: Callable[[list[str]], list[Waiting]],
                  play: Callable[[tuple[str, ...]], Awaitable[None]], *,
                  rng: random.Random | None = None, settle: float = 0.25) -> None:
         self.policy = policy
-        self._standing = standing
+        self._describe = waiting
         self._play = play
         self._rng = rng or random.Random()
         self._settle = settle
@@ -162,11 +163,10 @@ class Scheduler:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _form(self) -> None:
-        waiting = []
-        for name in self.waiting:
-            rating, games = self._standing(name)
-            waiting.append(Waiting(name, rating, games))
-        for names in form_matches(waiting, self.policy, self.running, self._rng):
+        idle = self.waiting
+        if len(idle) < self.policy.min_players or self.running >= self.policy.concurrency:
+            return
+        for names in form_matches(self._describe(idle), self.policy, self.running, self._rng):
             self._busy.update(names)
             task = asyncio.create_task(self._match(names), name=f"ladder-match-{names}")
             self._tasks.add(task)

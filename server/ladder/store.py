@@ -267,12 +267,12 @@ class LadderStore:
                                 (players,)).fetchall()
         return {name: Rating(mu, sigma) for name, mu, sigma in rows}
 
-    def games(self, name: str) -> int:
-        """Returns how many rated matches ``name`` has played."""
-        (games,) = self._db.execute(
-            "SELECT COUNT(*) FROM ladder_results r JOIN ladder_matches m USING (match_id)"
-            " WHERE r.name = ? AND m.rated = 1", (name,)).fetchone()
-        return int(games)
+    def games_played(self) -> dict[str, int]:
+        """Returns how many rated matches each bot has played (bots with none left out)."""
+        rows = self._db.execute(
+            "SELECT r.name, COUNT(*) FROM ladder_results r JOIN ladder_matches m"
+            " USING (match_id) WHERE m.rated = 1 GROUP BY r.name").fetchall()
+        return {name: int(n) for name, n in rows}
 
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""

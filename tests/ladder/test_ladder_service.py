@@ -65,6 +65,9 @@ def test_two_entered_bots_are_assigned_seats_of_one_match(ladder: pb_grpc.Ladder
     assert got["p"].match_id == got["q"].match_id
     assert {got["p"].seat, got["q"].seat} == {0, 1}
     assert got["p"].players == 2 and got["p"].seat_token != got["q"].seat_token
+    # A bot that comes back while its match runs is told its seat again.
+    again = first_assignment(ladder, "p", keys["p"])
+    assert again == got["p"]
     # The record is not public while the match runs (its seats have not even joined).
     e = refusal(lambda: ladder.GetRecord(pb.GetRecordRequest(match_id=got["p"].match_id),
                                          timeout=10))

@@ -98,6 +98,7 @@ def test_standings_rank_by_conservative_rating_and_count_games_wins_pizzas(
     assert [s.rank for s in table] == [1, 2, 3]
     top = table[0]
     assert (top.games, top.wins, top.mean_delivered) == (30, 30, 3.0)
+    assert store.games_played() == {"strong": 30, "middle": 30, "weak": 30}
     assert top.rating == pytest.approx(top.mu - 3 * top.sigma)
     assert table[2].wins == 0 and table[2].mean_delivered == 1.0
 

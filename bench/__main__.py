@@ -1,0 +1,57 @@
+"""``python -m bench``: run every benchmark, print its table, write the figures as JSON.
+
+Each benchmark is a module of this package with ``run(...) -> dict`` and, to print
+itself, ``table(result) -> list[str]``. The JSON file (``--out``, by default
+``bench-results/<UTC timestamp>.json``) holds the machine's description and each
+benchmark's figures under its name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import machine
+
+BENCHMARKS: dict[str, dict[str, Any]] = {
+    # name: keyword arguments of its run() under --quick
+    "engine": {"seconds": 0.5},
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the chosen benchmarks and writes their figures; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", metavar="FILE", help="where to write the figures as JSON")
+    parser.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), metavar="NAME",
+                        help=f"run only these benchmarks ({', '.join(BENCHMARKS)})")
+    parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
+    args = parser.parse_args(argv)
+
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    report: dict[str, Any] = {"started": stamp, "machine": machine.describe(), "results": {}}
+    print(f"{report['machine']['cpu']}, {report['machine']['cores']} cores, "
+          f"{report['machine']['python']}")
+    for name in args.only or BENCHMARKS:
+        module = importlib.import_module(f"{__package__}.{name}")
+        result = module.run(**(BENCHMARKS[name] if args.quick else {}))
+        report["results"][name] = result
+        print(f"\n== {name}")
+        print("\n".join(module.table(result)))
+
+    out = Path(args.out or f"bench-results/{stamp}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nfigures written to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -95,10 +95,9 @@ def standings_table(data: dict[str, Any]) -> list[str]:
             for row in rows]
 
 
-def connect_hint(server: str) -> str:
-    """Returns the line that tells a newcomer how to put their own bot on the ladder."""
-    return (f"your bot on this ladder: mammamia bot path/to/my_bot.py:MyBot --server {server}"
-            " --ladder --name my-bot")
+def connect_command(server: str) -> str:
+    """Returns the command that puts a newcomer's own bot on the server's ladder."""
+    return f"mammamia bot path/to/my_bot.py:MyBot --server {server} --ladder --name my-bot"
 
 
 def _standings(args: argparse.Namespace) -> int:
@@ -123,7 +122,7 @@ def _standings(args: argparse.Namespace) -> int:
         print(line)
     if not data["standings"]:
         print("(no rated matches yet)")
-    print(connect_hint(args.server))
+    print(f"your bot on this ladder: {connect_command(args.server)}")
     return 0
 
 

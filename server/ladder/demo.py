@@ -70,7 +70,7 @@ def run_demo(args: argparse.Namespace) -> int:
     """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
     from server.logs import configure
 
-    from .cli import connect_hint, fetch_standings, standings_table
+    from .cli import connect_command, fetch_standings, standings_table
 
     configure(args.log_format)
     db = Path(args.db)
@@ -113,9 +113,15 @@ def run_demo(args: argparse.Namespace) -> int:
                     env={**os.environ, "MAMMAMIA_LOG_FORMAT": "json"}))
         log.info("demo_started", server=address, db=str(db), bots=names,
                  bot_logs=str(home / "logs"))
+        print(f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
+              f" (database {db}).\n"
+              f"  standings: mammamia ladder standings --server {address}\n"
+              f"  your bot:  {connect_command(address)}\n"
+              "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
+              file=sys.stderr, flush=True)
         log.info("demo_next_steps",
                  standings=f"mammamia ladder standings --server {address}",
-                 your_bot=connect_hint(address).split(": ", 1)[1],
+                 your_bot=connect_command(address),
                  write_a_bot="README.md, section 'Writing a bot'", stop="Ctrl-C")
         while server.poll() is None:
             time.sleep(args.every)
@@ -130,7 +136,8 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"\n{data['matches_finished']} rated matches; standings "
                   f"(mammamia ladder standings --server {address}):", file=sys.stderr)
             print("\n".join(lines), file=sys.stderr)
-            print(connect_hint(address) + "\n", file=sys.stderr, flush=True)
+            print(f"your bot on this ladder: {connect_command(address)}\n", file=sys.stderr,
+                  flush=True)
         log.error("demo_server_exited", status=server.returncode)
         return 1
     except KeyboardInterrupt:

@@ -75,13 +75,14 @@ function settingsFrom(argv, env) {
     name: values.name,
     ladder: values.ladder,
     key: values.key || env.MAMMAMIA_BOT_KEY,
-    matches: positiveNumber('--matches', values.matches, 0),
-    retryForMs: positiveNumber('--retry-for', values['retry-for'], 60) * 1000,
+    matches: nonNegative('--matches', values.matches, 0),
+    retryForMs: nonNegative('--retry-for', values['retry-for'], 60) * 1000,
     tls: values.tls,
     ca: values.ca,
     trace: values.trace,
   };
   if (!settings.server) throw new UsageError('--server ADDR is required (or MAMMAMIA_SERVER)');
+  if (settings.ca && !fs.existsSync(settings.ca)) throw new UsageError(`--ca ${settings.ca}: no such file`);
   if (settings.ladder) {
     if (!settings.name) throw new UsageError('--ladder needs --name NAME');
   } else {
@@ -112,7 +113,7 @@ function joinValues(argv) {
 }
 
 /** Returns `text` as a non-negative number, `fallback` when absent; throws UsageError naming `option`. */
-function positiveNumber(option, text, fallback) {
+function nonNegative(option, text, fallback) {
   if (text === undefined) return fallback;
   const value = Number(text);
   if (!Number.isFinite(value) || value < 0) throw new UsageError(`${option} must be a non-negative number, not ${JSON.stringify(text)}`);

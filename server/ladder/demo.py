@@ -151,8 +151,8 @@ def run_demo(args: argparse.Namespace) -> int:
             for process in [server, *bots]:
                 if process.poll() is None:
                     process.kill()
-        for out in logs:
-            out.close()
+        for log_file in logs:
+            log_file.close()
         shutil.rmtree(port_file.parent, ignore_errors=True)
         log.info("demo_stopped")
 

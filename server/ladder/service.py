@@ -14,6 +14,7 @@ for a record asked for while its match runs.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import NoReturn
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -57,6 +58,13 @@ def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
     return None
 
 
+async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode,
+                  message: str) -> NoReturn:
+    """Ends the call with ``code`` and ``message`` (``abort`` raises)."""
+    await context.abort(code, message)
+    raise AssertionError("grpc's abort returned")
+
+
 class LadderServicer(pb_grpc.LadderServicer):
     """Register, Enter, Standings, Matches and GetRecord over one Ladder."""
 
@@ -68,29 +76,29 @@ class LadderServicer(pb_grpc.LadderServicer):
         try:
             key = self.ladder.register(request.name)
         except NameTakenError as e:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
+            await _refuse(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderError as e:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return pb.RegisterResponse(name=request.name, key=key)
 
     async def Enter(self, request: pb.EnterRequest,
                     context: grpc.aio.ServicerContext) -> AsyncIterator[pb.Assignment]:
         key = _metadata(context, "bot-key")
         if not key:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+            await _refuse(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "Ladder.Enter needs the bot-key metadata")
         try:
             async for assignment in self.ladder.enter(request.name, key):
                 yield assignment_message(assignment)
         except UnknownBotError as e:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(e))
+            await _refuse(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(e))
+            await _refuse(context, grpc.StatusCode.UNAVAILABLE, str(e))
 
     async def Standings(self, request: pb.StandingsRequest,
                         context: grpc.aio.ServicerContext) -> pb.StandingsResponse:
         if request.players and not 2 <= request.players <= 5:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT,
                                 f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
         finished, table = self.ladder.store.standings(request.players)
         return pb.StandingsResponse(matches_finished=finished,
@@ -106,13 +114,13 @@ class LadderServicer(pb_grpc.LadderServicer):
                         context: grpc.aio.ServicerContext) -> pb.GameRecord:
         match = self.ladder.store.match(request.match_id)
         if match is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND,
+            await _refuse(context, grpc.StatusCode.NOT_FOUND,
                                 f"match {request.match_id!r} is not a ladder match")
         if match.status == "running":
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+            await _refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
                                 f"match {request.match_id!r} is still running")
         record = self.ladder.host.record(request.match_id)
         if record is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND,
+            await _refuse(context, grpc.StatusCode.NOT_FOUND,
                                 f"match {request.match_id!r} has no stored record")
         return pb.GameRecord(match_id=request.match_id, json=record)

@@ -53,9 +53,10 @@ function isIngredient(card) {
  */
 function recipeOf(order) {
   const dash = order.indexOf('-');
+  if (dash < 0) return null;
   const personal = PERSONAL[order.slice(0, dash)];
   const name = order.slice(dash + 1);
-  if (dash < 0 || personal === undefined) return null;
+  if (personal === undefined) return null;
   if (name === 'mixed') {
     return { kind: 'standard', needs: Object.fromEntries(INGREDIENTS.map((k) => [k, 1])) };
   }

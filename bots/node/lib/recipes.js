@@ -53,10 +53,10 @@ function isIngredient(card) {
  */
 function recipeOf(order) {
   const dash = order.indexOf('-');
-  if (dash < 0) return null;
-  const personal = PERSONAL[order.slice(0, dash)];
+  const colour = order.slice(0, Math.max(dash, 0));
+  if (!Object.hasOwn(PERSONAL, colour)) return null;
+  const personal = PERSONAL[colour];
   const name = order.slice(dash + 1);
-  if (personal === undefined) return null;
   if (name === 'mixed') {
     return { kind: 'standard', needs: Object.fromEntries(INGREDIENTS.map((k) => [k, 1])) };
   }

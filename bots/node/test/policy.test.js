@@ -29,6 +29,8 @@ test('recipes follow the card ids', () => {
   assert.equal(recipeOf('yellow-minimale').personal, 'pineapple');
   assert.equal(recipeOf('mamma-mia'), null);
   assert.equal(recipeOf('red-salami'), null);
+  assert.equal(recipeOf('constructor-mixed'), null);
+  assert.equal(recipeOf('salami'), null);
 });
 
 test('an order in the oven takes its ingredients before a later one', () => {

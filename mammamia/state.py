@@ -45,11 +45,13 @@ _USE_ORDER: Final = {
 }
 _ZERO: Final = (0, 0, 0, 0, 0)
 
-# Interned turn actions and per-hand caches of legal turns: a hand's legal turns
-# depend only on its cards and on whether its waiter is empty, and hands repeat
-# often, so enumeration is mostly one dictionary lookup.
+# Interned turn actions and caches of legal turns: a hand's legal turns depend only
+# on its cards and on whether its waiter is empty, and hands repeat often, so
+# enumeration is mostly one dictionary lookup. A new hand is put together from the
+# turns that play each kind it holds, which repeat even more often.
 _TURNS: dict[tuple[str | None, int, str | None, str | None], Turn] = {}
 _LEGAL_TURNS: dict[tuple[tuple[int, ...], tuple[str, ...], bool], tuple[Turn, ...]] = {}
+_KIND_TURNS: dict[tuple[int, int, tuple[str, ...], bool], tuple[Turn, ...]] = {}
 _LEGAL_CACHE_LIMIT: Final = 200_000
 
 
@@ -64,22 +66,28 @@ def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> 
 def _enumerate_turns(ings: tuple[int, ...], orders: tuple[str, ...],
                      waiter: bool) -> tuple[Turn, ...]:
     """Returns every legal turn for a hand, in canonical order (kind, count, order, draw)."""
-    hand_size = sum(ings) + len(orders)
     draws: tuple[str | None, ...] = (SUPPLY, WAITER) if waiter else (SUPPLY,)
     if not any(ings):
         # R-TURN-3: pass; R-TURN-4: a hand below 7 draws from one source.
-        if hand_size >= HAND_LIMIT:
+        if len(orders) >= HAND_LIMIT:
             return (_turn(None, 0, None, None),)
         return tuple(_turn(None, 0, None, d) for d in draws)
-    choices: tuple[str | None, ...] = (None, *orders)
-    out = []
+    # R-TURN-1/2: any count of one kind, maybe an order; the hand is then below 7
+    # and draws (R-TURN-4).
+    out: tuple[Turn, ...] = ()
     for k, have in enumerate(ings):
-        kind = INGREDIENTS[k]
-        for count in range(1, have + 1):
-            for order in choices:
-                for d in draws:
-                    out.append(_turn(kind, count, order, d))
-    return tuple(out)
+        if have:
+            key = (k, have, orders, waiter)
+            block = _KIND_TURNS.get(key)
+            if block is None:
+                kind = INGREDIENTS[k]
+                block = _KIND_TURNS[key] = tuple(
+                    _turn(kind, count, order, d)
+                    for count in range(1, have + 1)
+                    for order in (None, *orders)
+                    for d in draws)
+            out += block
+    return out
 
 
 def _sub_multisets(have: Sequence[int], size: int, start: int = 0) -> list[list[int]]:
@@ -288,6 +296,7 @@ class State:
             if legal is None:
                 if len(_LEGAL_TURNS) >= _LEGAL_CACHE_LIMIT:
                     _LEGAL_TURNS.clear()
+                    _KIND_TURNS.clear()
                 legal = _LEGAL_TURNS[key] = _enumerate_turns(*key)
             return legal
         if self.phase == RESOLVE:

@@ -38,10 +38,11 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "Reconnects and resumes after a dropped connection or a server restart.")
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
     p.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
-    p.add_argument("--token", help="the seat token (from `mammamia match create`)")
+    p.add_argument("--token", help="the seat token (from `mammamia match create`); write "
+                   "--token=TOKEN, as a token may start with '-'")
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
     p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
-    p.add_argument("--key", help="the ladder bot's secret key")
+    p.add_argument("--key", help="the ladder bot's secret key (write --key=KEY)")
     p.add_argument("--key-file", metavar="FILE",
                    help="where the ladder key is kept (default NAME.key); created on first use")
     p.add_argument("--give-up", type=float, default=120.0, metavar="SECONDS",

@@ -90,6 +90,15 @@ class Link:
         self._writers.clear()
         await self._listener.wait_closed()
 
+    async def close(self) -> None:
+        """Cuts the link for good."""
+        if self._listener is not None and self._listener.is_serving():
+            await self.cut()
+            self.cuts -= 1
+        for writer in list(self._writers):
+            writer.transport.abort()
+        await asyncio.sleep(0)
+
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)

@@ -87,6 +87,7 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
             play_seat(RandomBot(), server.address, tokens[1]),
             play_seat(RandomBot(), server.address, tokens[2]))
         await cutter
+        await link.close()
         return results
 
     loop = asyncio.new_event_loop()
@@ -111,8 +112,9 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
 
 
 def bot_process(server: Any, spec: str, token: str, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([MAMMAMIA, "bot", spec, "--server", server.address, "--token",
-                             token, "--log-format", "json", *extra],
+    # A token may start with "-", so it goes as --token=TOKEN.
+    return subprocess.Popen([MAMMAMIA, "bot", spec, "--server", server.address,
+                             f"--token={token}", "--log-format", "json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -73,19 +73,23 @@ def query(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture
-def ladder_bots(tmp_path: Path) -> Iterator[Callable[[str, dict[str, str]], None]]:
-    """Yields ``start(address, {name: spec})``, which enters real bot processes."""
+def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.Popen[bytes]]]]:
+    """Yields ``start(address, {name: spec})``, which enters real bot processes and
+    returns them by name."""
     processes: list[subprocess.Popen[bytes]] = []
     logs = tmp_path / "bots"
     logs.mkdir()
 
-    def start(address: str, bots: dict[str, str]) -> None:
+    def start(address: str, bots: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
+        started = {}
         for name, spec in bots.items():
             with open(logs / f"{name}.log", "ab") as out:
-                processes.append(subprocess.Popen(
+                started[name] = subprocess.Popen(
                     [str(MAMMAMIA), "bot", spec, "--server", address, "--ladder", "--name", name,
                      "--key-file", str(tmp_path / f"{name}.key"), "--give-up", "60"],
-                    stdout=out, stderr=subprocess.STDOUT))
+                    stdout=out, stderr=subprocess.STDOUT)
+        processes.extend(started.values())
+        return started
 
     yield start
     for p in processes:

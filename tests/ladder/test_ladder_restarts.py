@@ -3,6 +3,7 @@ nothing is stored or rated twice, and the ladder goes on."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 from collections.abc import Callable
@@ -128,3 +129,47 @@ def test_a_crash_between_stored_record_and_ladder_result_is_recovered(
     rerate = subprocess.run([str(MAMMAMIA), "ladder", "rerate", "--db", str(db)],
                             capture_output=True, text=True, timeout=60)
     assert rerate.returncode == 0, rerate.stdout + rerate.stderr
+
+
+SLOW_BOT = """
+import time
+
+from client_sdk import Bot
+
+
+class Slow(Bot):
+    name = "slow"
+
+    def turn(self, view):
+        time.sleep(0.2)  # a long match, so that it can be cut in the middle
+        return view.legal[0]
+"""
+
+
+def test_a_bot_that_vanishes_mid_match_is_played_to_the_end_and_rated(
+        start_server: Callable[..., object], ladder_bots: Callable[..., dict],
+        tmp_path: Path) -> None:
+    (tmp_path / "slow_bot.py").write_text(SLOW_BOT)
+    server = start_server(ladder_concurrency=1, ladder_players="2", ladder_deadline_ms=500)
+    bots = ladder_bots(server.address, {"stays": "greedy",
+                                        "vanishes": f"{tmp_path / 'slow_bot.py'}:Slow"})
+    db = server.db_path
+
+    def in_flight() -> list[tuple[str]]:
+        return query(db, "SELECT match_id FROM ladder_matches WHERE status = 'running'")
+
+    ((match_id,),) = wait_until(in_flight, 60, "a ladder match in flight")
+    bots["vanishes"].kill()
+    bots["vanishes"].wait(timeout=10)
+    wait_until(lambda: query(db, "SELECT rated FROM ladder_matches WHERE match_id = ?"
+                             " AND status = 'finished'", match_id), 90,
+               "the match to be played to its end without the vanished bot")
+    assert {s.name for s in standings(server.address).standings} == {"stays", "vanishes"}
+    with grpc.insecure_channel(server.address) as channel:
+        record = pb_grpc.LadderStub(channel).GetRecord(
+            pb.GetRecordRequest(match_id=match_id), timeout=10)
+    meta = json.loads(record.json)["meta"]
+    (seat,) = [s for s, n in enumerate(meta["names"]) if n == "vanishes"]
+    assert any(t["seat"] == seat for t in meta["timeouts"])
+    # Alone on the ladder, the remaining bot waits: no new match starts.
+    assert in_flight() == []

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import statistics
+from collections.abc import Callable
 
 import pytest
 
-from server.ladder.scheduler import Policy, Waiting, form_matches, parse_players
+from server.ladder.scheduler import Policy, Scheduler, Waiting, form_matches, parse_players
 
 
 def pool(n: int, games: int = 0, spread: float = 0.0) -> list[Waiting]:
@@ -90,3 +92,55 @@ def test_parse_players(text: str, expected: tuple[int, int]) -> None:
 def test_parse_players_refuses_bad_ranges(text: str) -> None:
     with pytest.raises(ValueError, match="ladder players"):
         parse_players(text)
+
+
+# The loop: bots come and go, matches keep forming within the concurrency limit.
+
+
+def test_the_loop_keeps_forming_matches_as_bots_come_and_go() -> None:
+    async def scenario() -> tuple[list[tuple[str, ...]], int]:
+        played: list[tuple[str, ...]] = []
+        busy: set[str] = set()
+        peak = 0
+        release = asyncio.Event()
+
+        async def play(names: tuple[str, ...]) -> None:
+            nonlocal peak
+            assert not busy & set(names), "a bot seated in two matches at once"
+            busy.update(names)
+            peak = max(peak, scheduler.running)
+            played.append(names)
+            await release.wait()
+            busy.difference_update(names)
+
+        def describe(names: list[str]) -> list[Waiting]:
+            return [Waiting(n, 25.0, sum(n in m for m in played)) for n in names]
+
+        scheduler = Scheduler(Policy(2, 2, concurrency=2), describe, play,
+                              rng=random.Random(1), settle=0.01)
+        loop = asyncio.create_task(scheduler.run())
+        for name in ("a", "b", "c", "d", "e"):
+            scheduler.join(name)
+        await wait_for(lambda: len(played) == 2)
+        await asyncio.sleep(0.05)
+        assert len(played) == 2 and scheduler.running == 2  # the limit holds
+        assert scheduler.waiting == [n for n in "abcde" if n not in busy]
+        scheduler.leave("e")
+        release.set()
+        await wait_for(lambda: len(played) >= 8)
+        release.clear()
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+        return played, peak
+
+    played, peak = asyncio.run(asyncio.wait_for(scenario(), timeout=20))
+    assert peak <= 2
+    after_leaving = played[2:]  # formed after "e" left
+    assert all("e" not in m for m in after_leaving)
+    assert {n for m in after_leaving for n in m} == {"a", "b", "c", "d"}
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.005)

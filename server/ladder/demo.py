@@ -95,7 +95,8 @@ def run_demo(args: argparse.Namespace) -> int:
         try:
             port = _wait_for_port(port_file, server)
         except RuntimeError as e:
-            log.error("demo_server_failed", reason=str(e), command=" ".join(serve))
+            log.error("demo_server_failed", reason=str(e), command=" ".join(serve),
+                      hint=f"if port {args.port} is taken, choose another with --port")
             return 1
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         address = f"{host}:{port}"

@@ -127,7 +127,7 @@ class State:
     """
 
     __slots__ = (
-        "_deal", "_options", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng",
+        "_deal", "_options", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng", "_rng_shared",
         "colours", "deciding", "delivered", "events", "hand_ings", "hand_orders",
         "holder", "last_actor", "oven", "phase", "players", "round", "seat_of_colour",
         "stall", "supply", "table", "to_act", "used", "waiters",
@@ -188,6 +188,7 @@ class State:
                                      f"got {first_player!r}", "R-SETUP-6")
         s = cls.__new__(cls)
         s._rng = random.Random(seed)
+        s._rng_shared = False
         s.players = players
         s.colours = colours
         s.seat_of_colour = {c: i for i, c in enumerate(colours)}
@@ -266,10 +267,20 @@ class State:
         s._deal = self._deal
         s._reshuffle_plan = self._reshuffle_plan
         s._reshuffles = self._reshuffles[:]
-        rng = random.Random()
-        rng.setstate(self._rng.getstate())
-        s._rng = rng
+        # Copies share the generator until one of them shuffles (at a round's end):
+        # copying its state on every branch would cost most of the copy.
+        s._rng = self._rng
+        s._rng_shared = self._rng_shared = True
         return s
+
+    def _own_rng(self) -> random.Random:
+        """Returns this state's generator, first made its own if copies share it."""
+        if self._rng_shared:
+            rng = random.Random()
+            rng.setstate(self._rng.getstate())
+            self._rng = rng
+            self._rng_shared = False
+        return self._rng
 
     def child(self, action: Action) -> State:
         """Returns a copy of this state with ``action`` applied; raises IllegalActionError."""
@@ -624,7 +635,7 @@ class State:
                     f"({_describe(cards)}), got {_describe(new_supply)} (R-NEXT-2)", "R-NEXT-2")
         else:
             new_supply = cards
-            self._rng.shuffle(new_supply)
+            self._own_rng().shuffle(new_supply)
         self._reshuffles.append(list(new_supply))
         self.supply = new_supply[::-1]
         self.used = []

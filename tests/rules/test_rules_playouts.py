@@ -93,7 +93,7 @@ def check_end(state: State) -> None:
 
 
 def play_game(seed: int) -> None:
-    players = 2 + seed % 4
+    players = 2 + (seed // CHUNKS) % 4    # every chunk plays every player count
     colours = random.Random(-seed).sample(COLOURS, players)
     state = new_game(players, seed=seed, colours=colours)
     start = state.copy()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -145,3 +146,23 @@ def test_R_SETUP_8_same_seed_same_game() -> None:
 
     assert game(5) == game(5)
     assert game(5)[0] != game(6)[0]
+
+
+def test_R_SETUP_8_branches_do_not_disturb_the_shuffles() -> None:
+    # Copies share the game's generator until one of them shuffles: branches that
+    # run ahead to the end of the game must leave the original's shuffles alone.
+    plain, branched = new_game(3, seed=8), new_game(3, seed=8)
+    choose, wander = random.Random(8).choice, random.Random(9).choice
+    step = 0
+    while not plain.is_over:
+        action = choose(plain.legal_actions())
+        if step % 10 == 0:
+            side = branched.copy()
+            while not side.is_over:
+                side.apply(wander(side.legal_actions()))
+        plain.apply(action)
+        branched.child(action)
+        branched.apply(action)
+        step += 1
+    assert len(plain.reshuffles) == 2
+    assert dump(branched) == dump(plain) and branched.reshuffles == plain.reshuffles

@@ -1,24 +1,26 @@
 """The ``counter`` bot: keeps full account of the public cards and times its orders.
 
-What it counts, all from the view (R-VIEW-1/2) and its public history:
+What it counts, all from its view (R-VIEW-1/2):
 
-- the oven, card by card in the order played (leftovers of the last round first);
+- the oven, card by card in the order played (the last round's leftovers first);
 - what the orders already in the oven will consume when it is resolved: it plays
-  the resolution forward (R-RES-1..7), assuming an opponent's order bakes whenever
-  the table and the number of ingredient cards that opponent holds (public,
-  R-TURN-9) could make it, which is the worst case for the orders behind it;
-- what each opponent may still hold: its colour's orders that are neither
-  delivered nor in the oven, and how many orders and ingredients its hand holds.
+  the resolution forward (R-RES-1..7), taking an opponent's order to bake when the
+  table makes it or is one card short and that opponent holds an ingredient card
+  (R-TURN-9), and its own orders to bake when the table and its hand make them;
+- what each opponent may hold: of its colour's orders, those neither delivered
+  nor in the oven, each in hand with the chance its public count of orders in
+  hand gives, and so which kinds its orders want.
 
-Each turn it tries every legal turn and plays the resolution forward with the
-cards that turn would add, counting its own pizzas: an order goes in as soon as
-the cards before it, after everything earlier orders will eat, plus cards it
-keeps in hand for the resolution, make it. Cards it keeps for an order already in
-the oven are never played. Otherwise it plays as few cards as it can, of the kind
-least useful to its own orders and most common in its opponents' hands, so that
-the table grows where it will help itself. It draws orders from its waiter when
-its hand runs out of them. At resolution it compares every option (and
-declining) by the pizzas it leads to over the rest of the oven.
+Each turn it scores every legal turn by playing the resolution forward with the
+cards that turn adds: ten points per pizza of its own. So an order goes in as
+soon as the cards before it, after everything earlier orders will eat, plus cards
+it keeps in hand for the resolution, make it; and cards it needs to keep for an
+order already in the oven are never played. Other cards cost a little: kinds its
+own orders want, kinds its opponents' orders want, and every card played (a
+smaller hand draws more and ends the round sooner). It refills from its waiter
+while it holds fewer than two orders. At resolution it compares every option and
+declining by its pizzas over the rest of the oven, opponents assumed to bake
+whenever their hands could, a certain pizza now counting more than a later one.
 """
 
 from __future__ import annotations
@@ -61,23 +63,29 @@ class CounterBot(Bot):
     # An opponent's order missing at most this many cards is taken to bake from hand
     # (it holds that many ingredients; it holds the right kinds far less often).
     opponent_cover = 1
+    # What a card played onto the oven costs per order of an opponent that may want it.
+    opponent_weight = 0.3
 
     def turn(self, view: View) -> Turn:
         """Returns the legal turn that the forward resolution scores best."""
         assert view.seat is not None
         owners = _owners(view, self.opponent_cover)
         needs = _needs(view.hand_orders)
+        wanted = _opponents_want(view)
+        cost = [self.opponent_weight * w + 0.3 * n for w, n in zip(wanted, needs, strict=True)]
         best: Turn | None = None
         best_score = float("-inf")
         for action in view.legal:
             assert isinstance(action, Turn)
-            score = self._score(view, action, owners, needs)
+            score = self._score(view, action, owners, cost)
             if score > best_score:
                 best, best_score = action, score
         assert best is not None
         return best
 
-    def _score(self, view: View, action: Turn, owners: _Owners, needs: list[float]) -> float:
+    def _score(self, view: View, action: Turn, owners: _Owners, cost: list[float]) -> float:
+        """Returns how good ``action`` looks: 10 per own pizza the oven will bake,
+        minus what the cards it plays are worth to its orders and its opponents'."""
         hand = list(view.hand)
         cards: list[str] = []
         if action.ingredient is not None:
@@ -93,9 +101,9 @@ class CounterBot(Bot):
         score -= 0.01 * (sum(hand) - sum(left))
         if action.ingredient is not None:
             k = KIND[action.ingredient]
-            # Keep the kinds its own orders need; play few cards to keep the hand.
-            score -= needs[k] * action.count * 0.3
-            score -= 0.15 * action.count
+            # Keep the kinds its own orders need, feed its opponents' orders little,
+            # and play few cards to keep the hand.
+            score -= (cost[k] + 0.15) * action.count
         orders_left = len(view.hand_orders) - (action.order is not None)
         if action.draw == WAITER:
             score += 0.5 if orders_left < self.wanted_orders else -0.5
@@ -151,6 +159,32 @@ def _needs(orders: Sequence[str]) -> list[float]:
                 if n > 1:
                     needs[k] += 1.0
     return needs
+
+
+def _opponents_want(view: View) -> list[float]:
+    """Returns, per kind, how many cards the opponents' orders in hand may want.
+
+    An opponent's hand holds ``orders_in_hand`` of its colour's orders that are
+    neither delivered nor in the oven (its failed ones may be back in its waiter):
+    each of those is taken to be in hand with the same chance.
+    """
+    in_oven = {card for card in view.oven if card in ORDERS}
+    wanted = [0.0] * 5
+    for info in view.seats:
+        if info.seat == view.seat or not info.orders_in_hand:
+            continue
+        possible = [o for o in ORDERS.values() if o.colour == info.colour
+                    and o.id not in info.delivered and o.id not in in_oven]
+        if not possible:
+            continue
+        chance = min(1.0, info.orders_in_hand / len(possible))
+        for order in possible:
+            wanted[order.personal] += chance
+            if order.kind == "standard":
+                for k, n in enumerate(order.need):
+                    if k != order.personal:
+                        wanted[k] += chance * n / 4
+    return wanted
 
 
 def _apply_option(view: View, option: Resolve) -> tuple[list[int], list[int], int]:

@@ -11,7 +11,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
@@ -37,7 +39,11 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "saving its key to --key-file) and play match after match until stopped (Ctrl-C). "
         "Reconnects and resumes after a dropped connection or a server restart.")
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
-    p.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    p.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
+                   "127.0.0.1:50051)")
+    p.add_argument("--tls-ca", default=os.environ.get("MAMMAMIA_TLS_CA"), metavar="FILE",
+                   help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
     p.add_argument("--token", help="the seat token (from `mammamia match create`); write "
                    "--token=TOKEN, as a token may start with '-'")
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
@@ -94,13 +100,29 @@ def _cmd_arena(args: argparse.Namespace) -> int:
 def _cmd_bot(args: argparse.Namespace) -> int:
     import structlog
 
-    from .connection import ConnectionLost, SeatRefused, register, run_bot, run_ladder
+    from .connection import (
+        ConnectionLost,
+        SeatRefused,
+        register,
+        run_bot,
+        run_ladder,
+        tls_credentials,
+    )
     from .loader import load_bot
     from .logs import configure
 
     configure(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
     log = structlog.get_logger()
     factory = load_bot(args.spec)
+    credentials = None
+    if args.tls_ca:
+        try:
+            with open(args.tls_ca, "rb") as f:
+                credentials = tls_credentials(f.read())
+        except OSError as e:
+            print(f"mammamia bot: cannot read --tls-ca {args.tls_ca!r}: {e.strerror}",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
     if args.ladder == bool(args.token):
         print("mammamia bot: give either --token TOKEN or --ladder --name NAME",
               file=sys.stderr)
@@ -109,7 +131,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         if args.token:
             bot = factory()
             result = run_bot(bot, args.server, args.token, name=args.name,
-                             give_up=args.give_up)
+                             give_up=args.give_up, credentials=credentials)
             print(json.dumps({"match": result.match_id, "seat": result.seat,
                               "status": result.status, "won": result.won,
                               "winners": list(result.winners),
@@ -118,8 +140,10 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         if not args.name:
             print("mammamia bot: --ladder needs --name NAME", file=sys.stderr)
             return EXIT_BAD_INPUT
-        key = args.key or _ladder_key(args, register)
-        run_ladder(factory, args.server, args.name, key, give_up=args.give_up)
+        key = args.key or _ladder_key(args, lambda: register(args.server, args.name,
+                                                             credentials))
+        run_ladder(factory, args.server, args.name, key, give_up=args.give_up,
+                   credentials=credentials)
         return 0
     except SeatRefused as e:
         print(f"mammamia bot: refused: {e}", file=sys.stderr)
@@ -132,7 +156,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
-def _ladder_key(args: argparse.Namespace, register: object) -> str:
+def _ladder_key(args: argparse.Namespace, register: Callable[[], Coroutine[Any, Any, str]]) -> str:
     """Returns the ladder key from the key file, registering the name (and writing the
     file, readable by its owner only) when the file does not exist yet."""
     import asyncio
@@ -140,7 +164,7 @@ def _ladder_key(args: argparse.Namespace, register: object) -> str:
     path = Path(args.key_file or f"{args.name}.key")
     if path.exists():
         return path.read_text(encoding="utf-8").strip()
-    key: str = asyncio.run(register(args.server, args.name))  # type: ignore[operator]
+    key = asyncio.run(register())
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(key + "\n")

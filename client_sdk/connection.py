@@ -46,6 +46,18 @@ _REFUSED: Final = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_D
                    grpc.StatusCode.ALREADY_EXISTS}
 
 
+def _channel(server: str, credentials: grpc.ChannelCredentials | None) -> grpc.aio.Channel:
+    """Returns a channel to ``server``: TLS with ``credentials``, else plain text."""
+    if credentials is not None:
+        return grpc.aio.secure_channel(server, credentials)
+    return grpc.aio.insecure_channel(server)
+
+
+def tls_credentials(ca_pem: bytes | None = None) -> grpc.ChannelCredentials:
+    """Returns TLS credentials trusting ``ca_pem`` (the system's roots when None)."""
+    return grpc.ssl_channel_credentials(ca_pem)
+
+
 class SeatRefused(RuntimeError):
     """The server refused the seat or the bot (bad token or key, unknown match, taken name)."""
 
@@ -121,18 +133,20 @@ class _Seat:
 
 
 async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = None,
-                    backoff: Backoff | None = None) -> MatchResult:
+                    backoff: Backoff | None = None,
+                    credentials: grpc.ChannelCredentials | None = None) -> MatchResult:
     """Returns the result once the match ends, playing the seat ``token`` names.
 
     Raises SeatRefused when the server refuses the seat and ConnectionLost when it
-    stays unreachable; reconnects and resumes on any other failure.
+    stays unreachable; reconnects and resumes on any other failure. ``credentials``
+    connect with TLS (see ``tls_credentials``).
     """
     backoff = backoff or Backoff()
     seat = _Seat(bot, token)
     name = name or bot.name
     while True:
         try:
-            async with grpc.aio.insecure_channel(server) as channel:
+            async with _channel(server, credentials) as channel:
                 result = await _connect(seat, rpc.SeatStub(channel), name, backoff)
             if result is not None:
                 return result
@@ -304,21 +318,23 @@ async def _hook(bot: Bot, hook: str, view: View) -> None:
 
 
 def run_bot(bot: Bot, server: str, token: str, *, name: str | None = None,
-            give_up: float = GIVE_UP) -> MatchResult:
+            give_up: float = GIVE_UP,
+            credentials: grpc.ChannelCredentials | None = None) -> MatchResult:
     """Returns the result after playing the seat ``token`` names on ``server`` (host:port)
     to the end of its match. Raises SeatRefused, ConnectionLost, or KeyboardInterrupt
     on Ctrl-C (after closing the connection)."""
     return asyncio.run(play_seat(bot, server, token, name=name,
-                                 backoff=Backoff(give_up=give_up)))
+                                 backoff=Backoff(give_up=give_up), credentials=credentials))
 
 
 # -- the ladder ------------------------------------------------------------------------
 
 
-async def register(server: str, name: str) -> str:
+async def register(server: str, name: str,
+                   credentials: grpc.ChannelCredentials | None = None) -> str:
     """Returns the secret key of a newly registered ladder bot; raises SeatRefused
     when the name is taken or not allowed."""
-    async with grpc.aio.insecure_channel(server) as channel:
+    async with _channel(server, credentials) as channel:
         try:
             reply = await rpc.LadderStub(channel).Register(wire.register_request(name),
                                                            timeout=10)
@@ -330,7 +346,8 @@ async def register(server: str, name: str) -> str:
 
 
 async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
-                      give_up: float = GIVE_UP, matches: int | None = None) -> int:
+                      give_up: float = GIVE_UP, matches: int | None = None,
+                      credentials: grpc.ChannelCredentials | None = None) -> int:
     """Returns the number of matches played after entering the ladder as ``name`` and
     playing every assignment (each with a fresh bot) until stopped, or until
     ``matches`` have been played. Raises SeatRefused for a bad key."""
@@ -351,7 +368,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
     async def play(assignment: wire.Assigned) -> MatchResult | None:
         try:
             return await play_seat(factory(), server, assignment.seat_token, name=name,
-                                   backoff=Backoff(give_up=give_up))
+                                   backoff=Backoff(give_up=give_up), credentials=credentials)
         except (SeatRefused, ConnectionLost) as e:
             log.warning("ladder_match_lost", match=assignment.match_id, fault=str(e))
             return None
@@ -360,7 +377,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
         metadata = (("bot-key", key),)
         while True:
             try:
-                async with grpc.aio.insecure_channel(server) as channel:
+                async with _channel(server, credentials) as channel:
                     stream = rpc.LadderStub(channel).Enter(wire.enter_request(name),
                                                            metadata=metadata)
                     log.info("ladder_entered", server=server, name=name)
@@ -397,8 +414,9 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
 
 
 def run_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
-               give_up: float = GIVE_UP, matches: int | None = None) -> int:
+               give_up: float = GIVE_UP, matches: int | None = None,
+               credentials: grpc.ChannelCredentials | None = None) -> int:
     """Returns the number of ladder matches played (see ``play_ladder``); runs until
     Ctrl-C (KeyboardInterrupt) unless ``matches`` is given."""
     return asyncio.run(play_ladder(factory, server, name, key, give_up=give_up,
-                                   matches=matches))
+                                   matches=matches, credentials=credentials))

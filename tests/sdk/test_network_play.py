@@ -183,3 +183,44 @@ def test_an_unknown_token_is_refused_in_one_line(server: Any) -> None:
     assert proc.stderr.strip().splitlines()[-1].startswith("mammamia bot: refused:")
     with pytest.raises(SeatRefused, match="UNAUTHENTICATED"):
         asyncio.run(play_seat(RandomBot(), server.address, "not-a-token"))
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="needs openssl")
+def test_bots_play_over_tls(tmp_path: Any) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
+                   timeout=60)
+    port_file = tmp_path / "port"
+    with open(tmp_path / "server.log", "wb") as err:
+        serving = subprocess.Popen(
+            [MAMMAMIA, "serve", "--port", "0", "--port-file", str(port_file), "--db",
+             str(tmp_path / "tls.db"), "--organiser-key", "k", "--tls-cert", str(cert),
+             "--tls-key", str(key), "--log-format", "json"], stdout=subprocess.DEVNULL,
+            stderr=err)
+    bots: list[subprocess.Popen[str]] = []
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not port_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        address = f"localhost:{port_file.read_text().strip()}"
+        created = subprocess.run([MAMMAMIA, "match", "create", "--server", address, "--players",
+                                  "2", "--organiser-key", "k", "--tls-ca", str(cert)],
+                                 capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+        tokens = json.loads(created.stdout)["tokens"]
+        bots += [subprocess.Popen([MAMMAMIA, "bot", spec, "--server", address,
+                                  f"--token={token}", "--tls-ca", str(cert)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for spec, token in zip(("counter", "greedy"), tokens, strict=True)]
+        for proc in bots:
+            out, err = proc.communicate(timeout=TIMEOUT_S)
+            assert proc.returncode == 0, err
+            assert json.loads(out)["status"] == "finished"
+    finally:
+        for proc in bots:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        serving.terminate()
+        serving.wait(timeout=TIMEOUT_S)

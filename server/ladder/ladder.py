@@ -39,6 +39,14 @@ class LadderClosedError(LadderError):
     """The ladder has stopped (the server is shutting down)."""
 
 
+class ReplacedError(LadderError):
+    """The bot entered again on another stream, which takes over from this one."""
+
+
+#: Put on an entry's queue to end it because a newer entry of the same bot took over.
+_REPLACED = "replaced"
+
+
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """A seat the ladder gives a bot: play it with the Seat service and this token."""
@@ -87,7 +95,7 @@ class Ladder:
         self.store = store
         self.host = host
         self.scheduler = Scheduler(policy, self._waiting, self._play, settle=settle)
-        self._streams: dict[str, asyncio.Queue[Assignment | None]] = {}
+        self._streams: dict[str, asyncio.Queue[Assignment | str | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
         self._seated: dict[str, Assignment] = {}
         self.closed = False
@@ -121,21 +129,26 @@ class Ladder:
         log.info("ladder_bot_registered", bot=name)
         return key
 
-    async def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
-        """Yields the bot's assignments while the caller listens.
+    def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
+        """Returns the bot's entry: its assignments, for as long as the caller listens.
 
         Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
-        once the ladder has stopped. A newer entry of the same bot ends this one (the
-        bot reconnected); so does the ladder stopping.
+        once the ladder has stopped (both at once, before any assignment). The entry
+        raises ReplacedError when a newer entry of the same bot takes over (a
+        reconnect, or a second copy of the bot: only one plays); the ladder stopping
+        ends it without error.
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
         if not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
-        queue: asyncio.Queue[Assignment | None] = asyncio.Queue()
+        return self._entry(name)
+
+    async def _entry(self, name: str) -> AsyncIterator[Assignment]:
+        queue: asyncio.Queue[Assignment | str | None] = asyncio.Queue()
         replaced = self._streams.get(name)
         if replaced is not None:
-            replaced.put_nowait(None)
+            replaced.put_nowait(_REPLACED)
         self._streams[name] = queue
         current = self._seated.get(name)
         if current is not None:
@@ -144,8 +157,12 @@ class Ladder:
         self.scheduler.join(name)
         log.info("ladder_bot_entered", bot=name)
         try:
-            while (assignment := await queue.get()) is not None:
-                yield assignment
+            while (item := await queue.get()) is not None:
+                if isinstance(item, Assignment):
+                    yield item
+                else:
+                    raise ReplacedError(f"bot {name!r} entered the ladder again elsewhere; "
+                                        "the newer entry plays")
         finally:
             if self._streams.get(name) is queue:
                 del self._streams[name]

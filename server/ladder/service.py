@@ -4,11 +4,12 @@ The few ladder messages (Assignment, Standing, MatchSummary) are built by the sm
 functions at the top; the game itself never passes through here (seats are played
 with the Seat service, records are stored text).
 
-Status codes: INVALID_ARGUMENT for a bad name or player count, ALREADY_EXISTS for
-a taken name, UNAUTHENTICATED without the ``bot-key`` metadata, PERMISSION_DENIED
-for an unknown bot or a wrong key, UNAVAILABLE for an entry while the server
-shuts down, NOT_FOUND for a match that is not a ladder match, FAILED_PRECONDITION
-for a record asked for while its match runs.
+Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS for
+a taken name, and to end an entry that a newer entry of the same bot took over;
+UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
+bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
+for a match that is not a ladder match; FAILED_PRECONDITION for a record asked for
+while its match runs.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .ladder import Assignment, Ladder, LadderClosedError, UnknownBotError
+from .ladder import Assignment, Ladder, LadderClosedError, ReplacedError, UnknownBotError
 from .store import LadderError, MatchRow, NameTakenError, Standing
 
 STATUSES = {"running": pb.MATCH_STATUS_RUNNING, "finished": pb.MATCH_STATUS_FINISHED,
@@ -88,10 +89,18 @@ class LadderServicer(pb_grpc.LadderServicer):
             await _refuse(context, grpc.StatusCode.UNAUTHENTICATED,
                                 "Ladder.Enter needs the bot-key metadata")
         try:
-            async for assignment in self.ladder.enter(request.name, key):
-                yield assignment_message(assignment)
+            entry = self.ladder.enter(request.name, key)
         except UnknownBotError as e:
             await _refuse(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
+        except LadderClosedError as e:
+            await _refuse(context, grpc.StatusCode.UNAVAILABLE, str(e))
+        # Headers now: the bot knows it has entered before its first assignment.
+        await context.send_initial_metadata(())
+        try:
+            async for assignment in entry:
+                yield assignment_message(assignment)
+        except ReplacedError as e:
+            await _refuse(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:
             await _refuse(context, grpc.StatusCode.UNAVAILABLE, str(e))
 

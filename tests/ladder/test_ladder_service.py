@@ -54,6 +54,18 @@ def test_enter_needs_the_right_key(ladder: pb_grpc.LadderStub) -> None:
     assert e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
+def test_a_newer_entry_of_the_same_bot_takes_over(ladder: pb_grpc.LadderStub) -> None:
+    key = ladder.Register(pb.RegisterRequest(name="twice"), timeout=10).key
+    metadata = (("bot-key", key),)
+    older = ladder.Enter(pb.EnterRequest(name="twice"), metadata=metadata, timeout=10)
+    older.initial_metadata()  # the server has taken the first entry
+    newer = ladder.Enter(pb.EnterRequest(name="twice"), metadata=metadata, timeout=10)
+    newer.initial_metadata()
+    e = refusal(lambda: next(iter(older)))
+    assert e.code() == grpc.StatusCode.ALREADY_EXISTS and "again" in e.details()
+    newer.cancel()
+
+
 def test_two_entered_bots_are_assigned_seats_of_one_match(ladder: pb_grpc.LadderStub,
                                                          server: object) -> None:
     keys = {n: ladder.Register(pb.RegisterRequest(name=n), timeout=10).key for n in ("p", "q")}

@@ -1,0 +1,184 @@
+"""Load: many concurrent matches, the bots real gRPC clients in other processes.
+
+The server runs in its own process (``mammamia serve``); the bots are ``bench.crowd``
+processes, each holding its share of the matches with every seat on its own Play
+stream and answering at once with a random option, so the server is never
+waiting for a bot to think: a closed loop that runs as fast as the machine allows.
+Everything is on 127.0.0.1 and bounded in time.
+
+One run holds ``seats / players`` matches for a warm-up and then a measuring
+window, and reports decisions per second, the decision latency a client sees
+(request received -> the match's next request received) at p50 and p99, the
+server's peak resident memory (psutil) and CPU use, and errors (refused answers,
+aborted matches, failed calls: there must be none). The step-up runs 100, 200, 400
+and 1,000 seats (fresh server each) and stops at the first whose p99 reaches
+100 ms; the largest one under it is ``max_seats_p99_under_100ms``.
+
+``python -m bench.load`` prints a table; ``run()`` returns the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import psutil
+
+from .latency import summary
+from .serve import Server, python_module, stop
+
+TARGET_SEATS: Final = 1000
+STEPS: Final = (100, 200, 400, 1000)
+P99_LIMIT_MS: Final = 100.0
+CLIENT_GRACE: Final = 60.0     # how long a crowd may take to stop after its window
+
+
+def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
+            warmup: float | None = None, seed: int = 0) -> dict[str, Any]:
+    """Returns the figures of ``seats`` seats (``seats // players`` matches) held by
+    ``clients`` crowd processes for a warm-up and then ``seconds`` of measurement."""
+    matches = max(1, seats // players)
+    clients = max(1, min(clients, matches))
+    if warmup is None:
+        warmup = 3.0 + matches / 100      # process start, matches created, streams opened
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+        directory = Path(tmp)
+        with Server(directory) as server:
+            process = psutil.Process(server.pid)
+            start_at = time.time() + warmup
+            stop_at = start_at + seconds
+            crowds = []
+            for i in range(clients):
+                share = matches // clients + (i < matches % clients)
+                out = directory / f"crowd-{i}.json"
+                log = open(directory / f"crowd-{i}.log", "wb")  # noqa: SIM115 (closed below)
+                crowds.append((out, log, python_module(
+                    "bench.crowd", "--server", server.address,
+                    "--organiser-key", server.organiser_key, "--matches", str(share),
+                    "--players", str(players), "--start-at", str(start_at),
+                    "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
+                    log=log)))
+            rss, cpu = _watch(process, start_at, stop_at)
+            for _, log, child in crowds:
+                try:
+                    child.wait(CLIENT_GRACE)
+                except subprocess.TimeoutExpired:
+                    stop(child, 5)
+                log.close()
+            parts = [_read(out, log.name) for out, log, _ in crowds]
+    latencies = [x for p in parts for x in p["latencies_us"]]
+    decisions = sum(p["decisions"] for p in parts)
+    starts = [x for p in parts for x in p.get("starts_us", ())]
+    start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
+    fig = summary(latencies, 1000, 2) if latencies else {
+        "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    return {
+        "matches": matches, "seats": matches * players, "players": players,
+        "client_processes": clients, "seconds": seconds,
+        "decisions_per_s": round(decisions / seconds, 1),
+        "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
+        "p99_ms": fig["p99"], "max_ms": fig["max"],
+        "server_rss_mb": round(rss / 2**20, 1), "server_cpu_percent": cpu,
+        "errors": sum(p["errors"] for p in parts),
+        "error_examples": sorted({e for p in parts for e in p["error_examples"]})[:5],
+        "matches_finished": sum(p["matches_finished"] for p in parts),
+        # CreateMatch sent -> first decision request: creating, joining and starting.
+        "match_start_p50_ms": start_fig["p50"], "match_start_p99_ms": start_fig["p99"],
+    }
+
+
+def _watch(process: psutil.Process, start_at: float, stop_at: float) -> tuple[int, float]:
+    """Returns the server's peak RSS (bytes) until ``stop_at`` and its CPU use (percent of
+    one core) between ``start_at`` and ``stop_at``."""
+    rss = 0
+    cpu_start: float | None = None
+    while (now := time.time()) < stop_at:
+        rss = max(rss, process.memory_info().rss)
+        if cpu_start is None and now >= start_at:
+            times = process.cpu_times()
+            cpu_start, started = times.user + times.system, now
+        time.sleep(0.2)
+    rss = max(rss, process.memory_info().rss)
+    if cpu_start is None:
+        return rss, 0.0
+    times = process.cpu_times()
+    return rss, round(100 * (times.user + times.system - cpu_start) / (time.time() - started),
+                      1)
+
+
+def _read(out: Path, log: str) -> dict[str, Any]:
+    """Returns a crowd's figures; a crowd that wrote none counts as one error."""
+    try:
+        data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        return data
+    except (OSError, ValueError):
+        tail = Path(log).read_text(errors="replace")[-300:] if Path(log).exists() else ""
+        return {"decisions": 0, "latencies_us": [], "errors": 1, "matches_finished": 0,
+                "error_examples": [f"crowd process wrote no figures: {tail.strip()}"]}
+
+
+def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,
+        clients: int = 2, seconds: float = 15.0, step_seconds: float = 8.0,
+        limit_ms: float = P99_LIMIT_MS) -> dict[str, Any]:
+    """Returns the figures of the target (``seats`` seats) and of the step-up: each
+    step's figures and the largest seat count whose p99 stayed under ``limit_ms``
+    (with no error), stopping at the first step that missed."""
+    target = measure(seats, players=players, clients=clients, seconds=seconds)
+    stepped: list[dict[str, Any]] = []
+    best = 0
+    for n in steps:
+        fig = target if n == seats else measure(n, players=players, clients=clients,
+                                                seconds=step_seconds)
+        stepped.append({k: fig[k] for k in ("seats", "decisions_per_s", "p50_ms", "p99_ms",
+                                             "server_rss_mb", "server_cpu_percent", "errors")})
+        if fig["p99_ms"] >= limit_ms or fig["errors"]:
+            break
+        best = fig["seats"]
+    return {**target, "max_seats_p99_under_100ms": best, "p99_limit_ms": limit_ms,
+            "steps": stepped}
+
+
+def table(result: dict[str, Any]) -> list[str]:
+    """Returns the figures of ``run`` as the lines of a text table."""
+    head = (f"{'seats':>6}{'decisions/s':>13}{'p50 ms':>9}{'p99 ms':>9}{'RSS MB':>9}"
+            f"{'CPU %':>7}{'errors':>8}")
+    lines = [head]
+    for s in result["steps"]:
+        lines.append(f"{s['seats']:>6}{s['decisions_per_s']:>13.0f}{s['p50_ms']:>9.1f}"
+                     f"{s['p99_ms']:>9.1f}{s['server_rss_mb']:>9.1f}"
+                     f"{s['server_cpu_percent']:>7.0f}{s['errors']:>8}")
+    lines.append(f"target {result['seats']} seats ({result['matches']} matches of "
+                 f"{result['players']}): {result['decisions_per_s']:.0f} decisions/s, "
+                 f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
+                 f"{result['server_rss_mb']} MB, {result['errors']} errors")
+    lines.append(f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
+                 f"{result['max_seats_p99_under_100ms']}")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Runs the benchmark from the command line; returns its figures."""
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seats", type=int, default=TARGET_SEATS)
+    parser.add_argument("--steps", type=int, nargs="*", default=list(STEPS))
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=2, help="crowd processes")
+    parser.add_argument("--seconds", type=float, default=15.0, help="window of the target")
+    parser.add_argument("--step-seconds", type=float, default=8.0, help="window of a step")
+    args = parser.parse_args(argv)
+    result = run(args.seats, args.steps, players=args.players, clients=args.clients,
+                 seconds=args.seconds, step_seconds=args.step_seconds)
+    print("\n".join(table(result)))
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

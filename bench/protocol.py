@@ -1,0 +1,227 @@
+"""Protocol overhead: one decision round trip through the server beside a bare gRPC one.
+
+The server's round trip is measured on the Play stream of a two-seat match whose
+two seats this client holds (one stream each, one connection), with the server in
+its own process: from the moment a decision request arrives, through the answer
+going up the stream and being applied, to the moment the next decision request
+arrives (on either stream). The client answers at once (a random option), so the
+figure is the server's answer path plus the transport.
+
+The bare round trip is the same exchange with a minimal ``grpc.aio`` echo service
+(``bench.echo``, its own process, the same 127.0.0.1 plaintext transport): the
+client sends the same answer message and receives a real decision request's bytes
+(the median-sized one of a played match). The client does the same work in both
+(parse the request, pick an option, encode the answer), and both are measured in
+alternating blocks of the same run, so background noise falls on both alike.
+
+``python -m bench.protocol`` prints a table; ``run()`` returns the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import grpc
+import psutil
+
+from mammamia_pb import arena_pb2 as pb
+
+from . import echo
+from .latency import summary
+from .serve import Server, python_module, stop, wait_for_port
+
+TARGET_RATIO: Final = 1.5
+PLAY: Final = "/mammamia.v1.Seat/Play"
+CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
+DEADLINE_MS: Final = 60_000       # never reached: the client answers at once
+
+
+def answer(decision: pb.DecisionRequest, rng: random.Random) -> bytes:
+    """Returns the encoded Play message answering ``decision`` with a random option."""
+    act = pb.ActRequest(decision_id=decision.decision_id,
+                        option=rng.randrange(len(decision.options)))
+    return pb.PlayRequest(act=act).SerializeToString()
+
+
+class _Measure:
+    """Round-trip samples (ns) and the encoded decision requests seen."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self.requests: list[bytes] = []
+        self.messages = 0           # every message received, decision requests included
+
+
+async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random.Random,
+                     into: _Measure) -> None:
+    """Plays one two-seat match holding both seats, adding a sample per decision after
+    the first (request received -> next request received)."""
+    create = channel.unary_unary(CREATE, request_serializer=pb.CreateMatchRequest.SerializeToString,
+                                 response_deserializer=pb.CreateMatchResponse.FromString)
+    created = await create(pb.CreateMatchRequest(
+        players=2, seed=seed, time_control=pb.TimeControl(deadline_ms=DEADLINE_MS)),
+        metadata=(("organiser-key", key),), timeout=10)
+    play = channel.stream_stream(PLAY)
+    last: list[int] = []      # arrival of the previous decision request, if any
+    observe = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
+
+    async def seat(token: str) -> None:
+        call = play(metadata=(("seat-token", token),))
+        await call.write(observe)
+        try:
+            async for raw in call:
+                now = time.perf_counter_ns()
+                into.messages += 1
+                event = pb.SeatEvent.FromString(raw)
+                which = event.WhichOneof("event")
+                if which == "decision":
+                    if last:
+                        into.samples.append(now - last[0])
+                    last[:] = [now]
+                    into.requests.append(raw)
+                    await call.write(answer(event.decision, rng))
+                elif which == "match_ended":
+                    return
+                elif which == "act_result" and not event.act_result.accepted:
+                    raise RuntimeError(f"answer refused: {event.act_result.message}")
+        finally:
+            call.cancel()
+
+    await asyncio.wait_for(asyncio.gather(*(seat(t) for t in created.seat_tokens)), 120)
+
+
+async def echo_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Random,
+                           into: _Measure) -> None:
+    """Adds ``count`` samples of the bare echo round trip."""
+    call = channel.stream_stream(echo.METHOD)()
+    # The first message names no real decision; every later one answers the reply.
+    await call.write(pb.PlayRequest(act=pb.ActRequest(decision_id="d1", option=0))
+                     .SerializeToString())
+    last = 0
+    taken = -1
+    try:
+        async for raw in call:
+            now = time.perf_counter_ns()
+            event = pb.SeatEvent.FromString(raw)
+            if taken >= 0:
+                into.samples.append(now - last)
+            last = now
+            taken += 1
+            if taken >= count:
+                return
+            await call.write(answer(event.decision, rng))
+    finally:
+        call.cancel()
+
+
+def _cpu_ns(process: psutil.Process) -> int:
+    times = process.cpu_times()
+    return int((times.user + times.system) * 1e9)
+
+
+async def _measure(server: str, server_pid: int, key: str, reply_file: Path, port_file: Path,
+                   samples: int, blocks: int, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    real, bare = _Measure(), _Measure()
+    server_cpu = bare_cpu = 0     # CPU time each server process spent in the measured blocks
+    server_process = psutil.Process(server_pid)
+    async with grpc.aio.insecure_channel(server) as channel:
+        # A warm-up match, whose median request becomes the echo's reply.
+        warm = _Measure()
+        await play_match(channel, key, seed, rng, warm)
+        median = sorted(warm.requests, key=len)[len(warm.requests) // 2]
+        reply_file.write_bytes(median)
+        echo_process = python_module("bench.echo", "--port-file", str(port_file),
+                                     "--reply", str(reply_file))
+        try:
+            port = wait_for_port(port_file, echo_process)
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as bare_channel:
+                await echo_round_trips(bare_channel, 200, rng, _Measure())   # warm-up
+                echo_server = psutil.Process(echo_process.pid)
+                per_block = max(1, samples // blocks)
+                match = 1
+                for _ in range(blocks):
+                    before = _cpu_ns(echo_server)
+                    await echo_round_trips(bare_channel, per_block, rng, bare)
+                    bare_cpu += _cpu_ns(echo_server) - before
+                    goal = len(real.samples) + per_block
+                    before = _cpu_ns(server_process)
+                    while len(real.samples) < goal:
+                        await play_match(channel, key, seed + match, rng, real)
+                        match += 1
+                    server_cpu += _cpu_ns(server_process) - before
+        finally:
+            stop(echo_process)
+    sizes = sorted(len(r) for r in real.requests)
+    server_fig = summary(real.samples, 1000)
+    bare_fig = summary(bare.samples, 1000)
+    return {
+        "bare_mean_us": bare_fig["mean"], "bare_p50_us": bare_fig["p50"],
+        "bare_p99_us": bare_fig["p99"],
+        "server_mean_us": server_fig["mean"], "server_p50_us": server_fig["p50"],
+        "server_p99_us": server_fig["p99"],
+        "ratio_p50": round(server_fig["p50"] / bare_fig["p50"], 2),
+        "ratio_mean": round(server_fig["mean"] / bare_fig["mean"], 2),
+        "target_ratio": TARGET_RATIO,
+        "samples": {"bare": bare_fig["n"], "server": server_fig["n"]},
+        "matches": match - 1,
+        "request_bytes": {"median": sizes[len(sizes) // 2], "max": sizes[-1],
+                          "echo_reply": len(median)},
+        "answer_bytes": len(answer(pb.SeatEvent.FromString(median).decision, rng)),
+        # Why the server's round trip costs more: what it sends per decision, and the
+        # CPU time its process spends per decision (matches created and stored included).
+        "server_messages_per_decision": round(real.messages / len(real.requests), 2),
+        "server_cpu_us_per_decision": round(server_cpu / len(real.requests) / 1000, 1),
+        "bare_cpu_us_per_round_trip": round(bare_cpu / len(bare.samples) / 1000, 1),
+        "bare": bare_fig, "server": server_fig,
+    }
+
+
+def run(samples: int = 6000, blocks: int = 3, seed: int = 1) -> dict[str, Any]:
+    """Returns the round-trip figures (µs) of the server and of the bare echo, and the
+    ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations."""
+    with tempfile.TemporaryDirectory(prefix="bench-protocol-") as tmp:
+        directory = Path(tmp)
+        with Server(directory) as server:
+            return asyncio.run(_measure(server.address, server.pid, server.organiser_key,
+                                        directory / "reply.bin", directory / "echo.port",
+                                        samples, blocks, seed))
+
+
+def table(result: dict[str, Any]) -> list[str]:
+    """Returns the figures of ``run`` as the lines of a text table."""
+    lines = [f"{'round trip':<26}{'mean µs':>9}{'p50 µs':>9}{'p99 µs':>9}{'samples':>9}"]
+    for label, key in (("bare grpc.aio echo", "bare"), ("server Play (2 seats)", "server")):
+        f = result[key]
+        lines.append(f"{label:<26}{f['mean']:>9.1f}{f['p50']:>9.1f}{f['p99']:>9.1f}{f['n']:>9}")
+    verdict = "meets" if result["ratio_p50"] <= result["target_ratio"] else "misses"
+    lines.append(f"ratio at p50: {result['ratio_p50']:.2f} ({verdict} the target of "
+                 f"{result['target_ratio']}); request {result['request_bytes']['median']} B, "
+                 f"answer {result['answer_bytes']} B")
+    lines.append(f"server: {result['server_messages_per_decision']} messages and "
+                 f"{result['server_cpu_us_per_decision']} µs CPU per decision; echo: 1 message "
+                 f"and {result['bare_cpu_us_per_round_trip']} µs CPU per round trip")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Runs the benchmark from the command line; returns its figures."""
+    parser = argparse.ArgumentParser(prog="python -m bench.protocol", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=6000, help="round trips of each kind")
+    parser.add_argument("--blocks", type=int, default=3, help="alternations echo/server")
+    args = parser.parse_args(argv)
+    result = run(args.samples, args.blocks)
+    print("\n".join(table(result)))
+    return result
+
+
+if __name__ == "__main__":
+    main()

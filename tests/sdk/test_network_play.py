@@ -224,3 +224,33 @@ def test_bots_play_over_tls(tmp_path: Any) -> None:
                 proc.wait()
         serving.terminate()
         serving.wait(timeout=TIMEOUT_S)
+
+
+def test_a_bot_too_slow_for_its_deadline_is_answered_for_in_time(server: Any) -> None:
+    match_id, tokens = create_match(server, 2, 4, "--deadline", "1")
+
+    class Dawdler(GreedyBot):
+        """Thinks far too long about its first turn."""
+
+        name = "dawdler"
+        calls = 0
+
+        def turn(self, view: View) -> Any:
+            Dawdler.calls += 1
+            if Dawdler.calls == 1:
+                time.sleep(2.0)
+            return super().turn(view)
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(play_seat(Dawdler(), server.address, tokens[0]),
+                                    play_seat(RandomBot(), server.address, tokens[1]))
+
+    with capture_logs() as logs:
+        results = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
+    assert [r.status for r in results] == ["finished", "finished"]
+    assert results[0].replaced == 1
+    (slow,) = [e for e in logs if e["event"] == "bot_decision_replaced"]
+    assert slow["bot"] == "dawdler" and slow["fault"].startswith("no answer within")
+    # The safe answer went in before the deadline: the server never had to step in.
+    record = match_record(server, match_id)
+    assert not [t for t in record.meta["timeouts"] if t["seat"] == 0]

@@ -232,7 +232,8 @@ def _parse_deal(deal: Any, players: int, colours: list[str]) -> dict[str, Any]:
     dealt = Counter(c for h in hands for c in h) + Counter(c for c in supply if c != MAMMA_MIA)
     want = Counter(ingredient_deck(players))
     if dealt != want:
-        diff = [f"{k}: {dealt[k]} instead of {want[k]}" for k in sorted(want) if dealt[k] != want[k]]
+        diff = [f"{k}: {dealt[k]} instead of {want[k]}"
+                for k in sorted(want) if dealt[k] != want[k]]
         raise RecordError(f"deal: hands and supply must hold the {sum(want.values())} ingredient "
                           f"cards of {players} players ({'; '.join(diff)}) (R-SETUP-2)",
                           "R-SETUP-2")

@@ -75,7 +75,8 @@ class _Log:
             yield from self._clear_table()
         supply = len(self.state.supply)
         carried = f"; the oven holds {len(self.oven)} cards left over" if self.oven else ""
-        yield f"== Round {number}: {self.who(first)} starts; the supply holds {supply} cards{carried}"
+        yield (f"== Round {number}: {self.who(first)} starts; "
+               f"the supply holds {supply} cards{carried}")
 
     def _turn(self, seat: int, kind: str | None, count: int, order: str | None,
               draw: str | None, drawn: int, mamma_mia: bool) -> Iterator[str]:

@@ -157,6 +157,13 @@ class State:
     # ("bake", seat, order, "?"/"J" kind | None, hand counts | None, auto,
     # table counts used), ("fail", seat, order, declined), ("over",).
     events: list[tuple[Any, ...]]
+    _deal: dict[str, Any]
+    _reshuffle_plan: list[list[str]] | None
+    _reshuffles: list[list[str]]
+    _rng: random.Random
+    _rng_shared: bool
+    _options: tuple[Resolve, ...]
+    _reveal: int
 
     # -- construction -------------------------------------------------------------
 
@@ -180,7 +187,8 @@ class State:
         if len(colours) != players or len(set(colours)) != players or \
                 any(c not in COLOURS for c in colours):
             raise IllegalActionError(
-                f"colours must be {players} distinct colours of {list(COLOURS)}, got {list(colours)!r}",
+                f"colours must be {players} distinct colours of {list(COLOURS)}, "
+                f"got {list(colours)!r}",
                 "R-SETUP-1")
         if first_player is not None and (type(first_player) is not int
                                          or not 0 <= first_player < players):
@@ -197,8 +205,9 @@ class State:
             # into the rest, and shuffle each waiter.
             deck = ingredient_deck(players)
             s._rng.shuffle(deck)
-            hands = [deck[i * DEALT_INGREDIENTS:(i + 1) * DEALT_INGREDIENTS] for i in range(players)]
-            supply_top_first = deck[players * DEALT_INGREDIENTS:] + [MAMMA_MIA]
+            dealt = DEALT_INGREDIENTS
+            hands = [deck[i * dealt:(i + 1) * dealt] for i in range(players)]
+            supply_top_first = [*deck[players * dealt:], MAMMA_MIA]
             s._rng.shuffle(supply_top_first)
             waiters = []
             for c in colours:
@@ -551,10 +560,10 @@ class State:
                 hand = _counts(missing) if any(missing) else None
                 options.append(Resolve(True, INGREDIENTS[k] if len(kinds) > 1 else None, hand))
         if len(kinds) == 1 and options and options[0].hand is None:
-            need = [0, 0, 0, 0, 0]
-            need[p] = 1
-            need[kinds[0]] = size
-            return _counts(need), []
+            recipe = [0, 0, 0, 0, 0]
+            recipe[p] = 1
+            recipe[kinds[0]] = size
+            return _counts(recipe), []
         return None, options
 
     def _resolve_rule(self) -> str:

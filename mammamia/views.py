@@ -37,7 +37,7 @@ class Event:
     ``kind`` is one of:
 
     - ``round_started``: ``round`` begins, ``seat`` starts it.
-    - ``turn``: ``seat`` played ``count`` × ``ingredient`` (None: passed) and
+    - ``turn``: ``seat`` played ``count`` cards of ``ingredient`` (None: passed) and
       ``order`` (or None), then drew ``drawn`` cards from ``draw`` (or nothing);
       ``mamma_mia`` when it drew the Mamma Mia! card.
     - ``round_ended``: ``round`` ends, by stalemate (R-TURN-8) when ``stalemate``.
@@ -144,8 +144,17 @@ def view_of(state: State, seat: int | None) -> View:
         SeatInfo(i, state.colours[i], state.hand_size(i), len(state.hand_orders[i]),
                  len(state.waiters[i]), tuple(state.delivered[i]))
         for i in range(state.players))
-    mine = seat is not None
-    a, b, c, d, e = state.hand_ings[seat] if mine else _NO_CARDS
+    hand: Counts = _NO_CARDS
+    hand_orders: tuple[str, ...] = ()
+    waiter: tuple[str, ...] = ()
+    legal: tuple[Action, ...] = ()
+    if seat is not None:
+        a, b, c, d, e = state.hand_ings[seat]
+        hand = (a, b, c, d, e)
+        hand_orders = tuple(state.hand_orders[seat])
+        waiter = tuple(sorted(state.waiters[seat]))
+        if state.to_act == seat:
+            legal = state.legal_actions()
     return View(
         seat=seat,
         players=state.players,
@@ -161,10 +170,10 @@ def view_of(state: State, seat: int | None) -> View:
         used=tuple(state.used),
         mamma_mia_holder=state.holder,
         seats=seats,
-        hand=(a, b, c, d, e),
-        hand_orders=tuple(state.hand_orders[seat]) if mine else (),
-        waiter=tuple(sorted(state.waiters[seat])) if mine else (),
+        hand=hand,
+        hand_orders=hand_orders,
+        waiter=waiter,
         history=_events(state),
-        legal=state.legal_actions() if mine and state.to_act == seat else (),
+        legal=legal,
         winners=tuple(state.winners()),
     )

@@ -1,9 +1,9 @@
 """``python -m bench``: run every benchmark, print its table, write the figures as JSON.
 
 Each benchmark is a module of this package with ``run(...) -> dict`` and, to print
-itself, ``table(result) -> list[str]``. The JSON file (``--out``, by default
-``bench-results/<UTC timestamp>.json``) holds the machine's description and each
-benchmark's figures under its name.
+itself, ``table(result) -> list[str]`` (without one, its figures print one a line).
+The JSON file (``--out``, by default ``bench-results/<UTC timestamp>.json``) holds
+the machine's description and each benchmark's figures under its name.
 """
 
 from __future__ import annotations
@@ -25,6 +25,17 @@ BENCHMARKS: dict[str, dict[str, Any]] = {
 }
 
 
+def _lines(figures: dict[str, Any], prefix: str = "") -> list[str]:
+    """Returns one 'name: value' line per figure, nested names joined by dots."""
+    out = []
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            out += _lines(value, f"{prefix}{key}.")
+        else:
+            out.append(f"{prefix}{key}: {value}")
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the chosen benchmarks and writes their figures; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
@@ -44,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = module.run(**(BENCHMARKS[name] if args.quick else {}))
         report["results"][name] = result
         print(f"\n== {name}")
-        print("\n".join(module.table(result)))
+        lines = module.table(result) if hasattr(module, "table") else _lines(result)
+        print("\n".join(lines))
 
     out = Path(args.out or f"bench-results/{stamp}.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,26 +6,31 @@ forming. Everything runs as real processes, exactly as a user would start them:
     mammamia serve --db mammamia.db --ladder-players 2-5 ...   the server
     mammamia bot random --server ADDR --ladder --name random-1 ...   one per bot
 
-The bots' keys and logs live in ``<db>.demo/`` beside the database, so the same
-bots come back (with their ratings) the next time; a fresh database starts fresh
-bots. The children run in their own process groups: Ctrl-C reaches only this
-process, which stops the server first (it drains: running matches are finished
-or marked aborted, nothing half-written) and then the bots.
+The bots' keys and every process's log live in ``<db>.demo/`` beside the database,
+so the same bots come back (with their ratings) the next time; a fresh database
+starts fresh bots. The terminal shows one line per finished match, the server's
+warnings and errors, and the standings every ``--every`` seconds. The children run
+in their own process groups: Ctrl-C reaches only this process, which stops the
+server first (it drains: running matches are finished or marked aborted, nothing
+half-written) and then the bots.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import structlog
 
@@ -51,6 +56,37 @@ def _wait_for_port(port_file: Path, server: subprocess.Popen[bytes]) -> int:
             return int(port_file.read_text().strip())
         time.sleep(0.1)
     raise RuntimeError(f"the server did not listen within {STARTUP_TIMEOUT:.0f} s")
+
+
+def _ordinal(rank: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(rank, f"{rank}th")
+
+
+def match_line(event: dict[str, Any]) -> str:
+    """Returns one line about a finished ladder match, best seat first."""
+    seats = sorted(zip(event["ranks"], event["names"], event["delivered"], strict=True))
+    played = ", ".join(f"{name} {_ordinal(rank)} ({delivered} pizza{'s' * (delivered != 1)})"
+                       for rank, name, delivered in seats)
+    return f"match {event['match']} ({len(seats)} players): {played}"
+
+
+def _relay(lines: Iterable[bytes], log_file: IO[bytes]) -> None:
+    """Copies the server's log to ``log_file``; shows finished matches and trouble."""
+    for raw in lines:
+        log_file.write(raw)
+        log_file.flush()
+        text = raw.decode("utf-8", "replace").rstrip()
+        try:
+            event = json.loads(text)
+        except ValueError:
+            event = None
+        if not isinstance(event, dict):
+            if text and not text.startswith("organiser key:"):
+                print(text, file=sys.stderr, flush=True)
+        elif event.get("event") == "ladder_match_finished" and event.get("names"):
+            print(match_line(event), file=sys.stderr, flush=True)
+        elif event.get("level") in ("warning", "error", "critical"):
+            print(f"server: {text}", file=sys.stderr, flush=True)
 
 
 def _stop(process: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
@@ -83,14 +119,17 @@ def run_demo(args: argparse.Namespace) -> int:
     port_file = Path(tempfile.mkdtemp(prefix="mammamia-demo-")) / "port"
     mammamia = _mammamia()
     serve = [*mammamia, "serve", "--host", args.host, "--port", str(args.port),
-             "--port-file", str(port_file), "--db", str(db),
+             "--port-file", str(port_file), "--db", str(db), "--log-format", "json",
              "--ladder-players", args.ladder_players,
              "--ladder-concurrency", str(args.ladder_concurrency)]
-    if args.log_format:
-        serve += ["--log-format", args.log_format]
-    server = subprocess.Popen(serve, start_new_session=True)
+    server_log = open(home / "logs" / "server.log", "ab")  # noqa: SIM115 (closed below)
+    logs: list[IO[bytes]] = [server_log]
+    server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    assert server.stdout is not None
+    relay = threading.Thread(target=_relay, args=(server.stdout, server_log), daemon=True)
+    relay.start()
     bots: list[subprocess.Popen[bytes]] = []
-    logs: list[IO[bytes]] = []
     try:
         try:
             port = _wait_for_port(port_file, server)
@@ -113,17 +152,13 @@ def run_demo(args: argparse.Namespace) -> int:
                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                     env={**os.environ, "MAMMAMIA_LOG_FORMAT": "json"}))
         log.info("demo_started", server=address, db=str(db), bots=names,
-                 bot_logs=str(home / "logs"))
+                 logs=str(home / "logs"))
         print(f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
               f" (database {db}).\n"
               f"  standings: mammamia ladder standings --server {address}\n"
               f"  your bot:  {connect_command(address)}\n"
               "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
               file=sys.stderr, flush=True)
-        log.info("demo_next_steps",
-                 standings=f"mammamia ladder standings --server {address}",
-                 your_bot=connect_command(address),
-                 write_a_bot="README.md, section 'Writing a bot'", stop="Ctrl-C")
         while server.poll() is None:
             time.sleep(args.every)
             if server.poll() is not None:
@@ -152,6 +187,7 @@ def run_demo(args: argparse.Namespace) -> int:
             for process in [server, *bots]:
                 if process.poll() is None:
                     process.kill()
+        relay.join(timeout=5)
         for log_file in logs:
             log_file.close()
         shutil.rmtree(port_file.parent, ignore_errors=True)

@@ -213,7 +213,9 @@ class Ladder:
                  for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
         if self.store.finish_match(match_id, seats):
             self.store.apply_ratings()
-            log.info("ladder_match_finished", match=match_id, ranks=list(outcome.ranks),
+            row = self.store.match(match_id)
+            log.info("ladder_match_finished", match=match_id,
+                     names=list(row.names) if row else [], ranks=list(outcome.ranks),
                      delivered=list(outcome.delivered))
 
 

@@ -36,6 +36,8 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         log = err.read_text()
         assert f"mammamia ladder standings --server {address}" in log
         assert f"--server {address} --ladder --name my-bot" in log
+        # One line per finished match, best seat first.
+        assert re.search(r"^match m-\S+ \([2-5] players\): \S+ 1st \(\d+ pizzas?\)", log, re.M)
     finally:
         demo.send_signal(signal.SIGINT)
         assert demo.wait(timeout=60) == 0
@@ -44,5 +46,7 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         standings(address)
     assert '"event": "demo_stopped"' in err.read_text()
     assert query(db, "SELECT COUNT(*) FROM ladder_matches WHERE status = 'running'") == [(0,)]
-    assert sorted(p.name for p in (tmp_path / "mammamia.db.demo" / "keys").iterdir()) == [
+    home = tmp_path / "mammamia.db.demo"
+    assert sorted(p.name for p in (home / "keys").iterdir()) == [
         "counter-1.key", "greedy-1.key", "random-1.key"]
+    assert '"event": "drain_done"' in (home / "logs" / "server.log").read_text()

@@ -15,12 +15,22 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mammamia import COLOURS, INGREDIENTS, MAMMA_MIA, State, parse
+import pytest
+
+from mammamia import (
+    COLOURS,
+    INGREDIENTS,
+    MAMMA_MIA,
+    IllegalActionError,
+    RecordError,
+    State,
+    action_from_json,
+    parse,
+)
 from mammamia.cards import ORDERS_BY_COLOUR, ingredient_deck
 from mammamia.dump import state_dump
 
 Json = dict[str, Any]
-
 
 RULE_ID = re.compile(r"R-[A-Z]+-\d+")
 """A rule id of RULES.md, such as ``R-TURN-4``."""
@@ -216,8 +226,6 @@ class Refusal:
 
 def check_case(case: Case) -> None:
     """Asserts that ``case.action`` applies in its scene and leaves the dump fields ``after``."""
-    from mammamia import action_from_json
-
     state = replay(case.scene)
     seen = dump(state)
     for path, want in case.before.items():
@@ -234,10 +242,6 @@ def check_case(case: Case) -> None:
 def check_refusal(refusal: Refusal) -> None:
     """Asserts that the action is refused citing its rule, by the record reader and (when
     the seat is the one asked) by ``State.apply``, leaving the state unchanged."""
-    import pytest
-
-    from mammamia import IllegalActionError, RecordError, action_from_json
-
     with pytest.raises(RecordError) as refused:
         replay(then(refusal.scene, refusal.action))
     assert refused.value.rule == refusal.rule

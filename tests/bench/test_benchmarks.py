@@ -1,0 +1,91 @@
+"""Smoke tests of the benchmarks: each runs at a tiny size through ``python -m bench``,
+so none can rot. Speed is never asserted here, only that every figure was measured
+and written where ``make bench BENCH_OUT=FILE`` puts it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv" / "bin" / "python"
+RUN_TIMEOUT_S = 180
+
+# The figures the benchmark issue names, per benchmark.
+KEYS = {
+    "protocol": ("bare_p50_us", "server_p50_us", "ratio_p50", "server_p99_us"),
+    "load": ("matches", "seats", "decisions_per_s", "p50_ms", "p99_ms", "server_rss_mb",
+             "errors", "max_seats_p99_under_100ms"),
+    "ladder": ("matches_per_min", "rating_update_ms"),
+}
+
+
+def quick(tmp_path: Path, *names: str) -> dict[str, Any]:
+    """Returns the JSON figures of ``python -m bench --quick --only NAMES``."""
+    out = tmp_path / "figures.json"
+    run = subprocess.run([str(PYTHON if PYTHON.exists() else sys.executable), "-m", "bench",
+                          "--quick", "--only", *names, "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    for name in names:
+        assert f"== {name}" in run.stdout, run.stdout
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    assert report["machine"]["cores"] >= 1
+    return report
+
+
+def test_engine_reports_games_per_second_for_two_to_five_players(tmp_path: Path) -> None:
+    report = quick(tmp_path, "engine")
+    assert set(report["engine_games_per_s"]) == {"2", "3", "4", "5"}
+    assert all(v > 0 for v in report["engine_games_per_s"].values())
+
+
+def test_protocol_measures_the_server_beside_a_bare_echo(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "protocol")["protocol"]
+    assert set(KEYS["protocol"]) <= set(fig)
+    assert fig["samples"]["bare"] >= 100 and fig["samples"]["server"] >= 100
+    assert fig["bare_p50_us"] > 0 and fig["server_p50_us"] > 0
+    assert fig["ratio_p50"] == pytest.approx(fig["server_p50_us"] / fig["bare_p50_us"],
+                                             abs=0.01)
+    assert fig["server_p99_us"] >= fig["server_p50_us"]
+    # The echo answers with a real decision request of the median size.
+    assert fig["request_bytes"]["echo_reply"] > fig["answer_bytes"] > 0
+
+
+def test_load_plays_matches_from_other_processes_without_errors(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "load")["load"]
+    assert set(KEYS["load"]) <= set(fig)
+    assert fig["seats"] == fig["matches"] * 4
+    assert fig["errors"] == 0, fig["error_examples"]
+    assert fig["decisions_per_s"] > 0
+    assert fig["server_rss_mb"] > 0
+    assert [s["seats"] for s in fig["steps"]] == [fig["seats"]]
+
+
+def test_ladder_finishes_matches_and_times_a_rating_update(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "ladder")["ladder"]
+    assert set(KEYS["ladder"]) <= set(fig)
+    assert fig["throughput"]["aborted"] == 0
+    assert fig["rating_update_ms"] > 0
+    assert fig["rating_update"]["players"] == 5
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from bench.latency import percentile, summary
+
+    ordered = list(range(1, 101))
+    assert percentile(ordered, 50) == 50
+    assert percentile(ordered, 99) == 99
+    assert percentile(ordered, 100) == 100
+    assert percentile([7], 1) == 7
+    fig = summary([3000, 1000, 2000], scale=1000)
+    assert (fig["n"], fig["mean"], fig["p50"], fig["max"]) == (3, 2.0, 2.0, 3.0)
+    with pytest.raises(ValueError, match="no samples"):
+        percentile([], 50)

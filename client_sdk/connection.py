@@ -157,6 +157,11 @@ async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = Non
                 raise SeatRefused(f"{server}: {e.code().name}: {e.details()}") from None
             log.warning("connection_lost", server=server, match=seat.match_id or None,
                         seat=seat.seat, code=e.code().name, after_sequence=seat.after)
+        except asyncio.InvalidStateError:
+            # The stream ended (the connection dropped) while an answer was on its way;
+            # the decision is asked again after the reconnect and answered the same.
+            log.warning("connection_lost", server=server, match=seat.match_id or None,
+                        seat=seat.seat, code="STREAM_FINISHED", after_sequence=seat.after)
         delay = backoff.next_delay()
         log.info("reconnecting", server=server, delay_s=round(delay, 2), attempt=backoff.attempt)
         await asyncio.sleep(delay)

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from typing import Any
 
@@ -61,9 +62,10 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
     link = Link(server.port)
     cut_after = 4
     cut_once = asyncio.Event()
+    cut_done = threading.Event()
 
     class CutsTheLink(GreedyBot):
-        """A greedy bot whose link is cut after a few decisions."""
+        """A greedy bot whose link is cut while it thinks, after a few decisions."""
 
         decisions = 0
 
@@ -71,12 +73,15 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
             CutsTheLink.decisions += 1
             if CutsTheLink.decisions == cut_after:
                 loop.call_soon_threadsafe(cut_once.set)
+                cut_done.wait(TIMEOUT_S)
             return super().turn(view)
 
     async def outage() -> None:
         await cut_once.wait()
         await link.cut()
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.2)
+        cut_done.set()
+        await asyncio.sleep(0.3)
         await link.open()
 
     async def main() -> list[Any]:

@@ -141,15 +141,19 @@ def wait_for_line(proc: subprocess.Popen[str], event: str, count: int = 1) -> li
 
 def test_a_restarted_bot_process_takes_its_seat_back(server: Any) -> None:
     match_id, tokens = create_match(server, 2, seed=8)
-    first = bot_process(server, "counter", tokens[0], "--verbose")
+    # A random bot would answer old decisions differently, so replaying them would show.
+    first = bot_process(server, "random", tokens[0], "--verbose")
     other = bot_process(server, "random", tokens[1])
     try:
         wait_for_line(first, "decision_answered", 3)
         first.kill()
         first.wait(timeout=TIMEOUT_S)
-        again = bot_process(server, "counter", tokens[0])
+        again = bot_process(server, "random", tokens[0])
         out, err = again.communicate(timeout=TIMEOUT_S)
         assert again.returncode == 0, err
+        # It replayed the match from the start without answering decisions long taken.
+        events = [json.loads(line)["event"] for line in err.splitlines()]
+        assert "answer_refused" not in events and "bot_decision_replaced" not in events
         result = json.loads(out)
         assert (result["match"], result["seat"], result["status"]) == (match_id, 0, "finished")
         other_out, _ = other.communicate(timeout=TIMEOUT_S)

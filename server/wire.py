@@ -43,12 +43,17 @@ SNAPSHOT, DECISION, TURN, ROUND_STARTED, ROUND_ENDED, RESOLVED, MATCH_ENDED, ACT
 
 
 def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _SMALL[n]
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL: Final = tuple(bytes((i,)) for i in range(0x80))
 
 
 def payload(field: int, message: bytes) -> bytes:
@@ -182,11 +187,30 @@ def decision_body(decision_id: str, resolve: bool, view: bytes, options: Sequenc
         deadline=ts, deadline_ms=max(0, deadline_ms), time_bank_ms=max(0, time_bank_ms),
     ).SerializeToString()
     # Fields 3 (view) and 4 (options, repeated) appended as encoded bytes.
-    parts = [head, b"\x1a", _varint(len(view)), view]
+    return payload(DECISION, b"".join((head, b"\x1a", _varint(len(view)), view,
+                                       _options_bytes(options))))
+
+
+# The engine hands out the same tuple of legal turns for the same hand, so the
+# encoded options are cached by identity; holding the tuple keeps its id unique.
+_OPTIONS: dict[int, tuple[Sequence[Action], bytes]] = {}
+_OPTIONS_LIMIT: Final = 20_000
+
+
+def _options_bytes(options: Sequence[Action]) -> bytes:
+    """Returns the encoded repeated ``options`` field (4) of a DecisionRequest."""
+    cached = _OPTIONS.get(id(options))
+    if cached is not None and cached[0] is options:
+        return cached[1]
+    parts = []
     for a in options:
         data = action_bytes(a)
         parts += (b"\x22", _varint(len(data)), data)
-    return payload(DECISION, b"".join(parts))
+    encoded = b"".join(parts)
+    if len(_OPTIONS) >= _OPTIONS_LIMIT:
+        _OPTIONS.clear()
+    _OPTIONS[id(options)] = (options, encoded)
+    return encoded
 
 
 def snapshot_body(view: pb.View, match_id: str) -> bytes:

@@ -35,7 +35,7 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser(
         "bot", help="play a bot on a server: one seat, or the ladder",
         description="Play SPEC on a server. With --token, play that seat to the end of its "
-        "match. With --ladder, enter the ladder as --name (registering it on first use and "
+        "match and print its result as one JSON line. With --ladder, enter the ladder as --name (registering it on first use and "
         "saving its key to --key-file) and play match after match until stopped (Ctrl-C). "
         "Reconnects and resumes after a dropped connection or a server restart.")
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)

@@ -27,7 +27,7 @@ import grpc
 import grpc.aio
 import structlog
 
-from mammamia import Event, SeatInfo, View
+from mammamia import Event, View
 from mammamia_pb import arena_pb2_grpc as rpc
 
 from . import wire
@@ -129,7 +129,6 @@ class _Seat:
         self.view: View | None = None
         self.replaced = 0
         self.snapshot: wire.Snapshot | None = None
-        self.deadline_ms = 0
 
 
 async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = None,
@@ -173,7 +172,6 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
     closed early; raises AioRpcError when the connection fails."""
     reply = await stub.Join(wire.join_request(name), metadata=seat.metadata, timeout=10)
     match_id, number, colour, players, deadline_ms = wire.joined(reply)
-    seat.deadline_ms = deadline_ms
     first = not seat.match_id
     seat.match_id, seat.seat = match_id, number
     log.info("seat_joined" if first else "seat_rejoined", match=match_id, seat=number,
@@ -310,7 +308,7 @@ def _final_view(seat: _Seat, ended: wire.Ended) -> View | None:
         if e.kind == "baked" and e.seat is not None and e.order is not None:
             delivered[e.seat].append(e.order)
     seats = tuple(dataclasses.replace(info, delivered=tuple(delivered[info.seat]))
-                  if isinstance(info, SeatInfo) else info for info in last.seats)
+                  for info in last.seats)
     return dataclasses.replace(last, phase="over", to_act=None, deciding=None, seats=seats,
                                history=tuple(seat.history), legal=(), winners=ended.winners)
 

@@ -9,6 +9,7 @@ order, so every record is a legal deal of R-SETUP-2.
 from __future__ import annotations
 
 import copy
+import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -174,6 +175,33 @@ def late(order0: str, order1: str = "yellow-pepper") -> Json:
                             play(0, "6 salami", order0, "supply"),
                             play(1, "7 olive", None, "supply"),
                             play(0, "2 salami", None, "supply")])
+
+
+# -- hidden information (R-VIEW-3) ---------------------------------------------------
+
+def hide_from(state: State, seat: int | None, rng: random.Random) -> State:
+    """Returns a copy of ``state`` that differs only in what ``seat`` may not know
+    (R-VIEW-3): the supply's order, the order of every waiter, and the cards of every
+    other hand and waiter (swapped between them, keeping each hand's public sizes)."""
+    other = state.copy()
+    rng.shuffle(other.supply)
+    for w in other.waiters:
+        rng.shuffle(w)
+    others = [i for i in range(state.players) if i != seat]
+    # Swap one ingredient kind for another in another seat's hand: its size stays.
+    for i in others:
+        held = [k for k in range(5) if other.hand_ings[i][k]]
+        if held:
+            k = rng.choice(held)
+            other.hand_ings[i][k] -= 1
+            other.hand_ings[i][rng.choice([j for j in range(5) if j != k])] += 1
+    # Swap the top order of another seat's waiter with an order in its hand.
+    for i in others:
+        if other.waiters[i] and other.hand_orders[i]:
+            other.waiters[i][0], other.hand_orders[i][0] = \
+                other.hand_orders[i][0], other.waiters[i][0]
+            other.hand_orders[i].sort()
+    return other
 
 
 # -- replay and inspect -------------------------------------------------------------

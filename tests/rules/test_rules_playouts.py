@@ -13,7 +13,7 @@ import random
 from collections import Counter
 
 import pytest
-from test_rules_views import hide_from
+from rules_support import hide_from
 
 from mammamia import (
     COLOURS,

@@ -6,9 +6,9 @@ import dataclasses
 import random
 
 import pytest
-from rules_support import bake, early, play, replay, then
+from rules_support import bake, early, hide_from, play, replay, then
 
-from mammamia import INGREDIENTS, RESOLVE, State, View, public_events, view_of
+from mammamia import INGREDIENTS, RESOLVE, View, public_events, view_of
 
 # Round 1 resolution: red baked red-mushroom with a salami from hand, yellow is
 # asked about yellow-pepper. Red holds the Mamma Mia! card.
@@ -16,31 +16,6 @@ SCENE = then(early("red-mushroom", "yellow-pepper"), play(0, "2 pineapple", draw
              bake(0, hand="salami"))
 # Round 1 after four turns: red to play, the supply holds only the Mamma Mia! card.
 TURNS = early("red-mushroom", "yellow-pepper")
-
-
-def hide_from(state: State, seat: int | None, rng: random.Random) -> State:
-    """Returns a copy of ``state`` that differs only in what ``seat`` may not know
-    (R-VIEW-3): the supply's order, the order of every waiter, and the cards of every
-    other hand and waiter (swapped between them, keeping each hand's public sizes)."""
-    other = state.copy()
-    rng.shuffle(other.supply)
-    for w in other.waiters:
-        rng.shuffle(w)
-    others = [i for i in range(state.players) if i != seat]
-    # Swap one ingredient kind for another in another seat's hand: its size stays.
-    for i in others:
-        held = [k for k in range(5) if other.hand_ings[i][k]]
-        if held:
-            k = rng.choice(held)
-            other.hand_ings[i][k] -= 1
-            other.hand_ings[i][rng.choice([j for j in range(5) if j != k])] += 1
-    # Swap the top order of another seat's waiter with an order in its hand.
-    for i in others:
-        if other.waiters[i] and other.hand_orders[i]:
-            other.waiters[i][0], other.hand_orders[i][0] = \
-                other.hand_orders[i][0], other.waiters[i][0]
-            other.hand_orders[i].sort()
-    return other
 
 
 @pytest.mark.parametrize("record", [SCENE, TURNS], ids=["resolution", "turns"])

@@ -35,9 +35,11 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = sub.add_parser(
         "bot", help="play a bot on a server: one seat, or the ladder",
         description="Play SPEC on a server. With --token, play that seat to the end of its "
-        "match and print its result as one JSON line. With --ladder, enter the ladder as --name (registering it on first use and "
-        "saving its key to --key-file) and play match after match until stopped (Ctrl-C). "
-        "Reconnects and resumes after a dropped connection or a server restart.")
+        "match and print its result as one JSON line. With --ladder, enter the ladder as "
+        "--name (registering it on first use and saving its key to --key-file) and play "
+        "match after match until stopped (Ctrl-C). Reconnects and resumes after a dropped "
+        "connection, or a server restart that kept the match; stops when the server no "
+        "longer knows the seat.")
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
     p.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                    metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "

@@ -106,6 +106,8 @@ class SeatService:
         if found is None:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
+        # Every line logged for this call names the match and the seat.
+        structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
         return found
 
     async def Join(self, request: pb.JoinRequest, context: Context) -> pb.JoinResponse:
@@ -218,6 +220,7 @@ class SpectateService:
         if match is None:
             await _abort(context, grpc.StatusCode.NOT_FOUND,
                          f"no match {request.match_id!r} is held by this server")
+        structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
         async for frame in _events(match, None, request.after_sequence):
             yield frame
 

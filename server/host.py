@@ -54,6 +54,7 @@ class Host:
         self.keep_ended = keep_ended
         self.matches: dict[str, Match] = {}
         self._seats: dict[str, tuple[Match, int]] = {}
+        self._retired: dict[str, str] = {}      # token -> id of a match no longer held
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
 
@@ -102,10 +103,15 @@ class Host:
         self.matches.pop(match.id, None)
         for token in match.tokens:
             self._seats.pop(token, None)
+            self._retired[token] = match.id
 
     def seat_of(self, token: str) -> tuple[Match, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""
         return self._seats.get(token)
+
+    def retired(self, token: str) -> str | None:
+        """Returns the id of the ended match a token belonged to, once no longer held."""
+        return self._retired.get(token)
 
     def get(self, match_id: str) -> Match | None:
         """Returns a match held by this server, or None."""

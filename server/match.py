@@ -260,10 +260,12 @@ class Match:
         self._game_over()
 
     def _decision_body(self, d: Decision) -> bytes:
-        left = d.deadline - self._loop.time()
+        now = self._loop.time()
+        left = d.deadline - now
         bank = self.time_bank_ms[d.seat]
         if d.in_bank:
-            bank, left = int(left * 1000), 0
+            # Past the deadline: what is left is the rest of the bank.
+            bank, left = int(bank - (now - d.deadline) * 1000), 0
         return wire.decision_body(d.id, d.resolve, d.view, d.options, d.wall_deadline,
                                   int(left * 1000), bank)
 

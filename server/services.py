@@ -103,6 +103,10 @@ class SeatService:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
         found = self.host.seat_of(token)
+        if found is None and (gone := self.host.retired(token)) is not None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND,
+                         f"match {gone!r} has ended and is no longer held by this server; "
+                         f"its record is in Spectate.GetRecord")
         if found is None:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")

@@ -1,0 +1,101 @@
+"""The programmatic side of the server, as the ladder uses it: creating matches with
+names, awaiting results that are stored before anyone hears of them, extensions with
+their own service and background task, and tokens of matches no longer held."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.app import Arena, create_server
+from server.host import HostClosed
+
+from .client import play, random_options, seat_metadata
+
+
+class Probe:
+    """An extension: a Ladder servicer that answers Standings, and a background task."""
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+        self.cancelled = False
+
+    def install(self, arena: Arena) -> None:
+        class Ladder(pb_grpc.LadderServicer):
+            async def Standings(self, request, context):
+                return pb.StandingsResponse(matches_finished=len(arena.host.matches))
+
+        arena.add_service("mammamia.v1.Ladder",
+                          lambda server: pb_grpc.add_LadderServicer_to_server(Ladder(), server))
+        arena.add_task(self.task)
+
+    async def task(self) -> None:
+        self.started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+
+def test_matches_results_extensions_and_retired_tokens(tmp_path):
+    probe = Probe()
+
+    async def go() -> None:
+        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
+                                          organiser_key="k", extensions=[probe.install])
+        await arena.start()
+        arena.host.keep_ended = 0.05
+        try:
+            await asyncio.wait_for(probe.started.wait(), 10)
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                match = arena.host.create_match(3, names=["ann", "bo", "cy"], ladder=True,
+                                                deadline_ms=10_000, seed=12)
+                stored_when_announced = []
+
+                def announced(p) -> bool:
+                    if p.ended is not None:
+                        row = arena.storage.match(match.id)
+                        stored_when_announced.append(row.status if row else None)
+                    return False
+
+                plays = await asyncio.gather(*(
+                    play(channel, t, random_options(i), stop=announced)
+                    for i, t in enumerate(match.tokens)))
+                result = await asyncio.wait_for(match.result(), 10)
+                assert result.status == "finished" and result.names == ("ann", "bo", "cy")
+                assert stored_when_announced == ["finished"] * 3
+                assert list(plays[0].ended.winners) == list(result.winners)
+                assert list(plays[0].ended.ranks) == list(result.ranks)
+                assert list(plays[0].ended.delivered) == list(result.delivered)
+                assert result.record == arena.storage.record(match.id)
+                assert arena.storage.match(match.id).ladder
+
+                standings = await pb_grpc.LadderStub(channel).Standings(
+                    pb.StandingsRequest(), timeout=10)
+                assert standings.matches_finished == 1
+                health = await health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service="mammamia.v1.Ladder"), timeout=10)
+                assert health.status == health_pb2.HealthCheckResponse.SERVING
+
+                # Once the match is no longer held, its tokens say so.
+                async with asyncio.timeout(10):
+                    while arena.host.get(match.id) is not None:
+                        await asyncio.sleep(0.02)
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await pb_grpc.SeatStub(channel).Join(
+                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10)
+                assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+                assert match.id in caught.value.details()
+        finally:
+            await arena.drain(grace=1)
+        assert probe.cancelled
+        with pytest.raises(HostClosed):
+            arena.host.create_match(2)
+
+    asyncio.run(go())

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rules_support import Json, dump, early, play, replay, stacked, then
 
-from mammamia import MammaMiaError, RecordError, parse
+from mammamia import INGREDIENTS, MammaMiaError, RecordError, parse
 
 GOOD = then(early("red-mushroom", "yellow-pepper"), play(0, "2 pineapple", draw="supply"))
 
@@ -116,6 +116,11 @@ def test_show_tells_the_game(tmp_path: Path) -> None:
     assert sum(": baked" in line for line in reveals) == delivered
     assert all(("from the table" in line or "from hand" in line) for line in reveals
                if ": baked" in line)
+    # The log follows the table from public events alone: it ends where the game does.
+    left = [line for line in lines if line.startswith("  left on the table: ")]
+    assert len(left) == 3
+    table = ", ".join(f"{n} {kind}" for kind, n in zip(INGREDIENTS, state.table, strict=True) if n)
+    assert left[-1] == f"  left on the table: {table or 'nothing'}"
     assert lines.count("== Game over after three rounds") == 1
     ranks = [line for line in lines if line.startswith("#")]
     assert len(ranks) == 4

@@ -15,16 +15,26 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
-from .errors import MammaMiaError
+from .errors import MammaMiaError, RecordError
 
 EXIT_BAD_INPUT = 2
+
+
+def _named(path: str, error: RecordError) -> RecordError:
+    """Returns ``error`` with the record's file name in front, as load() puts it."""
+    if str(error).startswith(f"{path}: "):
+        return error
+    return RecordError(f"{path}: {error}", error.rule)
 
 
 def _cmd_state(args: argparse.Namespace) -> int:
     from .dump import state_dump
     from .record import load
 
-    state = load(args.record).replay()
+    try:
+        state = load(args.record).replay()
+    except RecordError as e:
+        raise _named(args.record, e) from None
     print(json.dumps(state_dump(state)))
     return 0
 
@@ -34,7 +44,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
     from .show import show
 
     # Replay the whole record first: a record that breaks a rule prints nothing.
-    lines = list(show(load(args.record)))
+    try:
+        lines = list(show(load(args.record)))
+    except RecordError as e:
+        raise _named(args.record, e) from None
     print("\n".join(lines))
     return 0
 

@@ -133,16 +133,20 @@ def loads(text: str) -> Record:
 
 
 def load(path: str) -> Record:
-    """Returns the record read from a file; raises RecordError (also for I/O errors)."""
+    """Returns the record read from a file; raises RecordError, naming the file, for a
+    record that cannot be read or parsed (also for I/O errors)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise RecordError(f"cannot read {path!r}: {e.strerror}") from None
+        raise RecordError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
-        raise RecordError(f"cannot read {path!r}: not UTF-8 text ({e.reason} at byte "
+        raise RecordError(f"{path}: cannot read: not UTF-8 text ({e.reason} at byte "
                           f"{e.start})") from None
-    return loads(text)
+    try:
+        return loads(text)
+    except RecordError as e:
+        raise RecordError(f"{path}: {e}", e.rule) from None
 
 
 def parse(data: Any) -> Record:

@@ -69,7 +69,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, command: str, name: str
     assert done.stdout == ""
     assert done.stderr.endswith("\n") and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr
-    assert done.stderr.startswith(f"mammamia {command}: ")
+    assert done.stderr.startswith(f"mammamia {command}: {path}: ")
     assert message in done.stderr
     if name in RULES:
         assert f"({RULES[name]})" in done.stderr

@@ -111,7 +111,7 @@ class Backoff:
             raise ConnectionLost(f"server unreachable for {now - self.since:.0f} s")
         delay = min(self.most, self.first * 2 ** self.attempt)
         self.attempt += 1
-        return delay * random.uniform(0.75, 1.0)
+        return float(delay * random.uniform(0.75, 1.0))
 
 
 class _Seat:
@@ -219,7 +219,7 @@ async def _final_snapshot(seat: _Seat, stub: rpc.SeatStub) -> None:
         stream.cancel()
 
 
-async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:  # type: ignore[type-arg]
+async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:
     """Answers a decision (again, with the same option, if it was answered before)."""
     seat.after = max(seat.after, asked.sequence)
     if asked.decision_id in seat.answered:

@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Final
 
 from mammamia import MammaMiaError
@@ -59,7 +60,7 @@ def load_bot(spec: str) -> Callable[[], Bot]:
     return cls
 
 
-def _load_file(spec: str, path: Path) -> object:
+def _load_file(spec: str, path: Path) -> ModuleType:
     """Returns the module loaded from a Python file; raises BotSpecError."""
     if not path.is_file():
         raise BotSpecError(f"bot {spec!r}: no such file {str(path)!r}")

@@ -77,14 +77,14 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
     actions: list[tuple[int, Action]] = []
     replaced = [0] * players
     while not state.is_over:
-        seat = state.to_act
-        assert seat is not None
-        view = view_of(state, seat)
-        answer = decide(seated[seat], view, f"local-{len(actions) + 1}")
+        to_act = state.to_act
+        assert to_act is not None
+        view = view_of(state, to_act)
+        answer = decide(seated[to_act], view, f"local-{len(actions) + 1}")
         if answer.fault is not None:
-            replaced[seat] += 1
+            replaced[to_act] += 1
         state.apply(answer.action)
-        actions.append((seat, answer.action))
+        actions.append((to_act, answer.action))
     for seat, bot in enumerate(seated):
         _hook(bot, "on_game_end", view_of(state, seat))
     # The final state knows the deal and every reshuffle, so the record replays exactly.

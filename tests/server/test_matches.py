@@ -11,7 +11,7 @@ import subprocess
 import grpc
 import pytest
 
-from mammamia import loads
+from mammamia import Resolve, loads
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
@@ -70,3 +70,7 @@ def test_full_match(server, tmp_path, players):
     assert dump["winners"] == list(end.winners)
     total = sum(len(p.answered) for p in plays)
     assert len(record.actions) == total
+    # Every resolution decision in the record was asked as one.
+    asked = sum(e.decision.kind == pb.DECISION_KIND_RESOLVE for p in plays for e in p.events
+                if e.HasField("decision"))
+    assert asked == sum(isinstance(a, Resolve) for _, a in record.actions)

@@ -22,7 +22,7 @@ from . import machine
 BENCHMARKS: dict[str, dict[str, Any]] = {
     # name: keyword arguments of its run() under --quick
     "engine": {"seconds": 0.5},
-    "protocol": {"samples": 100, "blocks": 1},
+    "protocol": {"samples": 100, "blocks": 1, "answer_seconds": 0.2},
     "load": {"seats": 8, "steps": (8,), "seconds": 1.0},
     "ladder": {"bots": 3, "seconds": 1.0, "warmup": 0.0, "repetitions": 50},
 }

@@ -20,6 +20,7 @@ and 1,000 seats (fresh server each) and stops at the first whose p99 reaches
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -65,7 +66,8 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--players", str(players), "--start-at", str(start_at),
                     "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
                     log=log)))
-            rss, cpu = _watch(process, start_at, stop_at)
+            bots = [psutil.Process(child.pid) for _, _, child in crowds]
+            rss, cpu, bots_cpu = _watch(process, bots, start_at, stop_at)
             for _, log, child in crowds:
                 try:
                     child.wait(CLIENT_GRACE)
@@ -86,6 +88,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
         "p99_ms": fig["p99"], "max_ms": fig["max"],
         "server_rss_mb": round(rss / 2**20, 1), "server_cpu_percent": cpu,
+        "bots_cpu_percent": bots_cpu,
         "errors": sum(p["errors"] for p in parts),
         "error_examples": sorted({e for p in parts for e in p["error_examples"]})[:5],
         "matches_finished": sum(p["matches_finished"] for p in parts),
@@ -94,23 +97,33 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     }
 
 
-def _watch(process: psutil.Process, start_at: float, stop_at: float) -> tuple[int, float]:
-    """Returns the server's peak RSS (bytes) until ``stop_at`` and its CPU use (percent of
-    one core) between ``start_at`` and ``stop_at``."""
+def _cpu(processes: Sequence[psutil.Process]) -> float:
+    total = 0.0
+    for p in processes:
+        with contextlib.suppress(psutil.Error):
+            times = p.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: float,
+           stop_at: float) -> tuple[int, float, float]:
+    """Returns the server's peak RSS (bytes) until ``stop_at``, and the CPU use (percent
+    of one core) of the server and of the bots' processes between ``start_at`` and
+    ``stop_at``."""
     rss = 0
-    cpu_start: float | None = None
+    begun: tuple[float, float, float] | None = None    # wall time, server CPU, bots' CPU
     while (now := time.time()) < stop_at:
-        rss = max(rss, process.memory_info().rss)
-        if cpu_start is None and now >= start_at:
-            times = process.cpu_times()
-            cpu_start, started = times.user + times.system, now
+        rss = max(rss, server.memory_info().rss)
+        if begun is None and now >= start_at:
+            begun = (now, _cpu([server]), _cpu(bots))
         time.sleep(0.2)
-    rss = max(rss, process.memory_info().rss)
-    if cpu_start is None:
-        return rss, 0.0
-    times = process.cpu_times()
-    return rss, round(100 * (times.user + times.system - cpu_start) / (time.time() - started),
-                      1)
+    rss = max(rss, server.memory_info().rss)
+    if begun is None:
+        return rss, 0.0, 0.0
+    wall = time.time() - begun[0]
+    return (rss, round(100 * (_cpu([server]) - begun[1]) / wall, 1),
+            round(100 * (_cpu(bots) - begun[2]) / wall, 1))
 
 
 def _read(out: Path, log: str) -> dict[str, Any]:
@@ -137,7 +150,8 @@ def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int
         fig = target if n == seats else measure(n, players=players, clients=clients,
                                                 seconds=step_seconds)
         stepped.append({k: fig[k] for k in ("seats", "decisions_per_s", "p50_ms", "p99_ms",
-                                             "server_rss_mb", "server_cpu_percent", "errors")})
+                                             "server_rss_mb", "server_cpu_percent",
+                                             "bots_cpu_percent", "errors")})
         if fig["p99_ms"] >= limit_ms or fig["errors"]:
             break
         best = fig["seats"]
@@ -148,12 +162,13 @@ def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
     head = (f"{'seats':>6}{'decisions/s':>13}{'p50 ms':>9}{'p99 ms':>9}{'RSS MB':>9}"
-            f"{'CPU %':>7}{'errors':>8}")
+            f"{'server CPU %':>14}{'bots CPU %':>12}{'errors':>8}")
     lines = [head]
     for s in result["steps"]:
         lines.append(f"{s['seats']:>6}{s['decisions_per_s']:>13.0f}{s['p50_ms']:>9.1f}"
                      f"{s['p99_ms']:>9.1f}{s['server_rss_mb']:>9.1f}"
-                     f"{s['server_cpu_percent']:>7.0f}{s['errors']:>8}")
+                     f"{s['server_cpu_percent']:>14.0f}{s['bots_cpu_percent']:>12.0f}"
+                     f"{s['errors']:>8}")
     lines.append(f"target {result['seats']} seats ({result['matches']} matches of "
                  f"{result['players']}): {result['decisions_per_s']:.0f} decisions/s, "
                  f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "

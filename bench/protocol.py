@@ -126,6 +126,45 @@ def _cpu_ns(process: psutil.Process) -> int:
     return int((times.user + times.system) * 1e9)
 
 
+async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
+    from structlog.testing import capture_logs
+
+    from mammamia import view_of
+    from server.host import Host
+    from server.storage import Storage
+
+    rng = random.Random(seed)
+    answer_ns = view_ns = decisions = 0
+    with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp, capture_logs():
+        host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            match = host.create_match(2, seed=rng.randrange(2**62))
+            match.join(0)
+            match.join(1)
+            while match.decision is None:       # the match starts on the loop
+                await asyncio.sleep(0)
+            while (d := match.decision) is not None:
+                start = time.perf_counter_ns()
+                view_of(match.state, d.seat)
+                middle = time.perf_counter_ns()
+                match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+                answer_ns += time.perf_counter_ns() - middle
+                view_ns += middle - start
+                decisions += 1
+            await match.result()
+        host.storage.close()
+    return {"decisions": decisions, "answer_us": round(answer_ns / decisions / 1000, 1),
+            "view_of_us": round(view_ns / decisions / 1000, 1)}
+
+
+def answer_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
+    """Returns the server's answer path measured in-process, without gRPC: the mean µs
+    per decision of ``Match.answer`` (check the answer, apply it, ask the next decision:
+    view, encoding, event logs) and of the ``mammamia.view_of`` call it makes."""
+    return asyncio.run(_answer_path(seconds, seed))
+
+
 async def _measure(server: str, server_pid: int, key: str, reply_file: Path, port_file: Path,
                    samples: int, blocks: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
@@ -184,15 +223,19 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
     }
 
 
-def run(samples: int = 6000, blocks: int = 3, seed: int = 1) -> dict[str, Any]:
+def run(samples: int = 6000, blocks: int = 3, seed: int = 1,
+        answer_seconds: float = 2.0) -> dict[str, Any]:
     """Returns the round-trip figures (µs) of the server and of the bare echo, and the
-    ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations."""
+    ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations;
+    and, under ``answer_path``, the share of the server's own Python in a decision."""
     with tempfile.TemporaryDirectory(prefix="bench-protocol-") as tmp:
         directory = Path(tmp)
         with Server(directory) as server:
-            return asyncio.run(_measure(server.address, server.pid, server.organiser_key,
-                                        directory / "reply.bin", directory / "echo.port",
-                                        samples, blocks, seed))
+            result = asyncio.run(_measure(server.address, server.pid, server.organiser_key,
+                                          directory / "reply.bin", directory / "echo.port",
+                                          samples, blocks, seed))
+    result["answer_path"] = answer_path(answer_seconds, seed)
+    return result
 
 
 def table(result: dict[str, Any]) -> list[str]:
@@ -208,6 +251,9 @@ def table(result: dict[str, Any]) -> list[str]:
     lines.append(f"server: {result['server_messages_per_decision']} messages and "
                  f"{result['server_cpu_us_per_decision']} µs CPU per decision; echo: 1 message "
                  f"and {result['bare_cpu_us_per_round_trip']} µs CPU per round trip")
+    path = result["answer_path"]
+    lines.append(f"answer path in-process (no gRPC): {path['answer_us']} µs per decision, "
+                 f"of which mammamia.view_of {path['view_of_us']} µs")
     return lines
 
 

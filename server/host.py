@@ -37,6 +37,7 @@ from .tokens import new_match_id
 log = structlog.get_logger()
 
 MAX_DEADLINE_MS = 10 * 60 * 1000
+MAX_TIME_BANK_MS = 60 * 60 * 1000
 
 
 class HostClosed(RuntimeError):
@@ -78,6 +79,8 @@ class Host:
         deadline_ms = deadline_ms or self.deadline_ms
         if not 1 <= deadline_ms <= MAX_DEADLINE_MS:
             raise ValueError(f"deadline_ms must be 1..{MAX_DEADLINE_MS}, got {deadline_ms!r}")
+        if not 0 <= time_bank_ms <= MAX_TIME_BANK_MS:
+            raise ValueError(f"time_bank_ms must be 0..{MAX_TIME_BANK_MS}, got {time_bank_ms!r}")
         settings = Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder,
                             start_timeout=self.start_timeout if start_timeout is None
                             else start_timeout, names=list(names))

@@ -220,12 +220,14 @@ class Match:
 
     # -- asking ----------------------------------------------------------------------
 
-    def _publish(self, events: Sequence[Any]) -> None:
-        """Sends new public events to every seat and to the spectators."""
+    def _publish(self, events: Sequence[Any], first: int = 0) -> None:
+        """Sends new public events to every seat and to the spectators, seat ``first``
+        (the one about to be asked) first, so that its stream is woken first."""
+        logs = self.seat_logs[first:] + self.seat_logs[:first]
         for e in events:
             body = wire.event_body(e)
             if body is not None:
-                for seat_log in self.seat_logs:
+                for seat_log in logs:
                     seat_log.append(body)
                 self.spectators.append(body)
         self._published += len(events)
@@ -241,7 +243,7 @@ class Match:
                 self._apply(seat, self._default(), None)
                 continue
             view = view_of(state, seat)
-            self._publish(view.history[self._published:])
+            self._publish(view.history[self._published:], seat)
             self._decisions += 1
             decision_id = f"d{self._decisions}"
             self._seat_of_decision[decision_id] = seat

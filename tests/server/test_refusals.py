@@ -237,7 +237,11 @@ def test_organiser_key_and_bad_matches(server):
                                 "R-SETUP-1"),
                                (pb.CreateMatchRequest(players=2, first_player=2), "R-SETUP-6"),
                                (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]),
-                                "names")]:
+                                "names"),
+                               (pb.CreateMatchRequest(players=2, time_control=pb.TimeControl(
+                                   deadline_ms=3_600_000)), "deadline_ms"),
+                               (pb.CreateMatchRequest(players=2, time_control=pb.TimeControl(
+                                   time_bank_ms=4_000_000_000)), "time_bank_ms")]:
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await stub.CreateMatch(bad, metadata=key, timeout=10)
                 assert caught.value.code() == Code.INVALID_ARGUMENT

@@ -14,9 +14,16 @@ import itertools
 import math
 import os
 import random
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    as_completed,
+    wait,
+)
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -131,6 +138,8 @@ def _play(specs: tuple[str, ...], lineup: tuple[int, ...], seed: int) -> _Game:
 
 
 def _worker_start(configure: Callable[[], None] | None) -> None:
+    # Ctrl-C is the parent's to handle: it stops handing out games and cancels the rest.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if configure is not None:
         configure()
 
@@ -158,8 +167,8 @@ def run_arena(specs: Sequence[str], games: int, players: int | None = None,
         raise ValueError(f"jobs must be 1 or more, got {jobs!r}")
     specs = tuple(specs)
     names = _names([_bot_class(s) for s in specs])
-    plan = [(lineup, game_seed(seed, g)) for g, lineup in
-            enumerate(lineups(len(specs), players, games, seed))]
+    plan = ((lineup, game_seed(seed, g)) for g, lineup in
+            enumerate(lineups(len(specs), players, games, seed)))
 
     from tqdm import tqdm
 
@@ -173,14 +182,33 @@ def run_arena(specs: Sequence[str], games: int, players: int | None = None,
         else:
             with ProcessPoolExecutor(max_workers=min(jobs, games), initializer=_worker_start,
                                      initargs=(configure,)) as pool:
-                futures = [pool.submit(_play, specs, lineup, s) for lineup, s in plan]
-                for future in as_completed(futures):
-                    outcomes.append(future.result())
-                    bar.update()
+                try:
+                    _run_pool(pool, specs, plan, jobs, outcomes, bar.update)
+                except BaseException:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
     finally:
         bar.close()
     return ArenaResult(games=games, players=players, seed=seed,
                        bots=_stats(names, outcomes))
+
+
+def _run_pool(pool: ProcessPoolExecutor, specs: tuple[str, ...],
+              plan: Iterator[tuple[tuple[int, ...], int]], jobs: int, outcomes: list[_Game],
+              done: Callable[[], object]) -> None:
+    """Plays the planned games in ``pool``, a few per worker in flight at a time (so a
+    long run neither queues every game up front nor waits long on Ctrl-C)."""
+    pending: set[Future[_Game]] = set()
+    for lineup, seed in plan:
+        if len(pending) >= 4 * jobs:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                outcomes.append(future.result())
+                done()
+        pending.add(pool.submit(_play, specs, lineup, seed))
+    for future in as_completed(pending):
+        outcomes.append(future.result())
+        done()
 
 
 def _names(classes: Sequence[Callable[[], Bot]]) -> list[str]:
@@ -198,7 +226,9 @@ def _names(classes: Sequence[Callable[[], Bot]]) -> list[str]:
 
 def _stats(names: Sequence[str], outcomes: Sequence[_Game]) -> tuple[BotStats, ...]:
     games = [0] * len(names)
-    wins = [0.0] * len(names)
+    # Shared wins are counted in sixtieths (1..5 winners all divide 60), so the sums
+    # are exact whatever order the games finished in.
+    sixtieths = [0] * len(names)
     delivered = [0] * len(names)
     replaced = [0] * len(names)
     for game in outcomes:
@@ -207,11 +237,13 @@ def _stats(names: Sequence[str], outcomes: Sequence[_Game]) -> tuple[BotStats, .
             delivered[bot] += game.delivered[seat]
             replaced[bot] += game.replaced[seat]
             if seat in game.winners:
-                wins[bot] += 1 / len(game.winners)
-    stats = [BotStats(name=names[i], games=games[i], wins=round(wins[i], 6),
-                      win_rate=wins[i] / games[i] if games[i] else 0.0,
-                      ci95=wilson_interval(wins[i], games[i]),
-                      mean_delivered=delivered[i] / games[i] if games[i] else 0.0,
-                      replaced=replaced[i])
-             for i in range(len(names))]
-    return tuple(sorted(stats, key=lambda b: -b.win_rate))
+                sixtieths[bot] += 60 // len(game.winners)
+    stats = []
+    for i, name in enumerate(names):
+        wins = sixtieths[i] / 60
+        stats.append(BotStats(name=name, games=games[i], wins=wins,
+                              win_rate=wins / games[i] if games[i] else 0.0,
+                              ci95=wilson_interval(wins, games[i]),
+                              mean_delivered=delivered[i] / games[i] if games[i] else 0.0,
+                              replaced=replaced[i]))
+    return tuple(sorted(stats, key=lambda b: (-b.win_rate, b.name)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -88,3 +89,22 @@ def test_the_arena_command_prints_a_table_and_refuses_bad_specs() -> None:
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "'nobody'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_ctrl_c_stops_the_arena_cleanly() -> None:
+    proc = subprocess.Popen([MAMMAMIA, "arena", "counter", "counter", "counter", "--games",
+                             "100000", "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        # Wait for the progress bar to move, then interrupt.
+        while "1/100000" not in proc.stderr.read(200):
+            assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert "Traceback" not in err and out == ""

@@ -12,7 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from .conftest import MAMMAMIA, free_port, query, standings
+from .conftest import MAMMAMIA, free_port, query, standings, wait_until
 
 
 def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
@@ -31,8 +31,8 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
                 pytest.fail("the demo printed no standings with a rated match in 90 s")
             time.sleep(0.2)
         address = f"127.0.0.1:{port}"
-        names = {s.name for s in standings(address).standings}
-        assert names == {"random-1", "greedy-1", "counter-1"}
+        wait_until(lambda: {s.name for s in standings(address).standings}
+                   == {"random-1", "greedy-1", "counter-1"}, 60, "every demo bot rated")
         log = err.read_text()
         assert f"mammamia ladder standings --server {address}" in log
         assert f"--server {address} --ladder --name my-bot" in log

@@ -50,11 +50,15 @@ def test_restart_and_kill_lose_no_result_and_the_ladder_goes_on(
         return query(server.db_path, "SELECT match_id FROM ladder_matches"
                      " WHERE status = 'running'")
 
-    wait_until(in_flight, 30, "a ladder match in flight")
     seen = announced(server.address)
-    server.kill()
-    cut = {m for (m,) in in_flight()}
-    server.start()
+    for _attempt in range(5):
+        wait_until(in_flight, 30, "a ladder match in flight")
+        server.kill()
+        cut = {m for (m,) in in_flight()}  # what the crash cut off
+        server.start()
+        if cut:
+            break
+    assert cut, "no kill -9 caught a ladder match in flight"
     after_crash = announced(server.address)
     assert seen <= after_crash
     assert before_restart <= after_crash

@@ -395,6 +395,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         task = asyncio.create_task(play(assignment))
                         tasks.add(task)
                         task.add_done_callback(finished)
+                log.warning("ladder_stream_closed", server=server, name=name)
             except grpc.aio.AioRpcError as e:
                 if e.code() in _REFUSED:
                     raise SeatRefused(f"ladder {name!r}: {e.code().name}: {e.details()}") \

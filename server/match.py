@@ -96,6 +96,7 @@ class Decision:
     resolve: bool
     options: tuple[Action, ...]
     view: bytes                 # the seat's encoded View when asked
+    options_field: bytes        # the encoded options
     sequence: int               # its place in the seat's log
     deadline: float             # loop time
     wall_deadline: int          # UNIX time in nanoseconds
@@ -251,7 +252,7 @@ class Match:
             now = self._loop.time()
             d = Decision(decision_id, seat, state.phase == "resolve", view.legal,
                          wire.view_message(view, self.names).SerializeToString(),
-                         0, now + deadline_s,
+                         wire.options_field(view), 0, now + deadline_s,
                          time.time_ns() + self.settings.deadline_ms * 1_000_000)
             d.sequence = self.seat_logs[seat].append(self._decision_body(d))
             d.timer = self._loop.call_at(d.deadline, self._on_deadline, d)
@@ -268,7 +269,7 @@ class Match:
         if d.in_bank:
             # Past the deadline: what is left is the rest of the bank.
             bank, left = int(bank - (now - d.deadline) * 1000), 0
-        return wire.decision_body(d.id, d.resolve, d.view, d.options, d.wall_deadline,
+        return wire.decision_body(d.id, d.resolve, d.view, d.options_field, d.wall_deadline,
                                   int(left * 1000), bank)
 
     def open_decision_for(self, seat: int) -> tuple[int, bytes] | None:

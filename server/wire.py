@@ -173,11 +173,12 @@ def event_body(e: Event) -> bytes | None:
     raise ValueError(f"unknown event kind {kind!r}")
 
 
-def decision_body(decision_id: str, resolve: bool, view: bytes, options: Sequence[Action],
+def decision_body(decision_id: str, resolve: bool, view: bytes, options: bytes,
                   deadline_ns: int, deadline_ms: int, time_bank_ms: int) -> bytes:
     """Returns a DecisionRequest as an encoded SeatEvent body.
 
-    ``view`` is the seat's encoded View; ``deadline_ns`` is a UNIX time in nanoseconds.
+    ``view`` is the seat's encoded View, ``options`` its encoded options (from
+    ``options_field``); ``deadline_ns`` is a UNIX time in nanoseconds.
     """
     ts = Timestamp()
     ts.FromNanoseconds(deadline_ns)
@@ -187,30 +188,35 @@ def decision_body(decision_id: str, resolve: bool, view: bytes, options: Sequenc
         deadline=ts, deadline_ms=max(0, deadline_ms), time_bank_ms=max(0, time_bank_ms),
     ).SerializeToString()
     # Fields 3 (view) and 4 (options, repeated) appended as encoded bytes.
-    return payload(DECISION, b"".join((head, b"\x1a", _varint(len(view)), view,
-                                       _options_bytes(options))))
+    return payload(DECISION, b"".join((head, b"\x1a", _varint(len(view)), view, options)))
 
 
-# The engine hands out the same tuple of legal turns for the same hand, so the
-# encoded options are cached by identity; holding the tuple keeps its id unique.
-_OPTIONS: dict[int, tuple[Sequence[Action], bytes]] = {}
-_OPTIONS_LIMIT: Final = 20_000
+# A hand's legal turns depend only on its cards and on whether its waiter still has
+# orders (R-TURN-1..5), and hands repeat, so encoded turn options are cached by hand.
+_TURN_OPTIONS: dict[tuple[object, ...], bytes] = {}
+_TURN_OPTIONS_LIMIT: Final = 50_000
 
 
-def _options_bytes(options: Sequence[Action]) -> bytes:
-    """Returns the encoded repeated ``options`` field (4) of a DecisionRequest."""
-    cached = _OPTIONS.get(id(options))
-    if cached is not None and cached[0] is options:
-        return cached[1]
+def options_field(view: View) -> bytes:
+    """Returns the encoded repeated ``options`` field (4) of the DecisionRequest that
+    asks ``view``'s seat to choose among ``view.legal``."""
+    if view.phase != "turn":
+        return _encode_options(view.legal)
+    key = (view.hand, view.hand_orders, bool(view.waiter))
+    encoded = _TURN_OPTIONS.get(key)
+    if encoded is None:
+        if len(_TURN_OPTIONS) >= _TURN_OPTIONS_LIMIT:
+            _TURN_OPTIONS.clear()
+        encoded = _TURN_OPTIONS[key] = _encode_options(view.legal)
+    return encoded
+
+
+def _encode_options(options: Sequence[Action]) -> bytes:
     parts = []
     for a in options:
         data = action_bytes(a)
         parts += (b"\x22", _varint(len(data)), data)
-    encoded = b"".join(parts)
-    if len(_OPTIONS) >= _OPTIONS_LIMIT:
-        _OPTIONS.clear()
-    _OPTIONS[id(options)] = (options, encoded)
-    return encoded
+    return b"".join(parts)
 
 
 def snapshot_body(view: pb.View, match_id: str) -> bytes:

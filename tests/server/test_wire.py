@@ -42,8 +42,8 @@ def test_actions_round_trip_and_decisions_parse():
             seen += 1
         view = view_of(state, state.to_act)
         body = wire.decision_body("d7", state.phase == "resolve",
-                                  wire.view_message(view).SerializeToString(), view.legal,
-                                  1_700_000_000_250_000_000, 5000, 0)
+                                  wire.view_message(view).SerializeToString(),
+                                  wire.options_field(view), 1_700_000_000_250_000_000, 5000, 0)
         event = pb.SeatEvent.FromString(wire.frame(3, body))
         d = event.decision
         assert (event.sequence, d.decision_id, d.deadline_ms) == (3, "d7", 5000)

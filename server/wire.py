@@ -211,11 +211,18 @@ def options_field(view: View) -> bytes:
     return encoded
 
 
+_OPTION_FIELDS: dict[Action, bytes] = {}
+
+
 def _encode_options(options: Sequence[Action]) -> bytes:
+    fields = _OPTION_FIELDS
     parts = []
     for a in options:
-        data = action_bytes(a)
-        parts += (b"\x22", _varint(len(data)), data)
+        field = fields.get(a)
+        if field is None:
+            data = action_bytes(a)
+            field = fields[a] = b"\x22" + _varint(len(data)) + data
+        parts.append(field)
     return b"".join(parts)
 
 

@@ -145,16 +145,22 @@ def _rerate(args: argparse.Namespace) -> int:
                             or not recomputed[n].agrees(stored[n]))
             scope = f"{players}-player matches" if players else "all matches"
             verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
-            print(f"{scope}: {len(results)} results, {len(stored)} bots: ratings {verdict}")
+            print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
+                  f" ratings {verdict}")
             agree = agree and not differ
         pending = store.unrated()
         if pending:
-            print(f"{pending} finished results not rated yet (the server rates them at start)")
+            print(f"{_count(pending, 'finished result')} not rated yet"
+                  " (the server rates them when it starts)")
     finally:
         store.close()
     print("rerate agrees with the stored ratings" if agree
           else "rerate DISAGREES with the stored ratings")
     return 0 if agree else 1
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}{'s' * (n != 1)}"
 
 
 def _demo(args: argparse.Namespace) -> int:

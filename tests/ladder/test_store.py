@@ -147,3 +147,32 @@ def test_rate_favours_the_better_rank() -> None:
     assert a.mu > initial().mu > b.mu
     with pytest.raises(ValueError, match="2\\+ seats"):
         rate([initial()], [1])
+
+
+def test_rerate_command_says_whether_the_stored_ratings_agree(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mammamia.cli import main
+
+    path = tmp_path / "arena.db"
+    store = LadderStore(path)
+    finish(store, "m1", ["a", "b", "c"], [1, 2, 3])
+    finish(store, "m2", ["a", "b"], [2, 1])
+    store.apply_ratings()
+    finish(store, "m3", ["b", "c"], [1, 2])  # finished, not yet rated
+    store.close()
+    assert main(["ladder", "rerate", "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "all matches: 2 results, 3 bots: ratings agree" in out
+    assert "3-player matches: 1 result, 3 bots: ratings agree" in out
+    assert "1 finished result not rated yet" in out
+    assert out.rstrip().endswith("rerate agrees with the stored ratings")
+
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE ladder_ratings SET mu = mu + 0.001 WHERE name = 'a' AND players = 2")
+    assert main(["ladder", "rerate", "--db", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "2-player matches: 1 result, 2 bots: ratings DIFFER for a" in out
+    assert "all matches: 2 results, 3 bots: ratings agree" in out
+
+    assert main(["ladder", "rerate", "--db", str(tmp_path / "missing.db")]) == 2
+    assert "no such file" in capsys.readouterr().err

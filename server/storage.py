@@ -56,13 +56,16 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """Returns a connection to the database file in WAL mode, in autocommit mode."""
+def connect(path: str | Path, durable: bool = True) -> sqlite3.Connection:
+    """Returns a connection to the database file in WAL mode, in autocommit mode.
+
+    A ``durable`` connection syncs every commit to disk (it survives a power cut);
+    otherwise commits survive a crash of the process but may be lost with the power.
+    """
     db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA journal_mode=WAL")
-    # A finished match must survive a power cut once announced: sync every commit.
-    db.execute("PRAGMA synchronous=FULL")
+    db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     db.execute("PRAGMA busy_timeout=5000")
     db.execute("PRAGMA foreign_keys=ON")
     return db
@@ -96,16 +99,22 @@ def _row(r: sqlite3.Row) -> MatchRow:
 
 
 class Storage:
-    """The server's database; every method runs on the event-loop thread and is quick."""
+    """The server's database. Methods run on the event-loop thread and are quick, except
+    ``end_match``, which waits for the disk and may run in a worker thread."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.db = connect(self.path)
+        # Creating and starting a match need not wait for the disk (a match cut off
+        # before its end is aborted anyway); its end is written durably, on its own
+        # connection, usable from a worker thread.
+        self.db = connect(self.path, durable=False)
         self.db.executescript(_SCHEMA)
+        self._durable = connect(self.path, durable=True)
 
     def close(self) -> None:
-        """Closes the connection."""
+        """Closes the connections."""
         self.db.close()
+        self._durable.close()
 
     def connect(self) -> sqlite3.Connection:
         """Returns a new connection to the same file (for another thread or module)."""
@@ -149,7 +158,7 @@ class Storage:
         """
         if status not in ENDED:
             raise ValueError(f"an ended match is 'finished' or 'aborted', got {status!r}")
-        cur = self.db.execute(
+        cur = self._durable.execute(
             "UPDATE matches SET status = ?, ended = ?, winners = ?, ranks = ?, delivered = ?, "
             "reason = ?, record = ? WHERE id = ? AND status IN ('waiting', 'running')",
             (status, now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -31,6 +32,14 @@ BENCHMARKS: dict[str, dict[str, Any]] = {
 def engine_games_per_s(result: dict[str, Any]) -> dict[str, float]:
     """Returns the engine's games per second keyed by the player count (as text)."""
     return {n: row["games_per_second"] for n, row in result["players"].items()}
+
+
+def _load_average() -> list[float] | None:
+    """Returns the system's 1, 5 and 15 minute load averages, or None where unknown."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
 
 
 def _lines(figures: dict[str, Any], prefix: str = "") -> list[str]:
@@ -58,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Each benchmark's figures go under its name; the engine's games per second are
     # repeated as the flat "engine_games_per_s" that comparisons between runs read.
     report: dict[str, Any] = {"started": stamp, "machine": machine.describe()}
+    # Other work on the machine slows every figure: keep how busy it was.
+    report["load_average_before"] = _load_average()
     print(f"{report['machine']['cpu']}, {report['machine']['cores']} cores, "
           f"{report['machine']['python']}")
     for name in args.only or BENCHMARKS:
@@ -70,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = module.table(result) if hasattr(module, "table") else _lines(result)
         print("\n".join(lines))
 
+    report["load_average_after"] = _load_average()
     out = Path(args.out or f"bench-results/{stamp}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

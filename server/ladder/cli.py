@@ -10,7 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store import LadderStore
 
 COLUMNS = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "mean_delivered")
 HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
@@ -127,36 +130,46 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _rerate(args: argparse.Namespace) -> int:
-    from .ratings import replay
-    from .store import ALL_PLAYERS, LadderStore
+    from .store import LadderStore
 
     if not Path(args.db).is_file():
         print(f"mammamia ladder rerate: --db {args.db!r}: no such file", file=sys.stderr)
         return 2
     store = LadderStore(args.db)
     try:
-        agree = True
-        for players in [ALL_PLAYERS, *store.player_counts()]:
-            results = store.rated_results(players)
-            recomputed = replay(results)
-            stored = store.ratings(players)
-            differ = sorted(n for n in recomputed.keys() | stored.keys()
-                            if n not in recomputed or n not in stored
-                            or not recomputed[n].agrees(stored[n]))
-            scope = f"{players}-player matches" if players else "all matches"
-            verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
-            print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
-                  f" ratings {verdict}")
-            agree = agree and not differ
-        pending = store.unrated()
-        if pending:
-            print(f"{_count(pending, 'finished result')} not rated yet"
-                  " (the server rates them when it starts)")
+        with store.snapshot():
+            agree = _compare(store)
     finally:
         store.close()
     print("rerate agrees with the stored ratings" if agree
           else "rerate DISAGREES with the stored ratings")
     return 0 if agree else 1
+
+
+def _compare(store: LadderStore) -> bool:
+    """Returns True when replaying the stored results gives the stored ratings,
+    printing one line per scope (all matches, then each player count)."""
+    from .ratings import replay
+    from .store import ALL_PLAYERS
+
+    agree = True
+    for players in [ALL_PLAYERS, *store.player_counts()]:
+        results = store.rated_results(players)
+        recomputed = replay(results)
+        stored = store.ratings(players)
+        differ = sorted(n for n in recomputed.keys() | stored.keys()
+                        if n not in recomputed or n not in stored
+                        or not recomputed[n].agrees(stored[n]))
+        scope = f"{players}-player matches" if players else "all matches"
+        verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
+        print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
+              f" ratings {verdict}")
+        agree = agree and not differ
+    pending = store.unrated()
+    if pending:
+        print(f"{_count(pending, 'finished result')} not rated yet"
+              " (the server rates them when it starts)")
+    return agree
 
 
 def _count(n: int, thing: str) -> str:

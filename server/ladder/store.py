@@ -159,6 +159,15 @@ class LadderStore:
             raise
         self._db.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Makes the reads inside one consistent snapshot (a live server may write)."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
+
     # Bots
 
     def register(self, name: str) -> str:

@@ -1,5 +1,5 @@
 """Non-interference (R-VIEW-4): two games that differ only in what seat k cannot see
-give seat k byte-identical messages.
+give seat k (and spectators) byte-identical messages.
 
 Game B is game A with changes hidden from seat k by the rules: two cards of the
 supply swapped where both are drawn by other seats, and two orders swapped in another
@@ -126,8 +126,13 @@ async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[i
     call.cancel()
 
 
+async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes]) -> None:
+    async for event in pb_grpc.SpectateStub(channel).Watch(pb.WatchRequest(match_id=match_id)):
+        received.append(_normalised(event))
+
+
 async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
-    """Returns, per game, the messages each seat received."""
+    """Returns, per game, the messages each seat received, and then the spectator's."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
                                       organiser_key="k")
@@ -141,12 +146,13 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
                                  record.first_player, record.deal, record.reshuffles)
                 match = arena.host.create_match(record.players, seed=record.seed, game=game,
                                                 deadline_ms=60_000)
-                received: list[list[bytes]] = [[] for _ in range(record.players)]
+                received: list[list[bytes]] = [[] for _ in range(record.players + 1)]
                 cursor = [0]
                 async with asyncio.timeout(60):
-                    await asyncio.gather(*(_play(stub, token, record.actions, cursor, r)
-                                           for token, r in zip(match.tokens, received,
-                                                               strict=True)))
+                    await asyncio.gather(
+                        _watch(channel, match.id, received[-1]),
+                        *(_play(stub, token, record.actions, cursor, r)
+                          for token, r in zip(match.tokens, received, strict=True)))
                 result = await match.result()
                 assert result.status == "finished"
                 assert cursor[0] == len(record.actions)
@@ -170,6 +176,7 @@ def test_seat_k_cannot_tell_the_games_apart(tmp_path):
         game_a, game_b = asyncio.run(_messages([a, b], tmp_path / str(n)))
         assert len(game_a[K]) > 10
         assert game_a[K] == game_b[K]
+        assert game_a[-1] == game_b[-1]             # the spectators' too
         assert any(x != y for j in range(PLAYERS) if j != K
                    for x, y in zip(game_a[j], game_b[j], strict=True)), \
             "the change is visible to nobody: the test would prove nothing"

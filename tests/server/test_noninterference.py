@@ -152,7 +152,7 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
                     await asyncio.gather(
                         _watch(channel, match.id, received[-1]),
                         *(_play(stub, token, record.actions, cursor, r)
-                          for token, r in zip(match.tokens, received, strict=True)))
+                          for token, r in zip(match.tokens, received[:-1], strict=True)))
                 result = await match.result()
                 assert result.status == "finished"
                 assert cursor[0] == len(record.actions)

@@ -20,7 +20,6 @@ from mammamia import IllegalActionError, view_of
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from . import storage as st
 from . import wire
 from .host import Host, HostClosed
 from .match import NAME_LIMIT, EventLog, Match
@@ -235,13 +234,6 @@ class SpectateService:
 # -- Organiser -------------------------------------------------------------------------
 
 
-def summary(row: st.MatchRow) -> pb.MatchSummary:
-    """Returns a stored match as a listing entry."""
-    return pb.MatchSummary(match_id=row.id, status=wire.STATUSES[row.status],
-                           players=row.players, names=row.names, winners=row.winners,
-                           created=wire.timestamp(row.created), ladder=row.ladder)
-
-
 class OrganiserService:
     """Organiser: create, list and read matches, with the organiser key."""
 
@@ -285,7 +277,7 @@ class OrganiserService:
         await self._check(context)
         limit = min(request.limit or 50, LIST_LIMIT_MAX)
         rows = self.host.storage.matches(limit)
-        return pb.ListMatchesResponse(matches=[summary(r) for r in rows])
+        return pb.ListMatchesResponse(matches=[wire.match_summary(r) for r in rows])
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         await self._check(context)

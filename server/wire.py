@@ -21,6 +21,8 @@ from mammamia import INGREDIENTS, Event, Resolve, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
+from .storage import MatchRow
+
 
 class WireError(ValueError):
     """A message that does not describe a valid value (names the field at fault)."""
@@ -243,6 +245,13 @@ def act_result(decision_id: str, code: int, message: str = "") -> bytes:
     """Returns an encoded SeatEvent carrying an ActResult (sequence 0: a reply)."""
     return payload(ACT_RESULT, pb.ActResult(decision_id=decision_id, accepted=code == 0,
                                             code=code, message=message).SerializeToString())
+
+
+def match_summary(row: MatchRow) -> pb.MatchSummary:
+    """Returns a stored match as a listing entry."""
+    return pb.MatchSummary(match_id=row.id, status=STATUSES[row.status], players=row.players,
+                           names=row.names, winners=row.winners, created=timestamp(row.created),
+                           ladder=row.ladder)
 
 
 def timestamp(iso: str) -> Timestamp:

@@ -20,10 +20,11 @@ HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
 
 
 def register_ladder(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Adds ``mammamia ladder standings`` and ``mammamia ladder rerate``."""
-    p = sub.add_parser("ladder", help="ladder standings and ratings",
-                       description="Read a ladder's standings from a server, or recompute "
-                       "its ratings from the stored results.")
+    """Adds ``mammamia ladder standings|matches|record|rerate``."""
+    p = sub.add_parser("ladder", help="ladder standings, matches, records and ratings",
+                       description="Read a ladder's standings, a bot's matches and their "
+                       "game records from a server, or recompute its ratings from the "
+                       "stored results.")
     cmds = p.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND", required=True)
     s = cmds.add_parser("standings", help="print the standings of a server's ladder",
                         description="Print the ladder's standings, best conservative rating "
@@ -33,6 +34,19 @@ def register_ladder(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="only matches of N players (default: all matches)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
+    m = cmds.add_parser("matches", help="list a bot's recent finished ladder matches",
+                        description="List a bot's recent finished ladder matches, newest "
+                        "first: one JSON object per line (match, players, names, winners).")
+    m.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    m.add_argument("--name", required=True, help="the bot's ladder name")
+    m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    m.set_defaults(func=_matches)
+    g = cmds.add_parser("record", help="print a finished ladder match's game record",
+                        description="Print the game record (JSON) of a finished ladder "
+                        "match; `mammamia show FILE` replays a saved one.")
+    g.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    g.add_argument("match_id", metavar="MATCH")
+    g.set_defaults(func=_record)
     r = cmds.add_parser("rerate", help="recompute every rating from the stored results",
                         description="Recompute every rating from the results stored in the "
                         "database, in finish order, and say whether they agree with the "
@@ -83,6 +97,43 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
         "matches_finished": reply.matches_finished,
         "standings": [{c: getattr(s, c) for c in COLUMNS} for s in reply.standings],
     }
+
+
+def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """Returns the reply of one Ladder call; prints the refusal and returns None."""
+    import grpc
+
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(args.server) as channel:
+        try:
+            return getattr(pb_grpc.LadderStub(channel), method)(request, timeout=30)
+        except grpc.RpcError as e:
+            print(f"mammamia ladder {args.ladder_command}: {args.server}: "
+                  f"{e.code().name}: {e.details()}", file=sys.stderr)
+            return None
+
+
+def _matches(args: argparse.Namespace) -> int:
+    from mammamia_pb import arena_pb2 as pb
+
+    reply = _ladder_call(args, "Matches", pb.MatchesRequest(name=args.name, limit=args.limit))
+    if reply is None:
+        return 1
+    for m in reply.matches:
+        print(json.dumps({"match": m.match_id, "players": m.players, "names": list(m.names),
+                          "winners": list(m.winners)}))
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    from mammamia_pb import arena_pb2 as pb
+
+    reply = _ladder_call(args, "GetRecord", pb.GetRecordRequest(match_id=args.match_id))
+    if reply is None:
+        return 1
+    print(reply.json)
+    return 0
 
 
 def standings_table(data: dict[str, Any]) -> list[str]:

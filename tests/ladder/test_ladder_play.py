@@ -69,8 +69,9 @@ def test_six_bots_play_thirty_rated_matches_and_counter_outranks_random(
     assert out.returncode == 1 and "UNAVAILABLE" in out.stderr  # the server has stopped
 
 
-def test_standings_command_prints_table_and_json(start_server: Callable[..., object],
-                                                  ladder_bots: Callable[..., None]) -> None:
+def test_ladder_commands_print_standings_matches_and_records(
+        start_server: Callable[..., object], ladder_bots: Callable[..., None],
+        tmp_path: Path) -> None:
     server = start_server(ladder_concurrency=2, ladder_players="2-3")
     ladder_bots(server.address, {"random-a": "random", "greedy-a": "greedy",
                                  "greedy-b": "greedy"})
@@ -92,3 +93,23 @@ def test_standings_command_prints_table_and_json(start_server: Callable[..., obj
     bad = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
                           "--players", "7"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "--players 7" in bad.stderr
+
+
+    # A bot author lists their matches and replays one from its record.
+    listed = subprocess.run([str(MAMMAMIA), "ladder", "matches", "--server", server.address,
+                             "--name", "greedy-a", "--limit", "2"], capture_output=True,
+                            text=True, timeout=30, check=True).stdout.splitlines()
+    assert 1 <= len(listed) <= 2
+    match = json.loads(listed[0])
+    assert "greedy-a" in match["names"] and match["winners"]
+    record = tmp_path / "record.json"
+    with open(record, "w") as out:
+        subprocess.run([str(MAMMAMIA), "ladder", "record", "--server", server.address,
+                        match["match"]], stdout=out, timeout=30, check=True)
+    state = json.loads(subprocess.run([str(MAMMAMIA), "state", str(record)],
+                                      capture_output=True, text=True, timeout=30,
+                                      check=True).stdout)
+    assert state["winners"] == match["winners"]
+    unknown = subprocess.run([str(MAMMAMIA), "ladder", "record", "--server", server.address,
+                              "m-nope"], capture_output=True, text=True, timeout=30)
+    assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr

@@ -20,6 +20,7 @@ decision request goes only to its seat's.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ log = structlog.get_logger()
 
 DEFAULT_DEADLINE_MS: Final = 5000
 STRIKES_TO_AUTOPILOT: Final = 3
+STORE_ATTEMPTS: Final = 5
 NAME_LIMIT: Final = 64
 
 _DECLINE: Final = Resolve(False)
@@ -429,13 +431,20 @@ class Match:
         winners = tuple(state.winners()) if finished else ()
         ranks = tuple(state.ranking())
         delivered = tuple(d for d, _ in state.scores())
-        try:
-            await asyncio.to_thread(self.storage.end_match, self.id, status, record,
-                                    winners=winners, ranks=ranks, delivered=delivered,
-                                    reason=reason)
-        except Exception:
-            log.exception("match_store_failed", match=self.id)
-            raise
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                await asyncio.to_thread(self.storage.end_match, self.id, status, record,
+                                        winners=winners, ranks=ranks, delivered=delivered,
+                                        reason=reason)
+                break
+            except sqlite3.Error as e:
+                log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))
+                await asyncio.sleep(0.1 * 2 ** attempt)
+        else:
+            # Never announce a result that is not stored: the match counts as cut off
+            # (the database still says it runs, and the next start marks it aborted).
+            status, winners = st.ABORTED, ()
+            reason = "its record could not be stored"
         self.status = status
         result = MatchResult(self.id, status, winners, ranks, delivered, tuple(self.names),
                              record, reason)

@@ -243,7 +243,7 @@ class Match:
             seat = state.to_act
             assert seat is not None
             if seat in self.autopilot:
-                self._apply(seat, self._default(), None)
+                self._apply(seat, self._default())
                 continue
             view = view_of(state, seat)
             self._publish(view.history[self._published:], seat)
@@ -287,9 +287,9 @@ class Match:
         state = self.state
         return _DECLINE if state.phase == "resolve" else state.legal_actions()[0]
 
-    def _apply(self, seat: int, action: Action, decision: Decision | None) -> None:
-        self.actions.append((seat, action))
+    def _apply(self, seat: int, action: Action) -> None:
         self.state.apply(action)
+        self.actions.append((seat, action))
 
     # -- answers ---------------------------------------------------------------------
 
@@ -321,7 +321,7 @@ class Match:
         self.strikes[seat] = 0
         self._answers[decision_id] = (action, d.options)
         self.decision = None
-        self._apply(seat, action, d)
+        self._apply(seat, action)
         self._ask()
         return _ACCEPTED
 
@@ -385,7 +385,7 @@ class Match:
             log.info("seat_on_autopilot", match=self.id, seat=seat)
         self._defaults.add(d.id)
         self.decision = None
-        self._apply(seat, action, d)
+        self._apply(seat, action)
         self._ask()
 
     # -- the end ---------------------------------------------------------------------

@@ -71,9 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     report["load_average_before"] = _load_average()
     print(f"{report['machine']['cpu']}, {report['machine']['cores']} cores, "
           f"{report['machine']['python']}")
+    failed = []
     for name in args.only or BENCHMARKS:
         module = importlib.import_module(f"{__package__}.{name}")
-        result = module.run(**(BENCHMARKS[name] if args.quick else {}))
+        try:
+            result = module.run(**(BENCHMARKS[name] if args.quick else {}))
+        except Exception as e:
+            # A benchmark that cannot run (a server that does not start, a refused
+            # call) costs only its own figures: the others still run and are written.
+            print(f"\n== {name}\nfailed: {type(e).__name__}: {e}", file=sys.stderr)
+            report[name] = {"error": f"{type(e).__name__}: {e}"}
+            failed.append(name)
+            continue
         report[name] = result
         if name == "engine":
             report["engine_games_per_s"] = engine_games_per_s(result)
@@ -86,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"\nfigures written to {out}")
-    return 0
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

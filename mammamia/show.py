@@ -44,7 +44,8 @@ def show(record: Record) -> Iterator[str]:
         pizzas, ings = scores[seat]
         yield (f"#{ranks[seat]} {log.who(seat)}: {pizzas} pizza{'s' * (pizzas != 1)} "
                f"delivered, {ings} ingredient{'s' * (ings != 1)} in hand")
-    yield "Winner: " + " and ".join(log.who(s) for s in state.winners())
+    winners = state.winners()
+    yield f"Winner{'s' * (len(winners) > 1)}: " + " and ".join(log.who(s) for s in winners)
 
 
 class _Log:

@@ -125,7 +125,7 @@ def test_show_tells_the_game(tmp_path: Path) -> None:
     ranks = [line for line in lines if line.startswith("#")]
     assert len(ranks) == 4
     winners = " and ".join(f"seat {s} ({state.colours[s]})" for s in state.winners())
-    assert lines[-1] == f"Winner: {winners}"
+    assert lines[-1] == f"Winner{'s' * (len(state.winners()) > 1)}: {winners}"
 
 
 def test_show_names_the_players_of_the_record(tmp_path: Path) -> None:
@@ -177,3 +177,12 @@ def test_mangled_records_are_refused_as_records() -> None:
             pass
         except MammaMiaError as e:  # an impossible setup named by its rule
             assert getattr(e, "rule", None), e
+
+
+@pytest.mark.parametrize("name", ["monotoni-needs-hand-baked", "tie-shared-win"])
+def test_show_golden_log(name: str) -> None:
+    # The whole log of two small records, pinned: the format is read by people.
+    records = Path(__file__).parent / "records"
+    done = run("show", str(records / f"{name}.json"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (records / f"{name}.show.txt").read_text(encoding="utf-8")

@@ -6,6 +6,14 @@ that comes up the stream is answered with one message, the bytes of ``--reply``
 (a real encoded decision request, so the reply is as large as the server's). No
 protobuf is parsed or built on this side: it is the physical limit an arena
 server's answer path is compared with (``bench.protocol``).
+
+With ``--event FILE --ack FILE`` it also serves ``/bench.Echo/Pair``: two streams
+that send the same ``pair`` metadata value are paired like the two seats of a
+match, and every message up one stream is answered the way the arena server
+answers a decision, with no game behind it: the event (``--event``, a real turn
+taken) and the acknowledgement (``--ack``, a real act result) down the same stream,
+the event and the next request (``--reply``) down the other. It measures what the
+server's pattern of messages costs on its own.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import grpc
 
 SERVICE: Final = "bench.Echo"
 METHOD: Final = f"/{SERVICE}/Echo"
+PAIR: Final = f"/{SERVICE}/Pair"
 
 
 def handler(reply: bytes) -> grpc.RpcMethodHandler:
@@ -34,11 +43,57 @@ def handler(reply: bytes) -> grpc.RpcMethodHandler:
     return grpc.stream_stream_rpc_method_handler(echo)
 
 
-async def serve(port_file: Path, reply: bytes) -> None:
-    """Serves the echo until SIGTERM or SIGINT, after writing the bound port."""
+def pair_handler(reply: bytes, event: bytes, ack: bytes) -> grpc.RpcMethodHandler:
+    """Returns the Pair method: streams paired by their ``pair`` metadata, each message
+    answered with ``event`` and ``ack`` on its stream, ``event`` and ``reply`` on the
+    other."""
+    pairs: dict[str, list[asyncio.Queue[bytes]]] = {}
+
+    async def pair(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+                   ) -> AsyncIterator[bytes]:
+        key = dict(context.invocation_metadata() or ()).get("pair", "")
+        mine: asyncio.Queue[bytes] = asyncio.Queue()
+        both = pairs.setdefault(str(key), [])
+
+        async def read() -> None:
+            joined = False
+            async for _ in requests:
+                if not joined:
+                    # The first message joins, as Play's first message does; once both
+                    # streams have joined, the first one is asked.
+                    joined = True
+                    both.append(mine)
+                    if len(both) == 2:
+                        both[0].put_nowait(reply)
+                    continue
+                other = next((q for q in both if q is not mine), mine)
+                mine.put_nowait(event)
+                mine.put_nowait(ack)
+                other.put_nowait(event)
+                other.put_nowait(reply)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while True:
+                yield await mine.get()
+        finally:
+            reader.cancel()
+            if mine in both:
+                both.remove(mine)
+            if not both:
+                pairs.pop(str(key), None)
+
+    return grpc.stream_stream_rpc_method_handler(pair)
+
+
+async def serve(port_file: Path, reply: bytes, event: bytes = b"", ack: bytes = b"") -> None:
+    """Serves the echo (and the pairs, given ``event`` and ``ack``) until SIGTERM or
+    SIGINT, after writing the bound port."""
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(SERVICE, {"Echo": handler(reply)}),))
+    methods = {"Echo": handler(reply)}
+    if event and ack:
+        methods["Pair"] = pair_handler(reply, event, ack)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     tmp = port_file.with_suffix(".tmp")
@@ -58,8 +113,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port-file", type=Path, required=True)
     parser.add_argument("--reply", type=Path, required=True,
                         help="file whose bytes answer every message")
+    parser.add_argument("--event", type=Path, help="Pair: the event sent to both streams")
+    parser.add_argument("--ack", type=Path, help="Pair: the acknowledgement of a message")
     args = parser.parse_args(argv)
-    asyncio.run(serve(args.port_file, args.reply.read_bytes()))
+    asyncio.run(serve(args.port_file, args.reply.read_bytes(),
+                      args.event.read_bytes() if args.event else b"",
+                      args.ack.read_bytes() if args.ack else b""))
 
 
 if __name__ == "__main__":

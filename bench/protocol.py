@@ -14,6 +14,13 @@ client sends the same answer message and receives a real decision request's byte
 (parse the request, pick an option, encode the answer), and both are measured in
 alternating blocks of the same run, so background noise falls on both alike.
 
+Between the two, the echo's Pair replays the server's pattern of messages with
+nothing computed behind it (two streams; per answer a turn event down each, the
+act result down the answering one, the next request down the other), which splits
+the server's round trip into the bare transport, the cost of its extra messages,
+and its own work. ``answer_path`` times the server's answer path in-process,
+without gRPC, and the share of it spent building the seat's view.
+
 ``python -m bench.protocol`` prints a table; ``run()`` returns the figures.
 """
 
@@ -57,6 +64,8 @@ class _Measure:
         self.samples: list[int] = []
         self.requests: list[bytes] = []
         self.messages = 0           # every message received, decision requests included
+        self.event = b""            # a turn taken, as sent
+        self.ack = b""              # an accepted answer's act result, as sent
 
 
 async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random.Random,
@@ -89,8 +98,12 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
                     await call.write(answer(event.decision, rng))
                 elif which == "match_ended":
                     return
-                elif which == "act_result" and not event.act_result.accepted:
-                    raise RuntimeError(f"answer refused: {event.act_result.message}")
+                elif which == "act_result":
+                    if not event.act_result.accepted:
+                        raise RuntimeError(f"answer refused: {event.act_result.message}")
+                    into.ack = raw
+                elif which == "turn":
+                    into.event = raw
         finally:
             call.cancel()
 
@@ -124,6 +137,45 @@ async def echo_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Ra
 def _cpu_ns(process: psutil.Process) -> int:
     times = process.cpu_times()
     return int((times.user + times.system) * 1e9)
+
+
+async def pair_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Random,
+                           into: _Measure, key: str) -> None:
+    """Adds ``count`` samples of the echo's Pair: the server's pattern of messages
+    (two streams, an event to each, the request to one, an act result to the other)
+    with nothing computed behind it."""
+    play = channel.stream_stream(echo.PAIR)
+    observe = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
+    last: list[int] = []
+    enough = asyncio.Event()
+    goal = len(into.samples) + count
+
+    async def seat() -> None:
+        call = play(metadata=(("pair", key),))
+        await call.write(observe)
+        try:
+            async for raw in call:
+                now = time.perf_counter_ns()
+                into.messages += 1
+                event = pb.SeatEvent.FromString(raw)
+                if event.WhichOneof("event") == "decision":
+                    if last:
+                        into.samples.append(now - last[0])
+                    last[:] = [now]
+                    if len(into.samples) >= goal:
+                        enough.set()
+                        return
+                    await call.write(answer(event.decision, rng))
+        finally:
+            call.cancel()
+
+    seats = [asyncio.ensure_future(seat()) for _ in range(2)]
+    try:
+        await asyncio.wait_for(enough.wait(), 120)
+    finally:
+        for task in seats:
+            task.cancel()
+        await asyncio.gather(*seats, return_exceptions=True)
 
 
 async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
@@ -168,7 +220,7 @@ def answer_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
 async def _measure(server: str, server_pid: int, key: str, reply_file: Path, port_file: Path,
                    samples: int, blocks: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
-    real, bare = _Measure(), _Measure()
+    real, bare, pattern = _Measure(), _Measure(), _Measure()
     server_cpu = bare_cpu = 0     # CPU time each server process spent in the measured blocks
     server_process = psutil.Process(server_pid)
     async with grpc.aio.insecure_channel(server) as channel:
@@ -177,8 +229,12 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
         await play_match(channel, key, seed, rng, warm)
         median = sorted(warm.requests, key=len)[len(warm.requests) // 2]
         reply_file.write_bytes(median)
+        event_file, ack_file = reply_file.with_suffix(".event"), reply_file.with_suffix(".ack")
+        event_file.write_bytes(warm.event)
+        ack_file.write_bytes(warm.ack)
         echo_process = python_module("bench.echo", "--port-file", str(port_file),
-                                     "--reply", str(reply_file))
+                                     "--reply", str(reply_file), "--event", str(event_file),
+                                     "--ack", str(ack_file))
         try:
             port = wait_for_port(port_file, echo_process)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as bare_channel:
@@ -186,10 +242,11 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
                 echo_server = psutil.Process(echo_process.pid)
                 per_block = max(1, samples // blocks)
                 match = 1
-                for _ in range(blocks):
+                for block in range(blocks):
                     before = _cpu_ns(echo_server)
                     await echo_round_trips(bare_channel, per_block, rng, bare)
                     bare_cpu += _cpu_ns(echo_server) - before
+                    await pair_round_trips(bare_channel, per_block, rng, pattern, f"b{block}")
                     goal = len(real.samples) + per_block
                     before = _cpu_ns(server_process)
                     while len(real.samples) < goal:
@@ -201,6 +258,7 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
     sizes = sorted(len(r) for r in real.requests)
     server_fig = summary(real.samples, 1000)
     bare_fig = summary(bare.samples, 1000)
+    pattern_fig = summary(pattern.samples, 1000)
     return {
         "bare_mean_us": bare_fig["mean"], "bare_p50_us": bare_fig["p50"],
         "bare_p99_us": bare_fig["p99"],
@@ -209,7 +267,11 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
         "ratio_p50": round(server_fig["p50"] / bare_fig["p50"], 2),
         "ratio_mean": round(server_fig["mean"] / bare_fig["mean"], 2),
         "target_ratio": TARGET_RATIO,
-        "samples": {"bare": bare_fig["n"], "server": server_fig["n"]},
+        # The server's pattern of messages (echo Pair) without the server behind it.
+        "pattern_p50_us": pattern_fig["p50"], "pattern_p99_us": pattern_fig["p99"],
+        "pattern_messages_per_request": round(pattern.messages / (pattern_fig["n"] + 1), 2),
+        "samples": {"bare": bare_fig["n"], "server": server_fig["n"],
+                    "pattern": pattern_fig["n"]},
         "matches": match - 1,
         "request_bytes": {"median": sizes[len(sizes) // 2], "max": sizes[-1],
                           "echo_reply": len(median)},
@@ -219,7 +281,7 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
         "server_messages_per_decision": round(real.messages / len(real.requests), 2),
         "server_cpu_us_per_decision": round(server_cpu / len(real.requests) / 1000, 1),
         "bare_cpu_us_per_round_trip": round(bare_cpu / len(bare.samples) / 1000, 1),
-        "bare": bare_fig, "server": server_fig,
+        "bare": bare_fig, "server": server_fig, "pattern": pattern_fig,
     }
 
 
@@ -241,7 +303,8 @@ def run(samples: int = 6000, blocks: int = 3, seed: int = 1,
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
     lines = [f"{'round trip':<26}{'mean µs':>9}{'p50 µs':>9}{'p99 µs':>9}{'samples':>9}"]
-    for label, key in (("bare grpc.aio echo", "bare"), ("server Play (2 seats)", "server")):
+    for label, key in (("bare grpc.aio echo", "bare"), ("echo, server's messages", "pattern"),
+                       ("server Play (2 seats)", "server")):
         f = result[key]
         lines.append(f"{label:<26}{f['mean']:>9.1f}{f['p50']:>9.1f}{f['p99']:>9.1f}{f['n']:>9}")
     verdict = "meets" if result["ratio_p50"] <= result["target_ratio"] else "misses"
@@ -251,6 +314,10 @@ def table(result: dict[str, Any]) -> list[str]:
     lines.append(f"server: {result['server_messages_per_decision']} messages and "
                  f"{result['server_cpu_us_per_decision']} µs CPU per decision; echo: 1 message "
                  f"and {result['bare_cpu_us_per_round_trip']} µs CPU per round trip")
+    bare, pattern, server = (result["bare_p50_us"], result["pattern_p50_us"],
+                             result["server_p50_us"])
+    lines.append(f"at p50: {bare:.0f} µs bare transport + {pattern - bare:.0f} µs for the "
+                 f"server's extra messages + {server - pattern:.0f} µs of the server's own work")
     path = result["answer_path"]
     lines.append(f"answer path in-process (no gRPC): {path['answer_us']} µs per decision, "
                  f"of which mammamia.view_of {path['view_of_us']} µs")

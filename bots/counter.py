@@ -45,7 +45,8 @@ _BOMBASTICA = 15
 
 @dataclass(frozen=True, slots=True)
 class _Owners:
-    """Who owns which colour and what each seat could add from hand at resolution."""
+    """Who owns which colour and what each seat could add from hand at resolution:
+    ``ingredients`` per seat, and ``cover``, the most cards an opponent is taken to add."""
 
     me: int
     seat_of: dict[str, int]
@@ -142,6 +143,7 @@ def _five(values: Sequence[int]) -> tuple[int, int, int, int, int]:
 
 
 def _owners(view: View, cover: int) -> _Owners:
+    """Returns the owners' facts the forward resolution needs, from the public seats."""
     assert view.seat is not None
     seat_of = {info.colour: info.seat for info in view.seats}
     return _Owners(view.seat, seat_of, tuple(info.ingredients_in_hand for info in view.seats),

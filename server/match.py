@@ -7,7 +7,9 @@ deadline (and then the seat's time bank, if any) passes:
 
 - the default action is the first option for a turn and declining for a
   resolution (always an option, R-RES-8); it is written to the record's
-  ``meta.timeouts`` with the reason and counts a strike for the seat;
+  ``meta.timeouts`` with the reason (``deadline`` when the seat was connected but
+  did not answer in time, ``disconnected`` when no stream to the seat was open)
+  and counts a strike for the seat;
 - three consecutive strikes hand the seat to the default policy until the end
   (``meta.autopilot``); the match still counts.
 
@@ -373,9 +375,11 @@ class Match:
         action = self._default()
         self.strikes[seat] += 1
         self.strikes_total[seat] += 1
+        # Why: too slow while connected, or no stream open to the seat at all.
+        reason = "deadline" if self.seat_logs[seat].listeners else "disconnected"
         self.timeouts.append({"action": len(self.actions), "seat": seat, "decision": d.id,
-                              "reason": "deadline"})
-        log.info("deadline_passed", match=self.id, seat=seat, decision=d.id,
+                              "reason": reason})
+        log.info("deadline_passed", match=self.id, seat=seat, decision=d.id, reason=reason,
                  strikes=self.strikes[seat])
         if self.strikes[seat] >= STRIKES_TO_AUTOPILOT:
             self.autopilot.add(seat)

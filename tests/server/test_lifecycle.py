@@ -120,7 +120,7 @@ def test_crash_then_restart_aborts_the_cut_off_match(start_server):
 def test_match_waits_for_its_seats_then_starts_anyway(start_server):
     server = start_server(start_timeout=0.5, deadline_ms=50)
 
-    async def go() -> pb.SeatEvent:
+    async def go() -> tuple[pb.SeatEvent, str]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 3, seed=2)
             await asyncio.sleep(0.1)
@@ -130,9 +130,17 @@ def test_match_waits_for_its_seats_then_starts_anyway(start_server):
             assert listed.matches[0].status == pb.MATCH_STATUS_WAITING
             # Only seat 0 comes; the others are played by the default policy.
             result = await play(channel, created.seat_tokens[0], random_options(0))
-            return result.ended
+            record = await pb_grpc.SpectateStub(channel).GetRecord(
+                pb.GetRecordRequest(match_id=created.match_id), timeout=10)
+            return result.ended, record.json
 
     started = time.monotonic()
-    ended = asyncio.run(go())
+    ended, record_json = asyncio.run(go())
     assert ended is not None and ended.status == pb.MATCH_STATUS_FINISHED
     assert time.monotonic() - started < 60
+    meta = loads(record_json).meta
+    # (Seat 0 may miss a 50 ms deadline itself on a busy machine: only 1 and 2 are known.)
+    absent = [t for t in meta["timeouts"] if t["seat"] != 0]
+    assert len(absent) == 6 and all(t["reason"] == "disconnected" for t in absent)
+    assert meta["strikes"][1:] == [3, 3]
+    assert {1, 2} <= {a["seat"] for a in meta["autopilot"]}

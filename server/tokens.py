@@ -1,7 +1,8 @@
 """Secrets and ids: seat tokens, organiser keys, match ids.
 
-Seat tokens and organiser keys carry 192 random bits from ``secrets``; match ids
-are random too, so that one match's id says nothing about another's.
+Seat tokens and organiser keys carry 192 random bits from ``secrets``, written in
+hex so that they never begin with a dash a command line would take for an option;
+match ids are random too, so that one match's id says nothing about another's.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ TOKEN_BYTES = 24
 
 
 def new_token() -> str:
-    """Returns a fresh seat token (192 random bits, URL-safe text)."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    """Returns a fresh seat token (192 random bits, 48 hex digits)."""
+    return secrets.token_hex(TOKEN_BYTES)
 
 
 def new_organiser_key() -> str:
-    """Returns a fresh organiser key (192 random bits, URL-safe text)."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    """Returns a fresh organiser key (192 random bits, 48 hex digits)."""
+    return secrets.token_hex(TOKEN_BYTES)
 
 
 def new_match_id() -> str:

@@ -173,7 +173,7 @@ class LadderStore:
     def register(self, name: str) -> str:
         """Returns a new secret key for ``name``; raises NameTakenError or LadderError."""
         check_name(name)
-        key = secrets.token_urlsafe(32)
+        key = secrets.token_hex(32)  # hex: never begins with a dash on a command line
         with self._write() as db:
             try:
                 db.execute("INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",

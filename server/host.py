@@ -23,6 +23,7 @@ How extensions (the ladder) plug into the server is described in ``server.app``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 from collections.abc import Sequence
 
@@ -90,12 +91,12 @@ class Host:
             self._seats[token] = (match, seat)
         task = asyncio.ensure_future(match.run())
         self._tasks.add(task)
-        task.add_done_callback(lambda t, m=match: self._ended(t, m))
+        task.add_done_callback(functools.partial(self._ended, match=match))
         log.info("match_created", match=match.id, players=game.players, seed=seed,
                  deadline_ms=deadline_ms, ladder=ladder)
         return match
 
-    def _ended(self, task: asyncio.Task[MatchResult], match: Match) -> None:
+    def _ended(self, task: asyncio.Task[MatchResult], *, match: Match) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=match.id, error=repr(task.exception()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 import grpc
 import structlog
@@ -31,7 +31,7 @@ SEAT_TOKEN = "seat-token"
 ORGANISER_KEY = "organiser-key"
 LIST_LIMIT_MAX = 1000
 
-Context = grpc.aio.ServicerContext
+Context: TypeAlias = grpc.aio.ServicerContext
 
 
 def _metadata(context: Context, key: str) -> str | None:
@@ -332,7 +332,7 @@ def register(server: grpc.aio.Server, host: Host, organiser_key: str) -> list[st
     for name, methods in handlers.items():
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)
-    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key), server)  # type: ignore[arg-type]
+    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key), server)
     return [*handlers, "mammamia.v1.Organiser"]
 
 

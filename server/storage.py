@@ -173,7 +173,7 @@ class Storage:
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match as JSON text, or None."""
         r = self.db.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
-        return None if r is None else r[0]
+        return None if r is None or r[0] is None else str(r[0])
 
     def matches(self, limit: int = 50) -> list[MatchRow]:
         """Returns up to ``limit`` matches, newest first."""

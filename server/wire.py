@@ -119,7 +119,8 @@ def action_bytes(a: Action) -> bytes:
 
 def action_message(a: Action) -> pb.Action:
     """Returns an action as a message."""
-    return pb.Action.FromString(action_bytes(a))
+    msg: pb.Action = pb.Action.FromString(action_bytes(a))
+    return msg
 
 
 def view_message(v: View, names: Sequence[str] = ()) -> pb.View:

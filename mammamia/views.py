@@ -8,6 +8,7 @@ leak through a view by accident.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Final
 
 from .actions import Action, Counts
 from .state import RESOLVE, State
@@ -108,36 +109,56 @@ class View:
 _NO_CARDS: Counts = (0, 0, 0, 0, 0)
 
 
-def _events(state: State) -> tuple[Event, ...]:
-    out = []
-    for e in state.events:
-        tag = e[0]
-        if tag == "turn":
-            _, seat, kind, count, order, draw, drawn, mamma_mia = e
-            out.append(Event("turn", seat, ingredient=kind, count=count, order=order,
-                             draw=draw, drawn=drawn, mamma_mia=mamma_mia))
-        elif tag == "round":
-            out.append(Event("round_started", e[2], round=e[1]))
-        elif tag == "round_end":
-            out.append(Event("round_ended", round=e[1], stalemate=e[2]))
-        elif tag == "bake":
-            _, seat, order, ingredient, hand, auto, _from_table = e
-            out.append(Event("baked", seat, order=order, ingredient=ingredient, hand=hand,
-                             auto=auto))
-        elif tag == "fail":
-            out.append(Event("failed", e[1], order=e[2], declined=e[3]))
-        elif tag == "over":
-            out.append(Event("game_over"))
-    return tuple(out)
+def _event(raw: tuple[Any, ...]) -> Event | None:
+    """Returns the public Event for one of the engine's raw event tuples (None for none)."""
+    tag = raw[0]
+    if tag == "turn":
+        _, seat, kind, count, order, draw, drawn, mamma_mia = raw
+        return Event("turn", seat, ingredient=kind, count=count, order=order,
+                     draw=draw, drawn=drawn, mamma_mia=mamma_mia)
+    if tag == "round":
+        return Event("round_started", raw[2], round=raw[1])
+    if tag == "round_end":
+        return Event("round_ended", round=raw[1], stalemate=raw[2])
+    if tag == "bake":
+        _, seat, order, ingredient, hand, auto, _from_table = raw
+        return Event("baked", seat, order=order, ingredient=ingredient, hand=hand, auto=auto)
+    if tag == "fail":
+        return Event("failed", raw[1], order=raw[2], declined=raw[3])
+    if tag == "over":
+        return Event("game_over")
+    return None
+
+
+# An Event is a pure function of its raw tuple, and games repeat the same tuples
+# ("seat 2 plays 1 olive, draws 1 from the supply") endlessly, so conversions are
+# memoised: a view's history costs a dictionary lookup per event.
+_CONVERTED: dict[tuple[Any, ...], Event | None] = {}
+_CONVERTED_LIMIT: Final = 100_000
 
 
 def public_events(state: State, since: int = 0) -> tuple[Event, ...]:
-    """Returns the public events from index ``since`` on (all are public, R-VIEW-1)."""
-    return _events(state)[since:] if since else _events(state)
+    """Returns the public events from index ``since`` of the game's event list on
+    (every event is public, R-VIEW-1)."""
+    converted = _CONVERTED
+    out = []
+    for raw in state.events[since:] if since else state.events:
+        event = converted.get(raw)
+        if event is None:
+            if len(converted) >= _CONVERTED_LIMIT:
+                converted.clear()
+            event = converted[raw] = _event(raw)
+        if event is not None:
+            out.append(event)
+    return tuple(out)
 
 
-def view_of(state: State, seat: int | None) -> View:
-    """Returns what ``seat`` may know of ``state`` (a spectator's view when None)."""
+def view_of(state: State, seat: int | None, *, history: bool = True) -> View:
+    """Returns what ``seat`` may know of ``state`` (a spectator's view when None).
+
+    With ``history=False`` the view's ``history`` is left empty, for callers that
+    follow the public events themselves (``public_events``) and want a cheap view.
+    """
     if seat is not None and not 0 <= seat < state.players:
         raise ValueError(f"seat must be 0..{state.players - 1}, got {seat!r}")
     seats = tuple(
@@ -173,7 +194,7 @@ def view_of(state: State, seat: int | None) -> View:
         hand=hand,
         hand_orders=hand_orders,
         waiter=waiter,
-        history=_events(state),
+        history=public_events(state) if history else (),
         legal=legal,
         winners=tuple(state.winners()),
     )

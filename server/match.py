@@ -247,8 +247,8 @@ class Match:
             if seat in self.autopilot:
                 self._apply(seat, self._default())
                 continue
-            view = view_of(state, seat)
-            self._publish(view.history[self._published:], seat)
+            view = view_of(state, seat, history=False)
+            self._publish(public_events(state, self._published), seat)
             self._decisions += 1
             decision_id = f"d{self._decisions}"
             self._seat_of_decision[decision_id] = seat

@@ -59,7 +59,7 @@ async def _events(match: Match, seat: int | None, after: int,
     event_log.listeners.add(wake)
     try:
         last = len(event_log.frames)
-        view = wire.view_message(view_of(match.state, seat), match.names)
+        view = wire.view_message(view_of(match.state, seat, history=False), match.names)
         yield wire.frame(last, wire.snapshot_body(view, match.id))
         cursor = min(after, last)
         frames = event_log.frames

@@ -43,6 +43,7 @@ class Tally:
         self.decisions = 0
         self.latencies_us: list[int] = []
         self.starts_us: list[int] = []      # CreateMatch sent -> first decision request
+        self.creates_us: list[int] = []     # CreateMatch sent -> its reply
         self.errors: list[str] = []
         self.matches_finished = 0
         self.matches_started = 0
@@ -77,6 +78,8 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
                 await asyncio.sleep(1)
                 continue
             tally.matches_started += 1
+            if tally.inside():
+                tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
             await _play(play, created.seat_tokens, rng, tally, asked)
 
 
@@ -133,7 +136,7 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*holders, return_exceptions=True)
     return {"decisions": tally.decisions, "latencies_us": tally.latencies_us,
-            "starts_us": tally.starts_us,
+            "starts_us": tally.starts_us, "creates_us": tally.creates_us,
             "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
             "matches_started": tally.matches_started,
             "matches_finished": tally.matches_finished}

@@ -9,8 +9,10 @@ Everything is on 127.0.0.1 and bounded in time.
 One run holds ``seats / players`` matches for a warm-up and then a measuring
 window, and reports decisions per second, the decision latency a client sees
 (request received -> the match's next request received) at p50 and p99, the
-server's peak resident memory (psutil) and CPU use, and errors (refused answers,
-aborted matches, failed calls: there must be none). The step-up runs 100, 200, 400
+server's peak resident memory (psutil) and CPU use (and the bots'), errors (refused
+answers, aborted matches, failed calls: there must be none), and how long a new
+match takes to start (CreateMatch sent -> its first decision request; the
+CreateMatch call alone beside it). The step-up runs 100, 200, 400
 and 1,000 seats (fresh server each) and stops at the first whose p99 reaches
 100 ms; the largest one under it is ``max_seats_p99_under_100ms``.
 
@@ -48,7 +50,9 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     matches = max(1, seats // players)
     clients = max(1, min(clients, matches))
     if warmup is None:
-        warmup = 3.0 + matches / 100      # process start, matches created, streams opened
+        # Processes start, matches are created, every seat's stream is opened, and the
+        # first finished matches are replaced: 13 s for 250 matches.
+        warmup = 3.0 + matches / 25
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         directory = Path(tmp)
         with Server(directory) as server:
@@ -79,6 +83,8 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     decisions = sum(p["decisions"] for p in parts)
     starts = [x for p in parts for x in p.get("starts_us", ())]
     start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
+    creates = [x for p in parts for x in p.get("creates_us", ())]
+    create_fig = summary(creates, 1000, 1) if creates else {"p50": 0.0, "p99": 0.0}
     fig = summary(latencies, 1000, 2) if latencies else {
         "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
     return {
@@ -92,8 +98,10 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         "errors": sum(p["errors"] for p in parts),
         "error_examples": sorted({e for p in parts for e in p["error_examples"]})[:5],
         "matches_finished": sum(p["matches_finished"] for p in parts),
-        # CreateMatch sent -> first decision request: creating, joining and starting.
+        # CreateMatch sent -> first decision request: creating, joining and starting;
+        # and the CreateMatch call alone.
         "match_start_p50_ms": start_fig["p50"], "match_start_p99_ms": start_fig["p99"],
+        "create_match_p50_ms": create_fig["p50"], "create_match_p99_ms": create_fig["p99"],
     }
 
 

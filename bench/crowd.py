@@ -93,25 +93,25 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable, tokens: Sequence[str],
             await call.write(_OBSERVE)
             async for raw in call:
                 now = time.perf_counter_ns()
-                event = pb.SeatEvent.FromString(raw)
-                which = event.WhichOneof("event")
-                if which == "decision":
-                    if last and tally.inside():
-                        tally.decisions += 1
-                        tally.latencies_us.append((now - last[0]) // 1000)
-                    elif not last and tally.inside():
-                        tally.starts_us.append((now - asked) // 1000)
-                    last[:] = [now]
-                    d = event.decision
-                    act = pb.ActRequest(decision_id=d.decision_id,
-                                        option=rng.randrange(len(d.options)))
-                    await call.write(pb.PlayRequest(act=act).SerializeToString())
-                elif which == "act_result" and not event.act_result.accepted:
-                    tally.error(f"answer refused: {event.act_result.message}")
-                elif which == "match_ended":
-                    if event.match_ended.status != pb.MATCH_STATUS_FINISHED:
-                        tally.error("match aborted")
-                    return
+                for event in pb.SeatEvents.FromString(raw).events:
+                    which = event.WhichOneof("event")
+                    if which == "decision":
+                        if last and tally.inside():
+                            tally.decisions += 1
+                            tally.latencies_us.append((now - last[0]) // 1000)
+                        elif not last and tally.inside():
+                            tally.starts_us.append((now - asked) // 1000)
+                        last[:] = [now]
+                        d = event.decision
+                        act = pb.ActRequest(decision_id=d.decision_id,
+                                            option=rng.randrange(len(d.options)))
+                        await call.write(pb.PlayRequest(act=act).SerializeToString())
+                    elif which == "act_result" and not event.act_result.accepted:
+                        tally.error(f"answer refused: {event.act_result.message}")
+                    elif which == "match_ended":
+                        if event.match_ended.status != pb.MATCH_STATUS_FINISHED:
+                            tally.error("match aborted")
+                        return
             tally.error("stream closed before the match ended")
         except grpc.aio.AioRpcError as e:
             tally.error(f"Play: {e.code().name}: {e.details()}")

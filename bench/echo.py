@@ -7,13 +7,13 @@ that comes up the stream is answered with one message, the bytes of ``--reply``
 protobuf is parsed or built on this side: it is the physical limit an arena
 server's answer path is compared with (``bench.protocol``).
 
-With ``--event FILE --ack FILE`` it also serves ``/bench.Echo/Pair``: two streams
-that send the same ``pair`` metadata value are paired like the two seats of a
-match, and every message up one stream is answered the way the arena server
-answers a decision, with no game behind it: the event (``--event``, a real turn
-taken) and the acknowledgement (``--ack``, a real act result) down the same stream,
-the event and the next request (``--reply``) down the other. It measures what the
-server's pattern of messages costs on its own.
+With ``--ack FILE`` it also serves ``/bench.Echo/Pair``: two streams that send the
+same ``pair`` metadata value are paired like the two seats of a match, and every
+message up one stream is answered the way the arena server answers a decision,
+with no game behind it: the next request (``--reply``, which carries the turn just
+taken before the request) down the other stream first, then the acknowledgement
+(``--ack``, a real act result with the same turn) down the same stream. It measures
+what the server's pattern of messages costs on its own.
 """
 
 from __future__ import annotations
@@ -43,10 +43,9 @@ def handler(reply: bytes) -> grpc.RpcMethodHandler:
     return grpc.stream_stream_rpc_method_handler(echo)
 
 
-def pair_handler(reply: bytes, event: bytes, ack: bytes) -> grpc.RpcMethodHandler:
+def pair_handler(reply: bytes, ack: bytes) -> grpc.RpcMethodHandler:
     """Returns the Pair method: streams paired by their ``pair`` metadata, each message
-    answered with ``event`` and ``ack`` on its stream, ``event`` and ``reply`` on the
-    other."""
+    answered with ``reply`` on the other stream, then ``ack`` on its own."""
     pairs: dict[str, list[asyncio.Queue[bytes]]] = {}
 
     async def pair(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
@@ -67,10 +66,8 @@ def pair_handler(reply: bytes, event: bytes, ack: bytes) -> grpc.RpcMethodHandle
                         both[0].put_nowait(reply)
                     continue
                 other = next((q for q in both if q is not mine), mine)
-                mine.put_nowait(event)
-                mine.put_nowait(ack)
-                other.put_nowait(event)
                 other.put_nowait(reply)
+                mine.put_nowait(ack)
 
         reader = asyncio.ensure_future(read())
         try:
@@ -86,13 +83,13 @@ def pair_handler(reply: bytes, event: bytes, ack: bytes) -> grpc.RpcMethodHandle
     return grpc.stream_stream_rpc_method_handler(pair)
 
 
-async def serve(port_file: Path, reply: bytes, event: bytes = b"", ack: bytes = b"") -> None:
-    """Serves the echo (and the pairs, given ``event`` and ``ack``) until SIGTERM or
-    SIGINT, after writing the bound port."""
+async def serve(port_file: Path, reply: bytes, ack: bytes = b"") -> None:
+    """Serves the echo (and the pairs, given ``ack``) until SIGTERM or SIGINT, after
+    writing the bound port."""
     server = grpc.aio.server()
     methods = {"Echo": handler(reply)}
-    if event and ack:
-        methods["Pair"] = pair_handler(reply, event, ack)
+    if ack:
+        methods["Pair"] = pair_handler(reply, ack)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -113,11 +110,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port-file", type=Path, required=True)
     parser.add_argument("--reply", type=Path, required=True,
                         help="file whose bytes answer every message")
-    parser.add_argument("--event", type=Path, help="Pair: the event sent to both streams")
     parser.add_argument("--ack", type=Path, help="Pair: the acknowledgement of a message")
     args = parser.parse_args(argv)
     asyncio.run(serve(args.port_file, args.reply.read_bytes(),
-                      args.event.read_bytes() if args.event else b"",
                       args.ack.read_bytes() if args.ack else b""))
 
 

@@ -15,11 +15,12 @@ client sends the same answer message and receives a real decision request's byte
 alternating blocks of the same run, so background noise falls on both alike.
 
 Between the two, the echo's Pair replays the server's pattern of messages with
-nothing computed behind it (two streams; per answer a turn event down each, the
-act result down the answering one, the next request down the other), which splits
-the server's round trip into the bare transport, the cost of its extra messages,
-and its own work. ``answer_path`` times the server's answer path in-process,
-without gRPC, and the share of it spent building the seat's view.
+nothing computed behind it (two streams; per answer one message down each: the
+turn taken and the next request down the asked one, first, and the act result and
+the turn down the answering one), which splits the server's round trip into the
+bare transport, the cost of its extra messages, and its own work. ``answer_path``
+times the server's answer path in-process, without gRPC, and the share of it spent
+building the seat's view.
 
 ``python -m bench.protocol`` prints a table; ``run()`` returns the figures.
 """
@@ -64,8 +65,7 @@ class _Measure:
         self.samples: list[int] = []
         self.requests: list[bytes] = []
         self.messages = 0           # every message received, decision requests included
-        self.event = b""            # a turn taken, as sent
-        self.ack = b""              # an accepted answer's act result, as sent
+        self.ack = b""              # a message with an accepted answer's act result, as sent
 
 
 async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random.Random,
@@ -88,22 +88,20 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
             async for raw in call:
                 now = time.perf_counter_ns()
                 into.messages += 1
-                event = pb.SeatEvent.FromString(raw)
-                which = event.WhichOneof("event")
-                if which == "decision":
-                    if last:
-                        into.samples.append(now - last[0])
-                    last[:] = [now]
-                    into.requests.append(raw)
-                    await call.write(answer(event.decision, rng))
-                elif which == "match_ended":
-                    return
-                elif which == "act_result":
-                    if not event.act_result.accepted:
-                        raise RuntimeError(f"answer refused: {event.act_result.message}")
-                    into.ack = raw
-                elif which == "turn":
-                    into.event = raw
+                for event in pb.SeatEvents.FromString(raw).events:
+                    which = event.WhichOneof("event")
+                    if which == "decision":
+                        if last:
+                            into.samples.append(now - last[0])
+                        last[:] = [now]
+                        into.requests.append(raw)
+                        await call.write(answer(event.decision, rng))
+                    elif which == "match_ended":
+                        return
+                    elif which == "act_result":
+                        if not event.act_result.accepted:
+                            raise RuntimeError(f"answer refused: {event.act_result.message}")
+                        into.ack = raw
         finally:
             call.cancel()
 
@@ -122,7 +120,7 @@ async def echo_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Ra
     try:
         async for raw in call:
             now = time.perf_counter_ns()
-            event = pb.SeatEvent.FromString(raw)
+            [*_, event] = pb.SeatEvents.FromString(raw).events
             if taken >= 0:
                 into.samples.append(now - last)
             last = now
@@ -142,8 +140,8 @@ def _cpu_ns(process: psutil.Process) -> int:
 async def pair_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Random,
                            into: _Measure, key: str) -> None:
     """Adds ``count`` samples of the echo's Pair: the server's pattern of messages
-    (two streams, an event to each, the request to one, an act result to the other)
-    with nothing computed behind it."""
+    (two streams, the request to one, the act result to the other) with nothing
+    computed behind it."""
     play = channel.stream_stream(echo.PAIR)
     observe = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
     last: list[int] = []
@@ -157,7 +155,7 @@ async def pair_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Ra
             async for raw in call:
                 now = time.perf_counter_ns()
                 into.messages += 1
-                event = pb.SeatEvent.FromString(raw)
+                [*_, event] = pb.SeatEvents.FromString(raw).events
                 if event.WhichOneof("event") == "decision":
                     if last:
                         into.samples.append(now - last[0])
@@ -229,12 +227,10 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
         await play_match(channel, key, seed, rng, warm)
         median = sorted(warm.requests, key=len)[len(warm.requests) // 2]
         reply_file.write_bytes(median)
-        event_file, ack_file = reply_file.with_suffix(".event"), reply_file.with_suffix(".ack")
-        event_file.write_bytes(warm.event)
+        ack_file = reply_file.with_suffix(".ack")
         ack_file.write_bytes(warm.ack)
         echo_process = python_module("bench.echo", "--port-file", str(port_file),
-                                     "--reply", str(reply_file), "--event", str(event_file),
-                                     "--ack", str(ack_file))
+                                     "--reply", str(reply_file), "--ack", str(ack_file))
         try:
             port = wait_for_port(port_file, echo_process)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as bare_channel:
@@ -275,7 +271,8 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
         "matches": match - 1,
         "request_bytes": {"median": sizes[len(sizes) // 2], "max": sizes[-1],
                           "echo_reply": len(median)},
-        "answer_bytes": len(answer(pb.SeatEvent.FromString(median).decision, rng)),
+        "answer_bytes": len(answer(pb.SeatEvents.FromString(median).events[-1].decision,
+                                   rng)),
         # Why the server's round trip costs more: what it sends per decision, and the
         # CPU time its process spends per decision (matches created and stored included).
         "server_messages_per_decision": round(real.messages / len(real.requests), 2),

@@ -183,22 +183,22 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
     try:
         async for msg in call:
             backoff.reset()
-            item = wire.incoming(msg)
-            if isinstance(item, wire.Snapshot):
-                seat.snapshot = item
-                seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
-            elif isinstance(item, wire.Happened):
-                if item.sequence > seat.after:
-                    seat.after = item.sequence
-                    seat.history.append(item.event)
-            elif isinstance(item, wire.Asked):
-                await _answer(seat, call, item)
-            elif isinstance(item, wire.Replied):
-                _replied(seat, item)
-            elif isinstance(item, wire.Ended):
-                call.cancel()
-                await _final_snapshot(seat, stub)
-                return _ended(seat, item)
+            for item in wire.incomings(msg):
+                if isinstance(item, wire.Snapshot):
+                    seat.snapshot = item
+                    seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
+                elif isinstance(item, wire.Happened):
+                    if item.sequence > seat.after:
+                        seat.after = item.sequence
+                        seat.history.append(item.event)
+                elif isinstance(item, wire.Asked):
+                    await _answer(seat, call, item)
+                elif isinstance(item, wire.Replied):
+                    _replied(seat, item)
+                elif isinstance(item, wire.Ended):
+                    call.cancel()
+                    await _final_snapshot(seat, stub)
+                    return _ended(seat, item)
     finally:
         call.cancel()
     return None
@@ -210,9 +210,10 @@ async def _final_snapshot(seat: _Seat, stub: rpc.SeatStub) -> None:
     stream = stub.Observe(wire.observe_request(seat.after), metadata=seat.metadata, timeout=5)
     try:
         async for msg in stream:
-            item = wire.incoming(msg)
-            if isinstance(item, wire.Snapshot):
-                seat.view = item.view
+            # The snapshot opens the stream's first message.
+            items = wire.incomings(msg)
+            if items and isinstance(items[0], wire.Snapshot):
+                seat.view = items[0].view
             break
     except grpc.aio.AioRpcError as e:
         log.info("final_view_unavailable", match=seat.match_id, code=e.code().name)

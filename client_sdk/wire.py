@@ -1,9 +1,9 @@
 """The one place where protobuf messages become SDK values, and answers become messages.
 
-Bot authors never see protobuf: a ``SeatEvent`` arrives here and leaves as one of
-the small values below (``Snapshot``, ``Asked``, ``Happened``, ``Ended``, ``Replied``),
-whose views are ``mammamia.View``s and whose events are ``mammamia.Event``s, the
-same types local play uses. Requests are built here too.
+Bot authors never see protobuf: a ``SeatEvents`` message arrives here and its
+events leave as the small values below (``Snapshot``, ``Asked``, ``Happened``,
+``Ended``, ``Replied``), whose views are ``mammamia.View``s and whose events are
+``mammamia.Event``s, the same types local play uses. Requests are built here too.
 """
 
 from __future__ import annotations
@@ -93,6 +93,22 @@ class Assigned:
     seat_token: str
     seat: int
     players: int
+
+
+def incomings(msg: pb.SeatEvents) -> list[Incoming]:
+    """Returns the SDK values of a stream message's events, in order (leaving out kinds
+    this SDK does not know, and a decision that later events in the message show was
+    closed before the message was sent); raises WireError for a malformed event."""
+    kept: list[Incoming] = []
+    game_went_on = False     # a numbered event follows (a reply is not one)
+    for event in reversed(msg.events):
+        item = incoming(event)
+        if item is None or (isinstance(item, Asked) and game_went_on):
+            continue
+        kept.append(item)
+        game_went_on = game_went_on or not isinstance(item, Replied)
+    kept.reverse()
+    return kept
 
 
 def incoming(msg: pb.SeatEvent) -> Incoming | None:

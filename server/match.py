@@ -14,9 +14,10 @@ deadline (and then the seat's time bank, if any) passes:
   (``meta.autopilot``); the match still counts.
 
 Every seat has its own numbered event log, and so have the spectators; a log holds
-encoded ``SeatEvent``s (``server.wire``) so that a reconnecting client is sent the
-same bytes again from any sequence number. Public events go to every log; a
-decision request goes only to its seat's.
+encoded ``SeatEvent``s, each ready to be joined into a ``SeatEvents`` message
+(``server.wire.entry``), so that a stream sends everything pending as one message
+and a reconnecting client is sent the same bytes again from any sequence number.
+Public events go to every log; a decision request goes only to its seat's.
 """
 
 from __future__ import annotations
@@ -67,19 +68,20 @@ class MatchResult:
 
 
 class EventLog:
-    """One stream's encoded events; ``frames[i]`` carries sequence ``i + 1``."""
+    """One stream's encoded events as ``SeatEvents`` entries; ``entries[i]`` carries
+    sequence ``i + 1``."""
 
-    __slots__ = ("closed", "frames", "listeners")
+    __slots__ = ("closed", "entries", "listeners")
 
     def __init__(self) -> None:
-        self.frames: list[bytes] = []
+        self.entries: list[bytes] = []
         self.listeners: set[asyncio.Event] = set()
         self.closed = False
 
     def append(self, body: bytes) -> int:
         """Returns the sequence number given to an event body after storing it."""
-        seq = len(self.frames) + 1
-        self.frames.append(wire.frame(seq, body))
+        seq = len(self.entries) + 1
+        self.entries.append(wire.entry(wire.frame(seq, body)))
         for wake in self.listeners:
             wake.set()
         return seq
@@ -277,12 +279,12 @@ class Match:
                                   int(left * 1000), bank)
 
     def open_decision_for(self, seat: int) -> tuple[int, bytes] | None:
-        """Returns (sequence, encoded event) of the seat's open decision, re-stamped with
-        the time left now, or None when the seat is not asked."""
+        """Returns (sequence, ``SeatEvents`` entry) of the seat's open decision, re-stamped
+        with the time left now, or None when the seat is not asked."""
         d = self.decision
         if d is None or d.seat != seat:
             return None
-        return d.sequence, wire.frame(d.sequence, self._decision_body(d))
+        return d.sequence, wire.entry(wire.frame(d.sequence, self._decision_body(d)))
 
     def _default(self) -> Action:
         """Returns the default action: the first option of a turn, declining a resolution."""

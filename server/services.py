@@ -2,7 +2,8 @@
 with ``server.wire`` and call the host and its matches.
 
 Event streams (Observe, Play, Watch) send the encoded events of the match's logs
-as they are, so the handlers for those methods are registered here with a
+as they are, every event pending for a stream joined into one ``SeatEvents``
+message, so the handlers for those methods are registered here with a
 pass-through serializer (``register``) instead of the generated helpers.
 """
 
@@ -52,36 +53,37 @@ async def _abort(context: Context, code: grpc.StatusCode, message: str) -> NoRet
 async def _events(match: Match, seat: int | None, after: int,
                   replies: deque[bytes] | None = None,
                   wake: asyncio.Event | None = None) -> AsyncIterator[bytes]:
-    """Yields a snapshot, the logged events after ``after``, the seat's open decision
-    if it was already sent, then live events (and ``replies``) until the match ends."""
+    """Yields encoded ``SeatEvents`` messages: first a snapshot, the logged events after
+    ``after`` and the seat's open decision if it was already sent; then, each time the
+    stream is woken, everything pending (``replies`` first, then new events) as one
+    message, until the match ends."""
     event_log: EventLog = match.spectators if seat is None else match.seat_logs[seat]
     wake = wake or asyncio.Event()
     event_log.listeners.add(wake)
     try:
-        last = len(event_log.frames)
+        entries = event_log.entries
+        cursor = len(entries)
         view = wire.view_message(view_of(match.state, seat, history=False), match.names)
-        yield wire.frame(last, wire.snapshot_body(view, match.id))
-        cursor = min(after, last)
-        frames = event_log.frames
-        while cursor < last:
-            yield frames[cursor]
-            cursor += 1
+        first = [wire.entry(wire.frame(cursor, wire.snapshot_body(view, match.id))),
+                 *entries[min(after, cursor):cursor]]
         if seat is not None:
             again = match.open_decision_for(seat)
             if again is not None and again[0] <= after:
-                yield again[1]
+                first.append(again[1])
+        yield b"".join(first)
         while True:
             wake.clear()
+            pending: list[bytes] = []
             while replies:
-                yield replies.popleft()
-            while cursor < len(frames):
-                yield frames[cursor]
-                cursor += 1
-                if replies:
-                    break
+                pending.append(replies.popleft())
+            if cursor < len(entries):
+                pending += entries[cursor:]
+                cursor = len(entries)
+            if pending:
+                yield b"".join(pending)
+            elif event_log.closed:
+                return
             else:
-                if event_log.closed:
-                    return
                 await wake.wait()
     finally:
         event_log.listeners.discard(wake)
@@ -126,8 +128,8 @@ class SeatService:
                       ) -> AsyncIterator[bytes]:
         match, seat = await self._seat(context)
         match.join(seat)
-        async for frame in _events(match, seat, request.after_sequence):
-            yield frame
+        async for message in _events(match, seat, request.after_sequence):
+            yield message
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
         match, seat = await self._seat(context)
@@ -156,14 +158,15 @@ class SeatService:
                     code, message = (grpc.StatusCode.INVALID_ARGUMENT,
                                      "after the first message, Play takes only 'act'")
                     decision_id = ""
-                replies.append(wire.act_result(decision_id, code.value[0], message))
+                replies.append(wire.entry(wire.act_result(decision_id, code.value[0],
+                                                          message)))
                 wake.set()
 
         reader = asyncio.ensure_future(read())
         try:
-            async for frame in _events(match, seat, first.observe.after_sequence,
-                                       replies, wake):
-                yield frame
+            async for message in _events(match, seat, first.observe.after_sequence,
+                                         replies, wake):
+                yield message
         finally:
             reader.cancel()
 
@@ -224,8 +227,8 @@ class SpectateService:
             await _abort(context, grpc.StatusCode.NOT_FOUND,
                          f"no match {request.match_id!r} is held by this server")
         structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
-        async for frame in _events(match, None, request.after_sequence):
-            yield frame
+        async for message in _events(match, None, request.after_sequence):
+            yield message
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         return await _record(self.host, request.match_id, context, so_far=False)

@@ -7,7 +7,10 @@ hides can reach the wire by accident.
 Event streams are sent as ready-made bytes: each event's payload is encoded once
 and framed per stream with that stream's sequence number (protobuf encodes a
 message as the concatenation of its fields, so ``frame`` gives exactly the bytes
-``SeatEvent.SerializeToString`` would).
+``SeatEvent.SerializeToString`` would). Each framed event is kept as one ``events``
+entry of a ``SeatEvents`` message (``entry``); since encoded messages concatenate
+into one whose repeated fields hold all their entries, joining entries gives the
+message that carries all of those events at once.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ STATUSES: Final = {"waiting": pb.MATCH_STATUS_WAITING, "running": pb.MATCH_STATU
 
 # SeatEvent field numbers (arena.proto), for framing ready-made payloads.
 _SEQUENCE_TAG: Final = b"\x08"
+_EVENTS_TAG: Final = b"\x0a"        # SeatEvents.events (1, length-delimited)
 SNAPSHOT, DECISION, TURN, ROUND_STARTED, ROUND_ENDED, RESOLVED, MATCH_ENDED, ACT_RESULT = (
     range(2, 10))
 
@@ -68,6 +72,12 @@ def frame(sequence: int, body: bytes) -> bytes:
     if sequence == 0:
         return body
     return _SEQUENCE_TAG + _varint(sequence) + body
+
+
+def entry(event: bytes) -> bytes:
+    """Returns an encoded SeatEvent as one ``events`` entry of a SeatEvents message;
+    a message is the concatenation of its entries."""
+    return _EVENTS_TAG + _varint(len(event)) + event
 
 
 # -- values out ------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class SeatPlay:
     """What one seat received and answered."""
 
     events: list[pb.SeatEvent] = field(default_factory=list)
+    messages: list[pb.SeatEvents] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
     results: list[pb.ActResult] = field(default_factory=list)
 
@@ -93,22 +94,34 @@ async def play(channel: grpc.aio.Channel, token: str, choose: Chooser = first_op
 
     call = seat.Play(requests(), metadata=meta)
     async with asyncio.timeout(MATCH_TIMEOUT_S):
-        async for event in call:
-            out.events.append(event)
-            kind = event.WhichOneof("event")
-            if kind == "decision":
-                choice = choose(event.decision)
-                if choice is not None:
-                    out.answered.append(event.decision.decision_id)
-                    queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
-                        decision_id=event.decision.decision_id, option=choice)))
-            elif kind == "act_result":
-                out.results.append(event.act_result)
-            if stop is not None and stop(out):
+        async for message in call:
+            out.messages.append(message)
+            if _take(message, out, choose, queue.put_nowait, stop):
                 call.cancel()
                 break
     queue.put_nowait(None)
     return out
+
+
+def _take(message: pb.SeatEvents, out: SeatPlay, choose: Chooser,
+          send: Callable[[pb.PlayRequest], None],
+          stop: Callable[[SeatPlay], bool] | None) -> bool:
+    """Returns whether ``stop`` says to drop the stream, after recording the message's
+    events in order and answering its decisions through ``send``."""
+    for event in message.events:
+        out.events.append(event)
+        kind = event.WhichOneof("event")
+        if kind == "decision":
+            choice = choose(event.decision)
+            if choice is not None:
+                out.answered.append(event.decision.decision_id)
+                send(pb.PlayRequest(act=pb.ActRequest(
+                    decision_id=event.decision.decision_id, option=choice)))
+        elif kind == "act_result":
+            out.results.append(event.act_result)
+        if stop is not None and stop(out):
+            return True
+    return False
 
 
 async def observe_and_act(channel: grpc.aio.Channel, token: str,
@@ -118,14 +131,17 @@ async def observe_and_act(channel: grpc.aio.Channel, token: str,
     meta = seat_metadata(token)
     out = SeatPlay()
     async with asyncio.timeout(MATCH_TIMEOUT_S):
-        async for event in seat.Observe(pb.ObserveRequest(after_sequence=after), metadata=meta):
-            out.events.append(event)
-            if event.WhichOneof("event") == "decision":
-                choice = choose(event.decision)
-                if choice is not None:
-                    await seat.Act(pb.ActRequest(decision_id=event.decision.decision_id,
-                                                 option=choice), metadata=meta, timeout=10)
-                    out.answered.append(event.decision.decision_id)
+        async for message in seat.Observe(pb.ObserveRequest(after_sequence=after),
+                                          metadata=meta):
+            out.messages.append(message)
+            for event in message.events:
+                out.events.append(event)
+                if event.WhichOneof("event") == "decision":
+                    choice = choose(event.decision)
+                    if choice is not None:
+                        await seat.Act(pb.ActRequest(decision_id=event.decision.decision_id,
+                                                     option=choice), metadata=meta, timeout=10)
+                        out.answered.append(event.decision.decision_id)
     return out
 
 
@@ -134,6 +150,7 @@ async def watch(channel: grpc.aio.Channel, match_id: str, after: int = 0) -> lis
     stub = pb_grpc.SpectateStub(channel)
     events = []
     async with asyncio.timeout(MATCH_TIMEOUT_S):
-        async for event in stub.Watch(pb.WatchRequest(match_id=match_id, after_sequence=after)):
-            events.append(event)
+        async for message in stub.Watch(pb.WatchRequest(match_id=match_id,
+                                                        after_sequence=after)):
+            events.extend(message.events)
     return events

@@ -26,14 +26,16 @@ def test_deadlines_strikes_and_autopilot(server):
 
             async def sleepy() -> None:
                 # Answers its first decision too late, then nothing at all.
-                async for event in stub.Observe(pb.ObserveRequest(), metadata=meta):
-                    if event.HasField("decision") and not late:
-                        await asyncio.sleep(0.4)
-                        try:
-                            await stub.Act(pb.ActRequest(decision_id=event.decision.decision_id,
-                                                         option=0), metadata=meta, timeout=5)
-                        except grpc.aio.AioRpcError as e:
-                            late.append(f"{e.code().name}: {e.details()}")
+                async for message in stub.Observe(pb.ObserveRequest(), metadata=meta):
+                    for event in message.events:
+                        if event.HasField("decision") and not late:
+                            await asyncio.sleep(0.4)
+                            try:
+                                await stub.Act(pb.ActRequest(
+                                    decision_id=event.decision.decision_id, option=0),
+                                    metadata=meta, timeout=5)
+                            except grpc.aio.AioRpcError as e:
+                                late.append(f"{e.code().name}: {e.details()}")
 
             async with asyncio.timeout(60):
                 _, p0 = await asyncio.gather(sleepy(), play(channel, created.seat_tokens[0],
@@ -75,13 +77,14 @@ def test_time_bank_stretches_the_deadline(server):
 
             async def slow(token: str) -> None:
                 meta = seat_metadata(token)
-                async for event in stub.Observe(pb.ObserveRequest(), metadata=meta):
-                    if event.HasField("decision"):
-                        seen.append(event.decision)
-                        if len(seen) <= 2:
-                            await asyncio.sleep(0.3)      # past the deadline, within the bank
-                        await stub.Act(pb.ActRequest(decision_id=event.decision.decision_id,
-                                                     option=0), metadata=meta, timeout=5)
+                async for message in stub.Observe(pb.ObserveRequest(), metadata=meta):
+                    for event in message.events:
+                        if event.HasField("decision"):
+                            seen.append(event.decision)
+                            if len(seen) <= 2:
+                                await asyncio.sleep(0.3)  # past the deadline, within the bank
+                            await stub.Act(pb.ActRequest(decision_id=event.decision.decision_id,
+                                                         option=0), metadata=meta, timeout=5)
 
             async with asyncio.timeout(60):
                 await asyncio.gather(*(slow(t) for t in created.seat_tokens))

@@ -66,9 +66,10 @@ def test_sigterm_drains(start_server):
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
             ended = None
             async with asyncio.timeout(20):
-                while (event := await calls[0].read()) is not grpc.aio.EOF:
-                    if event.HasField("match_ended"):
-                        ended = event.match_ended
+                while (message := await calls[0].read()) is not grpc.aio.EOF:
+                    for event in message.events:
+                        if event.HasField("match_ended"):
+                            ended = event.match_ended
             assert ended is not None
             return running.match_id, ended, finished.match_id
 

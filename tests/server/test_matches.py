@@ -53,6 +53,10 @@ def test_full_match(server, tmp_path, players):
         assert all(r.accepted for r in p.results)
         sequences = [e.sequence for e in p.events[1:] if not e.HasField("act_result")]
         assert sequences == list(range(1, len(sequences) + 1))
+        # One message per decision: a request ends its message, a reply begins one.
+        for message in p.messages:
+            kinds = [e.WhichOneof("event") for e in message.events]
+            assert "decision" not in kinds[:-1] and "act_result" not in kinds[1:], kinds
     assert seen[0].HasField("snapshot") and not any(e.HasField("decision") for e in seen)
     assert seen[-1].match_ended == end
 

@@ -113,22 +113,27 @@ async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[i
             yield await queue.get()
 
     call = stub.Play(requests(), metadata=seat_metadata(token))
-    async for event in call:
-        received.append(_normalised(event))
-        if event.HasField("decision"):
-            _, action = script[cursor[0]]
-            cursor[0] += 1
-            index = list(event.decision.options).index(action_message(action))
-            queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
-                decision_id=event.decision.decision_id, option=index)))
-        if event.HasField("match_ended"):
+    ended = False
+    async for message in call:
+        # Messages group events as the streams are scheduled; the events are compared.
+        for event in message.events:
+            received.append(_normalised(event))
+            if event.HasField("decision"):
+                _, action = script[cursor[0]]
+                cursor[0] += 1
+                index = list(event.decision.options).index(action_message(action))
+                queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
+                    decision_id=event.decision.decision_id, option=index)))
+            ended = ended or event.HasField("match_ended")
+        if ended:
             break
     call.cancel()
 
 
 async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes]) -> None:
-    async for event in pb_grpc.SpectateStub(channel).Watch(pb.WatchRequest(match_id=match_id)):
-        received.append(_normalised(event))
+    async for message in pb_grpc.SpectateStub(channel).Watch(
+            pb.WatchRequest(match_id=match_id)):
+        received.extend(_normalised(event) for event in message.events)
 
 
 async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:

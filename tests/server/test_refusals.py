@@ -52,9 +52,10 @@ async def opened(server, players: int = 2, **fields: object) -> AsyncIterator[Op
                  for t in created.seat_tokens]
 
         async def first_decision(seat: int) -> tuple[int, pb.DecisionRequest]:
-            async for event in calls[seat]:
-                if event.HasField("decision"):
-                    return seat, event.decision
+            async for message in calls[seat]:
+                for event in message.events:
+                    if event.HasField("decision"):
+                        return seat, event.decision
             raise AssertionError("stream ended without a decision")
 
         tasks = [asyncio.ensure_future(first_decision(i)) for i in range(players)]
@@ -167,19 +168,20 @@ def test_play_stream_answers_in_band(server):
             call = stub.Play(requests(), metadata=meta)
             results = []
             async with asyncio.timeout(20):
-                async for event in call:
-                    if event.HasField("decision") and not results:
-                        d = event.decision.decision_id
-                        queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
-                                                                          option=99_999)))
-                        queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
-                                                                          option=0)))
-                        queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
-                    if event.HasField("act_result"):
-                        assert event.sequence == 0
-                        results.append(event.act_result)
-                        if len(results) == 3:
-                            break
+                async for message in call:
+                    for event in message.events:
+                        if event.HasField("decision") and not results:
+                            d = event.decision.decision_id
+                            queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
+                                                                              option=99_999)))
+                            queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
+                                                                              option=0)))
+                            queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
+                        if event.HasField("act_result"):
+                            assert event.sequence == 0
+                            results.append(event.act_result)
+                    if len(results) >= 3:
+                        break
             call.cancel()
             assert [r.accepted for r in results] == [False, True, False]
             assert results[0].code == Code.INVALID_ARGUMENT.value[0]

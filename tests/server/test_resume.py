@@ -54,19 +54,20 @@ def test_drop_and_resume(server):
             seen = _numbered(first.events) | _numbered(second.events[2:])
             assert sorted(seen) == list(range(1, len(seen) + 1))
             replay = SeatPlay()
-            async for event in pb_grpc.SeatStub(channel).Observe(
+            async for message in pb_grpc.SeatStub(channel).Observe(
                     pb.ObserveRequest(), metadata=seat_metadata(created.seat_tokens[0]),
                     timeout=10):
-                replay.events.append(event)
+                replay.events.extend(message.events)
             logged = _numbered(replay.events)
             assert sorted(logged) == sorted(seen)
             for seq, data in seen.items():
                 if not pb.SeatEvent.FromString(data).HasField("decision"):
                     assert logged[seq] == data, seq
             # From a later point, only the later events follow the snapshot.
-            later = [e async for e in pb_grpc.SeatStub(channel).Observe(
+            later = [e async for message in pb_grpc.SeatStub(channel).Observe(
                 pb.ObserveRequest(after_sequence=dropped_at),
-                metadata=seat_metadata(created.seat_tokens[0]), timeout=10)]
+                metadata=seat_metadata(created.seat_tokens[0]), timeout=10)
+                for e in message.events]
             assert [e.sequence for e in later[1:]] == list(range(dropped_at + 1,
                                                                  max(seen) + 1))
             record = await pb_grpc.SpectateStub(channel).GetRecord(

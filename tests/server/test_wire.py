@@ -32,6 +32,16 @@ def test_frames_are_protobuf_encodings(sequence):
     assert pb.SeatEvent.FromString(wire.act_result("d1", 9, "no")).act_result.code == 9
 
 
+def test_joined_entries_are_one_message_of_those_events():
+    events = [wire.frame(1, wire.payload(wire.ROUND_STARTED, pb.RoundStarted(round=1)
+                                         .SerializeToString())),
+              wire.act_result("d1", 0),
+              wire.frame(300, wire.match_ended_body("finished", [1], [3, 4], [2, 1]))]
+    message = pb.SeatEvents.FromString(b"".join(wire.entry(e) for e in events))
+    assert [e.SerializeToString() for e in message.events] == events
+    assert [e.sequence for e in message.events] == [1, 0, 300]
+
+
 def test_actions_round_trip_and_decisions_parse():
     seen = 0
     for state in _games(12):

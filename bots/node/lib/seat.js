@@ -172,10 +172,17 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       decisions.delete(result.decision_id);
     };
 
-    call.on('data', (event) => {
-      trace('received', event);
+    // Each message carries one or more events, in order (SeatEvents). A decision
+    // that numbered events follow in the same message was closed before it was sent.
+    call.on('data', (message) => {
+      trace('received', message);
       try {
-        handle(event);
+        const lastNumbered = message.events.findLastIndex((event) => event.sequence > 0);
+        for (const [i, event] of message.events.entries()) {
+          if (settled) break;
+          if (event.event === 'decision' && i < lastNumbered) continue;
+          handle(event);
+        }
       } catch (error) {
         call.cancel();
         settle(reject, error);

@@ -1,8 +1,8 @@
 """The protocol guide's example messages are messages of the current contract.
 
 Every ```protobuf block of docs/protocol.md holds one or more messages in
-protobuf text format, separated by blank lines: `SeatEvent`s (they begin with
-`sequence`) and `PlayRequest`s (`act` or `observe`). Each must parse against the
+protobuf text format, separated by blank lines: `SeatEvents` (they begin with
+`events`) and `PlayRequest`s (`act` or `observe`). Each must parse against the
 generated code of arena.proto, so a renamed or removed field breaks this test
 before it misleads a client author.
 """
@@ -32,10 +32,12 @@ def test_every_example_parses_as_a_message_of_the_contract() -> None:
     for text in example_messages():
         first = next(line.strip() for line in text.splitlines()
                      if line.strip() and not line.lstrip().startswith("#"))
-        message = pb.SeatEvent() if first.startswith("sequence") else pb.PlayRequest()
-        text_format.Parse(text, message)
-        kinds.append(message.WhichOneof("event" if isinstance(message, pb.SeatEvent)
-                                        else "message"))
+        if first.startswith("events"):
+            events = text_format.Parse(text, pb.SeatEvents()).events
+            assert events
+            kinds += [e.WhichOneof("event") for e in events]
+        else:
+            kinds.append(text_format.Parse(text, pb.PlayRequest()).WhichOneof("message"))
     # A turn and a resolution decision, each answered and its result shown.
     assert kinds.count("decision") == 2
     assert kinds.count("act") == 2
@@ -47,8 +49,8 @@ def test_the_worked_decisions_are_a_turn_and_a_resolution() -> None:
     decisions = []
     for text in example_messages():
         if "decision {" in text:
-            event = text_format.Parse(text, pb.SeatEvent())
-            decisions.append(event.decision)
+            message = text_format.Parse(text, pb.SeatEvents())
+            decisions += [e.decision for e in message.events if e.HasField("decision")]
     turn, resolution = decisions
     assert turn.kind == pb.DECISION_KIND_TURN and turn.view.phase == pb.PHASE_TURN
     assert resolution.kind == pb.DECISION_KIND_RESOLVE

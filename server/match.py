@@ -2,8 +2,11 @@
 
 The match is driven by its answers: an accepted answer is applied at once and the
 next decision is asked in the same call, so the answer path costs one engine step
-and one encoded request. A timer per decision applies the default action when the
-deadline (and then the seat's time bank, if any) passes:
+and one encoded request. The match's clock applies the default action when the
+deadline (and then the seat's time bank, if any) passes. It is one timer per match,
+not one per decision: most decisions are answered long before their deadline, so
+the timer wakes at the earliest deadline it was set for, finds a later decision
+open, and sleeps again until that one's deadline.
 
 - the default action is the first option for a turn and declining for a
   resolution (always an option, R-RES-8); it is written to the record's
@@ -107,7 +110,6 @@ class Decision:
     deadline: float             # loop time
     wall_deadline: int          # UNIX time in nanoseconds
     in_bank: bool = False       # the deadline has passed; the time bank runs
-    timer: asyncio.TimerHandle | None = None
 
 
 @dataclass(slots=True)
@@ -177,6 +179,7 @@ class Match:
         self._result: asyncio.Future[MatchResult] = loop.create_future()
         self._finishing = False
         self._ending: asyncio.Future[None] | None = None
+        self._clock: asyncio.TimerHandle | None = None
         storage.add_match(match_id, n, self.names, settings.ladder, self.created)
 
     # -- life ------------------------------------------------------------------------
@@ -257,14 +260,15 @@ class Match:
             deadline_s = self.settings.deadline_ms / 1000
             now = self._loop.time()
             d = Decision(decision_id, seat, state.phase == "resolve", view.legal,
-                         wire.view_message(view, self.names).SerializeToString(),
-                         wire.options_field(view), 0, now + deadline_s,
+                         wire.view_bytes(view, self.names),
+                         wire.options_field(view.legal), 0, now + deadline_s,
                          time.time_ns() + self.settings.deadline_ms * 1_000_000)
             d.sequence = self.seat_logs[seat].append(self._decision_body(d))
-            d.timer = self._loop.call_at(d.deadline, self._on_deadline, d)
             self.decision = d
+            self._wake_at(d.deadline)
             return
         self.decision = None
+        self._stop_clock()
         self._publish(public_events(state, self._published))
         self._game_over()
 
@@ -316,9 +320,7 @@ class Match:
         assert action is not None
         if action not in d.options:
             return Answer(StatusCode.INVALID_ARGUMENT, self._why_illegal(action))
-        # Accepted: stop the clock, charge the time bank, clear the strikes.
-        if d.timer is not None:
-            d.timer.cancel()
+        # Accepted: charge the time bank, clear the strikes.
         if d.in_bank:
             used = int((self._loop.time() - d.deadline) * 1000)
             self.time_bank_ms[seat] = max(0, self.time_bank_ms[seat] - used)
@@ -362,15 +364,38 @@ class Match:
 
     # -- the clock -------------------------------------------------------------------
 
-    def _on_deadline(self, d: Decision) -> None:
-        if self.decision is not d:
+    def _wake_at(self, when: float) -> None:
+        """Makes sure the clock wakes at loop time ``when`` or earlier."""
+        clock = self._clock
+        if clock is not None:
+            if clock.when() <= when:
+                return
+            clock.cancel()
+        self._clock = self._loop.call_at(when, self._on_clock)
+
+    def _stop_clock(self) -> None:
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+
+    def _on_clock(self) -> None:
+        """Applies the deadline of the open decision if it has passed, else sleeps until it."""
+        self._clock = None
+        d = self.decision
+        if d is None:
             return
+        due = d.deadline + (self.time_bank_ms[d.seat] / 1000 if d.in_bank else 0)
+        if self._loop.time() < due:
+            self._wake_at(due)
+        else:
+            self._on_deadline(d)
+
+    def _on_deadline(self, d: Decision) -> None:
         seat = d.seat
         if not d.in_bank and self.time_bank_ms[seat] > 0:
             d.in_bank = True
             d.deadline = self._loop.time()
-            d.timer = self._loop.call_at(d.deadline + self.time_bank_ms[seat] / 1000,
-                                         self._on_deadline, d)
+            self._wake_at(d.deadline + self.time_bank_ms[seat] / 1000)
             return
         if d.in_bank:
             self.time_bank_ms[seat] = 0
@@ -419,9 +444,8 @@ class Match:
         """Returns the result future after cutting the match off (no-op once ending)."""
         if not self._finishing:
             self._finishing = True
-            d, self.decision = self.decision, None
-            if d is not None and d.timer is not None:
-                d.timer.cancel()
+            self.decision = None
+            self._stop_clock()
             if not self._all_joined.done():
                 self._all_joined.set_result(None)
             self._ending = asyncio.ensure_future(self._store_and_announce(st.ABORTED, reason))

@@ -63,7 +63,7 @@ async def _events(match: Match, seat: int | None, after: int,
     try:
         entries = event_log.entries
         cursor = len(entries)
-        view = wire.view_message(view_of(match.state, seat, history=False), match.names)
+        view = wire.view_bytes(view_of(match.state, seat, history=False), match.names)
         first = [wire.entry(wire.frame(cursor, wire.snapshot_body(view, match.id))),
                  *entries[min(after, cursor):cursor]]
         if seat is not None:

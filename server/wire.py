@@ -15,12 +15,12 @@ message that carries all of those events at once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import INGREDIENTS, Event, Resolve, Turn, View
+from mammamia import INGREDIENTS, Event, Resolve, SeatInfo, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
@@ -60,6 +60,49 @@ def _varint(n: int) -> bytes:
 
 
 _SMALL: Final = tuple(bytes((i,)) for i in range(0x80))
+
+
+def _uint(field: int, value: int) -> bytes:
+    """Returns a varint field, or nothing for 0 (proto3 leaves zero scalars out)."""
+    return _VARINT_TAGS[field] + _varint(value) if value else b""
+
+
+def _bytes(field: int, data: bytes) -> bytes:
+    """Returns a length-delimited field (a string, bytes or an embedded message)."""
+    return _LENGTH_TAGS[field] + _varint(len(data)) + data
+
+
+# Field tags (field number and wire type) of the fields encoded here (1 to 17).
+_VARINT_TAGS: Final = tuple(_varint(f << 3) for f in range(18))
+_LENGTH_TAGS: Final = tuple(_varint(f << 3 | 2) for f in range(18))
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _ByIdentity(Generic[K, V]):
+    """A bounded cache of what is computed from immutable objects the engine hands out
+    again and again as the same object (legal-action tuples, public events), keyed by
+    identity: a lookup costs no hashing of the object. Each entry keeps its object
+    alive, so no other object can take its id while it is cached."""
+
+    __slots__ = ("_entries", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._entries: dict[int, tuple[K, V]] = {}
+        self._limit = limit
+
+    def get(self, key: K, compute: Callable[[K], V]) -> V:
+        """Returns the value cached for ``key`` (this very object), computing it once."""
+        entry = self._entries.get(id(key))
+        if entry is not None and entry[0] is key:
+            return entry[1]
+        value = compute(key)
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        self._entries[id(key)] = (key, value)
+        return value
 
 
 def payload(field: int, message: bytes) -> bytes:
@@ -155,9 +198,92 @@ def view_message(v: View, names: Sequence[str] = ()) -> pb.View:
     return msg
 
 
+def view_bytes(v: View, names: Sequence[str] = ()) -> bytes:
+    """Returns a view as an encoded View message (the bytes of ``view_message(v, names)``
+    serialized), built from cached pieces: the card ids, ingredient counts and seat
+    facts of one decision are mostly those of the last."""
+    parts = [
+        b"" if v.seat is None else _SEAT_TAG + _varint(v.seat),
+        _uint(2, v.players), _uint(3, v.round), _uint(4, PHASES[v.phase]),
+        b"" if v.to_act is None else _TO_ACT_TAG + _varint(v.to_act),
+        _DECIDING[v.deciding] if v.deciding else b"",
+        _uint(7, v.supply_size),
+        b"".join(map(_OVEN.__getitem__, v.oven)),
+        _uint(9, v.revealed),
+        _TABLE[v.table],
+        b"".join(map(_USED.__getitem__, v.used)),
+        b"" if v.mamma_mia_holder is None else _HOLDER_TAG + _varint(v.mamma_mia_holder),
+        *[_seat(info, names[info.seat] if info.seat < len(names) else "")
+          for info in v.seats],
+        _HAND[v.hand],
+        b"".join(map(_HAND_ORDERS.__getitem__, v.hand_orders)),
+        b"".join(map(_WAITER.__getitem__, v.waiter)),
+    ]
+    if v.winners:
+        parts.append(_bytes(17, b"".join(_varint(w) for w in v.winners)))   # packed
+    return b"".join(parts)
+
+
+_SEAT_TAG, _TO_ACT_TAG, _HOLDER_TAG = _VARINT_TAGS[1], _VARINT_TAGS[5], _VARINT_TAGS[12]
+
+
+class _Encoded(dict[Any, bytes]):
+    """The encodings of one field's values, each computed on first use: the values of
+    the fields cached this way (card ids, colours, ingredient counts) are few."""
+
+    def __init__(self, encode: Callable[[Any], bytes]) -> None:
+        super().__init__()
+        self._encode = encode
+
+    def __missing__(self, value: Any) -> bytes:
+        data = self[value] = self._encode(value)
+        return data
+
+
+def _strings(field: int) -> _Encoded:
+    return _Encoded(lambda text: _bytes(field, text.encode()))
+
+
+def _ingredient_counts(field: int) -> _Encoded:
+    # An IngredientCounts field is present even when all counts are 0.
+    return _Encoded(lambda c: _bytes(field, b"".join(
+        _uint(kind, n) for kind, n in enumerate(c, start=1))))
+
+
+_DECIDING, _OVEN, _USED, _HAND_ORDERS, _WAITER = (_strings(f) for f in (6, 8, 11, 15, 16))
+_TABLE, _HAND = _ingredient_counts(10), _ingredient_counts(14)
+_COLOUR, _DELIVERED = _strings(2), _strings(6)      # SeatInfo fields
+
+_SEATS: dict[tuple[SeatInfo, str], bytes] = {}
+_SEATS_LIMIT: Final = 100_000
+
+
+def _seat(info: SeatInfo, name: str) -> bytes:
+    """Returns a View's ``seats`` entry (field 13) for one seat's public facts."""
+    key = (info, name)
+    data = _SEATS.get(key)
+    if data is None:
+        if len(_SEATS) >= _SEATS_LIMIT:
+            _SEATS.clear()
+        data = _SEATS[key] = _bytes(13, b"".join((
+            _uint(1, info.seat), _COLOUR[info.colour], _uint(3, info.hand_size),
+            _uint(4, info.orders_in_hand), _uint(5, info.waiter_size),
+            b"".join(map(_DELIVERED.__getitem__, info.delivered)),
+            _bytes(7, name.encode()) if name else b"")))
+    return data
+
+
 def event_body(e: Event) -> bytes | None:
     """Returns a public event as an encoded SeatEvent body, or None for ``game_over``
     (the end of a match is announced by ``match_ended`` once its record is stored)."""
+    return _EVENT_BODIES.get(e, _event_body)
+
+
+# ``mammamia.public_events`` hands out the same Event object for the same happening.
+_EVENT_BODIES: Final[_ByIdentity[Event, bytes | None]] = _ByIdentity(100_000)
+
+
+def _event_body(e: Event) -> bytes | None:
     kind = e.kind
     if kind == "turn":
         t = Turn(e.ingredient, e.count, e.order, e.draw)
@@ -193,35 +319,32 @@ def decision_body(decision_id: str, resolve: bool, view: bytes, options: bytes,
     ``view`` is the seat's encoded View, ``options`` its encoded options (from
     ``options_field``); ``deadline_ns`` is a UNIX time in nanoseconds.
     """
-    ts = Timestamp()
-    ts.FromNanoseconds(deadline_ns)
-    head = pb.DecisionRequest(
-        decision_id=decision_id,
-        kind=pb.DECISION_KIND_RESOLVE if resolve else pb.DECISION_KIND_TURN,
-        deadline=ts, deadline_ms=max(0, deadline_ms), time_bank_ms=max(0, time_bank_ms),
-    ).SerializeToString()
-    # Fields 3 (view) and 4 (options, repeated) appended as encoded bytes.
-    return payload(DECISION, b"".join((head, b"\x1a", _varint(len(view)), view, options)))
+    seconds, nanos = divmod(deadline_ns, 1_000_000_000)
+    deadline = _uint(1, seconds) + _uint(2, nanos)          # google.protobuf.Timestamp
+    return payload(DECISION, b"".join((
+        _bytes(1, decision_id.encode()),
+        _RESOLVE_KIND if resolve else _TURN_KIND,
+        _bytes(3, view),
+        options,                                            # 4, repeated, encoded
+        _bytes(5, deadline),
+        _uint(6, max(0, deadline_ms)),
+        _uint(7, max(0, time_bank_ms)))))
 
 
-# A hand's legal turns depend only on its cards and on whether its waiter still has
-# orders (R-TURN-1..5), and hands repeat, so encoded turn options are cached by hand.
-_TURN_OPTIONS: dict[tuple[object, ...], bytes] = {}
-_TURN_OPTIONS_LIMIT: Final = 50_000
+_TURN_KIND: Final = _uint(2, pb.DECISION_KIND_TURN)
+_RESOLVE_KIND: Final = _uint(2, pb.DECISION_KIND_RESOLVE)
 
 
-def options_field(view: View) -> bytes:
+def options_field(legal: tuple[Action, ...]) -> bytes:
     """Returns the encoded repeated ``options`` field (4) of the DecisionRequest that
-    asks ``view``'s seat to choose among ``view.legal``."""
-    if view.phase != "turn":
-        return _encode_options(view.legal)
-    key = (view.hand, view.hand_orders, bool(view.waiter))
-    encoded = _TURN_OPTIONS.get(key)
-    if encoded is None:
-        if len(_TURN_OPTIONS) >= _TURN_OPTIONS_LIMIT:
-            _TURN_OPTIONS.clear()
-        encoded = _TURN_OPTIONS[key] = _encode_options(view.legal)
-    return encoded
+    asks to choose among ``legal`` (a view's legal actions)."""
+    return _OPTIONS.get(legal, _encode_options)
+
+
+# The engine interns the legal turns of a hand (R-TURN-1..5: they depend only on the
+# hand and on whether its waiter still has orders), and hands repeat, so each tuple
+# is encoded once.
+_OPTIONS: Final[_ByIdentity[tuple[Action, ...], bytes]] = _ByIdentity(50_000)
 
 
 _OPTION_FIELDS: dict[Action, bytes] = {}
@@ -239,9 +362,9 @@ def _encode_options(options: Sequence[Action]) -> bytes:
     return b"".join(parts)
 
 
-def snapshot_body(view: pb.View, match_id: str) -> bytes:
-    """Returns a Snapshot as an encoded SeatEvent body."""
-    return payload(SNAPSHOT, pb.Snapshot(view=view, match_id=match_id).SerializeToString())
+def snapshot_body(view: bytes, match_id: str) -> bytes:
+    """Returns a Snapshot of an encoded View (``view_bytes``) as an encoded SeatEvent body."""
+    return payload(SNAPSHOT, _bytes(1, view) + _bytes(2, match_id.encode()))
 
 
 def match_ended_body(status: str, winners: Sequence[int], delivered: Sequence[int],
@@ -254,8 +377,9 @@ def match_ended_body(status: str, winners: Sequence[int], delivered: Sequence[in
 
 def act_result(decision_id: str, code: int, message: str = "") -> bytes:
     """Returns an encoded SeatEvent carrying an ActResult (sequence 0: a reply)."""
-    return payload(ACT_RESULT, pb.ActResult(decision_id=decision_id, accepted=code == 0,
-                                            code=code, message=message).SerializeToString())
+    return payload(ACT_RESULT, b"".join((
+        _bytes(1, decision_id.encode()) if decision_id else b"", _uint(2, code == 0),
+        _uint(3, code), _bytes(4, message.encode()) if message else b"")))
 
 
 def match_summary(row: MatchRow) -> pb.MatchSummary:

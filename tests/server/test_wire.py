@@ -29,7 +29,10 @@ def test_frames_are_protobuf_encodings(sequence):
     expected = pb.SeatEvent(sequence=sequence,
                             round_started=pb.RoundStarted(round=2, first_seat=1))
     assert wire.frame(sequence, body) == expected.SerializeToString()
-    assert pb.SeatEvent.FromString(wire.act_result("d1", 9, "no")).act_result.code == 9
+    for args in [("d1", 9, "no"), ("d12", 0, ""), ("", 3, "after the first message")]:
+        expected = pb.ActResult(decision_id=args[0], accepted=args[1] == 0, code=args[1],
+                                message=args[2])
+        assert pb.SeatEvent.FromString(wire.act_result(*args)).act_result == expected
 
 
 def test_joined_entries_are_one_message_of_those_events():
@@ -53,14 +56,28 @@ def test_actions_round_trip_and_decisions_parse():
         view = view_of(state, state.to_act)
         body = wire.decision_body("d7", state.phase == "resolve",
                                   wire.view_message(view).SerializeToString(),
-                                  wire.options_field(view), 1_700_000_000_250_000_000, 5000, 0)
+                                  wire.options_field(view.legal), 1_700_000_000_250_000_000,
+                                  5000, 1500)
         event = pb.SeatEvent.FromString(wire.frame(3, body))
         d = event.decision
-        assert (event.sequence, d.decision_id, d.deadline_ms) == (3, "d7", 5000)
+        assert (event.sequence, d.decision_id, d.deadline_ms, d.time_bank_ms) == (3, "d7",
+                                                                                  5000, 1500)
+        assert d.kind == (pb.DECISION_KIND_RESOLVE if state.phase == "resolve"
+                          else pb.DECISION_KIND_TURN)
+        assert d.view == wire.view_message(view)
         assert d.deadline.seconds == 1_700_000_000 and d.deadline.nanos == 250_000_000
         assert [wire.action_of(o) for o in d.options] == list(view.legal)
         assert d.view.seat == state.to_act and list(d.view.oven) == list(view.oven)
     assert seen > 1000
+
+
+def test_views_are_encoded_as_their_messages():
+    names = ["", "ann", "bob-the-bot", "", "émile"]
+    for state in _games(4):
+        for seat in (None, *range(state.players)):
+            view = view_of(state, seat, history=False)
+            assert (wire.view_bytes(view, names[:state.players])
+                    == wire.view_message(view, names[:state.players]).SerializeToString())
 
 
 def test_every_public_event_is_sent_except_the_game_over():

@@ -317,8 +317,8 @@ class Match:
                               f"option {option} does not exist: decision {decision_id!r} "
                               f"offers options 0..{len(d.options) - 1}")
             action = d.options[option]
-        assert action is not None
-        if action not in d.options:
+        elif action not in d.options:
+            assert action is not None
             return Answer(StatusCode.INVALID_ARGUMENT, self._why_illegal(action))
         # Accepted: charge the time bank, clear the strikes.
         if d.in_bank:

@@ -93,6 +93,9 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         "decisions_per_s": round(decisions / seconds, 1),
         "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
         "p99_ms": fig["p99"], "max_ms": fig["max"],
+        # Matches with a decision in flight, on average (Little's law: throughput times
+        # latency); the others were starting or ending.
+        "matches_in_play": round(decisions / seconds * fig["mean"] / 1000, 1),
         "server_rss_mb": round(rss / 2**20, 1), "server_cpu_percent": cpu,
         "bots_cpu_percent": bots_cpu,
         "errors": sum(p["errors"] for p in parts),
@@ -181,6 +184,9 @@ def table(result: dict[str, Any]) -> list[str]:
                  f"{result['players']}): {result['decisions_per_s']:.0f} decisions/s, "
                  f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
                  f"{result['server_rss_mb']} MB, {result['errors']} errors")
+    lines.append(f"matches in play on average: {result['matches_in_play']}; a new match took "
+                 f"{result['match_start_p50_ms']:.0f} ms to start at p50 (CreateMatch "
+                 f"{result['create_match_p50_ms']:.0f} ms)")
     lines.append(f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
                  f"{result['max_seats_p99_under_100ms']}")
     return lines

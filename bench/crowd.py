@@ -46,6 +46,7 @@ class Tally:
         self.creates_us: list[int] = []     # CreateMatch sent -> its reply
         self.errors: list[str] = []
         self.matches_finished = 0
+        self.matches_ended_in_window = 0
         self.matches_started = 0
 
     def inside(self) -> bool:
@@ -120,6 +121,8 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable, tokens: Sequence[str],
 
     await asyncio.gather(*(seat(t) for t in tokens))
     tally.matches_finished += 1
+    if tally.inside():
+        tally.matches_ended_in_window += 1
 
 
 async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: int,
@@ -139,7 +142,8 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
             "starts_us": tally.starts_us, "creates_us": tally.creates_us,
             "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
             "matches_started": tally.matches_started,
-            "matches_finished": tally.matches_finished}
+            "matches_finished": tally.matches_finished,
+            "matches_ended_in_window": tally.matches_ended_in_window}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

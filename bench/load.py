@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,7 +72,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
                     log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
-            rss, cpu, bots_cpu = _watch(process, bots, start_at, stop_at)
+            seen = _watch(process, bots, start_at, stop_at)
             for _, log, child in crowds:
                 try:
                     child.wait(CLIENT_GRACE)
@@ -81,6 +82,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
             parts = [_read(out, log.name) for out, log, _ in crowds]
     latencies = [x for p in parts for x in p["latencies_us"]]
     decisions = sum(p["decisions"] for p in parts)
+    ended = sum(p.get("matches_ended_in_window", 0) for p in parts)
     starts = [x for p in parts for x in p.get("starts_us", ())]
     start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
     creates = [x for p in parts for x in p.get("creates_us", ())]
@@ -96,8 +98,11 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         # Matches with a decision in flight, on average (Little's law: throughput times
         # latency); the others were starting or ending.
         "matches_in_play": round(decisions / seconds * fig["mean"] / 1000, 1),
-        "server_rss_mb": round(rss / 2**20, 1), "server_cpu_percent": cpu,
-        "bots_cpu_percent": bots_cpu,
+        "server_rss_mb": round(seen.peak_rss / 2**20, 1),
+        "server_cpu_percent": seen.server_cpu, "bots_cpu_percent": seen.bots_cpu,
+        # Ended matches stay in the server's memory a while: what each one adds.
+        "rss_kb_per_ended_match": round((seen.end_rss - seen.start_rss) / 1024 / ended, 1)
+        if ended else None,
         "errors": sum(p["errors"] for p in parts),
         "error_examples": sorted({e for p in parts for e in p["error_examples"]})[:5],
         "matches_finished": sum(p["matches_finished"] for p in parts),
@@ -117,24 +122,37 @@ def _cpu(processes: Sequence[psutil.Process]) -> float:
     return total
 
 
+@dataclass
+class Watched:
+    """The server's memory and the CPU use seen during a run."""
+
+    peak_rss: int = 0           # bytes, until the end of the window
+    start_rss: int = 0          # bytes, when the window opened
+    end_rss: int = 0            # bytes, when it closed
+    server_cpu: float = 0.0     # percent of one core, in the window
+    bots_cpu: float = 0.0       # percent of one core, all bot processes, in the window
+
+
 def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: float,
-           stop_at: float) -> tuple[int, float, float]:
-    """Returns the server's peak RSS (bytes) until ``stop_at``, and the CPU use (percent
-    of one core) of the server and of the bots' processes between ``start_at`` and
-    ``stop_at``."""
-    rss = 0
+           stop_at: float) -> Watched:
+    """Returns what the server's memory and the processes' CPU did until ``stop_at``
+    (CPU from ``start_at`` on), sampling every 0.2 s."""
+    seen = Watched()
     begun: tuple[float, float, float] | None = None    # wall time, server CPU, bots' CPU
     while (now := time.time()) < stop_at:
-        rss = max(rss, server.memory_info().rss)
+        rss = server.memory_info().rss
+        seen.peak_rss = max(seen.peak_rss, rss)
         if begun is None and now >= start_at:
             begun = (now, _cpu([server]), _cpu(bots))
+            seen.start_rss = rss
         time.sleep(0.2)
-    rss = max(rss, server.memory_info().rss)
-    if begun is None:
-        return rss, 0.0, 0.0
-    wall = time.time() - begun[0]
-    return (rss, round(100 * (_cpu([server]) - begun[1]) / wall, 1),
-            round(100 * (_cpu(bots) - begun[2]) / wall, 1))
+    seen.end_rss = server.memory_info().rss
+    seen.peak_rss = max(seen.peak_rss, seen.end_rss)
+    if begun is not None:
+        wall = time.time() - begun[0]
+        seen.server_cpu = round(100 * (_cpu([server]) - begun[1]) / wall, 1)
+        seen.bots_cpu = round(100 * (_cpu(bots) - begun[2]) / wall, 1)
+    return seen
 
 
 def _read(out: Path, log: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from mammamia_pb import arena_pb2 as pb
 
 PLAY: Final = "/mammamia.v1.Seat/Play"
 CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
+JOIN: Final = "/mammamia.v1.Seat/Join"
 _OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
 
 
@@ -48,6 +49,7 @@ class Tally:
         self.matches_finished = 0
         self.matches_ended_in_window = 0
         self.matches_started = 0
+        self.refusals_us: dict[str, list[int]] = {"Play": [], "Join": []}
 
     def inside(self) -> bool:
         """Returns whether now is inside the measuring window."""
@@ -125,14 +127,49 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable, tokens: Sequence[str],
         tally.matches_ended_in_window += 1
 
 
+async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
+    """Times, every ``every`` seconds in the window, how long the server takes to refuse
+    a Play call and a Join call with an unknown seat token: how long a new call of each
+    method waits before the server takes it up."""
+    metadata = (("seat-token", "unknown"),)
+    async with grpc.aio.insecure_channel(server) as channel:
+        play = channel.stream_stream(PLAY)
+        join = channel.unary_unary(JOIN, request_serializer=pb.JoinRequest.SerializeToString)
+
+        async def refused(method: str) -> None:
+            start = time.perf_counter_ns()
+            try:
+                if method == "Play":
+                    async for _ in play(metadata=metadata):
+                        pass
+                else:
+                    await join(pb.JoinRequest(), metadata=metadata)
+            except grpc.aio.AioRpcError as e:
+                if e.code() is not grpc.StatusCode.UNAUTHENTICATED:
+                    tally.error(f"probe {method}: {e.code().name}: {e.details()}")
+                    return
+            tally.refusals_us[method].append((time.perf_counter_ns() - start) // 1000)
+
+        calls = []
+        await asyncio.sleep(max(0.0, tally.start_at - time.time()))
+        while tally.inside():
+            calls += [asyncio.ensure_future(refused(m)) for m in tally.refusals_us]
+            await asyncio.sleep(every)
+        await asyncio.gather(*calls)
+
+
 async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: int,
-                start_at: float, stop_at: float, seed: int) -> dict[str, Any]:
-    """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``."""
+                start_at: float, stop_at: float, seed: int,
+                probing: bool = False) -> dict[str, Any]:
+    """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``
+    (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`)."""
     tally = Tally(start_at, stop_at)
     rng = random.Random(seed)
     holders = [asyncio.ensure_future(hold(server, key, players, deadline_ms,
                                           random.Random(rng.random()), tally))
                for _ in range(matches)]
+    if probing:
+        holders.append(asyncio.ensure_future(probe(server, tally)))
     await asyncio.sleep(max(0.0, stop_at - time.time()))
     for task in holders:
         task.cancel()
@@ -143,7 +180,8 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
             "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
             "matches_started": tally.matches_started,
             "matches_finished": tally.matches_finished,
-            "matches_ended_in_window": tally.matches_ended_in_window}
+            "matches_ended_in_window": tally.matches_ended_in_window,
+            "refusals_us": tally.refusals_us}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -158,10 +196,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--start-at", type=float, required=True, help="UNIX time")
     parser.add_argument("--stop-at", type=float, required=True, help="UNIX time")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--probe", action="store_true",
+                        help="also time refused Play and Join calls in the window")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     result = asyncio.run(crowd(args.server, args.organiser_key, args.matches, args.players,
-                               args.deadline_ms, args.start_at, args.stop_at, args.seed))
+                               args.deadline_ms, args.start_at, args.stop_at, args.seed,
+                               args.probe))
     args.out.write_text(json.dumps(result), encoding="utf-8")
 
 

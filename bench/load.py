@@ -70,7 +70,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--organiser-key", server.organiser_key, "--matches", str(share),
                     "--players", str(players), "--start-at", str(start_at),
                     "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
-                    log=log)))
+                    *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
             seen = _watch(process, bots, start_at, stop_at)
             for _, log, child in crowds:
@@ -83,6 +83,8 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     latencies = [x for p in parts for x in p["latencies_us"]]
     decisions = sum(p["decisions"] for p in parts)
     ended = sum(p.get("matches_ended_in_window", 0) for p in parts)
+    refusals = {m: summary(v, 1000, 1)["p50"] if v else None
+                for m, v in parts[0].get("refusals_us", {}).items()}
     starts = [x for p in parts for x in p.get("starts_us", ())]
     start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
     creates = [x for p in parts for x in p.get("creates_us", ())]
@@ -110,6 +112,9 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         # and the CreateMatch call alone.
         "match_start_p50_ms": start_fig["p50"], "match_start_p99_ms": start_fig["p99"],
         "create_match_p50_ms": create_fig["p50"], "create_match_p99_ms": create_fig["p99"],
+        # How long a new call waits before the server takes it up, per method: a call
+        # with an unknown seat token, timed until it is refused (p50).
+        "play_refused_p50_ms": refusals.get("Play"), "join_refused_p50_ms": refusals.get("Join"),
     }
 
 
@@ -204,7 +209,9 @@ def table(result: dict[str, Any]) -> list[str]:
                  f"{result['server_rss_mb']} MB, {result['errors']} errors")
     lines.append(f"matches in play on average: {result['matches_in_play']}; a new match took "
                  f"{result['match_start_p50_ms']:.0f} ms to start at p50 (CreateMatch "
-                 f"{result['create_match_p50_ms']:.0f} ms)")
+                 f"{result['create_match_p50_ms']:.0f} ms); a new call is refused in "
+                 f"{result['play_refused_p50_ms']} ms for Play, "
+                 f"{result['join_refused_p50_ms']} ms for Join")
     lines.append(f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
                  f"{result['max_seats_p99_under_100ms']}")
     return lines

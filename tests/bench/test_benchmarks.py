@@ -69,6 +69,8 @@ def test_load_plays_matches_from_other_processes_without_errors(tmp_path: Path) 
     assert fig["decisions_per_s"] > 0
     assert fig["server_rss_mb"] > 0
     assert [s["seats"] for s in fig["steps"]] == [fig["seats"]]
+    # The probe's calls with an unknown token were refused, and timed.
+    assert fig["play_refused_p50_ms"] > 0 and fig["join_refused_p50_ms"] > 0
 
 
 def test_ladder_finishes_matches_and_times_a_rating_update(tmp_path: Path) -> None:

@@ -12,7 +12,10 @@ window, and reports decisions per second, the decision latency a client sees
 server's peak resident memory (psutil) and CPU use (and the bots'), errors (refused
 answers, aborted matches, failed calls: there must be none), and how long a new
 match takes to start (CreateMatch sent -> its first decision request; the
-CreateMatch call alone beside it). The step-up runs 100, 200, 400
+CreateMatch call alone beside it), how many matches were in play on average, and,
+probed meanwhile with calls that carry an unknown seat token, how long a new Play
+call and a new Join call wait before the server takes them up (and refuses them).
+The step-up runs 100, 200, 400
 and 1,000 seats (fresh server each) and stops at the first whose p99 reaches
 100 ms; the largest one under it is ``max_seats_p99_under_100ms``.
 

@@ -300,8 +300,12 @@ def _event_body(e: Event) -> bytes | None:
                        .SerializeToString())
     if kind in ("baked", "failed"):
         assert e.seat is not None and e.order is not None
-        res = pb.OrderResolved(seat=e.seat, order=e.order, baked=kind == "baked",
-                               automatic=e.auto, declined=e.declined)
+        baked = kind == "baked"
+        # Decided without asking: a bake the table alone made, or a failure nobody
+        # declined (nothing could bake the order, so the owner was not asked).
+        res = pb.OrderResolved(seat=e.seat, order=e.order, baked=baked,
+                               automatic=e.auto if baked else not e.declined,
+                               declined=e.declined)
         if e.ingredient is not None:
             res.ingredient = e.ingredient
         if e.hand is not None:

@@ -115,3 +115,25 @@ def test_empty_hands_mean_no_cards():
     assert wire.action_of(msg) == Resolve(True)
     msg = pb.Action(turn=pb.TurnAction(**{"pass": True}))
     assert wire.action_of(msg) == Turn(None)
+
+
+def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
+    # Whether the owner was asked is read from the game itself: the order being
+    # decided when a seat answered, not from the event's own flags.
+    seen = set()
+    for seed in range(40):
+        state = new_game(2 + seed % 4, seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            asked = state.deciding if state.phase == "resolve" else None
+            since = len(state.events)
+            state.apply(rng.choice(state.legal_actions()))
+            for e in public_events(state, since):
+                if e.kind not in ("baked", "failed"):
+                    continue
+                msg = pb.SeatEvent.FromString(wire.frame(1, wire.event_body(e))).resolved
+                automatic = e.order != asked
+                assert msg.automatic == automatic, (seed, e)
+                assert msg.baked == (e.kind == "baked")
+                seen.add((e.kind, automatic))
+    assert seen == {("baked", True), ("baked", False), ("failed", True), ("failed", False)}

@@ -211,19 +211,12 @@ def _guard(fn: Any) -> Any:
 
 @_guard
 def _create(args: argparse.Namespace) -> int:
-    from mammamia_pb import arena_pb2 as pb
+    from . import wire
 
-    req = pb.CreateMatchRequest(players=args.players)
-    if args.seed is not None:
-        req.seed = args.seed
-    if args.deadline is not None:
-        req.time_control.deadline_ms = max(1, round(args.deadline * 1000))
-    if args.time_bank:
-        req.time_control.time_bank_ms = round(args.time_bank * 1000)
-    if args.names:
-        req.names.extend(n.strip() for n in args.names.split(","))
-    resp = _call(args, "CreateMatch", req)
-    print(json.dumps({"match": resp.match_id, "tokens": list(resp.seat_tokens)}))
+    names = [n.strip() for n in args.names.split(",")] if args.names else []
+    req = wire.create_request(args.players, seed=args.seed, deadline_s=args.deadline,
+                              time_bank_s=args.time_bank, names=names)
+    print(json.dumps(wire.created(_call(args, "CreateMatch", req))))
     return 0
 
 
@@ -238,11 +231,11 @@ def _record(args: argparse.Namespace) -> int:
 
 @_guard
 def _list(args: argparse.Namespace) -> int:
-    from google.protobuf.json_format import MessageToDict
-
     from mammamia_pb import arena_pb2 as pb
+
+    from . import wire
 
     resp = _call(args, "ListMatches", pb.ListMatchesRequest(limit=args.limit))
     for m in resp.matches:
-        print(json.dumps(MessageToDict(m)))
+        print(json.dumps(wire.summary_data(m)))
     return 0

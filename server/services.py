@@ -35,14 +35,16 @@ LIST_LIMIT_MAX = 1000
 Context: TypeAlias = grpc.aio.ServicerContext
 
 
-def _metadata(context: Context, key: str) -> str | None:
+def metadata(context: Context, key: str) -> str | None:
+    """Returns the value of the call's metadata ``key`` as text, or None when absent."""
     for k, v in context.invocation_metadata() or ():
         if k == key:
             return v if isinstance(v, str) else v.decode("utf-8", "replace")
     return None
 
 
-async def _abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
+async def abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
+    """Ends the call with ``code`` and ``message``; never returns."""
     await context.abort(code, message)
     raise AssertionError("unreachable")  # context.abort raises
 
@@ -99,17 +101,17 @@ class SeatService:
         self.host = host
 
     async def _seat(self, context: Context) -> tuple[Match, int]:
-        token = _metadata(context, SEAT_TOKEN)
+        token = metadata(context, SEAT_TOKEN)
         if not token:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
         found = self.host.seat_of(token)
         if found is None and (gone := self.host.retired(token)) is not None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND,
+            await abort(context, grpc.StatusCode.NOT_FOUND,
                          f"match {gone!r} has ended and is no longer held by this server; "
                          f"its record is in Spectate.GetRecord")
         if found is None:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
         # Every line logged for this call names the match and the seat.
         structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
@@ -118,7 +120,7 @@ class SeatService:
     async def Join(self, request: pb.JoinRequest, context: Context) -> pb.JoinResponse:
         match, seat = await self._seat(context)
         if len(request.name) > NAME_LIMIT:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
         match.join(seat, request.name)
         return pb.JoinResponse(match_id=match.id, seat=seat, colour=match.state.colours[seat],
@@ -135,7 +137,7 @@ class SeatService:
         match, seat = await self._seat(context)
         code, message = _act(match, seat, request)
         if code is not grpc.StatusCode.OK:
-            await _abort(context, code, message)
+            await abort(context, code, message)
         return pb.ActResponse(decision_id=request.decision_id)
 
     async def Play(self, requests: AsyncIterator[pb.PlayRequest], context: Context
@@ -143,7 +145,7 @@ class SeatService:
         match, seat = await self._seat(context)
         first = await _first(requests)
         if first is None or first.WhichOneof("message") != "observe":
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                          "the first message of Play must carry 'observe'")
         match.join(seat)
         replies: deque[bytes] = deque()
@@ -179,19 +181,11 @@ async def _first(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | No
 
 def _act(match: Match, seat: int, request: pb.ActRequest) -> tuple[grpc.StatusCode, str]:
     """Returns the status code and message of an answer after offering it to the match."""
-    choice = request.WhichOneof("choice")
-    if not request.decision_id:
-        return grpc.StatusCode.INVALID_ARGUMENT, "decision_id: name the decision you answer"
-    if choice == "option":
-        answer = match.answer(seat, request.decision_id, request.option, None)
-    elif choice == "action":
-        try:
-            action = wire.action_of(request.action)
-        except wire.WireError as e:
-            return grpc.StatusCode.INVALID_ARGUMENT, f"action: {e}"
-        answer = match.answer(seat, request.decision_id, None, action)
-    else:
-        return grpc.StatusCode.INVALID_ARGUMENT, "set 'option' or 'action' to answer"
+    try:
+        decision_id, option, action = wire.answer_of(request)
+    except wire.WireError as e:
+        return grpc.StatusCode.INVALID_ARGUMENT, str(e)
+    answer = match.answer(seat, decision_id, option, action)
     return answer.code, answer.message
 
 
@@ -203,14 +197,14 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
     if match is not None and not match.ended:
         if so_far:
             return pb.GameRecord(match_id=match_id, json=match.record_so_far())
-        await _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+        await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                      f"match {match_id!r} is still being played; its record comes at the end")
     row = host.storage.match(match_id)
     if row is None:
-        await _abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
     record = host.storage.record(match_id)
     if record is None:
-        await _abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+        await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                      f"match {match_id!r} is {row.status} and has no record yet")
     return pb.GameRecord(match_id=match_id, json=record)
 
@@ -224,7 +218,7 @@ class SpectateService:
     async def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[bytes]:
         match = self.host.get(request.match_id)
         if match is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND,
+            await abort(context, grpc.StatusCode.NOT_FOUND,
                          f"no match {request.match_id!r} is held by this server")
         structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
         async for message in _events(match, None, request.after_sequence):
@@ -245,34 +239,30 @@ class OrganiserService:
         self.key = organiser_key
 
     async def _check(self, context: Context) -> None:
-        key = _metadata(context, ORGANISER_KEY)
+        key = metadata(context, ORGANISER_KEY)
         if not key:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED,
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                          f"missing '{ORGANISER_KEY}' metadata")
         if not same_secret(key, self.key):
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED,
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
                          f"wrong '{ORGANISER_KEY}'")
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
                           ) -> pb.CreateMatchResponse:
         await self._check(context)
-        names = list(request.names)
-        bad = _bad_create(request)
-        if bad:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, bad)
+        try:
+            setup = wire.match_setup(request, NAME_LIMIT)
+        except wire.WireError as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
             match = self.host.create_match(
-                request.players,
-                seed=request.seed if request.HasField("seed") else None,
-                colours=list(request.colours) or None,
-                first_player=request.first_player if request.HasField("first_player") else None,
-                deadline_ms=request.time_control.deadline_ms,
-                time_bank_ms=request.time_control.time_bank_ms,
-                names=names)
+                setup.players, seed=setup.seed, colours=setup.colours,
+                first_player=setup.first_player, deadline_ms=setup.deadline_ms,
+                time_bank_ms=setup.time_bank_ms, names=setup.names)
         except HostClosed as e:
-            await _abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         except (IllegalActionError, ValueError) as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return pb.CreateMatchResponse(match_id=match.id, seat_tokens=match.tokens)
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
@@ -285,20 +275,6 @@ class OrganiserService:
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         await self._check(context)
         return await _record(self.host, request.match_id, context, so_far=True)
-
-
-def _bad_create(request: pb.CreateMatchRequest) -> str | None:
-    """Returns why a CreateMatchRequest is refused before the rules see it, or None."""
-    if not 2 <= request.players <= 5:
-        return f"players must be 2 to 5, got {request.players} (R-SETUP-1)"
-    if len(request.names) > request.players:
-        return f"names: at most one per seat ({request.players}), got {len(request.names)}"
-    for i, name in enumerate(request.names):
-        if len(name) > NAME_LIMIT:
-            return f"names[{i}]: at most {NAME_LIMIT} characters"
-    if request.HasField("seed") and request.seed >= 2**63:
-        return f"seed must be below 2**63, got {request.seed}"
-    return None
 
 
 # -- registration ----------------------------------------------------------------------

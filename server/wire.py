@@ -1,4 +1,10 @@
-"""The one place where game values become protobuf messages, and answers become actions.
+"""The one place on the server side where values become protobuf messages and back.
+
+Out: views, events, decisions and match ends for the streams; listings, ladder
+assignments and standings for the unary calls. In: answers (actions), match
+set-ups. And the requests and replies of the ``mammamia match`` and ``mammamia
+ladder`` commands. Servicers and commands build and read plain messages (ids,
+names, a record's text) themselves and call here for everything else.
 
 Everything a seat or a spectator receives is built here from a ``mammamia.View``
 or from public ``mammamia.Event``s, never from a ``State``, so nothing R-VIEW
@@ -16,8 +22,10 @@ message that carries all of those events at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Generic, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
+from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia import INGREDIENTS, Event, Resolve, SeatInfo, Turn, View
@@ -25,6 +33,11 @@ from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
 from .storage import MatchRow
+
+if TYPE_CHECKING:
+    from .ladder.ladder import Assignment
+    from .ladder.store import MatchRow as LadderMatchRow
+    from .ladder.store import Standing
 
 
 class WireError(ValueError):
@@ -400,6 +413,26 @@ def timestamp(iso: str) -> Timestamp:
     return ts
 
 
+def assignment_message(a: Assignment) -> pb.Assignment:
+    """Returns a ladder assignment (a seat to play) as a message."""
+    return pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
+                         players=a.players)
+
+
+def standing_message(s: Standing) -> pb.Standing:
+    """Returns one line of the ladder's standings as a message."""
+    return pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
+                       games=s.games, wins=s.wins, mean_delivered=s.mean_delivered)
+
+
+def ladder_summary(m: LadderMatchRow) -> pb.MatchSummary:
+    """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
+    created = Timestamp()
+    created.FromNanoseconds(int(m.created * 1e9))
+    return pb.MatchSummary(match_id=m.match_id, status=STATUSES[m.status], players=m.players,
+                           names=m.names, winners=m.winners, created=created, ladder=True)
+
+
 # -- values in -------------------------------------------------------------------------
 
 
@@ -443,3 +476,100 @@ def action_of(msg: pb.Action) -> Action:
 
 def _hand(h: pb.IngredientCounts) -> tuple[int, int, int, int, int]:
     return (h.salami, h.pineapple, h.mushroom, h.pepper, h.olive)
+
+
+def answer_of(msg: pb.ActRequest) -> tuple[str, int | None, Action | None]:
+    """Returns (decision id, option index, action) of an answer, exactly one of the last
+    two set; raises WireError naming the bad field."""
+    if not msg.decision_id:
+        raise WireError("decision_id: name the decision you answer")
+    choice = msg.WhichOneof("choice")
+    if choice == "option":
+        return msg.decision_id, msg.option, None
+    if choice == "action":
+        try:
+            return msg.decision_id, None, action_of(msg.action)
+        except WireError as e:
+            raise WireError(f"action: {e}") from None
+    raise WireError("set 'option' or 'action' to answer")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSetup:
+    """What an organiser asked for in a CreateMatchRequest (None: the server chooses)."""
+
+    players: int
+    seed: int | None
+    colours: list[str] | None
+    first_player: int | None
+    deadline_ms: int            # 0: the server's default
+    time_bank_ms: int
+    names: list[str]
+
+
+def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
+    """Returns the setup a CreateMatchRequest asks for; raises WireError for what is
+    refused before the rules see it (player count, names, seed)."""
+    if not 2 <= msg.players <= 5:
+        raise WireError(f"players must be 2 to 5, got {msg.players} (R-SETUP-1)")
+    if len(msg.names) > msg.players:
+        raise WireError(f"names: at most one per seat ({msg.players}), got {len(msg.names)}")
+    for i, name in enumerate(msg.names):
+        if len(name) > name_limit:
+            raise WireError(f"names[{i}]: at most {name_limit} characters")
+    if msg.HasField("seed") and msg.seed >= 2**63:
+        raise WireError(f"seed must be below 2**63, got {msg.seed}")
+    return MatchSetup(
+        players=msg.players,
+        seed=msg.seed if msg.HasField("seed") else None,
+        colours=list(msg.colours) or None,
+        first_player=msg.first_player if msg.HasField("first_player") else None,
+        deadline_ms=msg.time_control.deadline_ms,
+        time_bank_ms=msg.time_control.time_bank_ms,
+        names=list(msg.names))
+
+
+# -- requests and replies of the command line ------------------------------------------
+
+
+def create_request(players: int, *, seed: int | None = None, deadline_s: float | None = None,
+                   time_bank_s: float = 0.0, names: Sequence[str] = ()
+                   ) -> pb.CreateMatchRequest:
+    """Returns the CreateMatchRequest for a match of ``players`` (times in seconds; no
+    deadline: the server's default)."""
+    msg = pb.CreateMatchRequest(players=players, names=names)
+    if seed is not None:
+        msg.seed = seed
+    if deadline_s is not None:
+        msg.time_control.deadline_ms = max(1, round(deadline_s * 1000))
+    if time_bank_s:
+        msg.time_control.time_bank_ms = round(time_bank_s * 1000)
+    return msg
+
+
+def created(msg: pb.CreateMatchResponse) -> dict[str, Any]:
+    """Returns a created match as ``{"match": ID, "tokens": [...]}`` (seat order)."""
+    return {"match": msg.match_id, "tokens": list(msg.seat_tokens)}
+
+
+def summary_data(msg: pb.MatchSummary) -> dict[str, Any]:
+    """Returns a listing entry as JSON-ready data (protobuf's JSON mapping)."""
+    data: dict[str, Any] = MessageToDict(msg)
+    return data
+
+
+def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
+    """Returns a ladder listing entry as ``{"match", "players", "names", "winners"}``."""
+    return {"match": msg.match_id, "players": msg.players, "names": list(msg.names),
+            "winners": list(msg.winners)}
+
+
+def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
+    """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
+    "sigma", "games", "wins", "mean_delivered"}, ...]}`` from a Standings reply."""
+    return {
+        "matches_finished": msg.matches_finished,
+        "standings": [{"rank": s.rank, "name": s.name, "rating": s.rating, "mu": s.mu,
+                       "sigma": s.sigma, "games": s.games, "wins": s.wins,
+                       "mean_delivered": s.mean_delivered} for s in msg.standings],
+    }

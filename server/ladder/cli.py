@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .store import LadderStore
 
-COLUMNS = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "mean_delivered")
 HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
 
 
@@ -90,13 +89,12 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
     from mammamia_pb import arena_pb2 as pb
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+    from .. import wire
+
     with grpc.insecure_channel(server) as channel:
         reply = pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(players=players),
                                                        timeout=timeout)
-    return {
-        "matches_finished": reply.matches_finished,
-        "standings": [{c: getattr(s, c) for c in COLUMNS} for s in reply.standings],
-    }
+    return wire.standings_data(reply)
 
 
 def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -117,12 +115,13 @@ def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
 def _matches(args: argparse.Namespace) -> int:
     from mammamia_pb import arena_pb2 as pb
 
+    from .. import wire
+
     reply = _ladder_call(args, "Matches", pb.MatchesRequest(name=args.name, limit=args.limit))
     if reply is None:
         return 1
     for m in reply.matches:
-        print(json.dumps({"match": m.match_id, "players": m.players, "names": list(m.names),
-                          "winners": list(m.winners)}))
+        print(json.dumps(wire.ladder_match_data(m)))
     return 0
 
 

@@ -1,8 +1,8 @@
 """The Ladder gRPC servicer: thin methods over :class:`~server.ladder.ladder.Ladder`.
 
-The few ladder messages (Assignment, Standing, MatchSummary) are built by the small
-functions at the top; the game itself never passes through here (seats are played
-with the Seat service, records are stored text).
+The ladder's messages (Assignment, Standing, MatchSummary) are built by
+``server.wire``; the game itself never passes through here (seats are played with
+the Seat service, records are stored text).
 
 Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS for
 a taken name, and to end an entry that a newer entry of the same bot took over;
@@ -15,55 +15,19 @@ while its match runs.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import NoReturn
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .ladder import Assignment, Ladder, LadderClosedError, ReplacedError, UnknownBotError
-from .store import LadderError, MatchRow, NameTakenError, Standing
+from .. import wire
+from ..services import abort, metadata
+from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
+from .store import LadderError, NameTakenError
 
-STATUSES = {"running": pb.MATCH_STATUS_RUNNING, "finished": pb.MATCH_STATUS_FINISHED,
-            "aborted": pb.MATCH_STATUS_ABORTED}
 DEFAULT_MATCHES = 20
 MAX_MATCHES = 500
-
-
-def assignment_message(a: Assignment) -> pb.Assignment:
-    """Returns the Assignment message of an assignment."""
-    return pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
-                         players=a.players)
-
-
-def standing_message(s: Standing) -> pb.Standing:
-    """Returns the Standing message of one standings line."""
-    return pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
-                       games=s.games, wins=s.wins, mean_delivered=s.mean_delivered)
-
-
-def summary_message(m: MatchRow) -> pb.MatchSummary:
-    """Returns the MatchSummary message of a ladder match."""
-    created = Timestamp()
-    created.FromNanoseconds(int(m.created * 1e9))
-    return pb.MatchSummary(match_id=m.match_id, status=STATUSES[m.status], players=m.players,
-                           names=m.names, winners=m.winners, created=created, ladder=True)
-
-
-def _metadata(context: grpc.aio.ServicerContext, key: str) -> str | None:
-    for k, v in context.invocation_metadata() or ():
-        if k == key:
-            return v if isinstance(v, str) else v.decode()
-    return None
-
-
-async def _refuse(context: grpc.aio.ServicerContext, code: grpc.StatusCode,
-                  message: str) -> NoReturn:
-    """Ends the call with ``code`` and ``message`` (``abort`` raises)."""
-    await context.abort(code, message)
-    raise AssertionError("grpc's abort returned")
 
 
 class LadderServicer(pb_grpc.LadderServicer):
@@ -77,59 +41,59 @@ class LadderServicer(pb_grpc.LadderServicer):
         try:
             key = self.ladder.register(request.name)
         except NameTakenError as e:
-            await _refuse(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+            await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderError as e:
-            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return pb.RegisterResponse(name=request.name, key=key)
 
     async def Enter(self, request: pb.EnterRequest,
                     context: grpc.aio.ServicerContext) -> AsyncIterator[pb.Assignment]:
-        key = _metadata(context, "bot-key")
+        key = metadata(context, "bot-key")
         if not key:
-            await _refuse(context, grpc.StatusCode.UNAUTHENTICATED,
-                                "Ladder.Enter needs the bot-key metadata")
+            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
+                        "Ladder.Enter needs the bot-key metadata")
         try:
             entry = self.ladder.enter(request.name, key)
         except UnknownBotError as e:
-            await _refuse(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
-            await _refuse(context, grpc.StatusCode.UNAVAILABLE, str(e))
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         # Headers now: the bot knows it has entered before its first assignment.
         await context.send_initial_metadata(())
         try:
             async for assignment in entry:
-                yield assignment_message(assignment)
+                yield wire.assignment_message(assignment)
         except ReplacedError as e:
-            await _refuse(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+            await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:
-            await _refuse(context, grpc.StatusCode.UNAVAILABLE, str(e))
+            await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
 
     async def Standings(self, request: pb.StandingsRequest,
                         context: grpc.aio.ServicerContext) -> pb.StandingsResponse:
         if request.players and not 2 <= request.players <= 5:
-            await _refuse(context, grpc.StatusCode.INVALID_ARGUMENT,
-                                f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                        f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
         finished, table = self.ladder.store.standings(request.players)
         return pb.StandingsResponse(matches_finished=finished,
-                                    standings=[standing_message(s) for s in table])
+                                    standings=[wire.standing_message(s) for s in table])
 
     async def Matches(self, request: pb.MatchesRequest,
                       context: grpc.aio.ServicerContext) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
         rows = self.ladder.store.matches(request.name, limit, status="finished")
-        return pb.MatchesResponse(matches=[summary_message(m) for m in rows])
+        return pb.MatchesResponse(matches=[wire.ladder_summary(m) for m in rows])
 
     async def GetRecord(self, request: pb.GetRecordRequest,
                         context: grpc.aio.ServicerContext) -> pb.GameRecord:
         match = self.ladder.store.match(request.match_id)
         if match is None:
-            await _refuse(context, grpc.StatusCode.NOT_FOUND,
-                                f"match {request.match_id!r} is not a ladder match")
+            await abort(context, grpc.StatusCode.NOT_FOUND,
+                        f"match {request.match_id!r} is not a ladder match")
         if match.status == "running":
-            await _refuse(context, grpc.StatusCode.FAILED_PRECONDITION,
-                                f"match {request.match_id!r} is still running")
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
+                        f"match {request.match_id!r} is still running")
         record = self.ladder.host.record(request.match_id)
         if record is None:
-            await _refuse(context, grpc.StatusCode.NOT_FOUND,
-                                f"match {request.match_id!r} has no stored record")
+            await abort(context, grpc.StatusCode.NOT_FOUND,
+                        f"match {request.match_id!r} has no stored record")
         return pb.GameRecord(match_id=request.match_id, json=record)

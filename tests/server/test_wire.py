@@ -137,3 +137,62 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
                 assert msg.baked == (e.kind == "baked")
                 seen.add((e.kind, automatic))
     assert seen == {("baked", True), ("baked", False), ("failed", True), ("failed", False)}
+
+
+def test_ladder_messages_and_the_replies_the_commands_read():
+    from server.ladder.ladder import Assignment
+    from server.ladder.store import MatchRow, Standing
+
+    a = Assignment("m1", "tok", 2, 4)
+    assert wire.assignment_message(a) == pb.Assignment(match_id="m1", seat_token="tok", seat=2,
+                                                       players=4)
+    line = Standing(1, "counter-1", 20.5, 27.25, 2.25, 12, 7, 3.5)
+    reply = pb.StandingsResponse(matches_finished=12, standings=[wire.standing_message(line)])
+    reply = pb.StandingsResponse.FromString(reply.SerializeToString())
+    assert wire.standings_data(reply) == {"matches_finished": 12, "standings": [
+        {"rank": 1, "name": "counter-1", "rating": 20.5, "mu": 27.25, "sigma": 2.25,
+         "games": 12, "wins": 7, "mean_delivered": 3.5}]}
+    row = MatchRow("m9", 3, "finished", 1_700_000_000.5, ("a", "b", "c"), (0, 2))
+    summary = wire.ladder_summary(row)
+    assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder
+    assert summary.created.ToNanoseconds() == 1_700_000_000_500_000_000
+    assert wire.ladder_match_data(summary) == {"match": "m9", "players": 3,
+                                               "names": ["a", "b", "c"], "winners": [0, 2]}
+
+
+def test_create_requests_carry_what_the_organiser_asked_for():
+    req = wire.create_request(3, seed=7, deadline_s=0.25, time_bank_s=2, names=["x", "y"])
+    setup = wire.match_setup(pb.CreateMatchRequest.FromString(req.SerializeToString()), 64)
+    assert setup == wire.MatchSetup(players=3, seed=7, colours=None, first_player=None,
+                                    deadline_ms=250, time_bank_ms=2000, names=["x", "y"])
+    setup = wire.match_setup(wire.create_request(2), 64)
+    assert (setup.seed, setup.deadline_ms, setup.time_bank_ms) == (None, 0, 0)
+
+
+@pytest.mark.parametrize("request_, words", [
+    (pb.CreateMatchRequest(players=6), "R-SETUP-1"),
+    (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]), "names: at most one per seat"),
+    (pb.CreateMatchRequest(players=2, names=["a" * 65]), "names[0]"),
+    (pb.CreateMatchRequest(players=2, seed=2**63), "seed"),
+])
+def test_bad_setups_name_the_field(request_, words):
+    with pytest.raises(wire.WireError) as caught:
+        wire.match_setup(request_, 64)
+    assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("request_, expected", [
+    (pb.ActRequest(decision_id="d3", option=0), ("d3", 0, None)),
+    (pb.ActRequest(decision_id="d3", action=pb.Action(resolve=pb.ResolveAction())),
+     ("d3", None, Resolve(False))),
+    (pb.ActRequest(option=1), "decision_id"),
+    (pb.ActRequest(decision_id="d3"), "set 'option' or 'action'"),
+    (pb.ActRequest(decision_id="d3", action=pb.Action()), "action: set 'turn'"),
+])
+def test_answers_are_read_or_refused_by_field(request_, expected):
+    if isinstance(expected, tuple):
+        assert wire.answer_of(request_) == expected
+    else:
+        with pytest.raises(wire.WireError) as caught:
+            wire.answer_of(request_)
+        assert expected in str(caught.value)

@@ -10,7 +10,7 @@ calls each ``install(arena)`` before the server starts; ``install`` may:
 - ``arena.add_task(factory)``: ``factory()`` returns a coroutine started once the
   server is serving and cancelled when it drains (after no new match can start);
 - use ``arena.host`` (create matches and await their results, see ``server.host``),
-  ``arena.storage`` (the SQLite database: ``.db``, ``.path``, ``.connect()``),
+  ``arena.storage`` (the SQLite database: ``.path``, ``.connect()``, ``.writer``),
   ``arena.draining`` and ``arena.organiser_key``.
 
 ``mammamia serve`` finds extensions through the entry-point group
@@ -95,6 +95,7 @@ class Arena:
         await asyncio.gather(*self.running, return_exceptions=True)
         await self.host.drain(grace)
         await self.server.stop(grace=1.0)
+        await self.storage.writer.flush()      # every queued write, off the event loop
         self.storage.close()
         log.info("drain_done")
         self.stopped.set()

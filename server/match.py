@@ -463,9 +463,10 @@ class Match:
         delivered = tuple(d for d, _ in state.scores())
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
-                await asyncio.to_thread(self.storage.end_match, self.id, status, record,
-                                        winners=winners, ranks=ranks, delivered=delivered,
-                                        reason=reason)
+                await self.storage.end_match(
+                    self.id, status, record, players=self.players, names=self.names,
+                    ladder=self.settings.ladder, created=self.created, winners=winners,
+                    ranks=ranks, delivered=delivered, reason=reason)
                 break
             except sqlite3.Error as e:
                 log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))

@@ -269,6 +269,7 @@ class OrganiserService:
                           ) -> pb.ListMatchesResponse:
         await self._check(context)
         limit = min(request.limit or 50, LIST_LIMIT_MAX)
+        await self.host.storage.writer.flush()     # list the matches just created, too
         rows = self.host.storage.matches(limit)
         return pb.ListMatchesResponse(matches=[wire.match_summary(r) for r in rows])
 

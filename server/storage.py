@@ -2,25 +2,32 @@
 
 A match row is written when the match is created (``waiting``), updated when it
 starts (``running``) and once more when it ends (``finished`` or ``aborted``),
-with its game record. The end is written in one transaction before the result is
-announced to anyone, and only over a match that has not ended yet, so writing it
-twice changes nothing. A server that starts finds the matches a crash cut off
-(still ``waiting`` or ``running``) and marks them ``aborted``.
+with its game record. The end is written durably, in one statement, before the
+result is announced to anyone, and only over a match that has not ended yet, so
+writing it twice changes nothing. A server that starts finds the matches a crash
+cut off (still ``waiting`` or ``running``) and marks them ``aborted``.
 
-Other parts of the server (the ladder) keep their own tables in the same file:
-they use ``Storage.db`` on the event-loop thread, or open their own connection
-to ``Storage.path`` with ``connect``.
+Writes never wait for the disk on the event loop: they run on one writer thread
+(:class:`Writer`), one at a time in the order they were given. Creating,
+starting and naming a match are queued without waiting; ending it is awaited.
+Each write is one transaction, so a crash leaves none half-written, and
+:meth:`Storage.close` runs every write still queued before it closes.
+
+Other parts of the server (the ladder) keep their own tables in the same file,
+through their own connections to ``Storage.path`` (``connect``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
@@ -98,22 +105,70 @@ def _row(r: sqlite3.Row) -> MatchRow:
                     reason=r["reason"])
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Writer:
+    """One thread that runs database writes one at a time, in the order given.
+
+    The event loop hands writes over and never waits for the disk itself; with a
+    single writer thread the writes of one module never compete for SQLite's
+    write lock, and a later write cannot overtake an earlier one.
+    """
+
+    def __init__(self, name: str = "db-writer") -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+
+    async def run(self, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Returns what ``write(*args, **kwargs)`` returns (or raises what it raises),
+        once it has run after every write given before it."""
+        return await asyncio.wrap_future(self._pool.submit(write, *args, **kwargs))
+
+    def send(self, write: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
+        """Queues ``write(*args, **kwargs)`` after every write given before it, without
+        waiting for it; a failure is logged (and a later write may repair it)."""
+        self._pool.submit(write, *args, **kwargs).add_done_callback(_log_failure)
+
+    async def flush(self) -> None:
+        """Returns once every write given so far has run."""
+        await self.run(_nothing)
+
+    def close(self) -> None:
+        """Runs every write still queued, then stops the thread (waits for both)."""
+        self._pool.shutdown(wait=True)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _log_failure(done: Future[object]) -> None:
+    error = done.exception()
+    if error is not None:
+        log.error("database_write_failed", error=repr(error))
+
+
 class Storage:
-    """The server's database. Methods run on the event-loop thread and are quick, except
-    ``end_match``, which waits for the disk and may run in a worker thread."""
+    """The server's database: reads on the event loop, writes on its :class:`Writer`."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        # Creating and starting a match need not wait for the disk (a match cut off
-        # before its end is aborted anyway); its end is written durably, on its own
-        # connection, usable from a worker thread.
+        self.writer = Writer()
+        # Reads: on the event loop, quick (WAL: readers never wait for the writer).
         self.db = connect(self.path, durable=False)
         self.db.executescript(_SCHEMA)
+        # Writes, on the writer thread only. Creating and starting a match need not
+        # wait for the disk (a match cut off before its end is aborted anyway); its
+        # end is synced to disk before it is announced.
+        self._quick = connect(self.path, durable=False)
         self._durable = connect(self.path, durable=True)
 
     def close(self) -> None:
-        """Closes the connections."""
+        """Runs every write still queued, then closes the connections."""
+        self.writer.close()
         self.db.close()
+        self._quick.close()
         self._durable.close()
 
     def connect(self) -> sqlite3.Connection:
@@ -121,7 +176,10 @@ class Storage:
         return connect(self.path)
 
     def abort_unfinished(self, reason: str) -> list[str]:
-        """Returns the ids of matches left waiting or running, after marking them aborted."""
+        """Returns the ids of matches left waiting or running, after marking them aborted.
+
+        For start-up, before any match is created: it writes on the calling thread.
+        """
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             ids = [r[0] for r in self.db.execute(
@@ -133,38 +191,50 @@ class Storage:
 
     def add_match(self, match_id: str, players: int, names: Sequence[str], ladder: bool,
                   created: str) -> None:
-        """Stores a new match as waiting."""
-        self.db.execute(
-            "INSERT INTO matches (id, status, players, names, ladder, created) "
-            "VALUES (?, 'waiting', ?, ?, ?, ?)",
-            (match_id, players, json.dumps(list(names)), int(ladder), created))
+        """Queues storing a new match as waiting (a second time changes nothing)."""
+        self.writer.send(self._quick.execute,
+                         "INSERT OR IGNORE INTO matches (id, status, players, names, ladder, "
+                         "created) VALUES (?, 'waiting', ?, ?, ?, ?)",
+                         (match_id, players, json.dumps(list(names)), int(ladder), created))
 
     def set_running(self, match_id: str) -> None:
-        """Marks a waiting match as running."""
-        self.db.execute("UPDATE matches SET status = 'running' WHERE id = ? AND status = 'waiting'",
-                        (match_id,))
+        """Queues marking a waiting match as running."""
+        self.writer.send(self._quick.execute,
+                         "UPDATE matches SET status = 'running' WHERE id = ? AND status = "
+                         "'waiting'", (match_id,))
 
     def set_names(self, match_id: str, names: Sequence[str]) -> None:
-        """Stores the seat names of a match that has not ended."""
-        self.db.execute("UPDATE matches SET names = ? WHERE id = ? AND status IN "
-                        "('waiting', 'running')", (json.dumps(list(names)), match_id))
+        """Queues storing the seat names of a match that has not ended."""
+        self.writer.send(self._quick.execute,
+                         "UPDATE matches SET names = ? WHERE id = ? AND status IN "
+                         "('waiting', 'running')", (json.dumps(list(names)), match_id))
 
-    def end_match(self, match_id: str, status: str, record: str, *,
-                  winners: Sequence[int] = (), ranks: Sequence[int] = (),
-                  delivered: Sequence[int] = (), reason: str | None = None) -> bool:
-        """Returns whether this call ended the match, storing its status and record.
+    async def end_match(self, match_id: str, status: str, record: str, *, players: int,
+                        names: Sequence[str], ladder: bool, created: str,
+                        winners: Sequence[int] = (), ranks: Sequence[int] = (),
+                        delivered: Sequence[int] = (), reason: str | None = None) -> bool:
+        """Returns whether this call ended the match, once its status and record are
+        on disk; raises sqlite3.Error when they could not be stored.
 
         A match that has already ended is left as it is, so a second call is harmless.
+        The whole row is written, so the end is stored even if an earlier queued write
+        of the match failed.
         """
         if status not in ENDED:
             raise ValueError(f"an ended match is 'finished' or 'aborted', got {status!r}")
-        cur = self._durable.execute(
-            "UPDATE matches SET status = ?, ended = ?, winners = ?, ranks = ?, delivered = ?, "
-            "reason = ?, record = ? WHERE id = ? AND status IN ('waiting', 'running')",
-            (status, now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
-             json.dumps(list(delivered)), reason, record, match_id))
-        return cur.rowcount == 1
-
+        cur = await self.writer.run(
+            self._durable.execute,
+            "INSERT INTO matches (id, status, players, names, ladder, created, ended, "
+            "winners, ranks, delivered, reason, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, names = excluded.names, "
+            "ended = excluded.ended, winners = excluded.winners, ranks = excluded.ranks, "
+            "delivered = excluded.delivered, reason = excluded.reason, "
+            "record = excluded.record WHERE matches.status IN ('waiting', 'running')",
+            (match_id, status, players, json.dumps(list(names)), int(ladder), created,
+             now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
+             json.dumps(list(delivered)), reason, record))
+        return bool(cur.rowcount == 1)
     def match(self, match_id: str) -> MatchRow | None:
         """Returns a stored match, or None when unknown."""
         r = self.db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()

@@ -11,6 +11,9 @@ One :class:`Ladder` per server. Its life:
    scheduler seats it; each match is created through the server's match host,
    announced to its bots as an :class:`Assignment`, awaited, stored and rated.
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
+
+While the server runs, the store's writes run on the ladder's writer thread, in
+order, so the event loop never waits for the disk; reads stay on the loop.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Protocol
 import structlog
 
 from server.host import Host, HostClosed
+from server.storage import Writer
 
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
@@ -94,6 +98,7 @@ class Ladder:
                  settle: float = 0.25) -> None:
         self.store = store
         self.host = host
+        self.writer = Writer("ladder-writer")
         self.scheduler = Scheduler(policy, self._waiting, self._play, settle=settle)
         self._streams: dict[str, asyncio.Queue[Assignment | str | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
@@ -101,11 +106,14 @@ class Ladder:
         self.closed = False
 
     def recover(self) -> None:
-        """Settles the matches a crash cut off, then rates every unrated result."""
+        """Settles the matches a crash cut off, then rates every unrated result.
+
+        For start-up, before the server serves: it writes on the calling thread."""
         for match_id in self.store.running():
             outcome = self.host.stored_outcome(match_id)
             if outcome is not None and outcome.status == "finished":
-                self._finish(match_id, outcome)
+                if self._store_result(match_id, outcome):
+                    self._log_finished(match_id, outcome)
                 log.info("ladder_match_recovered", match=match_id)
             else:
                 self.store.abort_match(match_id)
@@ -123,9 +131,9 @@ class Ladder:
             for queue in self._streams.values():
                 queue.put_nowait(None)
 
-    def register(self, name: str) -> str:
+    async def register(self, name: str) -> str:
         """Returns the new bot's secret key; raises NameTakenError or LadderError."""
-        key = self.store.register(name)
+        key = await self.writer.run(self.store.register, name)
         log.info("ladder_bot_registered", bot=name)
         return key
 
@@ -179,7 +187,7 @@ class Ladder:
             match_id, tokens = await self.host.create(names)
         except LadderClosedError:
             return
-        self.store.start_match(match_id, names)
+        await self.writer.run(self.store.start_match, match_id, names)
         log.info("ladder_match_started", match=match_id, names=list(names))
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
             assignment = Assignment(match_id, token, seat, len(names))
@@ -203,20 +211,26 @@ class Ladder:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
         if outcome.status == "finished":
-            self._finish(match_id, outcome)
+            if await self.writer.run(self._store_result, match_id, outcome):
+                self._log_finished(match_id, outcome)
         else:
-            self.store.abort_match(match_id)
+            await self.writer.run(self.store.abort_match, match_id)
             log.info("ladder_match_aborted", match=match_id)
 
-    def _finish(self, match_id: str, outcome: Outcome) -> None:
+    def _store_result(self, match_id: str, outcome: Outcome) -> bool:
+        """Returns whether this call stored the match's result (then rated it)."""
         seats = [SeatResult(rank, delivered)
                  for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
-        if self.store.finish_match(match_id, seats):
-            self.store.apply_ratings()
-            row = self.store.match(match_id)
-            log.info("ladder_match_finished", match=match_id,
-                     names=list(row.names) if row else [], ranks=list(outcome.ranks),
-                     delivered=list(outcome.delivered))
+        if not self.store.finish_match(match_id, seats):
+            return False
+        self.store.apply_ratings()
+        return True
+
+    def _log_finished(self, match_id: str, outcome: Outcome) -> None:
+        row = self.store.match(match_id)
+        log.info("ladder_match_finished", match=match_id,
+                 names=list(row.names) if row else [], ranks=list(outcome.ranks),
+                 delivered=list(outcome.delivered))
 
 
 class ServerHost:

@@ -39,7 +39,7 @@ class LadderServicer(pb_grpc.LadderServicer):
     async def Register(self, request: pb.RegisterRequest,
                        context: grpc.aio.ServicerContext) -> pb.RegisterResponse:
         try:
-            key = self.ladder.register(request.name)
+            key = await self.ladder.register(request.name)
         except NameTakenError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderError as e:

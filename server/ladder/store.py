@@ -132,32 +132,34 @@ def check_name(name: str) -> str:
 
 
 class LadderStore:
-    """The ladder's tables in one SQLite file; every method is one short transaction."""
+    """The ladder's tables in one SQLite file; every method is one short transaction.
+
+    Reads and writes have a connection each, so that writes may run on a writer
+    thread (see :class:`server.storage.Writer`) while reads stay where they are
+    called; under WAL a read sees every write committed before it began.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE
-        # so that the check and the write of each guarantee cannot interleave.
-        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db = _connect(self.path)
         self._db.executescript(SCHEMA)
+        self._writes = _connect(self.path)
 
     def close(self) -> None:
-        """Closes the connection."""
+        """Closes the connections."""
         self._db.close()
+        self._writes.close()
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+        db = self._writes
+        db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._db
+            yield db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        db.execute("COMMIT")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -361,6 +363,17 @@ class LadderStore:
         winners = tuple(s for s, (_, rank) in enumerate(seats) if rank == 1)
         return MatchRow(match_id, players, status, created, tuple(n for n, _ in seats),
                         winners if status == "finished" else ())
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    """Returns a connection in autocommit mode (WAL, synced commits), usable from any
+    thread: transactions are opened explicitly with BEGIN IMMEDIATE so that the check
+    and the write of each guarantee cannot interleave."""
+    db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA busy_timeout=30000")
+    return db
 
 
 def _result_of(db: sqlite3.Connection, match_id: str) -> Result:

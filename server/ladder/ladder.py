@@ -13,7 +13,8 @@ One :class:`Ladder` per server. Its life:
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
 
 While the server runs, the store's writes run on the ladder's writer thread, in
-order, so the event loop never waits for the disk; reads stay on the loop.
+order, so the event loop never waits for the disk; reads stay on the loop. The
+thread ends with the process, after every write queued on it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Ladder storage: bots, ladder matches, results per seat and ratings, in SQLite.
 
 The ladder keeps its tables in the server's own database file (WAL), beside the
-server's matches and records, through its own connection:
+server's matches and records, through its own connections (one for reads, one for
+writes):
 
     ladder_bots      name, hash of the secret key, when registered
     ladder_matches   one row per ladder match: status running | finished | aborted,

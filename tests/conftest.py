@@ -17,7 +17,9 @@ answers SERVING. It yields a ``RunningServer``:
 restarts: ``start_server(directory=None, **options)`` where each option becomes a
 ``serve`` flag (``deadline_ms=200`` -> ``--deadline-ms 200``, ``drain_seconds=1``,
 ``start_timeout=2``; ``True`` adds a bare flag), ``env={...}`` adds environment
-variables and ``args=[...]`` raw arguments. Every server started is killed at the
+variables and ``args=[...]`` raw arguments; with ``tls_cert=`` and ``tls_key=`` it
+serves TLS and ``address`` is "localhost:PORT" (the ``self_signed_certificate``
+fixture makes such a pair). Every server started is killed at the
 end of the test if it still runs. Note that matches live in the server's memory:
 a restart aborts the matches that were running.
 """
@@ -93,11 +95,14 @@ class RunningServer:
                 raise RuntimeError(f"mammamia serve wrote no port file in {START_TIMEOUT_S} s")
             time.sleep(0.02)
         self.port = int(port_file.read_text())
-        self.address = f"127.0.0.1:{self.port}"
-        self._wait_serving(deadline)
+        tls = self.options.get("tls_cert")
+        self.address = f"{'localhost' if tls else '127.0.0.1'}:{self.port}"
+        channel = (grpc.secure_channel(self.address, grpc.ssl_channel_credentials(
+            Path(tls).read_bytes())) if tls else grpc.insecure_channel(self.address))
+        self._wait_serving(channel, deadline)
 
-    def _wait_serving(self, deadline: float) -> None:
-        with grpc.insecure_channel(self.address) as channel:
+    def _wait_serving(self, channel: grpc.Channel, deadline: float) -> None:
+        with channel:
             stub = health_pb2_grpc.HealthStub(channel)
             while True:
                 try:
@@ -139,6 +144,18 @@ class RunningServer:
     def logs(self) -> str:
         """Returns what the server has logged so far (all runs)."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def self_signed_certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """Returns (key, certificate): new PEM files of a self-signed certificate for
+    ``localhost``, made with openssl."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
+                   timeout=60)
+    return key, cert
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ from bots.random_bot import RandomBot
 from client_sdk import Bot, Resolve, Turn, View, play_local
 from mammamia import loads, view_of
 
+from .support import Recording
+
 
 class Raiser(Bot):
     """Raises on every decision."""
@@ -45,24 +47,12 @@ class Confused(Bot):
         return "salami please"  # type: ignore[return-value]
 
 
-class Watcher(Bot):
-    """Keeps every view it is given and the hooks it saw."""
+class LastTurn(Bot):
+    """Takes the last turn offered; resolves as the SDK does by default."""
 
     name = "watcher"
 
-    def __init__(self) -> None:
-        self.views: list[View] = []
-        self.started: View | None = None
-        self.ended: View | None = None
-
-    def on_game_start(self, view: View) -> None:
-        self.started = view
-
-    def on_game_end(self, view: View) -> None:
-        self.ended = view
-
     def turn(self, view: View) -> Turn:
-        self.views.append(view)
         choice = view.legal[-1]
         assert isinstance(choice, Turn)
         return choice
@@ -87,15 +77,16 @@ def test_the_record_replays_to_the_reported_result() -> None:
 
 
 def test_a_bot_sees_exactly_its_own_view_and_its_hooks_run() -> None:
-    watcher = Watcher()
+    watcher = Recording(LastTurn())
     result = play_local([watcher, RandomBot()], seed=3)
     assert watcher.started is not None and watcher.started.round == 1
     assert watcher.ended is not None and watcher.ended.phase == "over"
     assert watcher.ended.winners == result.winners
     # Every view the bot got is the one the rules give its seat at that moment.
     states = loads(result.record.dumps()).states()
-    asked = [view_of(s, 0) for s in states if s.to_act == 0 and s.phase == "turn"]
+    asked = [view_of(s, 0) for s in states if s.to_act == 0]
     assert watcher.views == asked
+    assert any(v.phase == "resolve" for v in asked)
 
 
 @pytest.mark.parametrize("bad", [Raiser, Cheater, Confused])

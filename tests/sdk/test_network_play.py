@@ -195,30 +195,17 @@ def test_an_unknown_token_is_refused_in_one_line(server: Any) -> None:
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="needs openssl")
-def test_bots_play_over_tls(tmp_path: Any) -> None:
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
-                   timeout=60)
-    port_file = tmp_path / "port"
-    with open(tmp_path / "server.log", "wb") as err:
-        serving = subprocess.Popen(
-            [MAMMAMIA, "serve", "--port", "0", "--port-file", str(port_file), "--db",
-             str(tmp_path / "tls.db"), "--organiser-key", "k", "--tls-cert", str(cert),
-             "--tls-key", str(key), "--log-format", "json"], stdout=subprocess.DEVNULL,
-            stderr=err)
+def test_bots_play_over_tls(start_server: Any, self_signed_certificate: Any) -> None:
+    key, cert = self_signed_certificate
+    server = start_server(tls_cert=cert, tls_key=key)
+    created = subprocess.run([MAMMAMIA, "match", "create", "--server", server.address,
+                              "--players", "2", "--organiser-key", server.organiser_key,
+                              "--tls-ca", str(cert)],
+                             capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+    tokens = json.loads(created.stdout)["tokens"]
     bots: list[subprocess.Popen[str]] = []
     try:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not port_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        address = f"localhost:{port_file.read_text().strip()}"
-        created = subprocess.run([MAMMAMIA, "match", "create", "--server", address, "--players",
-                                  "2", "--organiser-key", "k", "--tls-ca", str(cert)],
-                                 capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
-        tokens = json.loads(created.stdout)["tokens"]
-        bots += [subprocess.Popen([MAMMAMIA, "bot", spec, "--server", address,
+        bots += [subprocess.Popen([MAMMAMIA, "bot", spec, "--server", server.address,
                                   f"--token={token}", "--tls-ca", str(cert)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for spec, token in zip(("counter", "greedy"), tokens, strict=True)]
@@ -231,8 +218,6 @@ def test_bots_play_over_tls(tmp_path: Any) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        serving.terminate()
-        serving.wait(timeout=TIMEOUT_S)
 
 
 def test_a_bot_too_slow_for_its_deadline_is_answered_for_in_time(server: Any) -> None:

@@ -104,30 +104,15 @@ def test_serve_refuses_half_a_tls_pair(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="needs openssl")
-def test_serve_with_tls(start_server, tmp_path):
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
-                   timeout=60)
-    port_file = tmp_path / "port"
-    with open(tmp_path / "err", "wb") as err:
-        process = subprocess.Popen(
-            [str(MAMMAMIA), "serve", "--port", "0", "--port-file", str(port_file), "--db",
-             str(tmp_path / "tls.db"), "--organiser-key", "k", "--tls-cert", str(cert),
-             "--tls-key", str(key), "--log-format", "json"], stdout=subprocess.DEVNULL,
-            stderr=err)
-    try:
-        _wait_for(port_file, process)
-        address = f"localhost:{port_file.read_text().strip()}"
-        done = mammamia("match", "create", "--server", address, "--players", "2",
-                        "--organiser-key", "k", "--tls-ca", str(cert))
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout)["match"]
-        # Plaintext is not spoken on a TLS port.
-        done = mammamia("match", "create", "--server", address, "--players", "2",
-                        "--organiser-key", "k")
-        assert done.returncode == 1
-    finally:
-        process.terminate()
-        assert process.wait(timeout=60) == 0
+def test_serve_with_tls(start_server, self_signed_certificate):
+    key, cert = self_signed_certificate
+    server = start_server(tls_cert=cert, tls_key=key)
+    done = mammamia("match", "create", "--server", server.address, "--players", "2",
+                    "--organiser-key", server.organiser_key, "--tls-ca", str(cert))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["match"]
+    # Plaintext is not spoken on a TLS port.
+    done = mammamia("match", "create", "--server", server.address, "--players", "2",
+                    "--organiser-key", server.organiser_key)
+    assert done.returncode == 1
+    assert server.stop() == 0

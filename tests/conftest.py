@@ -22,6 +22,10 @@ serves TLS and ``address`` is "localhost:PORT" (the ``self_signed_certificate``
 fixture makes such a pair). Every server started is killed at the
 end of the test if it still runs. Note that matches live in the server's memory:
 a restart aborts the matches that were running.
+
+``ladder_bots`` yields ``start(address, {"name": "spec", ...})``, which starts one real
+``mammamia bot SPEC --ladder --name NAME`` process per bot (keys in tmp_path, logs in
+``tmp_path/bots``); every process is stopped (SIGINT) at the end of the test.
 """
 
 from __future__ import annotations
@@ -180,3 +184,34 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., RunningServer]]:
 def server(start_server: Callable[..., RunningServer]) -> RunningServer:
     """Returns a real server on 127.0.0.1 and a free port, SERVING."""
     return start_server()
+
+
+@pytest.fixture
+def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.Popen[bytes]]]]:
+    """Yields ``start(address, {name: spec})``, which enters real bot processes and
+    returns them by name."""
+    processes: list[subprocess.Popen[bytes]] = []
+    logs = tmp_path / "bots"
+    logs.mkdir()
+
+    def start(address: str, bots: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
+        started = {}
+        for name, spec in bots.items():
+            with open(logs / f"{name}.log", "ab") as out:
+                started[name] = subprocess.Popen(
+                    [str(MAMMAMIA), "bot", spec, "--server", address, "--ladder", "--name", name,
+                     "--key-file", str(tmp_path / f"{name}.key"), "--give-up", "60"],
+                    stdout=out, stderr=subprocess.STDOUT)
+        processes.extend(started.values())
+        return started
+
+    yield start
+    for p in processes:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in processes:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

@@ -1,18 +1,12 @@
-"""Ladder test helpers: bot subprocesses entering a server's ladder, standings, waiting.
-
-``ladder_bots(server_address, {"name": "spec", ...})`` starts one real
-``mammamia bot SPEC --ladder --name NAME`` process per bot (keys in tmp_path, logs in
-``tmp_path/bots``); every process is stopped at the end of the test.
-"""
+"""Ladder test helpers: standings, waiting, reading the database. (The bots that
+enter a ladder come from the ``ladder_bots`` fixture of ``tests/conftest.py``.)"""
 
 from __future__ import annotations
 
-import signal
 import socket
 import sqlite3
-import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,34 +64,3 @@ def query(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return db.execute(sql, params).fetchall()
     finally:
         db.close()
-
-
-@pytest.fixture
-def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.Popen[bytes]]]]:
-    """Yields ``start(address, {name: spec})``, which enters real bot processes and
-    returns them by name."""
-    processes: list[subprocess.Popen[bytes]] = []
-    logs = tmp_path / "bots"
-    logs.mkdir()
-
-    def start(address: str, bots: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
-        started = {}
-        for name, spec in bots.items():
-            with open(logs / f"{name}.log", "ab") as out:
-                started[name] = subprocess.Popen(
-                    [str(MAMMAMIA), "bot", spec, "--server", address, "--ladder", "--name", name,
-                     "--key-file", str(tmp_path / f"{name}.key"), "--give-up", "60"],
-                    stdout=out, stderr=subprocess.STDOUT)
-        processes.extend(started.values())
-        return started
-
-    yield start
-    for p in processes:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-    for p in processes:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()

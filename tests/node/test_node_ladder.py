@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -23,25 +19,12 @@ RUN_TIMEOUT_S = 90
 
 
 @pytest.fixture
-def python_ladder_bots(start_server: Any, tmp_path: Path) -> Iterator[Any]:
-    """Yields a server with a ladder of 2- and 3-player matches and two Python random
-    bots on it; stops the bots at the end."""
+def python_ladder_bots(start_server: Any, ladder_bots: Any) -> Any:
+    """Returns a server with a ladder of 2- and 3-player matches and two Python random
+    bots on it (stopped at the end)."""
     server = start_server(ladder_concurrency=2, ladder_players="2-3")
-    bots = [
-        subprocess.Popen(
-            [sys.executable, "-m", "mammamia", "bot", "random", "--server", server.address,
-             "--ladder", "--name", name, "--key-file", str(tmp_path / f"{name}.key")],
-            stdout=subprocess.DEVNULL, stderr=(tmp_path / f"{name}.log").open("wb"))
-        for name in ("py-random-1", "py-random-2")]
-    yield server
-    for bot in bots:
-        bot.send_signal(signal.SIGINT)
-    for bot in bots:
-        try:
-            bot.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            bot.kill()
-            bot.wait()
+    ladder_bots(server.address, {"py-random-1": "random", "py-random-2": "random"})
+    return server
 
 
 def run_node(node_bot: list[str], server: Any, *args: str) -> subprocess.CompletedProcess[str]:

@@ -70,30 +70,52 @@ class MatchResult:
     reason: str | None = None
 
 
+HOLD_SECONDS: Final = 0.02
+"""How long events that ask nothing of a stream's seat may wait before its stream is
+woken: the turns of the others then reach a seat in the same message as its next
+decision request, one gRPC message per decision instead of one per event."""
+
+
 class EventLog:
     """One stream's encoded events as ``SeatEvents`` entries; ``entries[i]`` carries
-    sequence ``i + 1``."""
+    sequence ``i + 1``.
 
-    __slots__ = ("closed", "entries", "listeners")
+    Listeners (the streams' writers) are woken at once for a decision request and at
+    the match's end; other events wake them at most ``HOLD_SECONDS`` later, so that
+    they go out together with whatever comes next.
+    """
+
+    __slots__ = ("_hold", "closed", "entries", "listeners")
 
     def __init__(self) -> None:
         self.entries: list[bytes] = []
         self.listeners: set[asyncio.Event] = set()
         self.closed = False
+        self._hold: asyncio.TimerHandle | None = None
 
-    def append(self, body: bytes) -> int:
-        """Returns the sequence number given to an event body after storing it."""
+    def append(self, body: bytes, urgent: bool = False) -> int:
+        """Returns the sequence number given to an event body after storing it;
+        ``urgent`` (a decision request) wakes the listeners at once."""
         seq = len(self.entries) + 1
         self.entries.append(wire.entry(wire.frame(seq, body)))
-        for wake in self.listeners:
-            wake.set()
+        if urgent:
+            self.wake()
+        elif self._hold is None and self.listeners:
+            self._hold = asyncio.get_running_loop().call_later(HOLD_SECONDS, self.wake)
         return seq
+
+    def wake(self) -> None:
+        """Wakes every listener now (and drops a pending delayed wake)."""
+        if self._hold is not None:
+            self._hold.cancel()
+            self._hold = None
+        for listener in self.listeners:
+            listener.set()
 
     def close(self) -> None:
         """Marks the log complete (the match has ended) and wakes every listener."""
         self.closed = True
-        for wake in self.listeners:
-            wake.set()
+        self.wake()
 
 
 @dataclass(slots=True)
@@ -263,7 +285,7 @@ class Match:
                          wire.view_bytes(view, self.names),
                          wire.options_field(view.legal), 0, now + deadline_s,
                          time.time_ns() + self.settings.deadline_ms * 1_000_000)
-            d.sequence = self.seat_logs[seat].append(self._decision_body(d))
+            d.sequence = self.seat_logs[seat].append(self._decision_body(d), urgent=True)
             self.decision = d
             self._wake_at(d.deadline)
             return

@@ -57,8 +57,8 @@ async def _events(match: Match, seat: int | None, after: int,
                   wake: asyncio.Event | None = None) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages: first a snapshot, the logged events after
     ``after`` and the seat's open decision if it was already sent; then, each time the
-    stream is woken, everything pending (``replies`` first, then new events) as one
-    message, until the match ends."""
+    stream is woken (see ``EventLog``), everything pending (``replies`` first, then
+    new events) as one message, until the match ends."""
     event_log: EventLog = match.spectators if seat is None else match.seat_logs[seat]
     wake = wake or asyncio.Event()
     event_log.listeners.add(wake)
@@ -162,7 +162,10 @@ class SeatService:
                     decision_id = ""
                 replies.append(wire.entry(wire.act_result(decision_id, code.value[0],
                                                           message)))
-                wake.set()
+                # A refusal goes at once, for the seat may answer again; an accepted
+                # answer goes with the events it caused, which wake the stream soon.
+                if code is not grpc.StatusCode.OK:
+                    wake.set()
 
         reader = asyncio.ensure_future(read())
         try:

@@ -170,13 +170,19 @@ def test_node_bot_resumes_after_its_connection_drops(server: Any, node_bot: list
         node, python = start_players(server, match, node_bot, proxy.address, tmp_path)
         log_file = tmp_path / "node.log"
 
-        # Cut the Node.js bot's connection twice, a few decisions apart.
+        # Cut the Node.js bot's connection twice: once it has decided a few times,
+        # and again once it is back (rejoined) and has decided again.
         deadline = time.monotonic() + MATCH_TIMEOUT_S
-        for decisions in (4, 9):
-            while (len(node_decisions(log_file.read_text())) < decisions
-                   and node.poll() is None and time.monotonic() < deadline):
-                time.sleep(0.02)
+        wanted = 4
+        for cuts in range(2):
+            while time.monotonic() < deadline and node.poll() is None:
+                log = log_file.read_text()
+                if (len(node_decisions(log)) >= wanted
+                        and len(re.findall(r" rejoined ", log)) >= cuts):
+                    break
+                time.sleep(0.005)
             assert proxy.cut() > 0, "the bot was connected through the proxy"
+            wanted = len(node_decisions(log_file.read_text())) + 1
         statuses = wait_all([node, *python], tmp_path)
 
     node_log = log_file.read_text()

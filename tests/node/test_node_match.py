@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,21 @@ def create_match(server: Any) -> Match:
     return Match(out["match"], out["tokens"])
 
 
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Yields a list for the test's player processes; kills those still running at the
+    end, so a failing test leaves no bot behind."""
+    processes: list[subprocess.Popen[bytes]] = []
+    yield processes
+    for p in processes:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def start_players(server: Any, match: Match, node_command: list[str], node_address: str,
-                  tmp_path: Path) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
+                  tmp_path: Path, started: list[subprocess.Popen[bytes]]
+                  ) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
     """Returns the Node.js bot's process (seat NODE_SEAT, through `node_address`) and
     the Python bots' processes (the other seats), their stderr in files in tmp_path.
 
@@ -70,6 +84,7 @@ def start_players(server: Any, match: Match, node_command: list[str], node_addre
              f"--token={token}"],
             stdout=subprocess.DEVNULL, stderr=(tmp_path / f"python-{seat}.log").open("wb"))
         for seat, token in enumerate(match.tokens) if seat != NODE_SEAT]
+    started += [node, *python]
     return node, python
 
 
@@ -149,10 +164,12 @@ def check_record(server: Any, match: Match, node_log: str, tmp_path: Path) -> di
     return record
 
 
-def test_node_bot_plays_a_match_against_python_bots(server: Any, node_bot: list[str],
-                                                    tmp_path: Path) -> None:
+def test_node_bot_plays_a_match_against_python_bots(
+        server: Any, node_bot: list[str], tmp_path: Path,
+        started: list[subprocess.Popen[bytes]]) -> None:
     match = create_match(server)
-    node, python = start_players(server, match, node_bot, server.address, tmp_path)
+    node, python = start_players(server, match, node_bot, server.address, tmp_path,
+                                 started)
 
     statuses = wait_all([node, *python], tmp_path)
 
@@ -163,11 +180,13 @@ def test_node_bot_plays_a_match_against_python_bots(server: Any, node_bot: list[
     check_record(server, match, node_log, tmp_path)
 
 
-def test_node_bot_resumes_after_its_connection_drops(server: Any, node_bot: list[str],
-                                                     tmp_path: Path) -> None:
+def test_node_bot_resumes_after_its_connection_drops(
+        server: Any, node_bot: list[str], tmp_path: Path,
+        started: list[subprocess.Popen[bytes]]) -> None:
     match = create_match(server)
     with TcpProxy(server.address) as proxy:
-        node, python = start_players(server, match, node_bot, proxy.address, tmp_path)
+        node, python = start_players(server, match, node_bot, proxy.address, tmp_path,
+                                     started)
         log_file = tmp_path / "node.log"
 
         # Cut the Node.js bot's connection twice: once it has decided a few times,

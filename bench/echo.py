@@ -7,12 +7,12 @@ that comes up the stream is answered with one message, the bytes of ``--reply``
 protobuf is parsed or built on this side: it is the physical limit an arena
 server's answer path is compared with (``bench.protocol``).
 
-With ``--ack FILE`` it also serves ``/bench.Echo/Pair``: two streams that send the
-same ``pair`` metadata value are paired like the two seats of a match, and every
-message up one stream is answered the way the arena server answers a decision,
-with no game behind it: the next request (``--reply``, which carries the turn just
-taken before the request) down the other stream first, then the acknowledgement
-(``--ack``, a real act result with the same turn) down the same stream. It measures
+It also serves ``/bench.Echo/Pair``: two streams that send the same ``pair``
+metadata value are paired like the two seats of a match, and every message up one
+stream is answered the way the arena server answers a decision, with no game
+behind it: the next request (``--reply``, which carries the events before it) down
+the other stream, and, with ``--ack FILE``, an acknowledgement (a real act result)
+down the same stream as well, for a server that sends it on its own. It measures
 what the server's pattern of messages costs on its own.
 """
 
@@ -43,9 +43,9 @@ def handler(reply: bytes) -> grpc.RpcMethodHandler:
     return grpc.stream_stream_rpc_method_handler(echo)
 
 
-def pair_handler(reply: bytes, ack: bytes) -> grpc.RpcMethodHandler:
+def pair_handler(reply: bytes, ack: bytes = b"") -> grpc.RpcMethodHandler:
     """Returns the Pair method: streams paired by their ``pair`` metadata, each message
-    answered with ``reply`` on the other stream, then ``ack`` on its own."""
+    answered with ``reply`` on the other stream, then ``ack`` (if any) on its own."""
     pairs: dict[str, list[asyncio.Queue[bytes]]] = {}
 
     async def pair(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
@@ -67,7 +67,8 @@ def pair_handler(reply: bytes, ack: bytes) -> grpc.RpcMethodHandler:
                     continue
                 other = next((q for q in both if q is not mine), mine)
                 other.put_nowait(reply)
-                mine.put_nowait(ack)
+                if ack:
+                    mine.put_nowait(ack)
 
         reader = asyncio.ensure_future(read())
         try:
@@ -84,12 +85,10 @@ def pair_handler(reply: bytes, ack: bytes) -> grpc.RpcMethodHandler:
 
 
 async def serve(port_file: Path, reply: bytes, ack: bytes = b"") -> None:
-    """Serves the echo (and the pairs, given ``ack``) until SIGTERM or SIGINT, after
-    writing the bound port."""
+    """Serves the echo and the pairs until SIGTERM or SIGINT, after writing the bound
+    port."""
     server = grpc.aio.server()
-    methods = {"Echo": handler(reply)}
-    if ack:
-        methods["Pair"] = pair_handler(reply, ack)
+    methods = {"Echo": handler(reply), "Pair": pair_handler(reply, ack)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

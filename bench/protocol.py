@@ -15,10 +15,11 @@ client sends the same answer message and receives a real decision request's byte
 alternating blocks of the same run, so background noise falls on both alike.
 
 Between the two, the echo's Pair replays the server's pattern of messages with
-nothing computed behind it (two streams; per answer one message down each: the
-turn taken and the next request down the asked one, first, and the act result and
-the turn down the answering one), which splits the server's round trip into the
-bare transport, the cost of its extra messages, and its own work. ``answer_path``
+nothing computed behind it (two streams; per answer the next request, with the
+events before it, down the other stream, and an acknowledgement down the answering
+one only if the server was seen sending one on its own), which splits the server's
+round trip into the bare transport, the cost of its pattern of messages, and its
+own work. ``answer_path``
 times the server's answer path in-process, without gRPC, and the share of it spent
 building the seat's view.
 
@@ -65,7 +66,8 @@ class _Measure:
         self.samples: list[int] = []
         self.requests: list[bytes] = []
         self.messages = 0           # every message received, decision requests included
-        self.ack = b""              # a message with an accepted answer's act result, as sent
+        self.ack = b""              # a message that only acknowledges an answer, as sent
+        self.acks_alone = 0         # how many such messages came
 
 
 async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random.Random,
@@ -88,7 +90,12 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
             async for raw in call:
                 now = time.perf_counter_ns()
                 into.messages += 1
-                for event in pb.SeatEvents.FromString(raw).events:
+                events = pb.SeatEvents.FromString(raw).events
+                kinds = {event.WhichOneof("event") for event in events}
+                if kinds & {"act_result"} and not kinds & {"decision", "match_ended"}:
+                    into.ack = raw          # sent on its own, not with a request
+                    into.acks_alone += 1
+                for event in events:
                     which = event.WhichOneof("event")
                     if which == "decision":
                         if last:
@@ -98,10 +105,8 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
                         await call.write(answer(event.decision, rng))
                     elif which == "match_ended":
                         return
-                    elif which == "act_result":
-                        if not event.act_result.accepted:
-                            raise RuntimeError(f"answer refused: {event.act_result.message}")
-                        into.ack = raw
+                    elif which == "act_result" and not event.act_result.accepted:
+                        raise RuntimeError(f"answer refused: {event.act_result.message}")
         finally:
             call.cancel()
 
@@ -223,15 +228,19 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
     server_cpu = bare_cpu = 0     # CPU time each server process spent in the measured blocks
     server_process = psutil.Process(server_pid)
     async with grpc.aio.insecure_channel(server) as channel:
-        # A warm-up match, whose median request becomes the echo's reply.
+        # A warm-up match, whose median request becomes the echo's reply; the echo's
+        # Pair also sends an acknowledgement of its own if the server mostly does.
         warm = _Measure()
         await play_match(channel, key, seed, rng, warm)
         median = sorted(warm.requests, key=len)[len(warm.requests) // 2]
         reply_file.write_bytes(median)
-        ack_file = reply_file.with_suffix(".ack")
-        ack_file.write_bytes(warm.ack)
+        acks = []
+        if warm.acks_alone > len(warm.requests) / 2:
+            ack_file = reply_file.with_suffix(".ack")
+            ack_file.write_bytes(warm.ack)
+            acks = ["--ack", str(ack_file)]
         echo_process = python_module("bench.echo", "--port-file", str(port_file),
-                                     "--reply", str(reply_file), "--ack", str(ack_file))
+                                     "--reply", str(reply_file), *acks)
         try:
             port = wait_for_port(port_file, echo_process)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as bare_channel:

@@ -53,9 +53,10 @@ def test_protocol_measures_the_server_beside_a_bare_echo(tmp_path: Path) -> None
     assert fig["ratio_p50"] == pytest.approx(fig["server_p50_us"] / fig["bare_p50_us"],
                                              abs=0.01)
     assert fig["server_p99_us"] >= fig["server_p50_us"]
-    # The server's pattern of messages, replayed by the echo: one per stream per request.
+    # The server's pattern of messages, replayed by the echo: the request, and an
+    # acknowledgement on its own only where the server sends one.
     assert fig["samples"]["pattern"] >= 100
-    assert 1.5 < fig["pattern_messages_per_request"] < 2.5
+    assert 1 <= fig["pattern_messages_per_request"] <= 2.1
     assert fig["answer_path"]["decisions"] > 0
     # The echo answers with a real decision request of the median size.
     assert fig["request_bytes"]["echo_reply"] > fig["answer_bytes"] > 0

@@ -12,12 +12,11 @@ import os
 import sys
 from typing import Any
 
+from . import options
+from .options import env, env_default
+
 EXIT_RPC_ERROR = 1
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
-
-
-def _env(name: str, default: Any = None) -> Any:
-    return os.environ.get(name, default)
 
 
 # -- serve -------------------------------------------------------------------------------
@@ -31,32 +30,35 @@ def register_serve(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
         "option can also be set by the environment variable named in its help. SIGTERM "
         "(or Ctrl-C) drains: health NOT_SERVING, no new matches, running matches finish "
         "within --drain-seconds or are marked aborted.")
-    p.add_argument("--host", default=_env("MAMMAMIA_HOST", "127.0.0.1"),
+    options.one_line_errors(p)
+    p.add_argument("--host", default=env("MAMMAMIA_HOST", "127.0.0.1"),
                    help="address to bind (MAMMAMIA_HOST, default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=int(_env("MAMMAMIA_PORT", "50051")),
+    p.add_argument("--port", type=options.port, default=env_default("MAMMAMIA_PORT", "50051"),
                    help="port to bind, 0 for any free one (MAMMAMIA_PORT, default 50051)")
-    p.add_argument("--port-file", default=_env("MAMMAMIA_PORT_FILE"), metavar="PATH",
+    p.add_argument("--port-file", default=env("MAMMAMIA_PORT_FILE"), metavar="PATH",
                    help="write the bound port to PATH once serving (MAMMAMIA_PORT_FILE)")
-    p.add_argument("--db", default=_env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
+    p.add_argument("--db", default=env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
                    help="SQLite database file (MAMMAMIA_DB, default ./mammamia.db)")
-    p.add_argument("--organiser-key", default=_env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
+    p.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
                    help="the organiser key (MAMMAMIA_ORGANISER_KEY; generated and printed "
                    "once when absent)")
     p.add_argument("--log-format", choices=("console", "json"),
-                   default=_env("MAMMAMIA_LOG_FORMAT"),
+                   default=env("MAMMAMIA_LOG_FORMAT"),
                    help="log format (MAMMAMIA_LOG_FORMAT; console on a terminal, else json)")
-    p.add_argument("--tls-cert", default=_env("MAMMAMIA_TLS_CERT"), metavar="FILE",
+    p.add_argument("--tls-cert", default=env("MAMMAMIA_TLS_CERT"), metavar="FILE",
                    help="PEM certificate chain; with --tls-key serves TLS (MAMMAMIA_TLS_CERT)")
-    p.add_argument("--tls-key", default=_env("MAMMAMIA_TLS_KEY"), metavar="FILE",
+    p.add_argument("--tls-key", default=env("MAMMAMIA_TLS_KEY"), metavar="FILE",
                    help="PEM private key (MAMMAMIA_TLS_KEY)")
-    p.add_argument("--deadline-ms", type=int, default=int(_env("MAMMAMIA_DEADLINE_MS", "5000")),
-                   help="default per-decision deadline (MAMMAMIA_DEADLINE_MS, default 5000)")
-    p.add_argument("--start-timeout", type=float,
-                   default=float(_env("MAMMAMIA_START_TIMEOUT", "30")), metavar="SEC",
+    p.add_argument("--deadline-ms", type=options.deadline_ms,
+                   default=env_default("MAMMAMIA_DEADLINE_MS", "5000"), metavar="MS",
+                   help="default per-decision deadline, 1 to "
+                   f"{options.MAX_DEADLINE_MS} (MAMMAMIA_DEADLINE_MS, default 5000)")
+    p.add_argument("--start-timeout", type=options.timeout,
+                   default=env_default("MAMMAMIA_START_TIMEOUT", "30"), metavar="SEC",
                    help="a match starts when all seats joined or after this long "
                    "(MAMMAMIA_START_TIMEOUT, default 30)")
-    p.add_argument("--drain-seconds", type=float,
-                   default=float(_env("MAMMAMIA_DRAIN_SECONDS", "30")), metavar="SEC",
+    p.add_argument("--drain-seconds", type=options.grace,
+                   default=env_default("MAMMAMIA_DRAIN_SECONDS", "30"), metavar="SEC",
                    help="on SIGTERM, how long running matches may go on before they are "
                    "aborted (MAMMAMIA_DRAIN_SECONDS, default 30)")
     for ext in _extensions():
@@ -147,21 +149,25 @@ def register_match(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     msub = p.add_subparsers(dest="match_command", metavar="ACTION", required=True)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--server", default=_env("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        q.add_argument("--server", default=env("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                        metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER)")
-        q.add_argument("--organiser-key", default=_env("MAMMAMIA_ORGANISER_KEY"),
+        q.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"),
                        metavar="KEY", help="organiser key (MAMMAMIA_ORGANISER_KEY)")
-        q.add_argument("--tls-ca", default=_env("MAMMAMIA_TLS_CA"), metavar="FILE",
+        q.add_argument("--tls-ca", default=env("MAMMAMIA_TLS_CA"), metavar="FILE",
                        help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
 
-    q = msub.add_parser("create", help="create a match; print its id and seat tokens as JSON")
+    q = options.one_line_errors(msub.add_parser(
+        "create", help="create a match; print its id and seat tokens as JSON"))
     common(q)
     q.add_argument("--players", type=int, required=True, help="2 to 5")
-    q.add_argument("--seed", type=int, help="the game's seed (random when absent)")
-    q.add_argument("--deadline", type=float, metavar="SEC",
-                   help="per-decision deadline in seconds (server default when absent)")
-    q.add_argument("--time-bank", type=float, default=0.0, metavar="SEC",
-                   help="time bank per seat in seconds (default none)")
+    q.add_argument("--seed", type=options.seed,
+                   help="the game's seed, 0 to 2**63-1 (random when absent)")
+    q.add_argument("--deadline", type=options.deadline_s, metavar="SEC",
+                   help="per-decision deadline in seconds, 0.001 to "
+                   f"{options.MAX_DEADLINE_MS // 1000} (server default when absent)")
+    q.add_argument("--time-bank", type=options.time_bank_s, default=0.0, metavar="SEC",
+                   help="time bank per seat in seconds, up to "
+                   f"{options.MAX_TIME_BANK_MS // 1000} (default none)")
     q.add_argument("--names", metavar="A,B,...", help="display names per seat")
     q.set_defaults(func=_create)
     q = msub.add_parser("record", help="print a match's game record (JSON)")
@@ -170,7 +176,8 @@ def register_match(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     q.set_defaults(func=_record)
     q = msub.add_parser("list", help="list matches, newest first (JSON lines)")
     common(q)
-    q.add_argument("--limit", type=int, default=50)
+    q.add_argument("--limit", type=options.positive, default=50, metavar="N",
+                   help="at most N matches (default 50)")
     q.set_defaults(func=_list)
 
 

@@ -33,12 +33,10 @@ from mammamia import State, new_game
 
 from . import storage as st
 from .match import DEFAULT_DEADLINE_MS, Match, MatchResult, Settings
+from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .tokens import new_match_id
 
 log = structlog.get_logger()
-
-MAX_DEADLINE_MS = 10 * 60 * 1000
-MAX_TIME_BANK_MS = 60 * 60 * 1000
 
 
 class HostClosed(RuntimeError):

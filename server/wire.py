@@ -536,12 +536,14 @@ def create_request(players: int, *, seed: int | None = None, deadline_s: float |
                    time_bank_s: float = 0.0, names: Sequence[str] = ()
                    ) -> pb.CreateMatchRequest:
     """Returns the CreateMatchRequest for a match of ``players`` (times in seconds; no
-    deadline: the server's default)."""
+    deadline: the server's default); raises ValueError for a deadline under 1 ms."""
     msg = pb.CreateMatchRequest(players=players, names=names)
     if seed is not None:
         msg.seed = seed
     if deadline_s is not None:
-        msg.time_control.deadline_ms = max(1, round(deadline_s * 1000))
+        if round(deadline_s * 1000) < 1:
+            raise ValueError(f"deadline {deadline_s!r} s: at least 0.001 s")
+        msg.time_control.deadline_ms = round(deadline_s * 1000)
     if time_bank_s:
         msg.time_control.time_bank_ms = round(time_bank_s * 1000)
     return msg

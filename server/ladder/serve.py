@@ -9,29 +9,17 @@ Kept light: grpc and the ladder are imported by ``install`` only.
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-DEFAULTS = {"players": "2-5", "concurrency": "4", "deadline_ms": "0", "start_timeout": "10"}
+from .. import options
+from ..options import checked, env_default
 
 
-def _env(name: str, key: str) -> str:
-    return os.environ.get(name, DEFAULTS[key])
-
-
+@checked
 def _players(text: str) -> tuple[int, int]:
     from .scheduler import parse_players
 
-    try:
-        return parse_players(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: need a whole number of at least 1")
-    return int(text)
+    return parse_players(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,19 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("ladder", "the server-run ladder (bots enter with "
                                   "`mammamia bot SPEC --ladder --name NAME`)")
     g.add_argument("--ladder-players", type=_players,
-                   default=_env("MAMMAMIA_LADDER_PLAYERS", "players"), metavar="MIN-MAX",
+                   default=env_default("MAMMAMIA_LADDER_PLAYERS", "2-5"), metavar="MIN-MAX",
                    help="players per ladder match, 2 to 5 (MAMMAMIA_LADDER_PLAYERS, "
                    "default 2-5)")
-    g.add_argument("--ladder-concurrency", type=_positive,
-                   default=int(_env("MAMMAMIA_LADDER_CONCURRENCY", "concurrency")), metavar="N",
+    g.add_argument("--ladder-concurrency", type=options.positive,
+                   default=env_default("MAMMAMIA_LADDER_CONCURRENCY", "4"), metavar="N",
                    help="ladder matches running at once (MAMMAMIA_LADDER_CONCURRENCY, "
                    "default 4)")
-    g.add_argument("--ladder-deadline-ms", type=int,
-                   default=int(_env("MAMMAMIA_LADDER_DEADLINE_MS", "deadline_ms")), metavar="MS",
+    g.add_argument("--ladder-deadline-ms", type=options.deadline_ms_or_default,
+                   default=env_default("MAMMAMIA_LADDER_DEADLINE_MS", "0"), metavar="MS",
                    help="per-decision deadline of ladder matches (MAMMAMIA_LADDER_DEADLINE_MS, "
                    "default 0: the server's --deadline-ms)")
-    g.add_argument("--ladder-start-timeout", type=float,
-                   default=float(_env("MAMMAMIA_LADDER_START_TIMEOUT", "start_timeout")),
+    g.add_argument("--ladder-start-timeout", type=options.timeout,
+                   default=env_default("MAMMAMIA_LADDER_START_TIMEOUT", "10"),
                    metavar="SEC", help="a ladder match starts when its bots joined or after "
                    "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)")
 

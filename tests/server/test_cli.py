@@ -116,3 +116,48 @@ def test_serve_with_tls(start_server, self_signed_certificate):
                     "--organiser-key", server.organiser_key)
     assert done.returncode == 1
     assert server.stop() == 0
+
+
+@pytest.mark.parametrize(("args", "env", "named"), [
+    (("--deadline-ms", "0"), {}, "--deadline-ms"),
+    (("--deadline-ms", "-5"), {}, "--deadline-ms"),
+    ((), {"MAMMAMIA_DEADLINE_MS": "0"}, "MAMMAMIA_DEADLINE_MS"),
+    (("--port", "65536"), {}, "--port"),
+    (("--start-timeout", "0"), {}, "--start-timeout"),
+    ((), {"MAMMAMIA_DRAIN_SECONDS": "nan"}, "MAMMAMIA_DRAIN_SECONDS"),
+    (("--ladder-deadline-ms", "-1"), {}, "--ladder-deadline-ms"),
+    ((), {"MAMMAMIA_LADDER_CONCURRENCY": "0"}, "MAMMAMIA_LADDER_CONCURRENCY"),
+    (("--ladder-start-timeout", "inf"), {}, "--ladder-start-timeout"),
+    ((), {"MAMMAMIA_LADDER_PLAYERS": "1-6"}, "MAMMAMIA_LADDER_PLAYERS"),
+])
+def test_serve_refuses_bad_numbers_at_start_up(tmp_path, args, env, named):
+    db = tmp_path / "never.db"
+    done = mammamia("serve", "--db", str(db), "--organiser-key", "k", *args, env=env,
+                    timeout=30)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and named in done.stderr, done.stderr
+    assert not db.exists()
+
+
+def test_a_bad_environment_variable_leaves_help_working():
+    bad = {"MAMMAMIA_PORT": "abc", "MAMMAMIA_START_TIMEOUT": "soon",
+           "MAMMAMIA_LADDER_DEADLINE_MS": "x"}
+    done = mammamia("serve", "--help", env=bad)
+    assert done.returncode == 0 and "--deadline-ms" in done.stdout, done.stderr
+    # Given on the command line, the flag wins and the variable is not read.
+    done = mammamia("serve", "--port", "x", env=bad)
+    assert done.returncode == 2 and "--port: 'x'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (("--deadline", "0"), "--deadline"), (("--deadline", "-1"), "--deadline"),
+    (("--deadline", "nan"), "--deadline"), (("--deadline", "1e12"), "--deadline"),
+    (("--seed", "-1"), "--seed"), (("--seed", str(2**63)), "--seed"),
+    (("--time-bank", "-2"), "--time-bank"),
+])
+def test_match_create_refuses_bad_numbers(args, named):
+    # Refused before any connection: the address is never dialled.
+    done = mammamia("match", "create", "--server", "127.0.0.1:9", "--organiser-key", "k",
+                    "--players", "2", *args)
+    assert done.returncode == 2 and not done.stdout
+    assert len(done.stderr.splitlines()) == 1 and named in done.stderr, done.stderr

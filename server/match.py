@@ -230,8 +230,12 @@ class Match:
         return await self.result()
 
     def join(self, seat: int, name: str | None = None) -> None:
-        """Takes a seat (again): records the name, and starts the match once all are in."""
-        if name:
+        """Takes a seat (again): records the name, and starts the match once all are in.
+
+        A ladder match keeps the ladder's names: the name a seat asks for is ignored,
+        so that a bot cannot pass itself off as another in the ladder's records.
+        """
+        if name and not self.settings.ladder:
             name = name[:NAME_LIMIT]
             if name != self.names[seat]:
                 self.names[seat] = name

@@ -5,6 +5,7 @@ their own service and background task, and tokens of matches no longer held."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import grpc
 import pytest
@@ -97,5 +98,31 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
         assert probe.cancelled
         with pytest.raises(HostClosed):
             arena.host.create_match(2)
+
+    asyncio.run(go())
+
+
+def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
+    async def go() -> None:
+        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
+                                          organiser_key="k")
+        await arena.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                ladder = arena.host.create_match(2, names=["ann", "bo"], ladder=True,
+                                                 deadline_ms=10_000, seed=3)
+                other = arena.host.create_match(2, names=["ann", "bo"], deadline_ms=10_000,
+                                                seed=3)
+                for match in (ladder, other):
+                    await asyncio.gather(*(
+                        play(channel, t, random_options(i), name=f"impostor{i}")
+                        for i, t in enumerate(match.tokens)))
+                ladder_result = await asyncio.wait_for(ladder.result(), 10)
+                other_result = await asyncio.wait_for(other.result(), 10)
+                assert ladder_result.names == ("ann", "bo")
+                assert json.loads(ladder_result.record)["meta"]["names"] == ["ann", "bo"]
+                assert other_result.names == ("impostor0", "impostor1")
+        finally:
+            await arena.drain(grace=1)
 
     asyncio.run(go())

@@ -47,11 +47,13 @@ class Host:
     """The matches of one server process, on one event loop."""
 
     def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
-                 start_timeout: float = 30.0, keep_ended: float = 600.0) -> None:
+                 start_timeout: float = 30.0, keep_ended: float = 600.0,
+                 keep_retired: float = 600.0) -> None:
         self.storage = storage
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
-        self.keep_ended = keep_ended
+        self.keep_ended = keep_ended        # seconds an ended match stays held
+        self.keep_retired = keep_retired    # then seconds its tokens are still known
         self.matches: dict[str, Match] = {}
         self._seats: dict[str, tuple[Match, int]] = {}
         self._retired: dict[str, str] = {}      # token -> id of a match no longer held
@@ -106,13 +108,21 @@ class Host:
         for token in match.tokens:
             self._seats.pop(token, None)
             self._retired[token] = match.id
+        # A retired token is remembered a while, then forgotten too, so that a server
+        # that runs for months holds only the tokens of recent matches.
+        asyncio.get_running_loop().call_later(self.keep_retired, self._unretire, match)
+
+    def _unretire(self, match: Match) -> None:
+        for token in match.tokens:
+            self._retired.pop(token, None)
 
     def seat_of(self, token: str) -> tuple[Match, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""
         return self._seats.get(token)
 
     def retired(self, token: str) -> str | None:
-        """Returns the id of the ended match a token belonged to, once no longer held."""
+        """Returns the id of the ended match a token belonged to, once no longer held
+        (for ``keep_retired`` seconds; None after that, as for an unknown token)."""
         return self._retired.get(token)
 
     def get(self, match_id: str) -> Match | None:

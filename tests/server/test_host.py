@@ -126,3 +126,34 @@ def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
             await arena.drain(grace=1)
 
     asyncio.run(go())
+
+
+def test_retired_tokens_are_forgotten_after_a_while(tmp_path):
+    async def go() -> None:
+        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
+                                          organiser_key="k")
+        await arena.start()
+        arena.host.keep_ended = 0.01
+        arena.host.keep_retired = 0.3
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                match = arena.host.create_match(2, deadline_ms=10_000, seed=5)
+                await asyncio.gather(*(play(channel, t, random_options(i))
+                                       for i, t in enumerate(match.tokens)))
+                await asyncio.wait_for(match.result(), 10)
+                async with asyncio.timeout(10):
+                    while arena.host.retired(match.tokens[0]) is None:
+                        await asyncio.sleep(0.01)
+                assert arena.host.retired(match.tokens[1]) == match.id
+                async with asyncio.timeout(10):
+                    while arena.host.retired(match.tokens[0]) is not None:
+                        await asyncio.sleep(0.02)
+                assert arena.host.retired(match.tokens[1]) is None
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await pb_grpc.SeatStub(channel).Join(
+                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10)
+                assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        finally:
+            await arena.drain(grace=1)
+
+    asyncio.run(go())

@@ -4,9 +4,11 @@ The loop joins the seat, opens the Play stream (the fast path: answers go up the
 stream that brings the requests) and answers every decision before its deadline.
 It keeps the public events it has seen, so each decision's view carries the
 match's history, and the sequence number of the last one: after a dropped
-connection (or a server restart that kept the match) it joins again and resumes
-from there, waiting between attempts with bounded exponential backoff. A seat is
-given up only when the server refuses it (unknown token, match gone) or stays
+connection it joins again and resumes from there, waiting between attempts with
+bounded exponential backoff; a bot process restarted with the same token resumes
+its seat too, from the snapshot. A server keeps its matches in memory: a restarted
+server has marked the unfinished ones aborted, so their tokens are refused. A seat
+is given up when the server refuses it (unknown token, match gone) or stays
 unreachable for ``give_up`` seconds. Ctrl-C stops the loop; the connection is
 closed on the way out.
 

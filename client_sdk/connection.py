@@ -13,7 +13,10 @@ unreachable for ``give_up`` seconds. Ctrl-C stops the loop; the connection is
 closed on the way out.
 
 A bot that raises, answers illegally or runs past its deadline is answered for
-with a safe legal option (``client_sdk.bot.decide``), and the loop goes on.
+with a safe legal option (``client_sdk.bot.decide``), and the loop goes on. Calls
+into a bot are strictly one at a time: a call that ran past its deadline cannot be
+stopped (it runs on a thread), so until it returns every decision is answered with
+the safe option without calling the bot, and its late answer is dropped.
 """
 
 from __future__ import annotations
@@ -132,6 +135,11 @@ class _Seat:
         self.view: View | None = None
         self.replaced = 0
         self.snapshot: wire.Snapshot | None = None
+        self.late: asyncio.Future[Decision] | None = None   # a call past its deadline
+
+    def busy(self) -> bool:
+        """Returns whether a call into the bot that ran past its deadline still runs."""
+        return self.late is not None and not self.late.done()
 
 
 async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = None,
@@ -200,7 +208,7 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
                 elif isinstance(item, wire.Ended):
                     call.cancel()
                     await _final_snapshot(seat, stub)
-                    return _ended(seat, item)
+                    return _ended(seat, item, idle=await _idle(seat))
     finally:
         call.cancel()
     return None
@@ -239,15 +247,21 @@ async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Aske
         await _hook(bot, "on_game_start", view)
     budget = max(0.05, (asked.deadline_ms + asked.time_bank_ms - SAFETY_MS) / 1000)
     started = time.monotonic()
-    try:
-        decision = await asyncio.wait_for(asyncio.to_thread(decide, bot, view,
-                                                            asked.decision_id), budget)
-    except TimeoutError:
-        action = fallback(view)
-        log.warning("bot_decision_replaced", bot=bot.name, decision=asked.decision_id,
-                    kind="resolve" if asked.resolve else "turn", seat=view.seat,
-                    fault=f"no answer within {budget:.2f} s", played=str(action))
-        decision = Decision(action, "too slow")
+    if seat.busy():
+        decision = _replaced(seat, asked, view, "still deciding an earlier decision")
+    else:
+        call_bot = asyncio.ensure_future(asyncio.to_thread(decide, bot, view,
+                                                           asked.decision_id))
+        try:
+            # Shielded: the thread cannot be stopped, so the call is kept (as late)
+            # to know when the bot is free again.
+            decision = await asyncio.wait_for(asyncio.shield(call_bot), budget)
+        except TimeoutError:
+            seat.late = call_bot
+            call_bot.add_done_callback(
+                lambda _: log.info("bot_late_answer_dropped", bot=bot.name,
+                                   decision=asked.decision_id))
+            decision = _replaced(seat, asked, view, f"no answer within {budget:.2f} s")
     if decision.fault is not None:
         seat.replaced += 1
     option = view.legal.index(decision.action)
@@ -256,6 +270,24 @@ async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Aske
     log.debug("decision_answered", match=seat.match_id, seat=seat.seat,
               decision=asked.decision_id, action=str(decision.action),
               ms=round((time.monotonic() - started) * 1000, 1))
+
+
+def _replaced(seat: _Seat, asked: wire.Asked, view: View, fault: str) -> Decision:
+    """Returns the safe decision taken for the bot, logging why."""
+    action = fallback(view)
+    log.warning("bot_decision_replaced", bot=seat.bot.name, decision=asked.decision_id,
+                kind="resolve" if asked.resolve else "turn", seat=view.seat, fault=fault,
+                played=str(action))
+    return Decision(action, fault)
+
+
+async def _idle(seat: _Seat, timeout: float = 5.0) -> bool:
+    """Returns whether the bot is free (waiting up to ``timeout`` for a late call)."""
+    if not seat.busy():
+        return True
+    assert seat.late is not None
+    done, _ = await asyncio.wait({seat.late}, timeout=timeout)
+    return bool(done)
 
 
 def _stale(seat: _Seat, asked: wire.Asked) -> bool:
@@ -284,11 +316,15 @@ def _replied(seat: _Seat, reply: wire.Replied) -> None:
         code=reply.code, reason=reply.message)
 
 
-def _ended(seat: _Seat, ended: wire.Ended) -> MatchResult:
-    """Returns the seat's result and calls the bot's end hook with its final view."""
+def _ended(seat: _Seat, ended: wire.Ended, *, idle: bool = True) -> MatchResult:
+    """Returns the seat's result and calls the bot's end hook with its final view
+    (unless the bot is not ``idle``: still inside a late call)."""
     seat.history.append(wire.game_over_event())
     final = _final_view(seat, ended)
-    if final is not None:
+    if final is not None and not idle:
+        log.warning("bot_hook_skipped", bot=seat.bot.name, hook="on_game_end",
+                    fault="the bot is still deciding a decision past its deadline")
+    elif final is not None:
         try:
             seat.bot.on_game_end(final)
         except Exception as e:

@@ -249,3 +249,55 @@ def test_a_bot_too_slow_for_its_deadline_is_answered_for_in_time(server: Any) ->
     # The safe answer went in before the deadline: the server did not step in.
     record = match_record(server, match_id)
     assert slow[0]["decision"] not in {t["decision"] for t in record.meta["timeouts"]}
+
+
+def test_a_late_bot_is_never_called_twice_at_once(server: Any) -> None:
+    _, tokens = create_match(server, 2, 6, "--deadline", "0.4")
+
+    class Sleeper(GreedyBot):
+        """Sleeps past its deadline on its first decisions; counts calls inside it."""
+
+        name = "sleeper"
+        calls = 0
+        inside = 0
+        most_inside = 0
+        lock = threading.Lock()
+
+        def _enter(self) -> None:
+            with Sleeper.lock:
+                Sleeper.calls += 1
+                Sleeper.inside += 1
+                Sleeper.most_inside = max(Sleeper.most_inside, Sleeper.inside)
+                calls = Sleeper.calls
+            if calls <= 2:
+                time.sleep(0.6)
+            with Sleeper.lock:
+                Sleeper.inside -= 1
+
+        def turn(self, view: View) -> Any:
+            self._enter()
+            return super().turn(view)
+
+        def resolve(self, view: View) -> Any:
+            self._enter()
+            return super().resolve(view)
+
+    class Steady(RandomBot):
+        """Takes a moment over each decision, so the match outlasts the late calls."""
+
+        def turn(self, view: View) -> Any:
+            time.sleep(0.1)
+            return super().turn(view)
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(play_seat(Sleeper(), server.address, tokens[0]),
+                                    play_seat(Steady(), server.address, tokens[1]))
+
+    with capture_logs() as logs:
+        results = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
+    assert [r.status for r in results] == ["finished", "finished"]
+    assert Sleeper.most_inside == 1
+    busy = [e for e in logs if e["event"] == "bot_decision_replaced"
+            and e["fault"] == "still deciding an earlier decision"]
+    assert busy and all(e["bot"] == "sleeper" for e in busy)
+    assert Sleeper.calls > 2    # called again once the late calls were over

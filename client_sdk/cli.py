@@ -7,6 +7,7 @@ Registered through the ``mammamia.commands`` entry points; this module stays lig
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -151,6 +152,9 @@ def _cmd_bot(args: argparse.Namespace) -> int:
     except SeatRefused as e:
         print(f"mammamia bot: refused: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except _KeyFileError as e:
+        print(f"mammamia bot: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except ConnectionLost as e:
         print(f"mammamia bot: gave up: {e}", file=sys.stderr)
         return EXIT_FAILED
@@ -159,19 +163,55 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
+class _KeyFileError(Exception):
+    """The key file cannot be read or created."""
+
+
 def _ladder_key(args: argparse.Namespace, register: Callable[[], Coroutine[Any, Any, str]]) -> str:
     """Returns the ladder key from the key file, registering the name (and writing the
-    file, readable by its owner only) when the file does not exist yet."""
+    file, readable by its owner only) when the file does not exist yet.
+
+    The file is created before the name is registered, so that a key file that cannot
+    be written costs no name (raises _KeyFileError); should writing the key still fail
+    afterwards, the key is printed once on stderr rather than lost.
+    """
     import asyncio
 
-    path = Path(args.key_file or f"{args.name}.key")
-    if path.exists():
-        return path.read_text(encoding="utf-8").strip()
-    key = asyncio.run(register())
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(key + "\n")
     import structlog
 
+    path = Path(args.key_file or f"{args.name}.key")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        try:
+            key = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise _KeyFileError(f"cannot read --key-file {str(path)!r}: {e}") from None
+        if not key:
+            raise _KeyFileError(f"--key-file {str(path)!r} is empty: remove it to register "
+                                f"{args.name!r}, or pass --key") from None
+        return key
+    except OSError as e:
+        raise _KeyFileError(f"cannot create --key-file {str(path)!r}: {e.strerror}") from None
+    try:
+        key = asyncio.run(register())
+    except BaseException:
+        os.close(fd)
+        path.unlink(missing_ok=True)    # nothing registered: leave no empty key file
+        raise
+    try:
+        data = f"{key}\n".encode()
+        while data:
+            data = data[os.write(fd, data):]
+        os.fsync(fd)
+    except OSError as e:
+        path.unlink(missing_ok=True)
+        print(f"mammamia bot: registered {args.name!r} but cannot write --key-file "
+              f"{str(path)!r} ({e.strerror}); keep this key, it is shown only once: {key}",
+              file=sys.stderr)
+        return key
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
     structlog.get_logger().info("ladder_registered", name=args.name, key_file=str(path))
     return key

@@ -101,3 +101,13 @@ def test_the_ladder_command_registers_once_plays_and_stops_on_ctrl_c(ladder: Any
         if again.poll() is None:
             again.kill()
             again.wait()
+
+
+def test_a_key_file_that_cannot_be_created_costs_no_name(ladder: Any, tmp_path: Path) -> None:
+    unwritable = tmp_path / "no-such-directory" / "fay.key"
+    proc = ladder_bot(ladder, "random", "fay", unwritable)
+    _, err = proc.communicate(timeout=TIMEOUT_S)
+    assert proc.returncode == 2 and "--key-file" in err and "Traceback" not in err, err
+    # The name was not registered: registering it now works.
+    key = asyncio.run(asyncio.wait_for(register(ladder.address, "fay"), TIMEOUT_S))
+    assert key

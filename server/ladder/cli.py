@@ -7,6 +7,7 @@ Kept light: grpc, the store and the demo are imported inside the handlers, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -180,20 +181,49 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _rerate(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from .store import LadderStore
 
-    if not Path(args.db).is_file():
-        print(f"mammamia ladder rerate: --db {args.db!r}: no such file", file=sys.stderr)
+    problem = _not_a_ladder_db(args.db)
+    if problem:
+        print(f"mammamia ladder rerate: --db {args.db!r}: {problem}", file=sys.stderr)
         return 2
-    store = LadderStore(args.db)
     try:
-        with store.snapshot():
-            agree = _compare(store)
-    finally:
-        store.close()
+        store = LadderStore(args.db)
+        try:
+            with store.snapshot():
+                agree = _compare(store)
+        finally:
+            store.close()
+    except sqlite3.Error as e:
+        print(f"mammamia ladder rerate: --db {args.db!r}: {e}", file=sys.stderr)
+        return 2
     print("rerate agrees with the stored ratings" if agree
           else "rerate DISAGREES with the stored ratings")
     return 0 if agree else 1
+
+
+def _not_a_ladder_db(path: str) -> str | None:
+    """Returns why ``path`` is not a server database with a ladder, or None when it is.
+
+    Read-only, so that a wrong file is left as it was (opening the store would add the
+    ladder's tables to any SQLite file).
+    """
+    import sqlite3
+
+    if not Path(path).is_file():
+        return "no such file"
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro",
+                                                uri=True)) as db:
+            tables = {name for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as e:
+        return f"not a readable SQLite database ({e})"
+    if "ladder_ratings" not in tables:
+        return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
+    return None
 
 
 def _compare(store: LadderStore) -> bool:

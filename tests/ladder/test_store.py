@@ -176,3 +176,22 @@ def test_rerate_command_says_whether_the_stored_ratings_agree(
 
     assert main(["ladder", "rerate", "--db", str(tmp_path / "missing.db")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_rerate_refuses_a_file_that_is_not_a_ladder_database(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mammamia.cli import main
+
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, though long enough to look like one " * 40)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    for path, words in [(text, "not a readable SQLite database"),
+                        (other, "no ladder tables"), (tmp_path, "no such file")]:
+        assert main(["ladder", "rerate", "--db", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and words in err, err
+    # The other database was left as it was.
+    with sqlite3.connect(other) as db:
+        assert [n for (n,) in db.execute("SELECT name FROM sqlite_master")] == ["t"]

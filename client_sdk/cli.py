@@ -48,8 +48,7 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    "127.0.0.1:50051)")
     p.add_argument("--tls-ca", default=os.environ.get("MAMMAMIA_TLS_CA"), metavar="FILE",
                    help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
-    p.add_argument("--token", help="the seat token (from `mammamia match create`); write "
-                   "--token=TOKEN, as a token may start with '-'")
+    p.add_argument("--token", help="the seat token (from `mammamia match create`)")
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
     p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
     p.add_argument("--key", help="the ladder bot's secret key (write --key=KEY)")

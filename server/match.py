@@ -10,11 +10,15 @@ open, and sleeps again until that one's deadline.
 
 - the default action is the first option for a turn and declining for a
   resolution (always an option, R-RES-8); it is written to the record's
-  ``meta.timeouts`` with the reason (``deadline`` when the seat was connected but
-  did not answer in time, ``disconnected`` when no stream to the seat was open)
-  and counts a strike for the seat;
+  ``meta.timeouts`` (``{"action", "seat", "decision", "reason"}``; ``action`` is the
+  0-based index of the default action in the record's ``actions``) with the reason
+  (``deadline`` when the seat was connected but did not answer in time,
+  ``disconnected`` when no stream to the seat was open) and counts a strike for the
+  seat;
 - three consecutive strikes hand the seat to the default policy until the end
-  (``meta.autopilot``); the match still counts.
+  (``meta.autopilot``: ``{"seat", "from_action", "reason"}``; ``from_action`` is the
+  0-based index in ``actions`` of the third strike's default action, and every later
+  action of the seat is the policy's); the match still counts.
 
 Every seat has its own numbered event log, and so have the spectators; a log holds
 encoded ``SeatEvent``s, each ready to be joined into a ``SeatEvents`` message
@@ -437,7 +441,7 @@ class Match:
         if self.strikes[seat] >= STRIKES_TO_AUTOPILOT:
             self.autopilot.add(seat)
             self.autopilot_meta.append({
-                "seat": seat, "from_action": len(self.actions) + 1,
+                "seat": seat, "from_action": len(self.actions),
                 "reason": f"{STRIKES_TO_AUTOPILOT} consecutive deadlines passed"})
             log.info("seat_on_autopilot", match=self.id, seat=seat)
         self._defaults.add(d.id)

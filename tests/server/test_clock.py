@@ -55,6 +55,9 @@ def test_deadlines_strikes_and_autopilot(server):
     assert record.meta["strikes"][1] == 3
     [autopilot] = [a for a in record.meta["autopilot"] if a["seat"] == 1]
     assert "3 consecutive" in autopilot["reason"]
+    # One scale: both are 0-based indexes into the record's actions.
+    assert autopilot["from_action"] == timeouts[-1]["action"]
+    assert all(record.actions[t["action"]][0] == 1 for t in timeouts)
     # The defaults are in the record: the first option of a turn, declining a resolution.
     state = record.start()
     for index, (seat, action) in enumerate(record.actions):

@@ -229,20 +229,18 @@ def _create(args: argparse.Namespace) -> int:
 
 @_guard
 def _record(args: argparse.Namespace) -> int:
-    from mammamia_pb import arena_pb2 as pb
+    from . import wire
 
-    resp = _call(args, "GetRecord", pb.GetRecordRequest(match_id=args.match_id))
+    resp = _call(args, "GetRecord", wire.record_request(args.match_id))
     print(resp.json)
     return 0
 
 
 @_guard
 def _list(args: argparse.Namespace) -> int:
-    from mammamia_pb import arena_pb2 as pb
-
     from . import wire
 
-    resp = _call(args, "ListMatches", pb.ListMatchesRequest(limit=args.limit))
+    resp = _call(args, "ListMatches", wire.list_request(args.limit))
     for m in resp.matches:
         print(json.dumps(wire.summary_data(m)))
     return 0

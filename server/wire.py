@@ -549,6 +549,26 @@ def create_request(players: int, *, seed: int | None = None, deadline_s: float |
     return msg
 
 
+def record_request(match_id: str) -> pb.GetRecordRequest:
+    """Returns the request for a match's game record (Organiser, Spectate or Ladder)."""
+    return pb.GetRecordRequest(match_id=match_id)
+
+
+def list_request(limit: int) -> pb.ListMatchesRequest:
+    """Returns the request for the ``limit`` newest matches (Organiser.ListMatches)."""
+    return pb.ListMatchesRequest(limit=limit)
+
+
+def standings_request(players: int = 0) -> pb.StandingsRequest:
+    """Returns the request for the ladder's standings (0: over all player counts)."""
+    return pb.StandingsRequest(players=players)
+
+
+def matches_request(name: str, limit: int) -> pb.MatchesRequest:
+    """Returns the request for a ladder bot's ``limit`` most recent finished matches."""
+    return pb.MatchesRequest(name=name, limit=limit)
+
+
 def created(msg: pb.CreateMatchResponse) -> dict[str, Any]:
     """Returns a created match as ``{"match": ID, "tokens": [...]}`` (seat order)."""
     return {"match": msg.match_id, "tokens": list(msg.seat_tokens)}

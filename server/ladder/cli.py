@@ -87,13 +87,12 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
     """
     import grpc
 
-    from mammamia_pb import arena_pb2 as pb
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
     from .. import wire
 
     with grpc.insecure_channel(server) as channel:
-        reply = pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(players=players),
+        reply = pb_grpc.LadderStub(channel).Standings(wire.standings_request(players),
                                                        timeout=timeout)
     return wire.standings_data(reply)
 
@@ -114,11 +113,9 @@ def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
 
 
 def _matches(args: argparse.Namespace) -> int:
-    from mammamia_pb import arena_pb2 as pb
-
     from .. import wire
 
-    reply = _ladder_call(args, "Matches", pb.MatchesRequest(name=args.name, limit=args.limit))
+    reply = _ladder_call(args, "Matches", wire.matches_request(args.name, args.limit))
     if reply is None:
         return 1
     for m in reply.matches:
@@ -127,9 +124,9 @@ def _matches(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from mammamia_pb import arena_pb2 as pb
+    from .. import wire
 
-    reply = _ladder_call(args, "GetRecord", pb.GetRecordRequest(match_id=args.match_id))
+    reply = _ladder_call(args, "GetRecord", wire.record_request(args.match_id))
     if reply is None:
         return 1
     print(reply.json)

@@ -4,6 +4,7 @@ legal action survives the trip to a message and back."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -167,6 +168,21 @@ def test_create_requests_carry_what_the_organiser_asked_for():
                                     deadline_ms=250, time_bank_ms=2000, names=["x", "y"])
     setup = wire.match_setup(wire.create_request(2), 64)
     assert (setup.seed, setup.deadline_ms, setup.time_bank_ms) == (None, 0, 0)
+    # A deadline that would round to no time at all is refused, not stretched to 1 ms.
+    with pytest.raises(ValueError, match="deadline"):
+        wire.create_request(2, deadline_s=0.0004)
+
+
+def test_the_commands_requests_come_from_wire():
+    assert wire.record_request("m-1") == pb.GetRecordRequest(match_id="m-1")
+    assert wire.list_request(7) == pb.ListMatchesRequest(limit=7)
+    assert wire.standings_request(3) == pb.StandingsRequest(players=3)
+    assert wire.standings_request() == pb.StandingsRequest()
+    assert wire.matches_request("ann", 5) == pb.MatchesRequest(name="ann", limit=5)
+    # The command modules build no message of their own.
+    root = Path(__file__).resolve().parents[2] / "server"
+    for path in (root / "cli.py", root / "ladder" / "cli.py"):
+        assert "Request(" not in path.read_text(encoding="utf-8"), path
 
 
 @pytest.mark.parametrize("request_, words", [

@@ -66,11 +66,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     # Each benchmark's figures go under its name; the engine's games per second are
     # repeated as the flat "engine_games_per_s" that comparisons between runs read.
-    report: dict[str, Any] = {"started": stamp, "machine": machine.describe()}
+    # "machine" is the one-line description; "machine_info" the same, field by field.
+    info = machine.describe()
+    report: dict[str, Any] = {"started": stamp, "machine": machine.summary(info),
+                              "machine_info": info}
     # Other work on the machine slows every figure: keep how busy it was.
     report["load_average_before"] = _load_average()
-    print(f"{report['machine']['cpu']}, {report['machine']['cores']} cores, "
-          f"{report['machine']['python']}")
+    print(report["machine"])
     failed = []
     for name in args.only or BENCHMARKS:
         module = importlib.import_module(f"{__package__}.{name}")

@@ -19,6 +19,11 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+def summary(info: dict[str, Any]) -> str:
+    """Returns the machine in one line, e.g. 'AMD EPYC 7B13, 2 cores, CPython 3.11.7, Linux'."""
+    return (f"{info['cpu']}, {info['cores']} cores, {info['python']}, {info['system']}")
+
+
 def describe() -> dict[str, Any]:
     """Returns the CPU model, core counts, Python version and operating system."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None

@@ -17,7 +17,7 @@ def test_python_m_bench_writes_the_engine_figures(tmp_path: Path) -> None:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert {"cpu", "cores", "python"} <= set(report["machine"])
+    assert {"cpu", "cores", "python"} <= set(report["machine_info"])
     engine = report["engine"]["players"]
     assert sorted(engine) == ["2", "3", "4", "5"]
     for figures in engine.values():

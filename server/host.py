@@ -47,11 +47,14 @@ class Host:
     """The matches of one server process, on one event loop."""
 
     def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
-                 start_timeout: float = 30.0, keep_ended: float = 600.0,
+                 start_timeout: float = 30.0, keep_ended: float = 60.0,
                  keep_retired: float = 600.0) -> None:
         self.storage = storage
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
+        # An ended match stays held for a minute, long enough for a bot that lost
+        # its connection near the end to come back and read it (records stay in
+        # storage); holding them longer costs memory at every match a busy server ends.
         self.keep_ended = keep_ended        # seconds an ended match stays held
         self.keep_retired = keep_retired    # then seconds its tokens are still known
         self.matches: dict[str, Match] = {}

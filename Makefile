@@ -18,7 +18,7 @@ help: ## List the targets
 $(STAMP): pyproject.toml $(PROTO)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet grpcio-tools==1.85.1
+	$(PY) -m pip install --quiet grpcio-tools==1.85.1 mypy-protobuf==5.1.0
 	$(MAKE) --no-print-directory proto
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
@@ -33,10 +33,14 @@ $(NODE_STAMP): bots/node/package-lock.json
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
 # The generated package is named by the virtual include path, so the
-# generated imports read `from mammamia_pb import arena_pb2`.
-proto: ## Generate the Python gRPC code from protos/ into mammamia_pb/
+# generated imports read `from mammamia_pb import arena_pb2`. mypy-protobuf's
+# plugins write the typed stubs (arena_pb2.pyi, arena_pb2_grpc.pyi) that mypy reads.
+proto: ## Generate the Python gRPC code and its typed stubs from protos/ into mammamia_pb/
 	$(PY) -m grpc_tools.protoc -Imammamia_pb=protos/mammamia/v1 \
-	    --python_out=. --pyi_out=. --grpc_python_out=. mammamia_pb/arena.proto
+	    --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
+	    --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
+	    --python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. \
+	    mammamia_pb/arena.proto
 
 run: $(STAMP) ## Start a server with its embedded database and a demo ladder of bots
 	$(VENV)/bin/mammamia demo
@@ -50,7 +54,7 @@ test: $(STAMP) $(NODE_STAMP) ## Run the whole test suite
 lint: $(STAMP) ## Check style with ruff
 	$(VENV)/bin/ruff check .
 
-typecheck: $(STAMP) ## Check types with mypy (strict on the rules package)
+typecheck: $(STAMP) ## Check types with mypy --strict on every package
 	$(VENV)/bin/mypy
 
 bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON)

@@ -68,7 +68,7 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
         create = channel.unary_unary(
             CREATE, request_serializer=pb.CreateMatchRequest.SerializeToString,
             response_deserializer=pb.CreateMatchResponse.FromString)
-        play = channel.stream_stream(PLAY)
+        play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
         while True:
             asked = time.perf_counter_ns()
             try:
@@ -86,7 +86,7 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
             await _play(play, created.seat_tokens, rng, tally, asked)
 
 
-async def _play(play: grpc.aio.StreamStreamMultiCallable, tokens: Sequence[str],
+async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], tokens: Sequence[str],
                 rng: random.Random, tally: Tally, asked: int) -> None:
     last: list[int] = []      # arrival of the match's previous decision request
 
@@ -133,8 +133,9 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
     method waits before the server takes it up."""
     metadata = (("seat-token", "unknown"),)
     async with grpc.aio.insecure_channel(server) as channel:
-        play = channel.stream_stream(PLAY)
-        join = channel.unary_unary(JOIN, request_serializer=pb.JoinRequest.SerializeToString)
+        play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
+        join: grpc.aio.UnaryUnaryMultiCallable[pb.JoinRequest, bytes] = channel.unary_unary(
+            JOIN, request_serializer=pb.JoinRequest.SerializeToString)
 
         async def refused(method: str) -> None:
             start = time.perf_counter_ns()

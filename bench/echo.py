@@ -33,23 +33,23 @@ METHOD: Final = f"/{SERVICE}/Echo"
 PAIR: Final = f"/{SERVICE}/Pair"
 
 
-def handler(reply: bytes) -> grpc.RpcMethodHandler:
+def handler(reply: bytes) -> grpc.RpcMethodHandler[bytes, bytes]:
     """Returns the Echo method: one ``reply`` for every message received."""
-    async def echo(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-                   ) -> AsyncIterator[bytes]:
+    async def echo(requests: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
         async for _ in requests:
             yield reply
 
     return grpc.stream_stream_rpc_method_handler(echo)
 
 
-def pair_handler(reply: bytes, ack: bytes = b"") -> grpc.RpcMethodHandler:
+def pair_handler(reply: bytes, ack: bytes = b"") -> grpc.RpcMethodHandler[bytes, bytes]:
     """Returns the Pair method: streams paired by their ``pair`` metadata, each message
     answered with ``reply`` on the other stream, then ``ack`` (if any) on its own."""
     pairs: dict[str, list[asyncio.Queue[bytes]]] = {}
 
-    async def pair(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-                   ) -> AsyncIterator[bytes]:
+    async def pair(requests: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
         key = dict(context.invocation_metadata() or ()).get("pair", "")
         mine: asyncio.Queue[bytes] = asyncio.Queue()
         both = pairs.setdefault(str(key), [])

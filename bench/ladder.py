@@ -87,7 +87,7 @@ def throughput(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0,
             try:
                 for i in range(bots):
                     name = f"random-{i + 1}"
-                    log = open(directory / f"{name}.log", "wb")  # noqa: SIM115 (closed below)
+                    log: IO[bytes] = open(directory / f"{name}.log", "wb")  # noqa: SIM115 (closed below)
                     entrants.append((subprocess.Popen(
                         [*mammamia(), "bot", "random", "--server", server.address, "--ladder",
                          "--name", name, "--key-file", str(directory / f"{name}.key"),

@@ -79,7 +79,7 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
     created = await create(pb.CreateMatchRequest(
         players=2, seed=seed, time_control=pb.TimeControl(deadline_ms=DEADLINE_MS)),
         metadata=(("organiser-key", key),), timeout=10)
-    play = channel.stream_stream(PLAY)
+    play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
     last: list[int] = []      # arrival of the previous decision request, if any
     observe = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
 
@@ -116,7 +116,9 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
 async def echo_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Random,
                            into: _Measure) -> None:
     """Adds ``count`` samples of the bare echo round trip."""
-    call = channel.stream_stream(echo.METHOD)()
+    echoes: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+        echo.METHOD)
+    call = echoes()
     # The first message names no real decision; every later one answers the reply.
     await call.write(pb.PlayRequest(act=pb.ActRequest(decision_id="d1", option=0))
                      .SerializeToString())
@@ -147,7 +149,7 @@ async def pair_round_trips(channel: grpc.aio.Channel, count: int, rng: random.Ra
     """Adds ``count`` samples of the echo's Pair: the server's pattern of messages
     (two streams, the request to one, the act result to the other) with nothing
     computed behind it."""
-    play = channel.stream_stream(echo.PAIR)
+    play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(echo.PAIR)
     observe = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
     last: list[int] = []
     enough = asyncio.Event()

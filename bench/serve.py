@@ -20,12 +20,13 @@ from types import TracebackType
 from typing import IO, Final
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 ORGANISER_KEY: Final = "bench-organiser-key"
 START_TIMEOUT: Final = 30.0
 STOP_TIMEOUT: Final = 30.0
+HEALTH_CHECK: Final = "/grpc.health.v1.Health/Check"
 
 
 def mammamia() -> list[str]:
@@ -49,12 +50,20 @@ def wait_for_port(port_file: Path, process: subprocess.Popen[bytes],
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{process.args[0]} exited with status {process.returncode} "
-                               "before it listened")
+            raise RuntimeError(f"{_program(process)} exited with status "
+                               f"{process.returncode} before it listened")
         with contextlib.suppress(FileNotFoundError, ValueError):
             return int(port_file.read_text().strip())
         time.sleep(0.02)
-    raise RuntimeError(f"{process.args[0]} wrote no port to {port_file} in {timeout:.0f} s")
+    raise RuntimeError(f"{_program(process)} wrote no port to {port_file} "
+                       f"in {timeout:.0f} s")
+
+
+def _program(process: subprocess.Popen[bytes]) -> str:
+    """Returns the program a child runs: its first argument (or its command string)."""
+    args = process.args
+    first = args if isinstance(args, (str, bytes, os.PathLike)) else args[0]
+    return os.fsdecode(first)
 
 
 def stop(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> None:
@@ -121,10 +130,14 @@ class Server:
 def _wait_serving(address: str, timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
+        # The health service's Check, bound by its method path: the stubs of
+        # health_pb2_grpc.HealthStub declare no methods, so the call is typed here.
+        check = channel.unary_unary(
+            HEALTH_CHECK, request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString)
         while True:
             with contextlib.suppress(grpc.RpcError):
-                reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=2)
+                reply = check(health_pb2.HealthCheckRequest(), timeout=2)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
             if time.monotonic() > deadline:

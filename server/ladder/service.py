@@ -36,8 +36,10 @@ class LadderServicer(pb_grpc.LadderServicer):
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
 
-    async def Register(self, request: pb.RegisterRequest,
-                       context: grpc.aio.ServicerContext) -> pb.RegisterResponse:
+    async def Register(
+            self, request: pb.RegisterRequest,
+            context: grpc.aio.ServicerContext[pb.RegisterRequest, pb.RegisterResponse],
+    ) -> pb.RegisterResponse:
         try:
             key = await self.ladder.register(request.name)
         except NameTakenError as e:
@@ -46,8 +48,10 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return pb.RegisterResponse(name=request.name, key=key)
 
-    async def Enter(self, request: pb.EnterRequest,
-                    context: grpc.aio.ServicerContext) -> AsyncIterator[pb.Assignment]:
+    async def Enter(
+            self, request: pb.EnterRequest,
+            context: grpc.aio.ServicerContext[pb.EnterRequest, pb.Assignment],
+    ) -> AsyncIterator[pb.Assignment]:
         key = metadata(context, "bot-key")
         if not key:
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
@@ -68,8 +72,10 @@ class LadderServicer(pb_grpc.LadderServicer):
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
 
-    async def Standings(self, request: pb.StandingsRequest,
-                        context: grpc.aio.ServicerContext) -> pb.StandingsResponse:
+    async def Standings(
+            self, request: pb.StandingsRequest,
+            context: grpc.aio.ServicerContext[pb.StandingsRequest, pb.StandingsResponse],
+    ) -> pb.StandingsResponse:
         if request.players and not 2 <= request.players <= 5:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                         f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
@@ -77,14 +83,18 @@ class LadderServicer(pb_grpc.LadderServicer):
         return pb.StandingsResponse(matches_finished=finished,
                                     standings=[wire.standing_message(s) for s in table])
 
-    async def Matches(self, request: pb.MatchesRequest,
-                      context: grpc.aio.ServicerContext) -> pb.MatchesResponse:
+    async def Matches(
+            self, request: pb.MatchesRequest,
+            context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
+    ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
         rows = self.ladder.store.matches(request.name, limit, status="finished")
         return pb.MatchesResponse(matches=[wire.ladder_summary(m) for m in rows])
 
-    async def GetRecord(self, request: pb.GetRecordRequest,
-                        context: grpc.aio.ServicerContext) -> pb.GameRecord:
+    async def GetRecord(
+            self, request: pb.GetRecordRequest,
+            context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
+    ) -> pb.GameRecord:
         match = self.ladder.store.match(request.match_id)
         if match is None:
             await abort(context, grpc.StatusCode.NOT_FOUND,

@@ -7,6 +7,9 @@
 
 Imports are read with ``ast`` (inside functions too), so nothing is executed. A
 package that does not exist yet has nothing to check.
+
+No module imports itself through others: the graph of the project's modules, every
+import an edge (inside functions and under ``TYPE_CHECKING`` too), has no cycle.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import mammamia
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = {"mammamia", "mammamia_pb", "server", "client_sdk", "bots"}
+GRAPHED = ("mammamia", "server", "client_sdk", "bots", "bench")
 
 
 def imports_of(package: str) -> dict[str, set[str]]:
@@ -84,6 +88,162 @@ def test_the_checks_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert offences("bots", {"client_sdk", "mammamia"}, stdlib=True) == [
         "bots/leaky.py: grpc", "bots/leaky.py: server"]
+
+
+def module_files(packages: tuple[str, ...] = GRAPHED) -> dict[str, Path]:
+    """Returns each module of ``packages`` by its dotted name (a package by the name
+    of its ``__init__``)."""
+    found: dict[str, Path] = {}
+    for package in packages:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def import_graph(packages: tuple[str, ...] = GRAPHED) -> dict[str, set[str]]:
+    """Returns the modules of ``packages`` that each of them imports.
+
+    ``import a.b.c`` and ``from a.b import c`` name the deepest module of the project
+    they reach (``a.b.c`` when it is a module, else the package ``a.b``); relative
+    imports are resolved from the importing module's package. Modules outside
+    ``packages`` are left out.
+    """
+    modules = module_files(packages)
+
+    def known(dotted: str) -> str | None:
+        parts = dotted.split(".")
+        while parts:
+            name = ".".join(parts)
+            if name in modules:
+                return name
+            parts.pop()
+        return None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = package.split(".")
+                    base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                    base = ".".join([*base_parts, *([node.module] if node.module else [])])
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules
+                           else base for alias in node.names]
+            edges.update(t for t in map(known, targets) if t is not None)
+        graph[name] = edges
+    return graph
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Returns the strongly connected components of ``graph`` (Tarjan's algorithm,
+    iterative), each sorted, in the order they are completed."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work: list[tuple[str, list[str]]] = []
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work.append((root, sorted(graph.get(root, ()))))
+        while work:
+            node, pending = work[-1]
+            if pending:
+                nxt = pending.pop(0)
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, sorted(graph.get(nxt, ()))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return components
+
+
+def cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Returns one import cycle per component that has one, as ``a -> b -> a``: the
+    shortest way back to the component's first module (a module importing itself
+    is a cycle too)."""
+    found: list[str] = []
+    for component in strongly_connected(graph):
+        start = component[0]
+        if len(component) == 1 and start not in graph.get(start, set()):
+            continue
+        members = set(component)
+        came_from: dict[str, str] = {}
+        frontier = [start]
+        while frontier and start not in came_from:
+            following: list[str] = []
+            for node in frontier:
+                for nxt in sorted(graph[node] & members):
+                    if nxt not in came_from:
+                        came_from[nxt] = node
+                        following.append(nxt)
+            frontier = following
+        path = [start]
+        node = came_from[start]
+        while node != start:
+            path.append(node)
+            node = came_from[node]
+        path.append(start)
+        found.append(" -> ".join(reversed(path)))
+    return sorted(found)
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph()
+    assert {"mammamia", "server", "client_sdk", "bots", "bench"} <= graph.keys()
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cycles through a function's import, a TYPE_CHECKING import, a relative import
+    # of a package's module, and a module that imports itself; one clean module.
+    pkg = tmp_path / "bench"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "a.py").write_text("from .sub import b\n", encoding="utf-8")
+    (pkg / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import bench.sub.c\n",
+        encoding="utf-8")
+    (pkg / "sub" / "c.py").write_text("def f():\n    from .. import a\n", encoding="utf-8")
+    (pkg / "self.py").write_text("import bench.self\n", encoding="utf-8")
+    (pkg / "clean.py").write_text("import json\nfrom . import a\nfrom bench.sub import b\n",
+                                  encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    graph = import_graph(("bench",))
+    assert graph["bench.clean"] == {"bench.a", "bench.sub.b"}
+    assert cycles(graph) == ["bench.a -> bench.sub.b -> bench.sub.c -> bench.a",
+                             "bench.self -> bench.self"]
 
 
 def test_mammamia_public_names_are_pinned() -> None:

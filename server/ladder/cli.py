@@ -10,16 +10,21 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
+
+from .standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
     from .store import LadderStore
 
-HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
+_Reply = TypeVar("_Reply")
 
 
-def register_ladder(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia ladder standings|matches|record|rerate``."""
     p = sub.add_parser("ladder", help="ladder standings, matches, records and ratings",
                        description="Read a ladder's standings, a bot's matches and their "
@@ -55,7 +60,7 @@ def register_ladder(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.set_defaults(func=_rerate)
 
 
-def register_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia demo``."""
     p = sub.add_parser("demo", help="start a server with a demo ladder of built-in bots",
                        description="Start a server with its embedded database and a ladder "
@@ -80,32 +85,17 @@ def register_demo(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.set_defaults(func=_demo)
 
 
-def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder.
-
-    Raises grpc.RpcError when the server cannot be reached or refuses.
-    """
-    import grpc
-
-    from mammamia_pb import arena_pb2_grpc as pb_grpc
-
-    from .. import wire
-
-    with grpc.insecure_channel(server) as channel:
-        reply = pb_grpc.LadderStub(channel).Standings(wire.standings_request(players),
-                                                       timeout=timeout)
-    return wire.standings_data(reply)
-
-
-def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    """Returns the reply of one Ladder call; prints the refusal and returns None."""
+def _ladder_call(args: argparse.Namespace,
+                 call: Callable[[pb_grpc.LadderStub], _Reply]) -> _Reply | None:
+    """Returns the reply of one Ladder ``call`` on the server's stub; prints the
+    refusal and returns None."""
     import grpc
 
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
     with grpc.insecure_channel(args.server) as channel:
         try:
-            return getattr(pb_grpc.LadderStub(channel), method)(request, timeout=30)
+            return call(pb_grpc.LadderStub(channel))
         except grpc.RpcError as e:
             print(f"mammamia ladder {args.ladder_command}: {args.server}: "
                   f"{e.code().name}: {e.details()}", file=sys.stderr)
@@ -115,7 +105,8 @@ def _ladder_call(args: argparse.Namespace, method: str, request: Any) -> Any:
 def _matches(args: argparse.Namespace) -> int:
     from .. import wire
 
-    reply = _ladder_call(args, "Matches", wire.matches_request(args.name, args.limit))
+    request = wire.matches_request(args.name, args.limit)
+    reply = _ladder_call(args, lambda stub: stub.Matches(request, timeout=30))
     if reply is None:
         return 1
     for m in reply.matches:
@@ -126,29 +117,12 @@ def _matches(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace) -> int:
     from .. import wire
 
-    reply = _ladder_call(args, "GetRecord", wire.record_request(args.match_id))
+    request = wire.record_request(args.match_id)
+    reply = _ladder_call(args, lambda stub: stub.GetRecord(request, timeout=30))
     if reply is None:
         return 1
     print(reply.json)
     return 0
-
-
-def standings_table(data: dict[str, Any]) -> list[str]:
-    """Returns the standings as aligned text lines (a header line first)."""
-    rows = [HEADER]
-    for s in data["standings"]:
-        rows.append((str(s["rank"]), s["name"], f"{s['rating']:.2f}", f"{s['mu']:.2f}",
-                     f"{s['sigma']:.2f}", str(s["games"]), str(s["wins"]),
-                     f"{s['mean_delivered']:.2f}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    return ["  ".join(cell.ljust(w) if i == 1 else cell.rjust(w)
-                      for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-            for row in rows]
-
-
-def connect_command(server: str) -> str:
-    """Returns the command that puts a newcomer's own bot on the server's ladder."""
-    return f"mammamia bot path/to/my_bot.py:MyBot --server {server} --ladder --name my-bot"
 
 
 def _standings(args: argparse.Namespace) -> int:

@@ -106,7 +106,7 @@ def run_demo(args: argparse.Namespace) -> int:
     """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
     from server.logs import configure
 
-    from .cli import connect_command, fetch_standings, standings_table
+    from .standings import connect_command, fetch_standings, standings_table
 
     configure(args.log_format)
     db = Path(args.db)

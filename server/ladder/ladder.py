@@ -8,7 +8,8 @@ One :class:`Ladder` per server. Its life:
    otherwise the match is marked aborted, unrated. Then any result not yet rated
    is rated, so nothing announced is lost and nothing is rated twice.
 2. :meth:`Ladder.enter`: a bot with a valid key waits on its stream; the
-   scheduler seats it; each match is created through the server's match host,
+   scheduler seats it; each match is created through the server's match host
+   (a :class:`MatchHost`: :class:`~server.ladder.server_host.ServerHost` on a server),
    announced to its bots as an :class:`Assignment`, awaited, stored and rated.
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
 
@@ -26,9 +27,9 @@ from typing import Protocol
 
 import structlog
 
-from server.host import Host, HostClosed
 from server.storage import Writer
 
+from .assignment import Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
 from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult
@@ -50,16 +51,6 @@ class ReplacedError(LadderError):
 
 #: Put on an entry's queue to end it because a newer entry of the same bot took over.
 _REPLACED = "replaced"
-
-
-@dataclass(frozen=True, slots=True)
-class Assignment:
-    """A seat the ladder gives a bot: play it with the Seat service and this token."""
-
-    match_id: str
-    seat_token: str
-    seat: int
-    players: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,39 +223,3 @@ class Ladder:
         log.info("ladder_match_finished", match=match_id,
                  names=list(row.names) if row else [], ranks=list(outcome.ranks),
                  delivered=list(outcome.delivered))
-
-
-class ServerHost:
-    """The server's match host and storage, as the ladder needs them (a MatchHost)."""
-
-    def __init__(self, host: Host, *, deadline_ms: int = 0, start_timeout: float = 10.0) -> None:
-        self.host = host
-        self.deadline_ms = deadline_ms
-        self.start_timeout = start_timeout
-
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens) of a new ladder match; raises
-        LadderClosedError once the server drains."""
-        try:
-            match = self.host.create_match(len(names), names=names, ladder=True,
-                                           deadline_ms=self.deadline_ms,
-                                           start_timeout=self.start_timeout)
-        except HostClosed as e:
-            raise LadderClosedError(str(e)) from None
-        return match.id, list(match.tokens)
-
-    async def outcome(self, match_id: str) -> Outcome:
-        """Returns the outcome once the server has stored the match's record."""
-        result = await self.host.result(match_id)
-        return Outcome(result.status, tuple(result.ranks), tuple(result.delivered))
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        """Returns the outcome the server stored for ``match_id``, or None."""
-        row = self.host.storage.match(match_id)
-        if row is None or row.status not in ("finished", "aborted"):
-            return None
-        return Outcome(row.status, tuple(row.ranks), tuple(row.delivered))
-
-    def record(self, match_id: str) -> str | None:
-        """Returns the stored game record of an ended match, or None."""
-        return self.host.storage.record(match_id)

@@ -49,8 +49,9 @@ def install(arena: Any, args: argparse.Namespace) -> None:
     """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-    from .ladder import Ladder, ServerHost
+    from .ladder import Ladder
     from .scheduler import Policy
+    from .server_host import ServerHost
     from .service import LadderServicer
     from .store import LadderStore
 

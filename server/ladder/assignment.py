@@ -1,0 +1,19 @@
+"""A seat the ladder gives a bot, as the ladder hands it to the bot's stream.
+
+Its own module, importing nothing of the server, so that what describes it on the
+wire (``server.wire``) needs nothing else of the ladder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A seat the ladder gives a bot: play it with the Seat service and this token."""
+
+    match_id: str
+    seat_token: str
+    seat: int
+    players: int

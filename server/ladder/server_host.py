@@ -1,0 +1,50 @@
+"""The server's match host as the ladder sees it: a :class:`~server.ladder.ladder.MatchHost`.
+
+Kept apart from :mod:`server.ladder.ladder`, which knows the host only by that
+protocol, so the ladder imports nothing of the match machinery (``server.host``,
+``server.match``) that in turn describes ladder messages on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from server.host import Host, HostClosed
+
+from .ladder import LadderClosedError, Outcome
+
+
+class ServerHost:
+    """The server's match host and storage, as the ladder needs them (a MatchHost)."""
+
+    def __init__(self, host: Host, *, deadline_ms: int = 0, start_timeout: float = 10.0) -> None:
+        self.host = host
+        self.deadline_ms = deadline_ms
+        self.start_timeout = start_timeout
+
+    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        """Returns (match id, seat tokens) of a new ladder match; raises
+        LadderClosedError once the server drains."""
+        try:
+            match = self.host.create_match(len(names), names=names, ladder=True,
+                                           deadline_ms=self.deadline_ms,
+                                           start_timeout=self.start_timeout)
+        except HostClosed as e:
+            raise LadderClosedError(str(e)) from None
+        return match.id, list(match.tokens)
+
+    async def outcome(self, match_id: str) -> Outcome:
+        """Returns the outcome once the server has stored the match's record."""
+        result = await self.host.result(match_id)
+        return Outcome(result.status, tuple(result.ranks), tuple(result.delivered))
+
+    def stored_outcome(self, match_id: str) -> Outcome | None:
+        """Returns the outcome the server stored for ``match_id``, or None."""
+        row = self.host.storage.match(match_id)
+        if row is None or row.status not in ("finished", "aborted"):
+            return None
+        return Outcome(row.status, tuple(row.ranks), tuple(row.delivered))
+
+    def record(self, match_id: str) -> str | None:
+        """Returns the stored game record of an ended match, or None."""
+        return self.host.storage.record(match_id)

@@ -31,7 +31,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia bot``."""
     p = sub.add_parser(
         "bot", help="play a bot on a server: one seat, or the ladder",
@@ -62,7 +62,7 @@ def register_bot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.set_defaults(func=_cmd_bot)
 
 
-def register_arena(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia arena``."""
     p = sub.add_parser(
         "arena", help="play local games between bots and compare them",

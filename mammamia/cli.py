@@ -77,7 +77,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _builtin(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("state", help="print the state after a game record (RECORD.md)",
                        description="Replay RECORD and print the state dump as one JSON object. "
                        "A bad record or an illegal action exits 2 with one line on stderr.")

@@ -22,7 +22,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 # -- serve -------------------------------------------------------------------------------
 
 
-def register_serve(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``serve`` command."""
     p = sub.add_parser(
         "serve", help="run the game server",
@@ -141,7 +141,7 @@ async def _run(args: argparse.Namespace) -> None:
 # -- match -------------------------------------------------------------------------------
 
 
-def register_match(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``match`` command (create, record, list)."""
     p = sub.add_parser("match", help="create and inspect matches on a server (organiser)",
                        description="Organiser commands. The organiser key comes from "

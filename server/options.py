@@ -146,5 +146,7 @@ def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     prog and the message, no usage) and exit 2, as the other commands' errors are."""
     def error(message: str) -> NoReturn:
         parser.exit(2, f"{parser.prog}: {message}\n")
+    # On the instance, so that parsers made by add_parser get it too; mypy refuses
+    # any assignment to a method, and argparse has no hook for its error output.
     parser.error = error  # type: ignore[method-assign]
     return parser

@@ -29,7 +29,8 @@ import structlog
 
 from server.storage import Writer
 
-from .assignment import Assignment
+# Re-exported: what describes a seat on the wire has imported it from here.
+from .assignment import Assignment as Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
 from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult

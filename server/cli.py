@@ -10,10 +10,20 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeVar
 
 from . import options
 from .options import env, env_default
+
+if TYPE_CHECKING:
+    import grpc
+
+    from mammamia_pb import arena_pb2_grpc
+
+_Request = TypeVar("_Request")
+_Reply = TypeVar("_Reply")
 
 EXIT_RPC_ERROR = 1
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
@@ -68,7 +78,8 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.set_defaults(func=_serve)
 
 
-def _extensions() -> list[Any]:
+def _extensions() -> list[ModuleType]:
+    """Returns the modules of the ``mammamia.server`` entry points, by name."""
     from importlib.metadata import entry_points
 
     return [ep.load() for ep in sorted(entry_points(group="mammamia.server"),
@@ -181,7 +192,12 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     q.set_defaults(func=_list)
 
 
-def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+def _call(args: argparse.Namespace,
+          method: Callable[[arena_pb2_grpc.OrganiserStub],
+                           grpc.UnaryUnaryMultiCallable[_Request, _Reply]],
+          request: _Request) -> _Reply:
+    """Returns the reply of the Organiser ``method`` (picked from the stub) to
+    ``request``; raises _Refused when there is no key or the server refuses."""
     import grpc
 
     from mammamia_pb import arena_pb2_grpc
@@ -196,8 +212,8 @@ def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
     with channel:
         stub = arena_pb2_grpc.OrganiserStub(channel)
         try:
-            return getattr(stub, method)(request, timeout=30,
-                                         metadata=(("organiser-key", args.organiser_key),))
+            return method(stub)(request, timeout=30,
+                                metadata=(("organiser-key", args.organiser_key),))
         except grpc.RpcError as e:
             raise _Refused(f"{e.code().name}: {e.details()}") from None
 
@@ -206,10 +222,10 @@ class _Refused(Exception):
     pass
 
 
-def _guard(fn: Any) -> Any:
+def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         try:
-            return int(fn(args))
+            return fn(args)
         except _Refused as e:
             print(f"mammamia match {args.match_command}: {e}", file=sys.stderr)
             return EXIT_RPC_ERROR
@@ -223,7 +239,7 @@ def _create(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     req = wire.create_request(args.players, seed=args.seed, deadline_s=args.deadline,
                               time_bank_s=args.time_bank, names=names)
-    print(json.dumps(wire.created(_call(args, "CreateMatch", req))))
+    print(json.dumps(wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
     return 0
 
 
@@ -231,7 +247,7 @@ def _create(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace) -> int:
     from . import wire
 
-    resp = _call(args, "GetRecord", wire.record_request(args.match_id))
+    resp = _call(args, lambda stub: stub.GetRecord, wire.record_request(args.match_id))
     print(resp.json)
     return 0
 
@@ -240,7 +256,7 @@ def _record(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from . import wire
 
-    resp = _call(args, "ListMatches", wire.list_request(args.limit))
+    resp = _call(args, lambda stub: stub.ListMatches, wire.list_request(args.limit))
     for m in resp.matches:
         print(json.dumps(wire.summary_data(m)))
     return 0

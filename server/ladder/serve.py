@@ -9,10 +9,13 @@ Kept light: grpc and the ladder are imported by ``install`` only.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import options
 from ..options import checked, env_default
+
+if TYPE_CHECKING:
+    from ..app import Arena
 
 
 @checked
@@ -45,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)")
 
 
-def install(arena: Any, args: argparse.Namespace) -> None:
+def install(arena: Arena, args: argparse.Namespace) -> None:
     """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 

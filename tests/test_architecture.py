@@ -27,11 +27,18 @@ PROJECT = {"mammamia", "mammamia_pb", "server", "client_sdk", "bots"}
 GRAPHED = ("mammamia", "server", "client_sdk", "bots", "bench")
 
 
+def python_files(package: str) -> list[Path]:
+    """Returns the package's Python files, sorted (none from installed Node.js
+    packages, as under bots/node)."""
+    return [path for path in sorted((ROOT / package).rglob("*.py"))
+            if "node_modules" not in path.relative_to(ROOT).parts]
+
+
 def imports_of(package: str) -> dict[str, set[str]]:
     """Returns the top-level modules each file of ``package`` imports (relative
     imports count as the package itself)."""
     found: dict[str, set[str]] = {}
-    for path in sorted((ROOT / package).rglob("*.py")):
+    for path in python_files(package):
         names: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.Import):
@@ -95,7 +102,7 @@ def module_files(packages: tuple[str, ...] = GRAPHED) -> dict[str, Path]:
     of its ``__init__``)."""
     found: dict[str, Path] = {}
     for package in packages:
-        for path in sorted((ROOT / package).rglob("*.py")):
+        for path in python_files(package):
             parts = path.relative_to(ROOT).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]

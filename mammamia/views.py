@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .actions import Action, Counts
+from .cards import INGREDIENTS, MINIMALE, MONOTONI, ORDERS
 from .state import RESOLVE, State
 
 
@@ -121,13 +122,27 @@ def _event(raw: tuple[Any, ...]) -> Event | None:
     if tag == "round_end":
         return Event("round_ended", round=raw[1], stalemate=raw[2])
     if tag == "bake":
-        _, seat, order, ingredient, hand, auto, _from_table = raw
+        _, seat, order, ingredient, hand, auto, from_table = raw
+        if ingredient is None:
+            ingredient = _baked_kind(order, from_table, hand)
         return Event("baked", seat, order=order, ingredient=ingredient, hand=hand, auto=auto)
     if tag == "fail":
         return Event("failed", raw[1], order=raw[2], declined=raw[3])
     if tag == "over":
         return Event("game_over")
     return None
+
+
+def _baked_kind(order: str, from_table: Counts, hand: Counts | None) -> str | None:
+    """Returns the "?"/"J" kind a Minimale or Monotoni was baked with when the owner
+    did not name it (it was the only one): the recipe's one kind besides the
+    personal ingredient (R-RES-6, R-RES-7). None for other orders."""
+    card = ORDERS[order]
+    if card.kind not in (MINIMALE, MONOTONI):
+        return None
+    used = [t + (hand[k] if hand else 0) for k, t in enumerate(from_table)]
+    kinds = [k for k, n in enumerate(used) if n and k != card.personal]
+    return INGREDIENTS[kinds[0]] if len(kinds) == 1 else None
 
 
 # An Event is a pure function of its raw tuple, and games repeat the same tuples

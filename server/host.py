@@ -6,6 +6,7 @@ This is also the programmatic way to run matches, used by the ladder
     match = arena.host.create_match(3, names=["ada", "bob", "cy"], ladder=True,
                                     deadline_ms=2000)
     match.id, match.tokens            # the match id; one seat token per seat, in seat order
+    match.match                       # the state machine (server.match.Match)
     result = await match.result()     # once the record is stored (never before)
     result.status                     # "finished" or "aborted"
     result.winners, result.ranks, result.delivered, result.names, result.record
@@ -30,11 +31,14 @@ from collections.abc import Sequence
 import structlog
 
 from mammamia import State, new_game
+from mammamia.actions import Action
 
 from . import storage as st
-from .match import DEFAULT_DEADLINE_MS, Match, MatchResult, Settings
+from .clock import Clock, SystemClock
+from .match import DEFAULT_DEADLINE_MS, WAITING, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
-from .tokens import new_match_id
+from .runner import MatchResult, Runner
+from .tokens import new_match_id, new_token
 
 log = structlog.get_logger()
 
@@ -48,8 +52,9 @@ class Host:
 
     def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
                  start_timeout: float = 30.0, keep_ended: float = 60.0,
-                 keep_retired: float = 600.0) -> None:
+                 keep_retired: float = 600.0, clock: Clock | None = None) -> None:
         self.storage = storage
+        self.clock: Clock = clock or SystemClock()
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
         # An ended match stays held for a minute, long enough for a bot that lost
@@ -57,8 +62,8 @@ class Host:
         # storage); holding them longer costs memory at every match a busy server ends.
         self.keep_ended = keep_ended        # seconds an ended match stays held
         self.keep_retired = keep_retired    # then seconds its tokens are still known
-        self.matches: dict[str, Match] = {}
-        self._seats: dict[str, tuple[Match, int]] = {}
+        self.matches: dict[str, Runner] = {}
+        self._seats: dict[str, tuple[Runner, int]] = {}
         self._retired: dict[str, str] = {}      # token -> id of a match no longer held
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
@@ -67,12 +72,15 @@ class Host:
                      colours: Sequence[str] | None = None, first_player: int | None = None,
                      deadline_ms: int = 0, time_bank_ms: int = 0,
                      names: Sequence[str] = (), ladder: bool = False,
-                     start_timeout: float | None = None, game: State | None = None) -> Match:
+                     start_timeout: float | None = None, game: State | None = None,
+                     played: Sequence[tuple[int, Action]] = ()) -> Runner:
         """Returns a new match, stored as waiting and started in the background.
 
-        ``deadline_ms`` 0 means the server's default. ``game`` (for tests) plays a
-        given start instead of shuffling one from ``seed``. Raises HostClosed while
-        draining and IllegalActionError for a bad setup.
+        ``deadline_ms`` 0 means the server's default. ``game`` plays a given game
+        instead of shuffling one from ``seed``, and ``played`` are the actions that
+        led to it from its deal (a match that starts mid-game, as the conformance
+        kit's do). Raises HostClosed while draining, IllegalActionError for a bad
+        setup and ValueError for a bad time control.
         """
         if not self.accepting:
             raise HostClosed("the server is shutting down and starts no new match")
@@ -86,40 +94,44 @@ class Host:
         if not 0 <= time_bank_ms <= MAX_TIME_BANK_MS:
             raise ValueError(f"time_bank_ms must be 0..{MAX_TIME_BANK_MS}, got {time_bank_ms!r}")
         settings = Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder,
-                            start_timeout=self.start_timeout if start_timeout is None
-                            else start_timeout, names=list(names))
-        match = Match(new_match_id(), game, seed, settings, self.storage)
+                            names=list(names))
+        state = Match(new_match_id(), game, seed, settings, self.clock.now(), played)
+        tokens = tuple(new_token() for _ in range(game.players))
+        match = Runner(state, tokens, self.storage, self.clock,
+                       self.start_timeout if start_timeout is None else start_timeout)
         self.matches[match.id] = match
-        for seat, token in enumerate(match.tokens):
+        for seat, token in enumerate(tokens):
             self._seats[token] = (match, seat)
-        task = asyncio.ensure_future(match.run())
+        task = asyncio.ensure_future(match.result())
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._ended, match=match))
         log.info("match_created", match=match.id, players=game.players, seed=seed,
                  deadline_ms=deadline_ms, ladder=ladder)
         return match
 
-    def _ended(self, task: asyncio.Task[MatchResult], *, match: Match) -> None:
+    def _ended(self, task: asyncio.Task[MatchResult], *, match: Runner) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=match.id, error=repr(task.exception()))
         # Keep an ended match a while for clients that reconnect to read its end.
-        asyncio.get_running_loop().call_later(self.keep_ended, self._forget, match)
+        self.clock.call_at(self.clock.now() + self.keep_ended,
+                           functools.partial(self._forget, match))
 
-    def _forget(self, match: Match) -> None:
+    def _forget(self, match: Runner) -> None:
         self.matches.pop(match.id, None)
         for token in match.tokens:
             self._seats.pop(token, None)
             self._retired[token] = match.id
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.
-        asyncio.get_running_loop().call_later(self.keep_retired, self._unretire, match)
+        self.clock.call_at(self.clock.now() + self.keep_retired,
+                           functools.partial(self._unretire, match))
 
-    def _unretire(self, match: Match) -> None:
+    def _unretire(self, match: Runner) -> None:
         for token in match.tokens:
             self._retired.pop(token, None)
 
-    def seat_of(self, token: str) -> tuple[Match, int] | None:
+    def seat_of(self, token: str) -> tuple[Runner, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""
         return self._seats.get(token)
 
@@ -128,7 +140,7 @@ class Host:
         (for ``keep_retired`` seconds; None after that, as for an unknown token)."""
         return self._retired.get(token)
 
-    def get(self, match_id: str) -> Match | None:
+    def get(self, match_id: str) -> Runner | None:
         """Returns a match held by this server, or None."""
         return self.matches.get(match_id)
 
@@ -137,7 +149,7 @@ class Host:
         return await self.matches[match_id].result()
 
     @property
-    def running(self) -> list[Match]:
+    def running(self) -> list[Runner]:
         """Returns the matches that have not ended."""
         return [m for m in self.matches.values() if not m.ended]
 
@@ -146,7 +158,7 @@ class Host:
         aborts the rest; returns once every match's record is stored."""
         self.accepting = False
         for m in self.running:
-            if m.status == st.WAITING:
+            if m.match.status == WAITING:
                 m.abort("server shut down before the match started")
         running = [m.result() for m in self.running]
         if running:

@@ -1,10 +1,11 @@
 """The gRPC servicers: Seat, Spectate and Organiser. Thin: they authenticate, convert
-with ``server.wire`` and call the host and its matches.
+with ``server.wire``, call the host and its matches, and map what the match says
+to status codes (``STATUS_OF``, the one table of it).
 
-Event streams (Observe, Play, Watch) send the encoded events of the match's logs
-as they are, every event pending for a stream joined into one ``SeatEvents``
-message, so the handlers for those methods are registered here with a
-pass-through serializer (``register``) instead of the generated helpers.
+Event streams (Observe, Play, Watch) send ready-made bytes (``server.wire``),
+every item pending for a stream joined into one ``SeatEvents`` message, so the
+handlers for those methods are registered here with a pass-through serializer
+(``register``) instead of the generated helpers.
 """
 
 from __future__ import annotations
@@ -12,18 +13,21 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, Final, NoReturn, TypeAlias
 
 import grpc
 import structlog
 
-from mammamia import IllegalActionError, view_of
+from mammamia import IllegalActionError
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from . import wire
+from . import visibility, wire
+from .answers import Outcome, Refusal, refused
+from .events import Ended
 from .host import Host, HostClosed
-from .match import NAME_LIMIT, EventLog, Match
+from .match import NAME_LIMIT
+from .runner import Runner
 from .tokens import same_secret
 
 log = structlog.get_logger()
@@ -32,7 +36,19 @@ SEAT_TOKEN = "seat-token"
 ORGANISER_KEY = "organiser-key"
 LIST_LIMIT_MAX = 1000
 
-Context: TypeAlias = grpc.aio.ServicerContext
+STATUS_OF: Final = {
+    None: grpc.StatusCode.OK,
+    Refusal.MALFORMED: grpc.StatusCode.INVALID_ARGUMENT,
+    Refusal.UNKNOWN_DECISION: grpc.StatusCode.FAILED_PRECONDITION,
+    Refusal.OTHER_SEAT: grpc.StatusCode.PERMISSION_DENIED,
+    Refusal.ALREADY_ANSWERED: grpc.StatusCode.FAILED_PRECONDITION,
+    Refusal.DEFAULTED: grpc.StatusCode.FAILED_PRECONDITION,
+    Refusal.NO_SUCH_OPTION: grpc.StatusCode.INVALID_ARGUMENT,
+    Refusal.ILLEGAL: grpc.StatusCode.INVALID_ARGUMENT,
+}
+"""The gRPC status code of each answer outcome (None: accepted), as arena.proto lists."""
+
+Context: TypeAlias = grpc.aio.ServicerContext[Any, Any]
 
 
 def metadata(context: Context, key: str) -> str | None:
@@ -49,46 +65,69 @@ async def abort(context: Context, code: grpc.StatusCode, message: str) -> NoRetu
     raise AssertionError("unreachable")  # context.abort raises
 
 
+class Refused(Exception):
+    """A call refused before it began: its status code and message."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 # -- streams ---------------------------------------------------------------------------
 
 
-async def _events(match: Match, seat: int | None, after: int,
-                  replies: deque[bytes] | None = None,
-                  wake: asyncio.Event | None = None) -> AsyncIterator[bytes]:
-    """Yields encoded ``SeatEvents`` messages: first a snapshot, the logged events after
-    ``after`` and the seat's open decision if it was already sent; then, each time the
-    stream is woken (see ``EventLog``), everything pending (``replies`` first, then
-    new events) as one message, until the match ends."""
-    event_log: EventLog = match.spectators if seat is None else match.seat_logs[seat]
-    wake = wake or asyncio.Event()
-    event_log.listeners.add(wake)
+async def _stream(match: Runner, viewer: int | None, after: int,
+                  replies: deque[tuple[int, bytes]] | None = None,
+                  wake: Callable[[asyncio.Event], None] | None = None
+                  ) -> AsyncIterator[bytes]:
+    """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
+    each time the stream is woken (see ``server.runner``), every pending item as one
+    message, until the match's end has been sent.
+
+    ``replies`` (Play) holds (log length when answered, encoded ActResult): each reply
+    goes out before the log entries that came after its answer.
+    """
+    state = match.match
+    follower = match.follow(viewer)
+    if wake is not None:
+        wake(follower.wake)
     try:
-        entries = event_log.entries
-        cursor = len(entries)
-        view = wire.view_bytes(view_of(match.state, seat, history=False), match.names)
-        first = [wire.entry(wire.frame(cursor, wire.snapshot_body(view, match.id))),
-                 *entries[min(after, cursor):cursor]]
-        if seat is not None:
-            again = match.open_decision_for(seat)
-            if again is not None and again[0] <= after:
-                first.append(again[1])
+        now = match.clock.now()
+        first = [wire.snapshot_entry(visibility.snapshot(state, viewer, after), state, now)]
+        if state.ended is not None:
+            first.append(wire.stream_entry(visibility.item(state, state.ended, viewer)
+                                           or _never(), state, now))
+            yield b"".join(first)
+            return
         yield b"".join(first)
+        entries = state.log
         while True:
-            wake.clear()
+            follower.wake.clear()
             pending: list[bytes] = []
-            while replies:
-                pending.append(replies.popleft())
-            if cursor < len(entries):
-                pending += entries[cursor:]
-                cursor = len(entries)
+            done = False
+            now = match.clock.now()
+            while follower.cursor < len(entries) or replies:
+                if replies and replies[0][0] <= follower.cursor:
+                    pending.append(replies.popleft()[1])
+                    continue
+                entry = entries[follower.cursor]
+                follower.cursor += 1
+                item = visibility.item(state, entry, viewer)
+                if item is not None:
+                    pending.append(wire.stream_entry(item, state, now))
+                done = done or isinstance(entry, Ended)
             if pending:
                 yield b"".join(pending)
-            elif event_log.closed:
+            if done:
                 return
-            else:
-                await wake.wait()
+            await follower.wake.wait()
     finally:
-        event_log.listeners.discard(wake)
+        match.unfollow(follower)
+
+
+def _never() -> NoReturn:
+    raise AssertionError("every viewer sees the end of the match")
 
 
 # -- Seat ------------------------------------------------------------------------------
@@ -100,80 +139,109 @@ class SeatService:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    async def _seat(self, context: Context) -> tuple[Match, int]:
+    def _seat(self, context: Context) -> tuple[Runner, int]:
+        """Returns (match, seat) the call's seat token names; raises Refused."""
         token = metadata(context, SEAT_TOKEN)
         if not token:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
-                         f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED,
+                          f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
         found = self.host.seat_of(token)
         if found is None and (gone := self.host.retired(token)) is not None:
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                         f"match {gone!r} has ended and is no longer held by this server; "
-                         f"its record is in Spectate.GetRecord")
+            raise Refused(grpc.StatusCode.NOT_FOUND,
+                          f"match {gone!r} has ended and is no longer held by this server; "
+                          f"its record is in Spectate.GetRecord")
         if found is None:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
-                         f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED,
+                          f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
         # Every line logged for this call names the match and the seat.
         structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
         return found
 
+    async def _unary_seat(self, context: Context) -> tuple[Runner, int]:
+        try:
+            return self._seat(context)
+        except Refused as e:
+            await abort(context, e.code, e.message)
+
     async def Join(self, request: pb.JoinRequest, context: Context) -> pb.JoinResponse:
-        match, seat = await self._seat(context)
+        match, seat = await self._unary_seat(context)
         if len(request.name) > NAME_LIMIT:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
+                        f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
         match.join(seat, request.name)
-        return pb.JoinResponse(match_id=match.id, seat=seat, colour=match.state.colours[seat],
-                               players=match.players, deadline_ms=match.settings.deadline_ms)
+        state = match.match
+        return wire.join_response(match.id, seat, state.state.colours[seat], state.players,
+                                  state.settings.deadline_ms)
 
     async def Observe(self, request: pb.ObserveRequest, context: Context
                       ) -> AsyncIterator[bytes]:
-        match, seat = await self._seat(context)
+        try:
+            match, seat = self._seat(context)
+        except Refused as e:
+            _refuse_stream(context, e)
+            return
         match.join(seat)
-        async for message in _events(match, seat, request.after_sequence):
+        async for message in _stream(match, seat, request.after_sequence):
             yield message
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
-        match, seat = await self._seat(context)
-        code, message = _act(match, seat, request)
-        if code is not grpc.StatusCode.OK:
-            await abort(context, code, message)
-        return pb.ActResponse(decision_id=request.decision_id)
+        match, seat = await self._unary_seat(context)
+        outcome = _act(match, seat, request)
+        if not outcome.accepted:
+            assert outcome.refusal is not None
+            context.set_trailing_metadata(
+                (("refusal", f"REFUSAL_{outcome.refusal.name}"),
+                 *((("rule", outcome.rule),) if outcome.rule else ())))
+            await abort(context, STATUS_OF[outcome.refusal], outcome.message)
+        return wire.act_response(request.decision_id, outcome)
 
     async def Play(self, requests: AsyncIterator[pb.PlayRequest], context: Context
                    ) -> AsyncIterator[bytes]:
-        match, seat = await self._seat(context)
+        try:
+            match, seat = self._seat(context)
+        except Refused as e:
+            _refuse_stream(context, e)
+            return
         first = await _first(requests)
         if first is None or first.WhichOneof("message") != "observe":
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                         "the first message of Play must carry 'observe'")
+            _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                                            "the first message of Play must carry 'observe'"))
+            return
         match.join(seat)
-        replies: deque[bytes] = deque()
-        wake = asyncio.Event()
+        replies: deque[tuple[int, bytes]] = deque()
+        woken: list[asyncio.Event] = []
 
         async def read() -> None:
             async for req in requests:
+                # The reply goes out at once, ahead of what the answer caused: the
+                # log entries appended from this length on.
+                position = len(match.match.log)
                 if req.WhichOneof("message") == "act":
-                    code, message = _act(match, seat, req.act)
+                    outcome = _act(match, seat, req.act)
                     decision_id = req.act.decision_id
                 else:
-                    code, message = (grpc.StatusCode.INVALID_ARGUMENT,
-                                     "after the first message, Play takes only 'act'")
+                    outcome = refused(Refusal.MALFORMED,
+                                      "after the first message, Play takes only 'act'")
                     decision_id = ""
-                replies.append(wire.entry(wire.act_result(decision_id, code.value[0],
-                                                          message)))
-                # A refusal goes at once, for the seat may answer again; an accepted
-                # answer goes with the events it caused, which wake the stream soon.
-                if code is not grpc.StatusCode.OK:
-                    wake.set()
+                replies.append((position, wire.act_result(
+                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0])))
+                for event in woken:
+                    event.set()
 
         reader = asyncio.ensure_future(read())
         try:
-            async for message in _events(match, seat, first.observe.after_sequence,
-                                         replies, wake):
+            async for message in _stream(match, seat, first.observe.after_sequence, replies,
+                                         woken.append):
                 yield message
         finally:
             reader.cancel()
+
+
+def _refuse_stream(context: Context, refusal: Refused) -> None:
+    """Ends a streaming call with a status, without sending a message (aborting from
+    inside a streaming handler can surface to the client as INTERNAL)."""
+    context.set_code(refusal.code)
+    context.set_details(refusal.message)
 
 
 async def _first(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | None:
@@ -182,14 +250,13 @@ async def _first(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | No
     return None
 
 
-def _act(match: Match, seat: int, request: pb.ActRequest) -> tuple[grpc.StatusCode, str]:
-    """Returns the status code and message of an answer after offering it to the match."""
+def _act(match: Runner, seat: int, request: pb.ActRequest) -> Outcome:
+    """Returns the outcome of an answer after offering it to the match."""
     try:
         decision_id, option, action = wire.answer_of(request)
     except wire.WireError as e:
-        return grpc.StatusCode.INVALID_ARGUMENT, str(e)
-    answer = match.answer(seat, decision_id, option, action)
-    return answer.code, answer.message
+        return refused(Refusal.MALFORMED, str(e))
+    return match.answer(seat, decision_id, option, action)
 
 
 # -- Spectate --------------------------------------------------------------------------
@@ -199,7 +266,7 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
     match = host.get(match_id)
     if match is not None and not match.ended:
         if so_far:
-            return pb.GameRecord(match_id=match_id, json=match.record_so_far())
+            return wire.game_record(match_id, match.record_so_far())
         await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                      f"match {match_id!r} is still being played; its record comes at the end")
     row = host.storage.match(match_id)
@@ -209,7 +276,7 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
     if record is None:
         await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
                      f"match {match_id!r} is {row.status} and has no record yet")
-    return pb.GameRecord(match_id=match_id, json=record)
+    return wire.game_record(match_id, record)
 
 
 class SpectateService:
@@ -221,10 +288,12 @@ class SpectateService:
     async def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[bytes]:
         match = self.host.get(request.match_id)
         if match is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                         f"no match {request.match_id!r} is held by this server")
+            _refuse_stream(context, Refused(
+                grpc.StatusCode.NOT_FOUND,
+                f"no match {request.match_id[:80]!r} is held by this server"))
+            return
         structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
-        async for message in _events(match, None, request.after_sequence):
+        async for message in _stream(match, None, request.after_sequence):
             yield message
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
@@ -266,7 +335,7 @@ class OrganiserService:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         except (IllegalActionError, ValueError) as e:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        return pb.CreateMatchResponse(match_id=match.id, seat_tokens=match.tokens)
+        return wire.create_response(match.id, match.tokens)
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
                           ) -> pb.ListMatchesResponse:
@@ -274,7 +343,7 @@ class OrganiserService:
         limit = min(request.limit or 50, LIST_LIMIT_MAX)
         await self.host.storage.writer.flush()     # list the matches just created, too
         rows = self.host.storage.matches(limit)
-        return pb.ListMatchesResponse(matches=[wire.match_summary(r) for r in rows])
+        return wire.list_response(rows)
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         await self._check(context)

@@ -58,6 +58,20 @@ CREATE INDEX IF NOT EXISTS matches_created ON matches (created);
 """
 
 
+class StorageError(RuntimeError):
+    """The database could not store a write (the message says why)."""
+
+
+_END_MATCH = (
+    "INSERT INTO matches (id, status, players, names, ladder, created, ended, "
+    "winners, ranks, delivered, reason, record) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET status = excluded.status, names = excluded.names, "
+    "ended = excluded.ended, winners = excluded.winners, ranks = excluded.ranks, "
+    "delivered = excluded.delivered, reason = excluded.reason, "
+    "record = excluded.record WHERE matches.status IN ('waiting', 'running')")
+
+
 def now_iso() -> str:
     """Returns the current UTC time as ISO 8601 text with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -214,7 +228,7 @@ class Storage:
                         winners: Sequence[int] = (), ranks: Sequence[int] = (),
                         delivered: Sequence[int] = (), reason: str | None = None) -> bool:
         """Returns whether this call ended the match, once its status and record are
-        on disk; raises sqlite3.Error when they could not be stored.
+        on disk; raises StorageError when they could not be stored.
 
         A match that has already ended is left as it is, so a second call is harmless.
         The whole row is written, so the end is stored even if an earlier queued write
@@ -222,19 +236,15 @@ class Storage:
         """
         if status not in ENDED:
             raise ValueError(f"an ended match is 'finished' or 'aborted', got {status!r}")
-        cur = await self.writer.run(
-            self._durable.execute,
-            "INSERT INTO matches (id, status, players, names, ladder, created, ended, "
-            "winners, ranks, delivered, reason, record) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET status = excluded.status, names = excluded.names, "
-            "ended = excluded.ended, winners = excluded.winners, ranks = excluded.ranks, "
-            "delivered = excluded.delivered, reason = excluded.reason, "
-            "record = excluded.record WHERE matches.status IN ('waiting', 'running')",
-            (match_id, status, players, json.dumps(list(names)), int(ladder), created,
-             now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
-             json.dumps(list(delivered)), reason, record))
+        try:
+            cur = await self.writer.run(self._durable.execute, _END_MATCH, (
+                match_id, status, players, json.dumps(list(names)), int(ladder), created,
+                now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
+                json.dumps(list(delivered)), reason, record))
+        except sqlite3.Error as e:
+            raise StorageError(f"match {match_id}: its end was not stored: {e}") from e
         return bool(cur.rowcount == 1)
+
     def match(self, match_id: str) -> MatchRow | None:
         """Returns a stored match, or None when unknown."""
         r = self.db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()

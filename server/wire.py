@@ -1,41 +1,44 @@
 """The one place on the server side where values become protobuf messages and back.
 
-Out: views, events, decisions and match ends for the streams; listings, ladder
-assignments and standings for the unary calls. In: answers (actions), match
-set-ups. And the requests and replies of the ``mammamia match`` and ``mammamia
-ladder`` commands. Servicers and commands build and read plain messages (ids,
-names, a record's text) themselves and call here for everything else.
+Out: views, events, decisions, snapshots and match ends for the streams; replies
+of the unary calls, listings, ladder assignments and standings. In: answers
+(actions), match set-ups. And the requests and replies of the ``mammamia match``
+and ``mammamia ladder`` commands. Servicers and commands call here for every
+message they build or read.
 
-Everything a seat or a spectator receives is built here from a ``mammamia.View``
-or from public ``mammamia.Event``s, never from a ``State``, so nothing R-VIEW
-hides can reach the wire by accident.
+Everything a seat or a spectator receives is built here from what
+``server.visibility`` hands over (views, public log entries, the viewer's own
+decision), never from a ``State``, so nothing R-VIEW hides can reach the wire by
+accident.
 
-Event streams are sent as ready-made bytes: each event's payload is encoded once
-and framed per stream with that stream's sequence number (protobuf encodes a
-message as the concatenation of its fields, so ``frame`` gives exactly the bytes
-``SeatEvent.SerializeToString`` would). Each framed event is kept as one ``events``
-entry of a ``SeatEvents`` message (``entry``); since encoded messages concatenate
-into one whose repeated fields hold all their entries, joining entries gives the
-message that carries all of those events at once.
+Stream messages are sent as ready-made bytes (``server._encoding``): a public
+log entry is encoded once, as the same bytes for every stream of its match, and
+a stream message is the concatenation of its ``events`` entries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import INGREDIENTS, Event, Resolve, SeatInfo, Turn, View
+from mammamia import INGREDIENTS, ORDERS, Event, Resolve, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
+from . import _encoding as enc
+from .answers import Outcome, Refusal
+from .events import Decision, Defaulted, Happened, Numbered
+from .match import Match
 from .storage import MatchRow
+from .visibility import Final as FinalItem
+from .visibility import Item, Snapshot
 
 if TYPE_CHECKING:
-    from .ladder.ladder import Assignment
+    from .ladder.assignment import Assignment
     from .ladder.store import MatchRow as LadderMatchRow
     from .ladder.store import Standing
 
@@ -49,91 +52,11 @@ DRAWS: Final = {"supply": pb.DRAW_SOURCE_SUPPLY, "waiter": pb.DRAW_SOURCE_WAITER
 _DRAW_NAMES: Final = {v: k for k, v in DRAWS.items()}
 _KINDS: Final = frozenset(INGREDIENTS)
 STATUSES: Final = {"waiting": pb.MATCH_STATUS_WAITING, "running": pb.MATCH_STATUS_RUNNING,
+                   "ending": pb.MATCH_STATUS_RUNNING,
                    "finished": pb.MATCH_STATUS_FINISHED, "aborted": pb.MATCH_STATUS_ABORTED}
-
-# SeatEvent field numbers (arena.proto), for framing ready-made payloads.
-_SEQUENCE_TAG: Final = b"\x08"
-_EVENTS_TAG: Final = b"\x0a"        # SeatEvents.events (1, length-delimited)
-SNAPSHOT, DECISION, TURN, ROUND_STARTED, ROUND_ENDED, RESOLVED, MATCH_ENDED, ACT_RESULT = (
-    range(2, 10))
-
-
-# -- framing ---------------------------------------------------------------------------
-
-
-def _varint(n: int) -> bytes:
-    if n < 0x80:
-        return _SMALL[n]
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_SMALL: Final = tuple(bytes((i,)) for i in range(0x80))
-
-
-def _uint(field: int, value: int) -> bytes:
-    """Returns a varint field, or nothing for 0 (proto3 leaves zero scalars out)."""
-    return _VARINT_TAGS[field] + _varint(value) if value else b""
-
-
-def _bytes(field: int, data: bytes) -> bytes:
-    """Returns a length-delimited field (a string, bytes or an embedded message)."""
-    return _LENGTH_TAGS[field] + _varint(len(data)) + data
-
-
-# Field tags (field number and wire type) of the fields encoded here (1 to 17).
-_VARINT_TAGS: Final = tuple(_varint(f << 3) for f in range(18))
-_LENGTH_TAGS: Final = tuple(_varint(f << 3 | 2) for f in range(18))
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _ByIdentity(Generic[K, V]):
-    """A bounded cache of what is computed from immutable objects the engine hands out
-    again and again as the same object (legal-action tuples, public events), keyed by
-    identity: a lookup costs no hashing of the object. Each entry keeps its object
-    alive, so no other object can take its id while it is cached."""
-
-    __slots__ = ("_entries", "_limit")
-
-    def __init__(self, limit: int) -> None:
-        self._entries: dict[int, tuple[K, V]] = {}
-        self._limit = limit
-
-    def get(self, key: K, compute: Callable[[K], V]) -> V:
-        """Returns the value cached for ``key`` (this very object), computing it once."""
-        entry = self._entries.get(id(key))
-        if entry is not None and entry[0] is key:
-            return entry[1]
-        value = compute(key)
-        if len(self._entries) >= self._limit:
-            self._entries.clear()
-        self._entries[id(key)] = (key, value)
-        return value
-
-
-def payload(field: int, message: bytes) -> bytes:
-    """Returns a SeatEvent's oneof ``field`` holding ``message`` (encoded), without sequence."""
-    return _varint(field << 3 | 2) + _varint(len(message)) + message
-
-
-def frame(sequence: int, body: bytes) -> bytes:
-    """Returns the encoded SeatEvent with ``sequence`` and a ``payload`` body."""
-    if sequence == 0:
-        return body
-    return _SEQUENCE_TAG + _varint(sequence) + body
-
-
-def entry(event: bytes) -> bytes:
-    """Returns an encoded SeatEvent as one ``events`` entry of a SeatEvents message;
-    a message is the concatenation of its entries."""
-    return _EVENTS_TAG + _varint(len(event)) + event
+REFUSALS: Final = {r: pb.Refusal.Value(f"REFUSAL_{r.name}") for r in Refusal}
+_REASONS: Final = {"late": pb.DEADLINE_REASON_LATE,
+                   "disconnected": pb.DEADLINE_REASON_DISCONNECTED}
 
 
 # -- values out ------------------------------------------------------------------------
@@ -189,128 +112,41 @@ def action_message(a: Action) -> pb.Action:
     return msg
 
 
-def view_message(v: View, names: Sequence[str] = ()) -> pb.View:
-    """Returns a view as a message; ``names`` are the seats' display names."""
-    msg = pb.View(
-        players=v.players, round=v.round, phase=PHASES[v.phase], supply_size=v.supply_size,
-        oven=v.oven, revealed=v.revealed, table=counts(v.table), used=v.used,
-        hand=counts(v.hand), hand_orders=v.hand_orders, waiter=v.waiter, winners=v.winners)
-    if v.seat is not None:
-        msg.seat = v.seat
-    if v.to_act is not None:
-        msg.to_act = v.to_act
-    if v.deciding is not None:
-        msg.deciding = v.deciding
-    if v.mamma_mia_holder is not None:
-        msg.mamma_mia_holder = v.mamma_mia_holder
-    for s in v.seats:
-        msg.seats.add(seat=s.seat, colour=s.colour, hand_size=s.hand_size,
-                      orders_in_hand=s.orders_in_hand, waiter_size=s.waiter_size,
-                      delivered=s.delivered,
-                      name=names[s.seat] if s.seat < len(names) else "")
-    return msg
+def view_bytes(v: View, facts: Sequence[enc.SeatFacts] = ()) -> bytes:
+    """Returns a view as an encoded View message (the bytes of ``view_message``
+    serialized); ``facts`` are each seat's (name, strikes, autopilot)."""
+    return enc.view(v, facts)
 
 
-def view_bytes(v: View, names: Sequence[str] = ()) -> bytes:
-    """Returns a view as an encoded View message (the bytes of ``view_message(v, names)``
-    serialized), built from cached pieces: the card ids, ingredient counts and seat
-    facts of one decision are mostly those of the last."""
-    parts = [
-        b"" if v.seat is None else _SEAT_TAG + _varint(v.seat),
-        _uint(2, v.players), _uint(3, v.round), _uint(4, PHASES[v.phase]),
-        b"" if v.to_act is None else _TO_ACT_TAG + _varint(v.to_act),
-        _DECIDING[v.deciding] if v.deciding else b"",
-        _uint(7, v.supply_size),
-        b"".join(map(_OVEN.__getitem__, v.oven)),
-        _uint(9, v.revealed),
-        _TABLE[v.table],
-        b"".join(map(_USED.__getitem__, v.used)),
-        b"" if v.mamma_mia_holder is None else _HOLDER_TAG + _varint(v.mamma_mia_holder),
-        *[_seat(info, names[info.seat] if info.seat < len(names) else "")
-          for info in v.seats],
-        _HAND[v.hand],
-        b"".join(map(_HAND_ORDERS.__getitem__, v.hand_orders)),
-        b"".join(map(_WAITER.__getitem__, v.waiter)),
-    ]
-    if v.winners:
-        parts.append(_bytes(17, b"".join(_varint(w) for w in v.winners)))   # packed
-    return b"".join(parts)
+def view_message(v: View, facts: Sequence[enc.SeatFacts] = ()) -> pb.View:
+    """Returns a view as a message; ``facts`` are each seat's (name, strikes, autopilot)."""
+    return pb.View.FromString(enc.view(v, facts))
 
 
-_SEAT_TAG, _TO_ACT_TAG, _HOLDER_TAG = _VARINT_TAGS[1], _VARINT_TAGS[5], _VARINT_TAGS[12]
+def _bake_kind(e: Event) -> str | None:
+    """Returns the "?"/"J" kind a Minimale or Monotoni was baked with, chosen or not."""
+    order = ORDERS[e.order] if e.order else None
+    if order is None or order.kind not in ("minimale", "monotoni"):
+        return None
+    return e.ingredient
 
 
-class _Encoded(dict[Any, bytes]):
-    """The encodings of one field's values, each computed on first use: the values of
-    the fields cached this way (card ids, colours, ingredient counts) are few."""
-
-    def __init__(self, encode: Callable[[Any], bytes]) -> None:
-        super().__init__()
-        self._encode = encode
-
-    def __missing__(self, value: Any) -> bytes:
-        data = self[value] = self._encode(value)
-        return data
-
-
-def _strings(field: int) -> _Encoded:
-    return _Encoded(lambda text: _bytes(field, text.encode()))
-
-
-def _ingredient_counts(field: int) -> _Encoded:
-    # An IngredientCounts field is present even when all counts are 0.
-    return _Encoded(lambda c: _bytes(field, b"".join(
-        _uint(kind, n) for kind, n in enumerate(c, start=1))))
-
-
-_DECIDING, _OVEN, _USED, _HAND_ORDERS, _WAITER = (_strings(f) for f in (6, 8, 11, 15, 16))
-_TABLE, _HAND = _ingredient_counts(10), _ingredient_counts(14)
-_COLOUR, _DELIVERED = _strings(2), _strings(6)      # SeatInfo fields
-
-_SEATS: dict[tuple[SeatInfo, str], bytes] = {}
-_SEATS_LIMIT: Final = 100_000
-
-
-def _seat(info: SeatInfo, name: str) -> bytes:
-    """Returns a View's ``seats`` entry (field 13) for one seat's public facts."""
-    key = (info, name)
-    data = _SEATS.get(key)
-    if data is None:
-        if len(_SEATS) >= _SEATS_LIMIT:
-            _SEATS.clear()
-        data = _SEATS[key] = _bytes(13, b"".join((
-            _uint(1, info.seat), _COLOUR[info.colour], _uint(3, info.hand_size),
-            _uint(4, info.orders_in_hand), _uint(5, info.waiter_size),
-            b"".join(map(_DELIVERED.__getitem__, info.delivered)),
-            _bytes(7, name.encode()) if name else b"")))
-    return data
-
-
-def event_body(e: Event) -> bytes | None:
-    """Returns a public event as an encoded SeatEvent body, or None for ``game_over``
-    (the end of a match is announced by ``match_ended`` once its record is stored)."""
-    return _EVENT_BODIES.get(e, _event_body)
-
-
-# ``mammamia.public_events`` hands out the same Event object for the same happening.
-_EVENT_BODIES: Final[_ByIdentity[Event, bytes | None]] = _ByIdentity(100_000)
-
-
-def _event_body(e: Event) -> bytes | None:
+def _event_message(e: Event) -> tuple[str, bytes]:
+    """Returns (SeatEvent oneof field, encoded message) of a public game event."""
     kind = e.kind
     if kind == "turn":
-        t = Turn(e.ingredient, e.count, e.order, e.draw)
         assert e.seat is not None
-        msg = pb.TurnTaken(seat=e.seat, action=turn_action(t), drawn=e.drawn,
-                           mamma_mia=e.mamma_mia)
-        return payload(TURN, msg.SerializeToString())
+        msg = pb.TurnTaken(seat=e.seat, action=turn_action(Turn(e.ingredient, e.count,
+                                                                 e.order, e.draw)),
+                           drawn=e.drawn, mamma_mia=e.mamma_mia)
+        return "turn", msg.SerializeToString()
     if kind == "round_started":
         assert e.seat is not None
-        return payload(ROUND_STARTED, pb.RoundStarted(round=e.round, first_seat=e.seat)
-                       .SerializeToString())
+        return "round_started", pb.RoundStarted(round=e.round,
+                                                first_seat=e.seat).SerializeToString()
     if kind == "round_ended":
-        return payload(ROUND_ENDED, pb.RoundEnded(round=e.round, stalemate=e.stalemate)
-                       .SerializeToString())
+        return "round_ended", pb.RoundEnded(round=e.round,
+                                            stalemate=e.stalemate).SerializeToString()
     if kind in ("baked", "failed"):
         assert e.seat is not None and e.order is not None
         baked = kind == "baked"
@@ -319,41 +155,56 @@ def _event_body(e: Event) -> bytes | None:
         res = pb.OrderResolved(seat=e.seat, order=e.order, baked=baked,
                                automatic=e.auto if baked else not e.declined,
                                declined=e.declined)
-        if e.ingredient is not None:
-            res.ingredient = e.ingredient
+        ingredient = _bake_kind(e) if baked else None
+        if ingredient is not None:
+            res.ingredient = ingredient
         if e.hand is not None:
             res.hand.CopyFrom(counts(e.hand))
-        return payload(RESOLVED, res.SerializeToString())
-    if kind == "game_over":
-        return None
-    raise ValueError(f"unknown event kind {kind!r}")
+        return "resolved", res.SerializeToString()
+    raise ValueError(f"no wire form for event kind {kind!r}")
 
 
-def decision_body(decision_id: str, resolve: bool, view: bytes, options: bytes,
-                  deadline_ns: int, deadline_ms: int, time_bank_ms: int) -> bytes:
-    """Returns a DecisionRequest as an encoded SeatEvent body.
-
-    ``view`` is the seat's encoded View, ``options`` its encoded options (from
-    ``options_field``); ``deadline_ns`` is a UNIX time in nanoseconds.
-    """
-    seconds, nanos = divmod(deadline_ns, 1_000_000_000)
-    deadline = _uint(1, seconds) + _uint(2, nanos)          # google.protobuf.Timestamp
-    return payload(DECISION, b"".join((
-        _bytes(1, decision_id.encode()),
-        _RESOLVE_KIND if resolve else _TURN_KIND,
-        _bytes(3, view),
-        options,                                            # 4, repeated, encoded
-        _bytes(5, deadline),
-        _uint(6, max(0, deadline_ms)),
-        _uint(7, max(0, time_bank_ms)))))
+def numbered_event(entry: Numbered) -> bytes:
+    """Returns a public log entry as an encoded SeatEvent (the same bytes for every
+    stream of the match; computed once per entry)."""
+    data = entry.encoded
+    if data is None:
+        if isinstance(entry, Happened):
+            kind, message = _event_message(entry.event)
+        else:
+            kind, message = "deadline_passed", _defaulted(entry)
+        data = entry.encoded = enc.seat_event(entry.sequence, kind, message)
+    return data
 
 
-_TURN_KIND: Final = _uint(2, pb.DECISION_KIND_TURN)
-_RESOLVE_KIND: Final = _uint(2, pb.DECISION_KIND_RESOLVE)
+def _defaulted(d: Defaulted) -> bytes:
+    return pb.DeadlinePassed(seat=d.seat, decision_id=d.decision_id, reason=_REASONS[d.reason],
+                             strikes=d.strikes, autopilot=d.autopilot,
+                             action=action_message(d.action)).SerializeToString()
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def _ms(seconds: float) -> int:
+    return max(0, int(seconds * 1000))
+
+
+def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
+    """Returns an open decision as an encoded DecisionRequest, its times counted
+    from ``now``."""
+    if d.encoded_view is None:
+        d.encoded_view = enc.view(d.view, d.seats)
+    default_at = match.default_at(d)
+    bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
+    return enc.decision(d.id, d.resolve, d.encoded_view, options_field(d.options),
+                        _ns(d.deadline), _ms(d.deadline - now), _ms(bank), _ns(default_at),
+                        _ms(default_at - now))
 
 
 def options_field(legal: tuple[Action, ...]) -> bytes:
-    """Returns the encoded repeated ``options`` field (4) of the DecisionRequest that
+    """Returns the encoded repeated ``options`` field of the DecisionRequest that
     asks to choose among ``legal`` (a view's legal actions)."""
     return _OPTIONS.get(legal, _encode_options)
 
@@ -361,42 +212,87 @@ def options_field(legal: tuple[Action, ...]) -> bytes:
 # The engine interns the legal turns of a hand (R-TURN-1..5: they depend only on the
 # hand and on whether its waiter still has orders), and hands repeat, so each tuple
 # is encoded once.
-_OPTIONS: Final[_ByIdentity[tuple[Action, ...], bytes]] = _ByIdentity(50_000)
-
-
-_OPTION_FIELDS: dict[Action, bytes] = {}
+_OPTIONS: Final[enc.ByIdentity[tuple[Action, ...], bytes]] = enc.ByIdentity(50_000)
 
 
 def _encode_options(options: Sequence[Action]) -> bytes:
-    fields = _OPTION_FIELDS
-    parts = []
-    for a in options:
-        field = fields.get(a)
-        if field is None:
-            data = action_bytes(a)
-            field = fields[a] = b"\x22" + _varint(len(data)) + data
-        parts.append(field)
-    return b"".join(parts)
+    return enc.options_field([action_bytes(a) for a in options])
 
 
-def snapshot_body(view: bytes, match_id: str) -> bytes:
-    """Returns a Snapshot of an encoded View (``view_bytes``) as an encoded SeatEvent body."""
-    return payload(SNAPSHOT, _bytes(1, view) + _bytes(2, match_id.encode()))
+def _ended(item: FinalItem, match: Match) -> bytes:
+    e = item.ended
+    msg = pb.MatchEnded(status=STATUSES[e.status], winners=e.winners, delivered=e.delivered,
+                        ranks=e.ranks, reason=e.reason or "")
+    return msg.SerializeToString() + enc.length(
+        pb.MatchEnded.DESCRIPTOR.fields_by_name["view"].number,
+        enc.view(item.view, match.seat_facts()))
 
 
-def match_ended_body(status: str, winners: Sequence[int], delivered: Sequence[int],
-                     ranks: Sequence[int]) -> bytes:
-    """Returns a MatchEnded as an encoded SeatEvent body."""
-    return payload(MATCH_ENDED, pb.MatchEnded(
-        status=STATUSES[status], winners=winners, delivered=delivered, ranks=ranks,
-    ).SerializeToString())
+def stream_entry(item: Item, match: Match, now: float) -> bytes:
+    """Returns one item for a stream as a ``SeatEvents.events`` entry."""
+    if isinstance(item, Decision):
+        event = enc.seat_event(0, "decision", decision_bytes(item, match, now))
+    elif isinstance(item, FinalItem):
+        event = enc.seat_event(0, "match_ended", _ended(item, match))
+    else:
+        event = numbered_event(item)
+    return enc.events_entry(event)
 
 
-def act_result(decision_id: str, code: int, message: str = "") -> bytes:
-    """Returns an encoded SeatEvent carrying an ActResult (sequence 0: a reply)."""
-    return payload(ACT_RESULT, b"".join((
-        _bytes(1, decision_id.encode()) if decision_id else b"", _uint(2, code == 0),
-        _uint(3, code), _bytes(4, message.encode()) if message else b"")))
+def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
+    """Returns the Snapshot that opens a stream as a ``SeatEvents.events`` entry."""
+    fields = pb.Snapshot.DESCRIPTOR.fields_by_name
+    body = b"".join((
+        enc.length(fields["view"].number, enc.view(snap.view, match.seat_facts())),
+        enc.text(fields["match_id"].number, match.id),
+        b"" if snap.decision is None else enc.length(
+            fields["decision"].number, decision_bytes(snap.decision, match, now)),
+        enc.uint(fields["status"].number, STATUSES[snap.status]),
+        *(enc.history_entry(numbered_event(e)) for e in snap.history)))
+    return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
+
+
+def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
+    """Returns the reply to an answer on Play as a ``SeatEvents.events`` entry;
+    ``code`` is the gRPC status code the unary Act would have returned."""
+    msg = pb.ActResult(decision_id=decision_id, accepted=outcome.accepted, code=code,
+                       message=outcome.message, repeated=outcome.repeated,
+                       rule=outcome.rule or "")
+    if outcome.refusal is not None:
+        msg.refusal = REFUSALS[outcome.refusal]
+    return enc.events_entry(enc.seat_event(0, "act_result", msg.SerializeToString()))
+
+
+def status_of(status: str) -> int:
+    """Returns a match status as its MatchStatus value."""
+    return STATUSES[status]
+
+
+def join_response(match_id: str, seat: int, colour: str, players: int,
+                  deadline_ms: int) -> pb.JoinResponse:
+    """Returns the reply to Join."""
+    return pb.JoinResponse(match_id=match_id, seat=seat, colour=colour, players=players,
+                           deadline_ms=deadline_ms)
+
+
+def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
+    """Returns the reply to an accepted Act."""
+    return pb.ActResponse(decision_id=decision_id, repeated=outcome.repeated)
+
+
+def game_record(match_id: str, record: str) -> pb.GameRecord:
+    """Returns a game record (JSON text) as a message."""
+    return pb.GameRecord(match_id=match_id, json=record)
+
+
+def create_response(match_id: str, tokens: Sequence[str]) -> pb.CreateMatchResponse:
+    """Returns the reply to CreateMatch."""
+    return pb.CreateMatchResponse(match_id=match_id, seat_tokens=tokens)
+
+
+def list_response(rows: Sequence[MatchRow]) -> pb.ListMatchesResponse:
+    """Returns the reply to ListMatches."""
+    return pb.ListMatchesResponse(matches=[match_summary(r) for r in rows])
 
 
 def match_summary(row: MatchRow) -> pb.MatchSummary:

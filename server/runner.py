@@ -1,0 +1,252 @@
+"""Runs one match on the event loop: its clock, its storage, and its streams' wake-ups.
+
+The match (``server.match``) is a state machine that is handed answers and the
+time. Its runner is what hands them over: it calls the match when a seat joins or
+answers and when the clock says a deadline or the start timeout has come, and
+after each call it looks at the log entries the call appended:
+
+- it wakes the streams that follow the match (``Follower``): at once for a
+  decision request to a stream's seat and for the end, otherwise at most
+  ``HOLD_SECONDS`` later, so that the turns of the others reach a seat in the
+  same message as its next decision request;
+- it sets the clock for the open decision's default time;
+- it stores the match's start and names, and once the match is ending its
+  record, before the end is announced (a result is never announced unless it is
+  stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Final
+
+import structlog
+
+from mammamia.actions import Action
+
+from . import storage as st
+from .answers import Outcome
+from .clock import Clock, Timer
+from .events import Asked, Defaulted, Ended, Entry
+from .match import ENDING, WAITING, Match, iso
+
+log = structlog.get_logger()
+
+HOLD_SECONDS: Final = 0.02
+"""How long events that ask nothing of a stream's seat may wait before its stream is
+woken: one gRPC message per decision instead of one per event."""
+
+STORE_ATTEMPTS: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """How a match ended, once its record is stored.
+
+    ``status`` is ``finished`` or ``aborted``; for an aborted match ``winners`` is
+    empty and ``ranks``/``delivered`` describe the game where it was cut off.
+    """
+
+    match_id: str
+    status: str
+    winners: tuple[int, ...]
+    ranks: tuple[int, ...]
+    delivered: tuple[int, ...]
+    names: tuple[str, ...]
+    record: str
+    reason: str | None = None
+
+
+class Follower:
+    """One open stream of a match: its viewer (a seat, or None for a spectator), the
+    event that wakes it, and how far into the match's log it has read."""
+
+    __slots__ = ("cursor", "viewer", "wake")
+
+    def __init__(self, viewer: int | None, cursor: int) -> None:
+        self.viewer = viewer
+        self.cursor = cursor
+        self.wake = asyncio.Event()
+
+
+class Runner:
+    """One match, driven on the event loop. All methods run on the loop."""
+
+    def __init__(self, match: Match, tokens: tuple[str, ...], storage: st.Storage,
+                 clock: Clock, start_timeout: float) -> None:
+        self.match = match
+        self.id = match.id
+        self.tokens = tokens
+        self.storage = storage
+        self.clock = clock
+        self.followers: set[Follower] = set()
+        self._held: set[Follower] = set()
+        self._hold: Timer | None = None
+        self._timer: Timer | None = None
+        self._timer_at: float | None = None
+        self._ending: asyncio.Task[None] | None = None
+        self._result: asyncio.Future[MatchResult] = asyncio.get_running_loop().create_future()
+        storage.add_match(match.id, match.players, match.names, match.settings.ladder,
+                          iso(match.created))
+        self._start_timer: Timer | None = clock.call_at(
+            match.created + start_timeout, self._start_timeout)
+
+    # -- what the match is ---------------------------------------------------------
+
+    @property
+    def players(self) -> int:
+        """Returns the number of seats."""
+        return self.match.players
+
+    @property
+    def ended(self) -> bool:
+        """Whether the match has ended and its record is stored."""
+        return self._result.done()
+
+    async def result(self) -> MatchResult:
+        """Returns the result once the match has ended and its record is stored."""
+        return await asyncio.shield(self._result)
+
+    def record_so_far(self) -> str:
+        """Returns the game record of the actions taken so far (JSON text)."""
+        return self.match.record(self.clock.now())
+
+    # -- calls into the match ------------------------------------------------------
+
+    def join(self, seat: int, name: str | None = None) -> None:
+        """Takes a seat (again), with a name; starts the match once every seat is in."""
+        first = not self.match.joined[seat]
+        if self.match.join(seat, name):
+            self.storage.set_names(self.id, self.match.names)
+        if first:
+            log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])
+        if self.match.all_joined:
+            self._start()
+
+    def answer(self, seat: int, decision_id: str, option: int | None,
+               action: Action | None) -> Outcome:
+        """Returns the outcome of a seat's answer, applied when accepted."""
+        before = len(self.match.log)
+        outcome = self.match.answer(seat, decision_id, option, action, self.clock.now())
+        self._after(before)
+        return outcome
+
+    def abort(self, reason: str) -> asyncio.Future[MatchResult]:
+        """Returns the result future after cutting the match off (no-op once ending)."""
+        before = len(self.match.log)
+        self.match.abort(reason)
+        self._after(before)
+        return self._result
+
+    def _start(self) -> None:
+        if self.match.status != WAITING:
+            return
+        before = len(self.match.log)
+        self.match.start(self.clock.now())
+        self.storage.set_running(self.id)
+        log.info("match_started", match=self.id, players=self.players, names=self.match.names)
+        self._after(before)
+
+    def _start_timeout(self) -> None:
+        self._start_timer = None
+        if self.match.status == WAITING:
+            log.info("match_start_timeout", match=self.id,
+                     absent=[i for i, j in enumerate(self.match.joined) if not j])
+            self._start()
+
+    def _on_clock(self) -> None:
+        self._timer = self._timer_at = None
+        before = len(self.match.log)
+        present = {f.viewer for f in self.followers}
+        absent = [seat for seat in range(self.players) if seat not in present]
+        self.match.tick(self.clock.now(), absent)
+        for entry in self.match.log[before:]:
+            if isinstance(entry, Defaulted):
+                log.info("deadline_passed", match=self.id, seat=entry.seat,
+                         decision=entry.decision_id, reason=entry.reason,
+                         strikes=entry.strikes, autopilot=entry.autopilot)
+        self._after(before)
+
+    # -- after every call ----------------------------------------------------------
+
+    def _after(self, before: int) -> None:
+        match = self.match
+        new = match.log[before:]
+        if new:
+            self._notify(new)
+        when = match.wake_at()
+        if when != self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None if when is None else self.clock.call_at(when, self._on_clock)
+            self._timer_at = when
+        if match.status == ENDING and self._ending is None:
+            if self._start_timer is not None:
+                self._start_timer.cancel()
+                self._start_timer = None
+            self._ending = asyncio.ensure_future(self._store_and_announce())
+
+    def _notify(self, new: list[Entry]) -> None:
+        """Wakes the followers that the new entries ask something of now, and the
+        others after the hold."""
+        ended = any(isinstance(e, Ended) for e in new)
+        asked = {e.decision.seat for e in new if isinstance(e, Asked)}
+        for f in self.followers:
+            if ended or f.viewer in asked:
+                f.wake.set()
+                self._held.discard(f)
+            else:
+                self._held.add(f)
+        if self._held and self._hold is None:
+            self._hold = self.clock.call_at(self.clock.now() + HOLD_SECONDS, self._release)
+
+    def _release(self) -> None:
+        self._hold = None
+        for f in self._held:
+            f.wake.set()
+        self._held.clear()
+
+    def follow(self, viewer: int | None) -> Follower:
+        """Returns a new follower of the match's log from its end (the stream's snapshot
+        covers what came before)."""
+        f = Follower(viewer, len(self.match.log))
+        self.followers.add(f)
+        return f
+
+    def unfollow(self, f: Follower) -> None:
+        """Forgets a follower whose stream has closed."""
+        self.followers.discard(f)
+        self._held.discard(f)
+
+    # -- the end -------------------------------------------------------------------
+
+    async def _store_and_announce(self) -> None:
+        match = self.match
+        now = self.clock.now()
+        record = match.record(now)
+        stored = False
+        pending = match.result(stored=True)
+        for attempt in range(1, STORE_ATTEMPTS + 1):
+            try:
+                await self.storage.end_match(
+                    self.id, pending.status, record, players=match.players, names=match.names,
+                    ladder=match.settings.ladder, created=iso(match.created),
+                    winners=pending.winners, ranks=pending.ranks, delivered=pending.delivered,
+                    reason=pending.reason)
+                stored = True
+                break
+            except st.StorageError as e:
+                log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))
+                await asyncio.sleep(0.1 * 2 ** attempt)
+        # Never announce a result that is not stored: the match counts as cut off
+        # (the database still says it runs, and the next start marks it aborted).
+        ended = match.result(stored)
+        before = len(match.log)
+        match.finish(ended)
+        self._after(before)
+        log.info("match_ended", match=self.id, status=ended.status, winners=list(ended.winners),
+                 delivered=list(ended.delivered), reason=ended.reason)
+        self._result.set_result(MatchResult(
+            self.id, ended.status, ended.winners, ended.ranks, ended.delivered,
+            tuple(match.names), record, ended.reason))

@@ -1,0 +1,67 @@
+"""What each viewer may see of a match: the one place that decides it (R-VIEW-*).
+
+A viewer is a seat number, or None for a spectator. Everything a stream sends is
+derived here from the match's event log (``server.events``) and its game state,
+and then encoded by ``server.wire``: public entries (game events, defaults)
+reach every viewer alike, a decision request reaches only its seat and only
+while it is open, and views come from ``mammamia.view_of``, which copies nothing
+the rules hide from the viewer. So two games that differ only in what a viewer
+may not know give that viewer the same items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mammamia import View, view_of
+
+from .events import Asked, Decision, Ended, Entry, Numbered
+from .match import Match
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """The end of the match, with the viewer's final view."""
+
+    ended: Ended
+    view: View
+
+
+Item = Numbered | Decision | Final
+"""What a stream sends for one log entry."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The match now, for one viewer: the first item of every stream.
+
+    ``history`` are the numbered entries after the viewer's resume point up to
+    ``sequence`` (the last numbered entry the snapshot includes); ``decision`` the
+    viewer's open decision, if any.
+    """
+
+    view: View
+    sequence: int
+    history: tuple[Numbered, ...]
+    decision: Decision | None
+    status: str
+
+
+def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
+    """Returns what ``viewer`` receives for a log entry, or None for nothing."""
+    if isinstance(entry, Asked):
+        d = entry.decision
+        # Another seat's request is private; a closed one asks nothing any more.
+        return d if d.seat == viewer and d is match.decision else None
+    if isinstance(entry, Ended):
+        return Final(entry, view_of(match.state, viewer, history=False))
+    return entry
+
+
+def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:
+    """Returns the snapshot that opens a stream resuming after sequence ``after``."""
+    numbered = match.numbered
+    d = match.decision
+    return Snapshot(view_of(match.state, viewer, history=False), len(numbered),
+                    tuple(numbered[max(0, after):]),
+                    d if d is not None and d.seat == viewer else None, match.status)

@@ -4,7 +4,8 @@ The loop joins the seat, opens the Play stream (the fast path: answers go up the
 stream that brings the requests) and answers every decision before its deadline.
 It keeps the public events it has seen, so each decision's view carries the
 match's history, and the sequence number of the last one: after a dropped
-connection it joins again and resumes from there, waiting between attempts with
+connection it joins again and resumes from there (the new stream's snapshot
+brings the events missed and the open decision), waiting between attempts with
 bounded exponential backoff; a bot process restarted with the same token resumes
 its seat too, from the snapshot. A server keeps its matches in memory: a restarted
 server has marked the unfinished ones aborted, so their tokens are refused. A seat
@@ -130,11 +131,11 @@ class _Seat:
         self.seat = -1
         self.after = 0                       # last numbered event seen
         self.history: list[Event] = []
-        self.answered: dict[str, int] = {}   # decision id -> option sent
+        self.answered: dict[str, int] = {}   # decision id -> option sent (sent again
+                                             # without asking the bot, should it be open)
         self.started = False
         self.view: View | None = None
         self.replaced = 0
-        self.snapshot: wire.Snapshot | None = None
         self.late: asyncio.Future[Decision] | None = None   # a call past its deadline
 
     def busy(self) -> bool:
@@ -195,49 +196,37 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
             backoff.reset()
             for item in wire.incomings(msg):
                 if isinstance(item, wire.Snapshot):
-                    seat.snapshot = item
+                    for happened in item.history:
+                        seat.history.append(happened.event)
+                    seat.after = max(seat.after, item.sequence)
                     seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
+                    if item.asked is not None:
+                        await _answer(seat, call, item.asked)
                 elif isinstance(item, wire.Happened):
-                    if item.sequence > seat.after:
-                        seat.after = item.sequence
-                        seat.history.append(item.event)
+                    seat.after = item.sequence
+                    seat.history.append(item.event)
+                elif isinstance(item, wire.Defaulted):
+                    seat.after = item.sequence
+                    if item.seat == seat.seat:
+                        log.warning("decision_defaulted", match=seat.match_id, seat=seat.seat,
+                                    decision=item.decision_id, strikes=item.strikes,
+                                    autopilot=item.autopilot)
                 elif isinstance(item, wire.Asked):
                     await _answer(seat, call, item)
                 elif isinstance(item, wire.Replied):
                     _replied(seat, item)
                 elif isinstance(item, wire.Ended):
                     call.cancel()
-                    await _final_snapshot(seat, stub)
                     return _ended(seat, item, idle=await _idle(seat))
     finally:
         call.cancel()
     return None
 
 
-async def _final_snapshot(seat: _Seat, stub: rpc.SeatStub) -> None:
-    """Fetches the seat's final view (the snapshot that opens an Observe stream), so the
-    end hook sees the game as it ended; keeps the last view if that fails."""
-    stream = stub.Observe(wire.observe_request(seat.after), metadata=seat.metadata, timeout=5)
-    try:
-        async for msg in stream:
-            # The snapshot opens the stream's first message.
-            items = wire.incomings(msg)
-            if items and isinstance(items[0], wire.Snapshot):
-                seat.view = items[0].view
-            break
-    except grpc.aio.AioRpcError as e:
-        log.info("final_view_unavailable", match=seat.match_id, code=e.code().name)
-    finally:
-        stream.cancel()
-
-
 async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:
     """Answers a decision (again, with the same option, if it was answered before)."""
-    seat.after = max(seat.after, asked.sequence)
     if asked.decision_id in seat.answered:
         await call.write(wire.answer(asked.decision_id, seat.answered[asked.decision_id]))
-        return
-    if _stale(seat, asked):
         return
     view = dataclasses.replace(asked.view, history=tuple(seat.history))
     seat.view = view
@@ -245,7 +234,7 @@ async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Aske
     if not seat.started:
         seat.started = True
         await _hook(bot, "on_game_start", view)
-    budget = max(0.05, (asked.deadline_ms + asked.time_bank_ms - SAFETY_MS) / 1000)
+    budget = max(0.05, (asked.default_in_ms - SAFETY_MS) / 1000)
     started = time.monotonic()
     if seat.busy():
         decision = _replaced(seat, asked, view, "still deciding an earlier decision")
@@ -290,30 +279,13 @@ async def _idle(seat: _Seat, timeout: float = 5.0) -> bool:
     return bool(done)
 
 
-def _stale(seat: _Seat, asked: wire.Asked) -> bool:
-    """Returns whether a decision replayed from before the snapshot is already closed.
-
-    A stream that resumes from an earlier sequence replays old decision requests;
-    only the one whose view is the snapshot's moment is still open.
-    """
-    snap = seat.snapshot
-    if snap is None or asked.sequence == 0 or asked.sequence > snap.sequence:
-        return False
-    now, then = snap.view, asked.view
-    return (now.to_act != then.seat or now.round != then.round or now.phase != then.phase
-            or now.supply_size != then.supply_size or now.oven != then.oven
-            or now.revealed != then.revealed or now.hand != then.hand
-            or now.hand_orders != then.hand_orders)
-
-
 def _replied(seat: _Seat, reply: wire.Replied) -> None:
-    """Logs a refused answer: a stale one (already decided) is routine after a reconnect."""
+    """Logs a refused answer: one for a closed decision is routine after a reconnect."""
     if reply.accepted:
         return
-    stale = reply.code == grpc.StatusCode.FAILED_PRECONDITION.value[0]
-    (log.info if stale else log.warning)(
+    (log.warning if reply.still_open else log.info)(
         "answer_refused", match=seat.match_id, seat=seat.seat, decision=reply.decision_id,
-        code=reply.code, reason=reply.message)
+        refusal=reply.refusal, reason=reply.message)
 
 
 def _ended(seat: _Seat, ended: wire.Ended, *, idle: bool = True) -> MatchResult:
@@ -338,19 +310,11 @@ def _ended(seat: _Seat, ended: wire.Ended, *, idle: bool = True) -> MatchResult:
 
 
 def _final_view(seat: _Seat, ended: wire.Ended) -> View | None:
-    """Returns the final view with the whole history (and, should the final snapshot
-    have been missed, the last view brought up to the end: delivered piles, winners)."""
-    last = seat.view
-    if last is None:
-        return None
-    delivered: list[list[str]] = [[] for _ in last.seats]
-    for e in seat.history:
-        if e.kind == "baked" and e.seat is not None and e.order is not None:
-            delivered[e.seat].append(e.order)
-    seats = tuple(dataclasses.replace(info, delivered=tuple(delivered[info.seat]))
-                  for info in last.seats)
-    return dataclasses.replace(last, phase="over", to_act=None, deciding=None, seats=seats,
-                               history=tuple(seat.history), legal=(), winners=ended.winners)
+    """Returns the final view the server sent, with the whole history (the last view
+    seen should an older server send none)."""
+    final = ended.view or seat.view
+    return None if final is None else dataclasses.replace(final,
+                                                          history=tuple(seat.history))
 
 
 async def _hook(bot: Bot, hook: str, view: View) -> None:

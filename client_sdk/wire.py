@@ -34,23 +34,31 @@ Counts = tuple[int, int, int, int, int]
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """The full view at the start of a stream; ``sequence`` is the last event it includes."""
+    """The match at the start of a stream: ``sequence`` is the last numbered event it
+    includes, ``history`` the numbered events the stream was asked to resume after
+    (in order, never sent again), ``asked`` the seat's open decision, if any, and
+    ``status`` the match's (``waiting``, ``running``, ``finished``, ``aborted``)."""
 
     sequence: int
     match_id: str
     view: View
+    history: tuple[Happened, ...]
+    asked: Asked | None
+    status: str
 
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """A decision asked of the seat; ``view`` has no history (the caller adds it)."""
+    """A decision asked of the seat; ``view`` has no history (the caller adds it).
+    ``default_in_ms`` is the time left, when it was sent, before the server answers
+    for the seat (the deadline and the time bank left)."""
 
-    sequence: int
     decision_id: str
     resolve: bool
     view: View
     deadline_ms: int
     time_bank_ms: int
+    default_in_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +70,27 @@ class Happened:
 
 
 @dataclass(frozen=True, slots=True)
-class Ended:
-    """The match ended: ``status`` is ``finished`` or ``aborted``."""
+class Defaulted:
+    """The server answered for ``seat`` (numbered): its decision's time ran out."""
 
     sequence: int
+    seat: int
+    decision_id: str
+    strikes: int
+    autopilot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The match ended: ``status`` is ``finished`` or ``aborted``; ``view`` is the
+    seat's final view (without history); ``reason`` why it was aborted."""
+
     status: str
     winners: tuple[int, ...]
     delivered: tuple[int, ...]
     ranks: tuple[int, ...]
+    view: View | None
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +101,17 @@ class Replied:
     accepted: bool
     code: int
     message: str
+    refusal: str
+    """The contract's Refusal name (``REFUSAL_ILLEGAL``, ...); empty when accepted."""
+    repeated: bool
+
+    @property
+    def still_open(self) -> bool:
+        """Whether the refused decision is still open (answer it again)."""
+        return self.refusal in ("REFUSAL_ILLEGAL", "REFUSAL_NO_SUCH_OPTION")
 
 
-Incoming = Snapshot | Asked | Happened | Ended | Replied
+Incoming = Snapshot | Asked | Happened | Defaulted | Ended | Replied
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +126,8 @@ class Assigned:
 
 def incomings(msg: pb.SeatEvents) -> list[Incoming]:
     """Returns the SDK values of a stream message's events, in order (leaving out kinds
-    this SDK does not know, and a decision that later events in the message show was
-    closed before the message was sent); raises WireError for a malformed event."""
-    kept: list[Incoming] = []
-    game_went_on = False     # a numbered event follows (a reply is not one)
-    for event in reversed(msg.events):
-        item = incoming(event)
-        if item is None or (isinstance(item, Asked) and game_went_on):
-            continue
-        kept.append(item)
-        game_went_on = game_went_on or not isinstance(item, Replied)
-    kept.reverse()
-    return kept
+    this SDK does not know); raises WireError for a malformed event."""
+    return [item for item in map(incoming, msg.events) if item is not None]
 
 
 def incoming(msg: pb.SeatEvent) -> Incoming | None:
@@ -117,23 +136,35 @@ def incoming(msg: pb.SeatEvent) -> Incoming | None:
     which = msg.WhichOneof("event")
     seq = int(msg.sequence)
     if which == "snapshot":
-        return Snapshot(seq, msg.snapshot.match_id, view(msg.snapshot.view))
+        s = msg.snapshot
+        history = tuple(h for h in map(incoming, s.history) if isinstance(h, Happened))
+        return Snapshot(seq, s.match_id, view(s.view), history,
+                        asked(s.decision) if s.HasField("decision") else None,
+                        _STATUSES.get(s.status, "running"))
     if which == "decision":
-        d = msg.decision
-        if d.kind not in (pb.DECISION_KIND_TURN, pb.DECISION_KIND_RESOLVE):
-            raise WireError(f"decision {d.decision_id!r}: kind {d.kind} is not a decision kind")
-        legal = tuple(action(a) for a in d.options)
-        return Asked(seq, d.decision_id, d.kind == pb.DECISION_KIND_RESOLVE,
-                     view(d.view, legal=legal), int(d.deadline_ms), int(d.time_bank_ms))
+        return asked(msg.decision)
     if which == "act_result":
         r = msg.act_result
-        return Replied(r.decision_id, r.accepted, int(r.code), r.message)
+        return Replied(r.decision_id, r.accepted, int(r.code), r.message,
+                       "" if r.accepted else pb.Refusal.Name(r.refusal), r.repeated)
     if which == "match_ended":
         e = msg.match_ended
-        return Ended(seq, _STATUSES.get(e.status, "aborted"), tuple(e.winners),
-                     tuple(e.delivered), tuple(e.ranks))
+        return Ended(_STATUSES.get(e.status, "aborted"), tuple(e.winners), tuple(e.delivered),
+                     tuple(e.ranks), view(e.view) if e.HasField("view") else None, e.reason)
+    if which == "deadline_passed":
+        d = msg.deadline_passed
+        return Defaulted(seq, int(d.seat), d.decision_id, int(d.strikes), d.autopilot)
     event = _event(msg)
     return None if event is None else Happened(seq, event)
+
+
+def asked(d: pb.DecisionRequest) -> Asked:
+    """Returns the decision a request asks; raises WireError for an unknown kind."""
+    if d.kind not in (pb.DECISION_KIND_TURN, pb.DECISION_KIND_RESOLVE):
+        raise WireError(f"decision {d.decision_id!r}: kind {d.kind} is not a decision kind")
+    legal = tuple(action(a) for a in d.options)
+    return Asked(d.decision_id, d.kind == pb.DECISION_KIND_RESOLVE, view(d.view, legal=legal),
+                 int(d.deadline_ms), int(d.time_bank_ms), int(d.default_in_ms))
 
 
 def _event(msg: pb.SeatEvent) -> Event | None:

@@ -103,7 +103,7 @@ class Match:
         self._asked: dict[str, Decision] = {}
         self._answers: dict[str, Action] = {}        # accepted answers, for idempotency
         self._defaults: set[str] = set()             # decided by the server
-        self._events_seen = len(game.events)         # engine events already in the log
+        self._events_seen = 0                        # engine events already in the log
         self._decisions = 0
 
     # -- seats -----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""A stream message carries several events: the SDK reads them all, in order, and
-does not answer a decision that the rest of its message shows was already closed."""
+"""A stream message carries several events: the SDK reads them all, in order; a
+snapshot brings the events missed and the open decision."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ def _turn(sequence: int, seat: int) -> pb.SeatEvent:
                                         draw=pb.DRAW_SOURCE_SUPPLY), drawn=1))
 
 
-def _decision(sequence: int, decision_id: str) -> pb.SeatEvent:
+def _request(decision_id: str) -> pb.DecisionRequest:
     option = pb.Action(turn=pb.TurnAction(ingredient="salami", count=1,
                                           draw=pb.DRAW_SOURCE_SUPPLY))
-    return pb.SeatEvent(sequence=sequence, decision=pb.DecisionRequest(
+    return pb.DecisionRequest(
         decision_id=decision_id, kind=pb.DECISION_KIND_TURN,
         view=pb.View(seat=0, players=2, round=1, phase=pb.PHASE_TURN, to_act=0),
-        options=[option], deadline_ms=5000))
+        options=[option], deadline_ms=5000, default_in_ms=5000)
 
 
 def _reply(decision_id: str) -> pb.SeatEvent:
@@ -27,17 +27,33 @@ def _reply(decision_id: str) -> pb.SeatEvent:
 
 
 def test_every_event_of_a_message_in_order() -> None:
-    message = pb.SeatEvents(events=[_reply("d1"), _turn(4, 0), _turn(5, 1), _decision(6, "d3")])
+    message = pb.SeatEvents(events=[_reply("d1"), _turn(4, 0), _turn(5, 1),
+                                    pb.SeatEvent(decision=_request("d3"))])
     items = wire.incomings(message)
     assert [type(i).__name__ for i in items] == ["Replied", "Happened", "Happened", "Asked"]
-    assert [i.sequence for i in items[1:]] == [4, 5, 6]
+    assert [i.sequence for i in items[1:3] if isinstance(i, wire.Happened)] == [4, 5]
     assert isinstance(items[3], wire.Asked) and items[3].decision_id == "d3"
+    assert items[3].default_in_ms == 5000
 
 
-def test_a_decision_closed_within_its_message_is_not_asked() -> None:
-    message = pb.SeatEvents(events=[_decision(2, "d1"), _turn(3, 0), _decision(4, "d2"),
-                                    _reply("d2")])
-    items = wire.incomings(message)
-    asked = [i.decision_id for i in items if isinstance(i, wire.Asked)]
-    assert asked == ["d2"]          # d1 was decided at its deadline; d2 is open
-    assert [type(i).__name__ for i in items] == ["Happened", "Asked", "Replied"]
+def test_a_snapshot_carries_the_missed_events_and_the_open_decision() -> None:
+    snapshot = pb.Snapshot(
+        match_id="m-1", view=pb.View(seat=0, players=2, round=1, phase=pb.PHASE_TURN, to_act=0),
+        decision=_request("d2"), status=pb.MATCH_STATUS_RUNNING,
+        history=[_turn(3, 0), _turn(4, 1)])
+    (item,) = wire.incomings(pb.SeatEvents(events=[pb.SeatEvent(sequence=4, snapshot=snapshot)]))
+    assert isinstance(item, wire.Snapshot)
+    assert (item.sequence, item.status) == (4, "running")
+    assert [h.sequence for h in item.history] == [3, 4]
+    assert item.asked is not None and item.asked.decision_id == "d2"
+
+
+def test_a_refusal_says_whether_the_decision_is_still_open() -> None:
+    def refusal(kind: int) -> wire.Replied:
+        (item,) = wire.incomings(pb.SeatEvents(events=[pb.SeatEvent(act_result=pb.ActResult(
+            decision_id="d1", code=9, refusal=kind))]))
+        assert isinstance(item, wire.Replied)
+        return item
+    assert refusal(pb.REFUSAL_ILLEGAL).still_open
+    assert not refusal(pb.REFUSAL_ALREADY_ANSWERED).still_open
+    assert refusal(pb.REFUSAL_DEFAULTED).refusal == "REFUSAL_DEFAULTED"

@@ -5,7 +5,7 @@
  * and resuming after the last sequence number seen, until the match ends.
  */
 
-const { backoffMs, grpc, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
+const { backoffMs, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
 const { choose, describe } = require('./policy');
 
 /** An error that ends the seat: the server refused it for good, or it stayed unreachable. */
@@ -19,7 +19,8 @@ class SeatError extends Error {
 
 /**
  * Returns the end of the match for this seat, `{match, seat, status, winners,
- * delivered, ranks}` (status a MatchStatus name), or null when `signal` stopped it
+ * delivered, ranks, view}` (status 'finished' or 'aborted', `view` the seat's
+ * final view, from MatchEnded), or null when `signal` stopped it
  * first. Rejects with a SeatError when the server refuses the seat (bad token,
  * unknown match: statuses that no retry can change) or stays unreachable for
  * `retryForMs`.
@@ -68,10 +69,11 @@ async function playSeat({
 }
 
 /**
- * Returns a promise of the match's end (`{status, winners, delivered, ranks}`),
- * or of null when the stream closed before the end or `signal` aborted; rejects
- * with the stream's status error when it broke, or with an Error when a decision
- * could not be answered. `trace(direction, message)` sees every message.
+ * Returns a promise of the match's end (`{status, winners, delivered, ranks,
+ * view}`, `view` the seat's final view), or of null when the stream closed
+ * before the end or `signal` aborted; rejects with the stream's status error
+ * when it broke, or with an Error when a decision could not be answered.
+ * `trace(direction, message)` sees every message.
  */
 function follow({ client, metadata, progress, log, signal, trace }) {
   return new Promise((resolve, reject) => {
@@ -80,9 +82,9 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       trace('sent', message);
       call.write(message);
     };
-    const answered = new Map(); // decision id -> option indices sent on this stream
-    const decisions = new Map(); // decision id -> the request, until its answer is accepted
-    let overView = null; // a snapshot of a finished game, if the stream shows one
+    // The seat's open decision, as far as this stream knows, and the options sent
+    // for it: only one decision of a match is open at a time.
+    let open = null; // {decision, tried: [option indices]}
     let settled = false;
 
     const settle = (outcome, value) => {
@@ -97,9 +99,9 @@ function follow({ client, metadata, progress, log, signal, trace }) {
     };
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const answer = (decision, index, reason) => {
-      const indices = answered.get(decision.decision_id) || [];
-      answered.set(decision.decision_id, [...indices, index]);
+    const answer = (index, reason) => {
+      const { decision } = open;
+      open.tried.push(index);
       send({ act: { decision_id: decision.decision_id, option: index } });
       log.info('decision', {
         decision: decision.decision_id,
@@ -109,7 +111,36 @@ function follow({ client, metadata, progress, log, signal, trace }) {
         of: decision.options.length,
         choice: describe(decision.options[index]),
         reason,
+        default_in_ms: decision.default_in_ms,
       });
+    };
+
+    const decide = (decision) => {
+      open = { decision, tried: [] };
+      const { index, reason } = choose(decision);
+      answer(index, reason);
+    };
+
+    const onActResult = (result) => {
+      const mine = open !== null && open.decision.decision_id === result.decision_id;
+      if (result.accepted) {
+        if (mine) open = null;
+        return;
+      }
+      log.warn('answer_refused', {
+        decision: result.decision_id, refusal: result.refusal, rule: result.rule || null,
+        message: result.message,
+      });
+      // An option that does not exist or is not legal now leaves the decision open:
+      // answer with an option not tried yet. Any other refusal means it is closed.
+      if (mine && REFUSALS_LEAVING_OPEN.has(result.refusal)) {
+        const untried = open.decision.options.findIndex((_, i) => !open.tried.includes(i));
+        if (untried >= 0) {
+          answer(untried, 'previous answer refused');
+          return;
+        }
+      }
+      if (mine) open = null;
     };
 
     const handle = (event) => {
@@ -118,33 +149,45 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       progress.attempt = 0;
       if (event.sequence > progress.lastSequence) progress.lastSequence = event.sequence;
       switch (event.event) {
-        case 'snapshot':
-          if (event.snapshot.view.phase === 'PHASE_OVER') overView = event.snapshot.view;
-          break;
-        case 'decision': {
-          // A decision re-sent after a reconnect is still open: answer it again.
-          const decision = event.decision;
-          if (answered.has(decision.decision_id)) break;
-          decisions.set(decision.decision_id, decision);
-          const { index, reason } = choose(decision);
-          answer(decision, index, reason);
+        case 'snapshot': {
+          const { snapshot } = event;
+          log.info('snapshot', {
+            status: statusWord(snapshot.status), sequence: event.sequence,
+            missed: snapshot.history.length, open_decision: snapshot.decision?.decision_id,
+          });
+          open = null;
+          if (snapshot.decision) decide(snapshot.decision);
           break;
         }
+        case 'decision':
+          decide(event.decision);
+          break;
         case 'act_result':
           onActResult(event.act_result);
           break;
+        case 'deadline_passed': {
+          const passed = event.deadline_passed;
+          if (open !== null && open.decision.decision_id === passed.decision_id) {
+            log.warn('deadline_passed', {
+              decision: passed.decision_id, reason: passed.reason, strikes: passed.strikes,
+              autopilot: passed.autopilot,
+            });
+            open = null;
+          }
+          break;
+        }
         case 'match_ended': {
           const ended = event.match_ended;
           const result = {
-            status: ended.status.replace('MATCH_STATUS_', '').toLowerCase(),
+            status: statusWord(ended.status),
             winners: ended.winners,
             delivered: ended.delivered,
             ranks: ended.ranks,
           };
-          log.info('match_ended', result);
+          log.info('match_ended', { ...result, reason: ended.reason || null });
           call.end();
           call.cancel();
-          settle(resolve, result);
+          settle(resolve, { ...result, view: ended.view });
           break;
         }
         default:
@@ -152,35 +195,12 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       }
     };
 
-    const onActResult = (result) => {
-      const decision = decisions.get(result.decision_id);
-      if (result.accepted) {
-        decisions.delete(result.decision_id);
-        return;
-      }
-      log.warn('answer_refused', {
-        decision: result.decision_id, code: statusName(result.code), message: result.message,
-      });
-      // An illegal answer leaves the decision open (INVALID_ARGUMENT): answer with
-      // an option not tried yet. Anything else (stale, not ours) is closed already.
-      if (result.code === grpc.status.INVALID_ARGUMENT && decision) {
-        const tried = answered.get(result.decision_id) || [];
-        const untried = decision.options.findIndex((_, i) => !tried.includes(i));
-        if (untried >= 0) answer(decision, untried, 'previous answer refused');
-        return;
-      }
-      decisions.delete(result.decision_id);
-    };
-
-    // Each message carries one or more events, in order (SeatEvents). A decision
-    // that numbered events follow in the same message was closed before it was sent.
+    // Each message carries one or more events, in order (SeatEvents).
     call.on('data', (message) => {
       trace('received', message);
       try {
-        const lastNumbered = message.events.findLastIndex((event) => event.sequence > 0);
-        for (const [i, event] of message.events.entries()) {
+        for (const event of message.events) {
           if (settled) break;
-          if (event.event === 'decision' && i < lastNumbered) continue;
           handle(event);
         }
       } catch (error) {
@@ -189,14 +209,17 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       }
     });
     call.on('error', (error) => settle(reject, error));
-    call.on('end', () => settle(resolve, overView === null ? null : {
-      status: 'finished',
-      winners: overView.winners,
-      delivered: overView.seats.map((seat) => seat.delivered.length),
-      ranks: [],
-    }));
+    call.on('end', () => settle(resolve, null));
     send({ observe: { after_sequence: progress.lastSequence } });
   });
 }
 
-module.exports = { SeatError, playSeat };
+/** Refusals after which the decision stays open (answer again before the default). */
+const REFUSALS_LEAVING_OPEN = new Set(['REFUSAL_ILLEGAL', 'REFUSAL_NO_SUCH_OPTION']);
+
+/** Returns a MatchStatus name as a word: 'MATCH_STATUS_FINISHED' as 'finished'. */
+function statusWord(status) {
+  return status.replace('MATCH_STATUS_', '').toLowerCase();
+}
+
+module.exports = { SeatError, follow, playSeat };

@@ -12,12 +12,18 @@ after each call it looks at the log entries the call appended:
 - it sets the clock for the open decision's default time;
 - it stores the match's start and names, and once the match is ending its
   record, before the end is announced (a result is never announced unless it is
-  stored).
+  stored);
+- it calls the hooks an in-process watcher (the conformance kit) put on it:
+  ``on_entries`` with the entries each call appended, once the runner has acted on
+  them, and ``on_answer`` with the outcome of each answer. Hooks run on the loop,
+  inside the call: they must not call into the runner themselves (schedule that,
+  e.g. with ``loop.call_soon``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,6 +44,12 @@ HOLD_SECONDS: Final = 0.02
 woken: one gRPC message per decision instead of one per event."""
 
 STORE_ATTEMPTS: Final = 5
+
+EntriesHook = Callable[[Sequence[Entry]], None]
+"""Called with the log entries one call into the match appended."""
+
+AnswerHook = Callable[[int, str, Outcome], None]
+"""Called with (seat, decision id, outcome) for every answer offered to the match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +93,8 @@ class Runner:
         self.storage = storage
         self.clock = clock
         self.followers: set[Follower] = set()
+        self.on_entries: list[EntriesHook] = []
+        self.on_answer: list[AnswerHook] = []
         self._held: set[Follower] = set()
         self._hold: Timer | None = None
         self._timer: Timer | None = None
@@ -130,6 +144,8 @@ class Runner:
         before = len(self.match.log)
         outcome = self.match.answer(seat, decision_id, option, action, self.clock.now())
         self._after(before)
+        for hook in self.on_answer:
+            hook(seat, decision_id, outcome)
         return outcome
 
     def abort(self, reason: str) -> asyncio.Future[MatchResult]:
@@ -186,6 +202,9 @@ class Runner:
                 self._start_timer.cancel()
                 self._start_timer = None
             self._ending = asyncio.ensure_future(self._store_and_announce())
+        if new:
+            for hook in self.on_entries:
+                hook(new)
 
     def _notify(self, new: list[Entry]) -> None:
         """Wakes the followers that the new entries ask something of now, and the

@@ -60,6 +60,18 @@ class Tally:
         self.errors.append(what)
 
 
+def decision_in(event: pb.SeatEvent) -> pb.DecisionRequest | None:
+    """Returns the decision request an event carries: a ``decision``, or the open
+    decision of a ``snapshot`` (the first message of a stream that joined after the
+    seat was asked); None for any other event."""
+    which = event.WhichOneof("event")
+    if which == "decision":
+        return event.decision
+    if which == "snapshot" and event.snapshot.HasField("decision"):
+        return event.snapshot.decision
+    return None
+
+
 async def hold(server: str, key: str, players: int, deadline_ms: int, rng: random.Random,
                tally: Tally) -> None:
     """Plays match after match on one connection until cancelled."""
@@ -98,14 +110,14 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], tokens: 
                 now = time.perf_counter_ns()
                 for event in pb.SeatEvents.FromString(raw).events:
                     which = event.WhichOneof("event")
-                    if which == "decision":
+                    d = decision_in(event)
+                    if d is not None:
                         if last and tally.inside():
                             tally.decisions += 1
                             tally.latencies_us.append((now - last[0]) // 1000)
                         elif not last and tally.inside():
                             tally.starts_us.append((now - asked) // 1000)
                         last[:] = [now]
-                        d = event.decision
                         act = pb.ActRequest(decision_id=d.decision_id,
                                             option=rng.randrange(len(d.options)))
                         await call.write(pb.PlayRequest(act=act).SerializeToString())

@@ -43,6 +43,7 @@ import psutil
 from mammamia_pb import arena_pb2 as pb
 
 from . import echo
+from .crowd import decision_in
 from .latency import summary
 from .serve import Server, python_module, stop, wait_for_port
 
@@ -97,12 +98,13 @@ async def play_match(channel: grpc.aio.Channel, key: str, seed: int, rng: random
                     into.acks_alone += 1
                 for event in events:
                     which = event.WhichOneof("event")
-                    if which == "decision":
+                    decision = decision_in(event)
+                    if decision is not None:
                         if last:
                             into.samples.append(now - last[0])
                         last[:] = [now]
                         into.requests.append(raw)
-                        await call.write(answer(event.decision, rng))
+                        await call.write(answer(decision, rng))
                     elif which == "match_ended":
                         return
                     elif which == "act_result" and not event.act_result.accepted:
@@ -196,20 +198,21 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
         host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
         until = time.monotonic() + seconds
         while time.monotonic() < until:
-            match = host.create_match(2, seed=rng.randrange(2**62))
-            match.join(0)
-            match.join(1)
+            runner = host.create_match(2, seed=rng.randrange(2**62))
+            runner.join(0)
+            runner.join(1)
+            match = runner.match
             while match.decision is None:       # the match starts on the loop
                 await asyncio.sleep(0)
             while (d := match.decision) is not None:
                 start = time.perf_counter_ns()
                 view_of(match.state, d.seat, history=False)     # as Match asks it
                 middle = time.perf_counter_ns()
-                match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+                runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
                 answer_ns += time.perf_counter_ns() - middle
                 view_ns += middle - start
                 decisions += 1
-            await match.result()
+            await runner.result()
         host.storage.close()
     return {"decisions": decisions, "answer_us": round(answer_ns / decisions / 1000, 1),
             "view_of_us": round(view_ns / decisions / 1000, 1)}
@@ -217,9 +220,9 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
 
 def answer_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
     """Returns the server's answer path measured in-process, without gRPC: the mean µs
-    per decision of ``Match.answer`` (check the answer, apply it, ask the next decision:
-    view, encoding, event logs) and of the ``mammamia.view_of`` call it makes (the
-    view without its history)."""
+    per decision of the host's ``Runner.answer`` (check the answer, apply it, ask the
+    next decision: view, event log, waking the streams) and of the ``mammamia.view_of``
+    call its match makes (the view without its history)."""
     return asyncio.run(_answer_path(seconds, seed))
 
 

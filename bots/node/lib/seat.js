@@ -85,6 +85,7 @@ function follow({ client, metadata, progress, log, signal, trace }) {
     // The seat's open decision, as far as this stream knows, and the options sent
     // for it: only one decision of a match is open at a time.
     let open = null; // {decision, tried: [option indices]}
+    let mySeat = null; // from the snapshot's view
     let settled = false;
 
     const settle = (outcome, value) => {
@@ -143,6 +144,16 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       if (mine) open = null;
     };
 
+    // The server decided for this seat: the decision is closed.
+    const onDeadlinePassed = (passed) => {
+      if (passed.seat !== mySeat) return;
+      log.warn('deadline_passed', {
+        decision: passed.decision_id, reason: passed.reason, strikes: passed.strikes,
+        autopilot: passed.autopilot,
+      });
+      if (open !== null && open.decision.decision_id === passed.decision_id) open = null;
+    };
+
     const handle = (event) => {
       // Any message proves the connection: the reconnection budget starts afresh.
       progress.failingSince = null;
@@ -155,7 +166,11 @@ function follow({ client, metadata, progress, log, signal, trace }) {
             status: statusWord(snapshot.status), sequence: event.sequence,
             missed: snapshot.history.length, open_decision: snapshot.decision?.decision_id,
           });
+          mySeat = snapshot.view.seat;
           open = null;
+          for (const missed of snapshot.history) {
+            if (missed.event === 'deadline_passed') onDeadlinePassed(missed.deadline_passed);
+          }
           if (snapshot.decision) decide(snapshot.decision);
           break;
         }
@@ -165,17 +180,9 @@ function follow({ client, metadata, progress, log, signal, trace }) {
         case 'act_result':
           onActResult(event.act_result);
           break;
-        case 'deadline_passed': {
-          const passed = event.deadline_passed;
-          if (open !== null && open.decision.decision_id === passed.decision_id) {
-            log.warn('deadline_passed', {
-              decision: passed.decision_id, reason: passed.reason, strikes: passed.strikes,
-              autopilot: passed.autopilot,
-            });
-            open = null;
-          }
+        case 'deadline_passed':
+          onDeadlinePassed(event.deadline_passed);
           break;
-        }
         case 'match_ended': {
           const ended = event.match_ended;
           const result = {

@@ -91,6 +91,24 @@ test('an illegal or missing option is answered again with another; other refusal
   await end;
 });
 
+test('a deadline passed for the seat closes its decision, live or missed', async () => {
+  const { client, call, push } = fakeServer();
+  const { end, lines } = start(client);
+  const passed = (sequence, id, seat = 1) => ({
+    sequence, event: 'deadline_passed',
+    deadline_passed: { seat, decision_id: id, reason: 'DEADLINE_REASON_LATE', strikes: 1, autopilot: false },
+  });
+  const first = snapshot(2, { open: decision('d3'), history: [passed(1, 'd1')] });
+  first.snapshot.view = { seat: 1 };
+  push(first);
+  push(passed(3, 'd2', 0), passed(4, 'd3'));
+  push(actResult('d3', 'REFUSAL_ILLEGAL')); // too late: no second answer
+  push(ended);
+  assert.deepEqual(acts(call), [['d3', 0]]);
+  assert.deepEqual(lines.filter(([event]) => event === 'deadline_passed').map(([, f]) => f.decision), ['d1', 'd3']);
+  await end;
+});
+
 test('the highest sequence seen, the snapshot\'s included, is where to resume', async () => {
   const { client, push } = fakeServer();
   const { end, progress } = start(client, { lastSequence: 2 });

@@ -10,6 +10,7 @@ import json
 import shlex
 import shutil
 import sys
+import textwrap
 
 from .. import options
 
@@ -26,12 +27,12 @@ def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser
     p = sub.add_parser(
         "conformance", help="check that a bot client in any language plays by the contract",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Start a server in-process (127.0.0.1, a free port, a temporary "
+        description=textwrap.fill("Start a server in-process (127.0.0.1, a free port, a temporary "
         "database) and, for each scenario, create a two-player match, run the client "
         "command for one seat (the kit plays the other) and judge it. Prints one row per "
         "scenario (pass/FAIL and why), and the client's stderr tail for failures; "
         "progress goes to stderr. Exit 0 when every scenario passes, 1 when one fails, "
-        "2 for bad usage.",
+        "2 for bad usage.", 80),
         epilog="scenarios:\n"
         "  turns          a whole match from the deal: every decision answered before its\n"
         "                 default, none refused, exit 0 once match_ended has come\n"

@@ -23,8 +23,9 @@ ended (within ``END_GRACE`` seconds), never before. The scenarios add:
   connection once, after the client's third answer; it must reconnect and answer
   the decision that is then open (the new stream's ``Snapshot.decision``);
 - ``refused``: the kit answers the client's first decision itself (its last
-  option), so the client's own answer is refused (``REFUSAL_ALREADY_ANSWERED``) or
-  accepted as a repeat; it must play on;
+  option) once the request is on its way to the client (a stream of the seat has
+  read it and bytes went down through the kit's proxy), so the client's own answer
+  is refused (``REFUSAL_ALREADY_ANSWERED``) or accepted as a repeat; it must play on;
 - ``deadline``: a per-decision deadline of 1000 ms and no time bank.
 """
 
@@ -50,7 +51,7 @@ from mammamia.actions import Action
 from ..answers import Outcome, Refusal
 from ..app import Arena, create_server
 from ..events import Asked, Decision, Ended, Entry
-from ..runner import Runner
+from ..runner import Follower, Runner
 from ..tokens import new_organiser_key
 from . import positions
 from .proxy import Proxy
@@ -133,6 +134,8 @@ class Session:
         self.cut_at: float | None = None
         self.cut_connections = 0
         self.open_at_cut: str | None = None             # the decision to answer after the cut
+        self.via_snapshot = False
+        self._streams_then: set[Follower] = set()
         self._kit = False
         self._refusing = False
         self._armed: Decision | None = None
@@ -153,7 +156,7 @@ class Session:
                     continue
                 self.asked[d.id] = d
                 if self.cut_at is not None and self.open_at_cut is None:
-                    self.open_at_cut = d.id
+                    self._opened(d.id)
                 if self.plan.refuse_first and not self._refusing:
                     self._refusing = True
                     self._armed = d
@@ -176,7 +179,16 @@ class Session:
                 self.cut_at = time.monotonic()
                 open_now = self.runner.match.decision
                 if open_now is not None and open_now.seat == self.seat:
-                    self.open_at_cut = open_now.id
+                    self._opened(open_now.id)
+        if decision_id == self.open_at_cut and outcome.accepted:
+            # Answered on a stream that opened after the decision was asked: the
+            # decision reached the client in that stream's Snapshot.decision.
+            self.via_snapshot = any(f.viewer == self.seat and f not in self._streams_then
+                                    for f in self.runner.followers)
+
+    def _opened(self, decision_id: str) -> None:
+        self.open_at_cut = decision_id
+        self._streams_then = {f for f in self.runner.followers if f.viewer == self.seat}
 
     # -- the kit's own answers ---------------------------------------------------------
 
@@ -447,10 +459,10 @@ class Judge:
         answered = len(s.accepted)
         if self.outcome == "exited":
             return (f"exited with code {c.code} before the match ended "
-                    f"(after {answered} accepted answers)")
+                    f"(after {_count(answered, 'accepted answer')})")
         if self.outcome == "timeout":
             return (f"neither the match nor the client ended in {self.timeout:g} s "
-                    f"({answered} accepted answers)")
+                    f"({_count(answered, 'accepted answer')})")
         if c.exited_at is None or s.ended_at is None:
             return f"still running {END_GRACE:g} s after match_ended (killed)"
         if c.code != 0:
@@ -471,7 +483,7 @@ class Judge:
             how = f"exited with code {code}" if code is not None else "ran"
             return f"the client {how} without taking its seat"
         if self.plan.name == "resume" and s.cut_at is None:
-            return (f"the client gave {len(s.accepted)} accepted answers, fewer than the "
+            return (f"the client gave {_count(len(s.accepted), 'accepted answer')}, fewer than the "
                     f"{CUT_AFTER} after which the kit cuts the connection"
                     + self._exit_note())
         target = self._target_failure()
@@ -490,7 +502,7 @@ class Judge:
         refusals = s.refusals()
         if refusals:
             i, o = refusals[0]
-            return (f"{len(refusals)} answers refused, first to {i}: "
+            return (f"{_count(len(refusals), 'answer')} refused, first to {i}: "
                     f"{_short(o.message)}")
         autopilot = [a for a in self.meta.get("autopilot", []) if a.get("seat") == seat]
         if autopilot:
@@ -561,8 +573,10 @@ class Judge:
             assert s.open_at_cut is not None and s.cut_at is not None
             d = s.asked[s.open_at_cut]
             back = s.accepted[s.open_at_cut] - d.asked
-            return (f"reconnected after the cut and answered {d.id} {back:.2f} s after it "
-                    f"was asked; {n} answers in time, no default; {tail}")
+            how = "in the new stream's snapshot" if s.via_snapshot else \
+                "asked after the new stream opened"
+            return (f"reconnected after the cut and answered {d.id} ({how}) {back:.2f} s "
+                    f"after it was asked; {n} answers in time, no default; {tail}")
         if name == "refused":
             if not s.kit_answered:
                 return (f"the client answered its first decision before the kit could; "
@@ -603,13 +617,11 @@ def _resolve_text(action: Action) -> str:
         return str(action)
     if not action.bake:
         return "decline"
-    parts = ["bake"]
-    if action.ingredient:
-        parts.append(action.ingredient)
+    text = f"bake with {action.ingredient}" if action.ingredient else "bake"
     hand = action.hand_cards()
     if hand:
-        parts.append("+ " + ", ".join(f"{n} {k}" for k, n in hand.items()) + " from hand")
-    return " ".join(parts)
+        text += ", adding " + ", ".join(f"{n} {k}" for k, n in hand.items()) + " from hand"
+    return text
 
 
 def _refusal(outcome: Outcome) -> str:

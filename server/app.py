@@ -33,6 +33,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from . import services
+from .clock import Clock
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS
 from .storage import Storage
@@ -105,14 +106,15 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
                         deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
                         credentials: grpc.ServerCredentials | None = None,
                         extensions: Sequence[Callable[[Arena], None]] = (),
-                        ) -> tuple[Arena, int]:
+                        clock: Clock | None = None) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
-    (``host:port``; port 0 picks a free one)."""
+    (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
+    wall clock when None)."""
     storage = Storage(db_path)
     cut = storage.abort_unfinished("server stopped before the match ended")
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
-    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout)
+    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_SEND_BYTES),

@@ -1,102 +1,168 @@
-"""Deadlines: a seat that does not answer gets the default action, strikes and, after
-three in a row, the default policy to the end; the match finishes and the record says
-why. A time bank stretches a deadline."""
+"""Deadlines, strikes, autopilot, time banks and the streams' hold, on a clock the test
+moves by hand: the match is handed the time, and the runner's timers run when the
+manual clock reaches them. Nothing here sleeps."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
-import grpc
-
-from mammamia import Resolve, loads
+from mammamia import Resolve, loads, new_game
 from mammamia_pb import arena_pb2 as pb
-from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server import visibility, wire
+from server.answers import Refusal
+from server.events import Asked, Defaulted, Ended, Happened
+from server.host import Host
+from server.match import FINISHED, Match, Settings
+from server.runner import HOLD_SECONDS
+from server.storage import Storage
 
-from .client import create_match, play, random_options, seat_metadata
-
-
-def test_deadlines_strikes_and_autopilot(server):
-    async def go() -> tuple[str, list[str]]:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            created = await create_match(channel, server.organiser_key, 2, seed=11,
-                                         time_control=pb.TimeControl(deadline_ms=200))
-            stub = pb_grpc.SeatStub(channel)
-            meta = seat_metadata(created.seat_tokens[1])
-            late: list[str] = []
-
-            async def sleepy() -> None:
-                # Answers its first decision too late, then nothing at all.
-                async for message in stub.Observe(pb.ObserveRequest(), metadata=meta):
-                    for event in message.events:
-                        if event.HasField("decision") and not late:
-                            await asyncio.sleep(0.4)
-                            try:
-                                await stub.Act(pb.ActRequest(
-                                    decision_id=event.decision.decision_id, option=0),
-                                    metadata=meta, timeout=5)
-                            except grpc.aio.AioRpcError as e:
-                                late.append(f"{e.code().name}: {e.details()}")
-
-            async with asyncio.timeout(60):
-                _, p0 = await asyncio.gather(sleepy(), play(channel, created.seat_tokens[0],
-                                                            random_options(1)))
-            record = await pb_grpc.SpectateStub(channel).GetRecord(
-                pb.GetRecordRequest(match_id=created.match_id), timeout=10)
-            assert p0.ended is not None and p0.ended.status == pb.MATCH_STATUS_FINISHED
-            return record.json, late
-
-    record_json, late = asyncio.run(go())
-    assert late and late[0].startswith("FAILED_PRECONDITION") and "deadline" in late[0]
-    record = loads(record_json)
-    # (Seat 0 may miss a 200 ms deadline itself on a busy machine: seat 1 is the subject.)
-    timeouts = [t for t in record.meta["timeouts"] if t["seat"] == 1]
-    assert len(timeouts) == 3
-    assert all(t["reason"] == "deadline" for t in timeouts)      # connected, but slow
-    assert record.meta["strikes"][1] == 3
-    [autopilot] = [a for a in record.meta["autopilot"] if a["seat"] == 1]
-    assert "3 consecutive" in autopilot["reason"]
-    # One scale: both are 0-based indexes into the record's actions.
-    assert autopilot["from_action"] == timeouts[-1]["action"]
-    assert all(record.actions[t["action"]][0] == 1 for t in timeouts)
-    # The defaults are in the record: the first option of a turn, declining a resolution.
-    state = record.start()
-    for index, (seat, action) in enumerate(record.actions):
-        if seat == 1 and (index in {t["action"] for t in timeouts}
-                          or index >= autopilot["from_action"]):
-            expected = Resolve(False) if state.phase == "resolve" else state.legal_actions()[0]
-            assert action == expected, index
-        state.apply(action)
-    assert state.is_over
+from .clocks import START, ManualClock
 
 
-def test_time_bank_stretches_the_deadline(server):
-    async def go() -> list[pb.DecisionRequest]:
-        async with grpc.aio.insecure_channel(server.address) as channel:
-            created = await create_match(channel, server.organiser_key, 2, seed=5,
-                                         time_control=pb.TimeControl(deadline_ms=100,
-                                                                     time_bank_ms=2000))
-            stub = pb_grpc.SeatStub(channel)
-            seen: list[pb.DecisionRequest] = []
+def _match(players: int = 2, seed: int = 11, deadline_ms: int = 1000,
+           time_bank_ms: int = 0) -> Match:
+    match = Match("m-test", new_game(players, seed), seed,
+                  Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms), START)
+    for seat in range(players):
+        match.join(seat)
+    match.start(START)
+    return match
 
-            async def slow(token: str) -> None:
-                meta = seat_metadata(token)
-                async for message in stub.Observe(pb.ObserveRequest(), metadata=meta):
-                    for event in message.events:
-                        if event.HasField("decision"):
-                            seen.append(event.decision)
-                            if len(seen) <= 2:
-                                await asyncio.sleep(0.3)  # past the deadline, within the bank
-                            await stub.Act(pb.ActRequest(decision_id=event.decision.decision_id,
-                                                         option=0), metadata=meta, timeout=5)
 
-            async with asyncio.timeout(60):
-                await asyncio.gather(*(slow(t) for t in created.seat_tokens))
-            record = await pb_grpc.SpectateStub(channel).GetRecord(
-                pb.GetRecordRequest(match_id=created.match_id), timeout=10)
-            assert loads(record.json).meta["timeouts"] == []
-            return seen
+def test_a_silent_seat_is_defaulted_struck_then_played_by_autopilot() -> None:
+    match = _match()
+    now = START
+    answered = 0
+    while match.decision is not None:
+        d = match.decision
+        if d.seat == 0:
+            assert match.answer(0, d.id, 0, None, now).accepted
+            answered += 1
+            continue
+        # Seat 1 never answers: nothing happens until the default time, then the default.
+        assert match.default_at(d) == d.deadline == d.asked + 1.0
+        match.tick(d.deadline - 0.001, absent=())
+        assert match.decision is d
+        now = d.deadline
+        match.tick(now, absent=() if match.strikes[1] < 2 else (1,))
+        assert match.decision is not d
+        defaulted = [e for e in match.log if isinstance(e, Defaulted)][-1]
+        assert (defaulted.seat, defaulted.decision_id) == (1, d.id)
+        expected = Resolve(False) if d.resolve else d.options[0]
+        assert defaulted.action == expected
+    # Three defaults in a row, then the default policy played seat 1 without asking.
+    defaults = [e for e in match.log if isinstance(e, Defaulted)]
+    assert [(e.strikes, e.autopilot) for e in defaults] == [(1, False), (2, False), (3, True)]
+    assert [e.reason for e in defaults] == ["late", "late", "disconnected"]
+    asked_of_1 = [e for e in match.log if isinstance(e, Asked) and e.decision.seat == 1]
+    assert len(asked_of_1) == 3
+    assert match.state.is_over and answered > 3
+    # Numbered entries: their place in the log, the same for every viewer.
+    assert [e.sequence for e in match.numbered] == list(range(1, len(match.numbered) + 1))
+    meta = loads(match.record(now)).meta
+    assert [t["reason"] for t in meta["timeouts"]] == ["deadline", "deadline", "disconnected"]
+    assert meta["strikes"] == [0, 3]
+    assert meta["autopilot"][0]["from_action"] == meta["timeouts"][-1]["action"]
+    # A late answer to a defaulted decision is refused as such.
+    late = match.answer(1, defaults[0].decision_id, 0, None, now)
+    assert late.refusal is Refusal.DEFAULTED and late.message.startswith("REFUSAL_DEFAULTED")
 
-    seen = asyncio.run(go())
-    assert seen[0].time_bank_ms == 2000 and 0 < seen[0].deadline_ms <= 100
-    assert seen[0].deadline.seconds > 0
-    assert min(d.time_bank_ms for d in seen) < 2000
+
+def test_an_answer_clears_the_strikes() -> None:
+    match = _match()
+    d = match.decision
+    assert d is not None
+    seat = d.seat
+    match.tick(match.default_at(d))
+    assert match.strikes[seat] == 1
+    while (d := match.decision) is not None and d.seat != seat:
+        assert match.answer(d.seat, d.id, 0, None, d.asked).accepted
+    assert d is not None
+    assert match.answer(seat, d.id, 0, None, d.asked).accepted
+    assert match.strikes[seat] == 0 and match.strikes_total[seat] == 1
+
+
+def test_the_time_bank_runs_after_the_deadline_and_is_charged() -> None:
+    match = _match(deadline_ms=1000, time_bank_ms=2000)
+    d = match.decision
+    assert d is not None
+    assert match.default_at(d) == d.deadline + 2.0
+    seat = d.seat
+    match.tick(d.deadline + 1.999)
+    assert match.decision is d                      # the bank still runs
+    # Answered 1.5 s after the deadline: accepted, and 1.5 s charged to the bank.
+    assert match.answer(seat, d.id, 0, None, d.deadline + 1.5).accepted
+    assert match.time_bank[seat] == 0.5
+    while match.decision is not None and match.decision.seat != seat:
+        other = match.decision
+        match.answer(other.seat, other.id, 0, None, other.asked)
+    d = match.decision
+    assert d is not None
+    assert match.default_at(d) == d.deadline + 0.5
+    # On the wire: the deadline, the bank left and when the default applies.
+    now = d.deadline + 0.25
+    request = pb.DecisionRequest.FromString(wire.decision_bytes(d, match, now))
+    assert request.deadline_ms == 0 and request.time_bank_ms == 250
+    assert request.default_in_ms == 250
+    assert request.default_at.ToNanoseconds() == round((d.deadline + 0.5) * 1e9)
+    match.tick(d.deadline + 0.5)
+    assert match.decision is not d and match.time_bank[seat] == 0.0
+
+
+def test_a_request_counts_its_times_from_when_it_is_sent() -> None:
+    match = _match(deadline_ms=5000, time_bank_ms=1000)
+    d = match.decision
+    assert d is not None
+    request = pb.DecisionRequest.FromString(wire.decision_bytes(d, match, d.asked + 1.0))
+    assert (request.deadline_ms, request.time_bank_ms, request.default_in_ms) == \
+        (4000, 1000, 5000)
+    assert request.deadline.ToNanoseconds() == round((START + 5.0) * 1e9)
+
+
+def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
+        tmp_path: Path) -> None:
+    async def go() -> None:
+        clock = ManualClock()
+        storage = Storage(tmp_path / "arena.db")
+        try:
+            host = Host(storage, clock=clock, start_timeout=30.0)
+            match = host.create_match(2, seed=3, deadline_ms=1000)
+            followers = [match.follow(0), match.follow(1), match.follow(None)]
+            match.join(0)
+            match.join(1)                       # all in: the match starts
+            d = match.match.decision
+            assert d is not None
+            asker = followers[d.seat]
+            others = [f for f in followers if f is not asker]
+            # The seat asked is woken at once; the others get the round's start at most
+            # HOLD_SECONDS later, to travel with what follows.
+            assert asker.wake.is_set()
+            assert not any(f.wake.is_set() for f in others)
+            clock.advance(HOLD_SECONDS * 0.9)
+            assert not any(f.wake.is_set() for f in others)
+            clock.advance(HOLD_SECONDS * 0.1)
+            assert all(f.wake.is_set() for f in others)
+            # The deadline comes with the clock, not with the machine's speed.
+            clock.advance(1.0 - HOLD_SECONDS - 0.001)
+            assert match.match.decision is d
+            clock.advance(0.001)
+            assert match.match.decision is not d
+            assert any(isinstance(e, Defaulted) for e in match.match.log)
+            # Nobody answers: six defaults, both seats on autopilot, the match ends.
+            for _ in range(10):
+                clock.advance(1.0)
+            result = await asyncio.wait_for(match.result(), 30)
+            assert result.status == FINISHED
+            assert isinstance(match.match.log[-1], Ended)
+            assert sorted(match.match.autopilot) == [0, 1]
+            # Every viewer sees the same numbered entries; only its own requests.
+            seen = [[visibility.item(match.match, e, f.viewer) for e in match.match.log]
+                    for f in followers]
+            numbered = [[i for i in s if isinstance(i, Happened | Defaulted)] for s in seen]
+            assert numbered[0] == numbered[1] == numbered[2]
+            assert all(i is None or not isinstance(i, Asked) for s in seen for i in s)
+        finally:
+            storage.close()
+
+    asyncio.run(go())

@@ -18,7 +18,10 @@ Game A is a random game in which every seat is asked at least one resolution
 decision (R-RES-8), so owners' decisions are among the messages compared. Both
 games are played on a real server (in this process, so it can be handed the two
 deals) with the same decisions, and every message seat k and a spectator receive
-is compared byte for byte, apart from what comes from the clock and the match id.
+is compared byte for byte, apart from what comes from the clock and the match id, in
+a form that does not depend on timing: event by event (however the server grouped
+them into messages), a snapshot's history as the events it holds, every stream
+opened before anyone answers.
 Where the change is one another seat j can see, j's messages must differ, or the
 test would prove nothing.
 """
@@ -210,18 +213,32 @@ def _game(players: int) -> tuple[Record, dict[tuple[int, str], Variant]]:
     raise AssertionError(f"no {players}-player game offers every hidden change")
 
 
-def _normalised(event: pb.SeatEvent) -> bytes:
-    """Returns the event's bytes without what comes from the clock or the match id."""
+def _timeless(request: pb.DecisionRequest) -> None:
+    for name in ("deadline", "default_at"):
+        request.ClearField(name)
+    request.deadline_ms = request.default_in_ms = request.time_bank_ms = 0
+
+
+def _normalised(event: pb.SeatEvent) -> list[bytes]:
+    """Returns the event as received, without what comes from the clock or the match id,
+    and the history its snapshot carries as the events they are: a form that does not
+    depend on how the server grouped events into messages."""
+    out = []
     if event.HasField("decision"):
-        event.decision.ClearField("deadline")
-        event.decision.deadline_ms = 0
+        _timeless(event.decision)
     if event.HasField("snapshot"):
-        event.snapshot.match_id = ""
-    return event.SerializeToString()
+        snapshot = event.snapshot
+        snapshot.match_id = ""
+        if snapshot.HasField("decision"):
+            _timeless(snapshot.decision)
+        out = [e.SerializeToString() for e in snapshot.history]
+        snapshot.ClearField("history")
+    return [event.SerializeToString(), *out]
 
 
 async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[int],
-                received: list[bytes]) -> None:
+                received: list[bytes], ready: asyncio.Barrier) -> None:
+    """Plays one seat by the script, once every stream has its snapshot."""
     queue: asyncio.Queue[pb.PlayRequest] = asyncio.Queue()
     queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
 
@@ -229,32 +246,46 @@ async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[i
         while True:
             yield await queue.get()
 
+    def answer(request: pb.DecisionRequest) -> None:
+        _, action = script[cursor[0]]
+        cursor[0] += 1
+        index = list(request.options).index(action_message(action))
+        queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
+            decision_id=request.decision_id, option=index)))
+
     call = stub.Play(requests(), metadata=seat_metadata(token))
-    ended = False
+    first = True
     async for message in call:
-        # Messages group events as the streams are scheduled; the events are compared.
+        if first:
+            # Nobody answers before every stream has opened: each snapshot then shows
+            # the same moment of the game, whatever the machine's speed.
+            await ready.wait()
+            first = False
         for event in message.events:
-            received.append(_normalised(event))
-            if event.HasField("decision"):
-                _, action = script[cursor[0]]
-                cursor[0] += 1
-                index = list(event.decision.options).index(action_message(action))
-                queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
-                    decision_id=event.decision.decision_id, option=index)))
-            ended = ended or event.HasField("match_ended")
-        if ended:
+            if event.HasField("snapshot") and event.snapshot.HasField("decision"):
+                answer(event.snapshot.decision)
+            elif event.HasField("decision"):
+                answer(event.decision)
+            received.extend(_normalised(event))
+        if message.events[-1].HasField("match_ended"):
             break
     call.cancel()
 
 
-async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes]) -> None:
+async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes],
+                 ready: asyncio.Barrier) -> None:
+    first = True
     async for message in pb_grpc.SpectateStub(channel).Watch(
             pb.WatchRequest(match_id=match_id)):
-        received.extend(_normalised(event) for event in message.events)
+        if first:
+            await ready.wait()
+            first = False
+        for event in message.events:
+            received.extend(_normalised(event))
 
 
 async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
-    """Returns, per game, the messages each seat received, and then the spectator's."""
+    """Returns, per game, the events each seat received, and then the spectator's."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
                                       organiser_key="k")
@@ -268,12 +299,16 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
                                  record.first_player, record.deal, record.reshuffles)
                 match = arena.host.create_match(record.players, seed=record.seed, game=game,
                                                 deadline_ms=60_000)
+                # Every seat joins first: the match starts, and its first decision waits.
+                for token in match.tokens:
+                    await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token))
                 received: list[list[bytes]] = [[] for _ in range(record.players + 1)]
                 cursor = [0]
+                ready = asyncio.Barrier(record.players + 1)
                 async with asyncio.timeout(60):
                     await asyncio.gather(
-                        _watch(channel, match.id, received[-1]),
-                        *(_play(stub, token, record.actions, cursor, r)
+                        _watch(channel, match.id, received[-1], ready),
+                        *(_play(stub, token, record.actions, cursor, r, ready)
                           for token, r in zip(match.tokens, received[:-1], strict=True)))
                 result = await match.result()
                 assert result.status == "finished"

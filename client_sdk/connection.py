@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import grpc
 import grpc.aio
@@ -36,6 +36,11 @@ import structlog
 
 from mammamia import Event, View
 from mammamia_pb import arena_pb2_grpc as rpc
+
+if TYPE_CHECKING:
+    from mammamia_pb import arena_pb2 as pb
+
+    PlayCall = grpc.aio.StreamStreamCall[pb.PlayRequest, pb.SeatEvents]
 
 from . import wire
 from .bot import Bot, Decision, decide, fallback
@@ -178,7 +183,7 @@ async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = Non
         await asyncio.sleep(delay)
 
 
-async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
+async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
                    backoff: Backoff) -> MatchResult | None:
     """Returns the result if the match ended on this connection, None if the stream
     closed early; raises AioRpcError when the connection fails."""
@@ -223,7 +228,7 @@ async def _connect(seat: _Seat, stub: rpc.SeatStub, name: str,
     return None
 
 
-async def _answer(seat: _Seat, call: grpc.aio.StreamStreamCall, asked: wire.Asked) -> None:
+async def _answer(seat: _Seat, call: PlayCall, asked: wire.Asked) -> None:
     """Answers a decision (again, with the same option, if it was answered before)."""
     if asked.decision_id in seat.answered:
         await call.write(wire.answer(asked.decision_id, seat.answered[asked.decision_id]))

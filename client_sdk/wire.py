@@ -181,12 +181,13 @@ def _event(msg: pb.SeatEvent) -> Event | None:
         return Event("round_ended", round=int(msg.round_ended.round),
                      stalemate=msg.round_ended.stalemate)
     if which == "resolved":
-        r = msg.resolved
-        if r.baked:
-            hand = counts(r.hand)
-            return Event("baked", int(r.seat), order=r.order, ingredient=r.ingredient or None,
-                         hand=hand if any(hand) else None, auto=r.automatic)
-        return Event("failed", int(r.seat), order=r.order, declined=r.declined)
+        res = msg.resolved
+        if res.baked:
+            hand = counts(res.hand)
+            return Event("baked", int(res.seat), order=res.order,
+                         ingredient=res.ingredient or None, hand=hand if any(hand) else None,
+                         auto=res.automatic)
+        return Event("failed", int(res.seat), order=res.order, declined=res.declined)
     return None
 
 

@@ -303,7 +303,7 @@ class SpectateService:
 # -- Organiser -------------------------------------------------------------------------
 
 
-class OrganiserService:
+class OrganiserService(pb_grpc.OrganiserServicer):
     """Organiser: create, list and read matches, with the organiser key."""
 
     def __init__(self, host: Host, organiser_key: str) -> None:
@@ -353,34 +353,21 @@ class OrganiserService:
 # -- registration ----------------------------------------------------------------------
 
 
-def _raw(message: Any) -> bytes:
-    """Serializes a response that may already be encoded."""
-    return message if isinstance(message, bytes) else message.SerializeToString()
-
-
 def register(server: grpc.aio.Server, host: Host, organiser_key: str) -> list[str]:
     """Returns the full names of the services added to ``server`` (Seat, Spectate, Organiser)."""
     seat = SeatService(host)
     spectate = SpectateService(host)
-    handlers: dict[str, dict[str, grpc.RpcMethodHandler]] = {
-        "mammamia.v1.Seat": {
-            "Join": grpc.unary_unary_rpc_method_handler(
-                seat.Join, pb.JoinRequest.FromString, pb.JoinResponse.SerializeToString),
-            "Observe": grpc.unary_stream_rpc_method_handler(
-                seat.Observe, pb.ObserveRequest.FromString, _raw),
-            "Act": grpc.unary_unary_rpc_method_handler(
-                seat.Act, pb.ActRequest.FromString, pb.ActResponse.SerializeToString),
-            "Play": grpc.stream_stream_rpc_method_handler(
-                seat.Play, pb.PlayRequest.FromString, _raw),
-        },
-        "mammamia.v1.Spectate": {
-            "Watch": grpc.unary_stream_rpc_method_handler(
-                spectate.Watch, pb.WatchRequest.FromString, _raw),
-            "GetRecord": grpc.unary_unary_rpc_method_handler(
-                spectate.GetRecord, pb.GetRecordRequest.FromString,
-                pb.GameRecord.SerializeToString),
-        },
-    }
+    kinds = {"Join": grpc.unary_unary_rpc_method_handler,
+             "Observe": grpc.unary_stream_rpc_method_handler,
+             "Act": grpc.unary_unary_rpc_method_handler,
+             "Play": grpc.stream_stream_rpc_method_handler,
+             "Watch": grpc.unary_stream_rpc_method_handler,
+             "GetRecord": grpc.unary_unary_rpc_method_handler}
+    servicers: dict[str, Any] = {"mammamia.v1.Seat": seat, "mammamia.v1.Spectate": spectate}
+    handlers: dict[str, dict[str, grpc.RpcMethodHandler[Any, Any]]] = {
+        service: {method: kinds[method](getattr(servicers[service], method), parse, serialize)
+                  for method, (parse, serialize) in methods.items()}
+        for service, methods in wire.CODECS.items()}
     for name, methods in handlers.items():
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)

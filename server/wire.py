@@ -18,11 +18,12 @@ a stream message is the concatenation of its ``events`` entries.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia import INGREDIENTS, ORDERS, Event, Resolve, Turn, View
@@ -263,6 +264,30 @@ def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
     return enc.events_entry(enc.seat_event(0, "act_result", msg.SerializeToString()))
 
 
+def _raw(message: bytes | Message) -> bytes:
+    """Serializes a reply that may already be encoded (the event streams' messages)."""
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+Codec = tuple[Callable[[bytes], Any], Callable[[Any], bytes]]
+
+
+CODECS: Final[dict[str, dict[str, Codec]]] = {
+    "mammamia.v1.Seat": {
+        "Join": (pb.JoinRequest.FromString, pb.JoinResponse.SerializeToString),
+        "Observe": (pb.ObserveRequest.FromString, _raw),
+        "Act": (pb.ActRequest.FromString, pb.ActResponse.SerializeToString),
+        "Play": (pb.PlayRequest.FromString, _raw),
+    },
+    "mammamia.v1.Spectate": {
+        "Watch": (pb.WatchRequest.FromString, _raw),
+        "GetRecord": (pb.GetRecordRequest.FromString, pb.GameRecord.SerializeToString),
+    },
+}
+"""(request parser, reply serializer) of each method registered by hand: the event
+streams send ready-made bytes."""
+
+
 def status_of(status: str) -> int:
     """Returns a match status as its MatchStatus value."""
     return STATUSES[status]
@@ -319,6 +344,22 @@ def standing_message(s: Standing) -> pb.Standing:
     """Returns one line of the ladder's standings as a message."""
     return pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
                        games=s.games, wins=s.wins, mean_delivered=s.mean_delivered)
+
+
+def register_response(name: str, key: str) -> pb.RegisterResponse:
+    """Returns the reply to Ladder.Register."""
+    return pb.RegisterResponse(name=name, key=key)
+
+
+def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
+    """Returns the reply to Ladder.Standings."""
+    return pb.StandingsResponse(matches_finished=finished,
+                                standings=[standing_message(s) for s in table])
+
+
+def matches_response(rows: Sequence[LadderMatchRow]) -> pb.MatchesResponse:
+    """Returns the reply to Ladder.Matches."""
+    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
 
 
 def ladder_summary(m: LadderMatchRow) -> pb.MatchSummary:

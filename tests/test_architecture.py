@@ -265,3 +265,49 @@ def test_mammamia_public_names_are_pinned() -> None:
         "public_events", "record_of", "view_of",
     ]
     assert all(hasattr(mammamia, name) for name in mammamia.__all__)
+
+
+# -- protobuf: one module per side ------------------------------------------------------
+
+WIRE_MODULES = {
+    "server": {"server/wire.py", "server/_encoding.py"},   # the fast encoder is wire's own
+    "client_sdk": {"client_sdk/wire.py"},
+    "bots": set(),
+}
+_CODEC_NAMES = {"FromString", "SerializeToString", "ParseFromString", "MergeFromString",
+                "MessageToDict", "MessageToJson", "ParseDict", "Parse"}
+
+
+def protobuf_uses(path: Path) -> list[str]:
+    """Returns 'line: what' for each place a file builds or parses a protobuf message:
+    a generated message class called (``pb.Name(...)``) or a codec named."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "pb" \
+                and node.func.attr[:1].isupper():
+            found.append(f"{node.lineno}: pb.{node.func.attr}(...)")
+        elif isinstance(node, ast.Attribute) and node.attr in _CODEC_NAMES:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Name) and node.id in _CODEC_NAMES:
+            found.append(f"{node.lineno}: {node.id}")
+    return found
+
+
+def protobuf_offences(package: str) -> list[str]:
+    """Returns 'file line: what' for protobuf built or parsed outside the side's wire module."""
+    return [f"{path.relative_to(ROOT)} {use}"
+            for path in python_files(package)
+            if str(path.relative_to(ROOT)) not in WIRE_MODULES[package]
+            for use in protobuf_uses(path)]
+
+
+@pytest.mark.parametrize("package", sorted(WIRE_MODULES))
+def test_one_module_per_side_builds_or_parses_protobuf(package: str) -> None:
+    assert protobuf_offences(package) == []
+
+
+def test_the_protobuf_check_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("x = pb.JoinRequest(name='a')\ny = pb.View.FromString(b'')\n")
+    assert protobuf_uses(sample) == ["1: pb.JoinRequest(...)", "2: .FromString"]

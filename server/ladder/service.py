@@ -46,7 +46,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderError as e:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        return pb.RegisterResponse(name=request.name, key=key)
+        return wire.register_response(request.name, key)
 
     async def Enter(
             self, request: pb.EnterRequest,
@@ -80,8 +80,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                         f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
         finished, table = self.ladder.store.standings(request.players)
-        return pb.StandingsResponse(matches_finished=finished,
-                                    standings=[wire.standing_message(s) for s in table])
+        return wire.standings_response(finished, table)
 
     async def Matches(
             self, request: pb.MatchesRequest,
@@ -89,7 +88,7 @@ class LadderServicer(pb_grpc.LadderServicer):
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
         rows = self.ladder.store.matches(request.name, limit, status="finished")
-        return pb.MatchesResponse(matches=[wire.ladder_summary(m) for m in rows])
+        return wire.matches_response(rows)
 
     async def GetRecord(
             self, request: pb.GetRecordRequest,
@@ -106,4 +105,4 @@ class LadderServicer(pb_grpc.LadderServicer):
         if record is None:
             await abort(context, grpc.StatusCode.NOT_FOUND,
                         f"match {request.match_id!r} has no stored record")
-        return pb.GameRecord(match_id=request.match_id, json=record)
+        return wire.game_record(request.match_id, record)

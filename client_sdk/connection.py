@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import grpc
 import grpc.aio
@@ -36,11 +36,6 @@ import structlog
 
 from mammamia import Event, View
 from mammamia_pb import arena_pb2_grpc as rpc
-
-if TYPE_CHECKING:
-    from mammamia_pb import arena_pb2 as pb
-
-    PlayCall = grpc.aio.StreamStreamCall[pb.PlayRequest, pb.SeatEvents]
 
 from . import wire
 from .bot import Bot, Decision, decide, fallback
@@ -228,7 +223,7 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
     return None
 
 
-async def _answer(seat: _Seat, call: PlayCall, asked: wire.Asked) -> None:
+async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
     """Answers a decision (again, with the same option, if it was answered before)."""
     if asked.decision_id in seat.answered:
         await call.write(wire.answer(asked.decision_id, seat.answered[asked.decision_id]))

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from mammamia import INGREDIENTS, Action, Event, Resolve, SeatInfo, Turn, View
 from mammamia_pb import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    import grpc.aio
+
+    PlayCall: TypeAlias = grpc.aio.StreamStreamCall[pb.PlayRequest, pb.SeatEvents]
+    """A Play call, as the SDK writes answers to it and reads events from it."""
 
 
 class WireError(ValueError):

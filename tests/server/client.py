@@ -1,7 +1,8 @@
 """A minimal test client built on the generated stubs alone (no SDK, no rules).
 
 It plays a seat by picking among the options each decision request carries, as
-any client written from the .proto files would.
+any client written from the .proto files would: the open decision a stream's
+snapshot carries (``Snapshot.decision``) and every ``decision`` event after it.
 """
 
 from __future__ import annotations
@@ -41,8 +42,27 @@ class SeatPlay:
 
     events: list[pb.SeatEvent] = field(default_factory=list)
     messages: list[pb.SeatEvents] = field(default_factory=list)
+    decisions: list[pb.DecisionRequest] = field(default_factory=list)   # snapshots' too
     answered: list[str] = field(default_factory=list)
     results: list[pb.ActResult] = field(default_factory=list)
+    responses: list[pb.ActResponse] = field(default_factory=list)       # of unary Act
+
+    @property
+    def snapshots(self) -> list[pb.Snapshot]:
+        """Returns the snapshots received (one per stream)."""
+        return [e.snapshot for e in self.events if e.HasField("snapshot")]
+
+    @property
+    def numbered(self) -> list[pb.SeatEvent]:
+        """Returns the numbered log events received, the snapshots' history included,
+        in the order received."""
+        out: list[pb.SeatEvent] = []
+        for e in self.events:
+            if e.HasField("snapshot"):
+                out.extend(e.snapshot.history)
+            elif e.sequence:
+                out.append(e)
+        return out
 
     @property
     def ended(self) -> pb.MatchEnded | None:
@@ -111,12 +131,14 @@ def _take(message: pb.SeatEvents, out: SeatPlay, choose: Chooser,
     for event in message.events:
         out.events.append(event)
         kind = event.WhichOneof("event")
-        if kind == "decision":
-            choice = choose(event.decision)
+        request = _asked(event)
+        if request is not None:
+            out.decisions.append(request)
+            choice = choose(request)
             if choice is not None:
-                out.answered.append(event.decision.decision_id)
+                out.answered.append(request.decision_id)
                 send(pb.PlayRequest(act=pb.ActRequest(
-                    decision_id=event.decision.decision_id, option=choice)))
+                    decision_id=request.decision_id, option=choice)))
         elif kind == "act_result":
             out.results.append(event.act_result)
         if stop is not None and stop(out):
@@ -136,13 +158,26 @@ async def observe_and_act(channel: grpc.aio.Channel, token: str,
             out.messages.append(message)
             for event in message.events:
                 out.events.append(event)
-                if event.WhichOneof("event") == "decision":
-                    choice = choose(event.decision)
+                request = _asked(event)
+                if request is not None:
+                    out.decisions.append(request)
+                    choice = choose(request)
                     if choice is not None:
-                        await seat.Act(pb.ActRequest(decision_id=event.decision.decision_id,
-                                                     option=choice), metadata=meta, timeout=10)
-                        out.answered.append(event.decision.decision_id)
+                        out.responses.append(await seat.Act(
+                            pb.ActRequest(decision_id=request.decision_id, option=choice),
+                            metadata=meta, timeout=10))
+                        out.answered.append(request.decision_id)
     return out
+
+
+def _asked(event: pb.SeatEvent) -> pb.DecisionRequest | None:
+    """Returns the decision request an event asks: a decision event's, or the open
+    decision a snapshot carries; None for other events."""
+    if event.HasField("decision"):
+        return event.decision
+    if event.HasField("snapshot") and event.snapshot.HasField("decision"):
+        return event.snapshot.decision
+    return None
 
 
 async def watch(channel: grpc.aio.Channel, match_id: str, after: int = 0) -> list[pb.SeatEvent]:

@@ -1,5 +1,9 @@
 """Bad answers, bad tokens, bad requests: each gets its status code and a message that
-names the reason (and the rule id for an illegal answer), and the server keeps serving."""
+names the reason, and the server keeps serving. An answer's refusal is one of the
+contract's Refusal kinds: its status code (arena.proto's table), a message that
+begins with its name, the trailing metadata `refusal` (and `rule` for an illegal
+answer) on Act, the same in the ActResult on Play; when several apply, the first in
+the enum's order wins; an answer that repeats the accepted one is accepted again."""
 
 from __future__ import annotations
 
@@ -15,10 +19,60 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.answers import Refusal
+from server.app import create_server
+from server.services import STATUS_OF
 
 from .client import create_match, seat_metadata
 
 Code = grpc.StatusCode
+
+# The contract's table (arena.proto, Seat.Act): each refusal's status code.
+CODES = {
+    "REFUSAL_MALFORMED": Code.INVALID_ARGUMENT,
+    "REFUSAL_UNKNOWN_DECISION": Code.FAILED_PRECONDITION,
+    "REFUSAL_OTHER_SEAT": Code.PERMISSION_DENIED,
+    "REFUSAL_ALREADY_ANSWERED": Code.FAILED_PRECONDITION,
+    "REFUSAL_DEFAULTED": Code.FAILED_PRECONDITION,
+    "REFUSAL_NO_SUCH_OPTION": Code.INVALID_ARGUMENT,
+    "REFUSAL_ILLEGAL": Code.INVALID_ARGUMENT,
+}
+TIMEOUT = 30      # seconds to wait for anything the server sends: generous, never timing
+
+
+def check_refusal(err: grpc.aio.AioRpcError, name: str, rule: str | None = None) -> None:
+    """Asserts that a refused Act carries ``name``'s code, message prefix and trailing
+    metadata (``rule`` only for an illegal answer)."""
+    assert err.code() == CODES[name], (name, err.code(), err.details())
+    assert err.details().startswith(f"{name}: "), err.details()
+    trailing = dict(err.trailing_metadata() or ())
+    assert trailing.get("refusal") == name, trailing
+    assert trailing.get("rule") == rule, trailing
+
+
+def check_result(result: pb.ActResult, decision_id: str, name: str,
+                 rule: str | None = None) -> None:
+    """Asserts that an ActResult on Play refuses with ``name`` as Act would."""
+    assert result.decision_id == decision_id
+    assert not result.accepted and not result.repeated
+    assert result.code == CODES[name].value[0]
+    assert result.refusal == pb.Refusal.Value(name)
+    assert result.message.startswith(f"{name}: "), result.message
+    assert result.rule == (rule or "")
+
+
+def check_accepted(result: pb.ActResult, decision_id: str, repeated: bool) -> None:
+    assert result.decision_id == decision_id and result.accepted
+    assert result.repeated == repeated
+    assert (result.code, result.message, result.rule) == (0, "", "")
+    assert result.refusal == pb.REFUSAL_UNSPECIFIED
+
+
+def test_the_status_table_is_the_contracts():
+    assert [r.name for r in Refusal] == [n.removeprefix("REFUSAL_") for n in CODES]
+    assert [pb.Refusal.Value(n) for n in CODES] == [r.value for r in Refusal]
+    assert STATUS_OF == {None: Code.OK,
+                         **{Refusal[n.removeprefix("REFUSAL_")]: c for n, c in CODES.items()}}
 
 
 @dataclass
@@ -43,10 +97,12 @@ class Open:
 
 
 @asynccontextmanager
-async def opened(server, players: int = 2, **fields: object) -> AsyncIterator[Open]:
+async def opened(server, players: int = 2, deadline_ms: int = 60_000, **fields: object
+                 ) -> AsyncIterator[Open]:
     async with grpc.aio.insecure_channel(server.address) as channel:
         created = await create_match(channel, server.organiser_key, players, seed=3,
-                                     time_control=pb.TimeControl(deadline_ms=60_000), **fields)
+                                     time_control=pb.TimeControl(deadline_ms=deadline_ms),
+                                     **fields)
         stub = pb_grpc.SeatStub(channel)
         calls = [stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t))
                  for t in created.seat_tokens]
@@ -56,10 +112,12 @@ async def opened(server, players: int = 2, **fields: object) -> AsyncIterator[Op
                 for event in message.events:
                     if event.HasField("decision"):
                         return seat, event.decision
+                    if event.HasField("snapshot") and event.snapshot.HasField("decision"):
+                        return seat, event.snapshot.decision
             raise AssertionError("stream ended without a decision")
 
         tasks = [asyncio.ensure_future(first_decision(i)) for i in range(players)]
-        done, pending = await asyncio.wait(tasks, timeout=20, return_when="FIRST_COMPLETED")
+        done, pending = await asyncio.wait(tasks, timeout=TIMEOUT, return_when="FIRST_COMPLETED")
         assert done, "no decision was asked"
         for t in pending:
             t.cancel()
@@ -79,44 +137,66 @@ def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server):
     async def go() -> None:
         async with opened(server) as m:
             assert m.decision.kind == pb.DECISION_KIND_TURN
+            d = m.decision.decision_id
             # Playing more cards than any hand holds is refused by R-TURN-1.
             illegal = pb.Action(turn=pb.TurnAction(ingredient="salami", count=7,
                                                    draw=pb.DRAW_SOURCE_SUPPLY))
-            err = await m.refusal(m.seat, decision_id=m.decision.decision_id, action=illegal)
-            assert err.code() == Code.INVALID_ARGUMENT
-            assert "R-TURN-1" in err.details()
-            err = await m.refusal(m.seat, decision_id=m.decision.decision_id, option=10_000)
-            assert err.code() == Code.INVALID_ARGUMENT and "option 10000" in err.details()
-            # Still open: a legal answer by value is accepted.
-            reply = await m.act(m.seat, decision_id=m.decision.decision_id,
-                                action=m.decision.options[-1])
-            assert reply.decision_id == m.decision.decision_id
+            err = await m.refusal(m.seat, decision_id=d, action=illegal)
+            check_refusal(err, "REFUSAL_ILLEGAL", "R-TURN-1")
+            # A resolution answers no turn.
+            err = await m.refusal(m.seat, decision_id=d, action=pb.Action(
+                resolve=pb.ResolveAction(bake=False)))
+            check_refusal(err, "REFUSAL_ILLEGAL", "R-TURN-1")
+            err = await m.refusal(m.seat, decision_id=d, option=10_000)
+            check_refusal(err, "REFUSAL_NO_SUCH_OPTION")
+            assert "option 10000" in err.details()
+            err = await m.refusal(m.seat, decision_id=d, option=len(m.decision.options))
+            check_refusal(err, "REFUSAL_NO_SUCH_OPTION")
+            # Still open: a legal answer by value is accepted, as a first answer.
+            reply = await m.act(m.seat, decision_id=d, action=m.decision.options[-1])
+            assert reply == pb.ActResponse(decision_id=d, repeated=False)
     run(go())
 
 
-def test_duplicate_answer_is_accepted_and_a_different_one_is_stale(server):
-    async def go() -> None:
-        async with opened(server) as m:
-            d = m.decision.decision_id
-            await m.act(m.seat, decision_id=d, option=0)
-            await m.act(m.seat, decision_id=d, option=0)          # idempotent
-            await m.act(m.seat, decision_id=d, action=m.decision.options[0])
-            if len(m.decision.options) > 1:
-                err = await m.refusal(m.seat, decision_id=d, option=1)
-                assert err.code() == Code.FAILED_PRECONDITION
-                assert "already answered" in err.details()
-            err = await m.refusal(m.seat, decision_id="d999", option=0)
-            assert err.code() == Code.FAILED_PRECONDITION and "d999" in err.details()
-    run(go())
-
-
-def test_another_seats_decision_is_denied(server):
+def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server):
     async def go() -> None:
         async with opened(server, players=3) as m:
+            d = m.decision.decision_id
+            last = len(m.decision.options) - 1
+            assert last >= 1
             other = (m.seat + 1) % 3
-            err = await m.refusal(other, decision_id=m.decision.decision_id, option=0)
-            assert err.code() == Code.PERMISSION_DENIED
-            assert f"seat {m.seat}" in err.details()
+            # Open: another seat is denied, whatever it sends (a bad index included).
+            for fields in ({"option": 0}, {"option": 99_999},
+                           {"action": m.decision.options[0]}):
+                err = await m.refusal(other, decision_id=d, **fields)
+                check_refusal(err, "REFUSAL_OTHER_SEAT")
+                assert f"seat {m.seat}" in err.details()
+            # Malformed wins over everything, even an unknown or another seat's decision.
+            for seat, fields in ((m.seat, {"decision_id": "d999"}),
+                                 (other, {"decision_id": d, "action": pb.Action()})):
+                check_refusal(await m.refusal(seat, **fields), "REFUSAL_MALFORMED")
+            err = await m.refusal(m.seat, decision_id="d999", option=0)
+            check_refusal(err, "REFUSAL_UNKNOWN_DECISION")
+            assert "d999" in err.details()
+
+            reply = await m.act(m.seat, decision_id=d, option=last)
+            assert reply == pb.ActResponse(decision_id=d, repeated=False)
+            # Closed: the same action again, by index or by value, is accepted as a repeat.
+            for fields in ({"option": last}, {"action": m.decision.options[last]},
+                           {"option": last}):
+                reply = await m.act(m.seat, decision_id=d, **fields)
+                assert reply == pb.ActResponse(decision_id=d, repeated=True)
+            # Another action, or a bad index, on the seat's own closed decision.
+            for fields in ({"option": 0}, {"action": m.decision.options[0]},
+                           {"option": 99_999}):
+                err = await m.refusal(m.seat, decision_id=d, **fields)
+                check_refusal(err, "REFUSAL_ALREADY_ANSWERED")
+            # A bad index on another seat's closed decision: the seat comes first.
+            for fields in ({"option": 99_999}, {"option": last}):
+                check_refusal(await m.refusal(other, decision_id=d, **fields),
+                              "REFUSAL_OTHER_SEAT")
+            check_refusal(await m.refusal(m.seat, decision_id="d999", option=0),
+                          "REFUSAL_UNKNOWN_DECISION")
     run(go())
 
 
@@ -132,21 +212,111 @@ def test_malformed_answers_are_invalid_arguments(server):
                     ingredient="cheese", count=1, draw=pb.DRAW_SOURCE_SUPPLY))},
                 {"decision_id": d, "action": pb.Action(turn=pb.TurnAction(
                     ingredient="salami", count=1, draw=pb.DRAW_SOURCE_UNSPECIFIED))},
-                {"decision_id": d, "action": pb.Action(resolve=pb.ResolveAction(bake=False))},
+                {"decision_id": d, "action": pb.Action(turn=pb.TurnAction(
+                    **{"pass": True}, count=1))},                       # a pass with a count
             ]
             for fields in cases:
-                err = await m.refusal(m.seat, **fields)
-                assert err.code() == Code.INVALID_ARGUMENT, (fields, err.details())
+                check_refusal(await m.refusal(m.seat, **fields), "REFUSAL_MALFORMED")
             err = await m.refusal(m.seat, decision_id=d, action=pb.Action(
                 turn=pb.TurnAction(ingredient="cheese", count=1)))
+            check_refusal(err, "REFUSAL_MALFORMED")
             assert "R-COMP-1" in err.details()
-            err = await m.refusal(m.seat, decision_id=d, action=pb.Action(
-                resolve=pb.ResolveAction(bake=False)))
-            assert "R-TURN-1" in err.details()     # a turn is asked, not a resolution
+            # The decision is still open.
+            reply = await m.act(m.seat, decision_id=d, option=0)
+            assert reply == pb.ActResponse(decision_id=d)
     run(go())
 
 
-def test_play_stream_answers_in_band(server):
+def test_a_defaulted_decision_refuses_every_answer(server):
+    async def go() -> None:
+        # Nobody answers: the first decision's default applies after its 300 ms.
+        async with opened(server, deadline_ms=300) as m:
+            d = m.decision.decision_id
+            spectator = pb_grpc.SpectateStub(m.channel).Watch(
+                pb.WatchRequest(match_id=m.created.match_id))
+            passed = None
+            async with asyncio.timeout(TIMEOUT):
+                async for message in spectator:
+                    for event in message.events:
+                        found = [event] if event.HasField("deadline_passed") else \
+                            [e for e in event.snapshot.history if e.HasField("deadline_passed")]
+                        for e in found:
+                            if passed is None and e.deadline_passed.decision_id == d:
+                                passed = e
+                    if passed is not None:
+                        break
+            spectator.cancel()
+            assert passed is not None and passed.sequence > 0
+            dp = passed.deadline_passed
+            assert (dp.seat, dp.reason, dp.strikes, dp.autopilot) == (
+                m.seat, pb.DEADLINE_REASON_LATE, 1, False)
+            assert dp.action == m.decision.options[0]          # a turn's first option
+            # Every answer to it, the default action included, is refused; a bad index
+            # too (DEFAULTED comes before NO_SUCH_OPTION); another seat is still denied.
+            for fields in ({"option": 0}, {"action": m.decision.options[0]},
+                           {"option": 1}, {"option": 99_999}):
+                err = await m.refusal(m.seat, decision_id=d, **fields)
+                check_refusal(err, "REFUSAL_DEFAULTED")
+                assert d in err.details()
+            check_refusal(await m.refusal(1 - m.seat, decision_id=d, option=99_999),
+                          "REFUSAL_OTHER_SEAT")
+    run(go())
+
+
+def test_the_end_of_a_match_defaults_its_open_decision(tmp_path):
+    async def go() -> None:
+        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
+                                          organiser_key="k")
+        await arena.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                match = arena.host.create_match(2, deadline_ms=60_000, seed=4)
+                stub = pb_grpc.SeatStub(channel)
+                for token in match.tokens:
+                    await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token), timeout=10)
+                decision = match.match.decision
+                assert decision is not None
+                result = await asyncio.wait_for(match.abort("cut off by the test"), TIMEOUT)
+                assert result.status == "aborted"
+                meta = seat_metadata(match.tokens[decision.seat])
+                for fields in ({"option": 0}, {"option": 99_999}):
+                    with pytest.raises(grpc.aio.AioRpcError) as caught:
+                        await stub.Act(pb.ActRequest(decision_id=decision.id, **fields),
+                                       metadata=meta, timeout=10)
+                    check_refusal(caught.value, "REFUSAL_DEFAULTED")
+                    assert "ended" in caught.value.details()
+        finally:
+            await arena.drain(grace=1)
+
+    asyncio.run(go())
+
+
+class PlayStream:
+    """One Play stream, written and read step by step."""
+
+    def __init__(self, channel: grpc.aio.Channel, token: str) -> None:
+        self.call = pb_grpc.SeatStub(channel).Play(metadata=seat_metadata(token))
+
+    async def send(self, **fields: object) -> None:
+        await self.call.write(pb.PlayRequest(**fields))  # type: ignore[arg-type]
+
+    async def act(self, decision_id: str, **fields: object) -> None:
+        await self.send(act=pb.ActRequest(decision_id=decision_id, **fields))  # type: ignore[arg-type]
+
+    async def next(self) -> pb.SeatEvents:
+        message = await asyncio.wait_for(self.call.read(), TIMEOUT)
+        assert message is not grpc.aio.EOF
+        return message
+
+    async def reply(self) -> tuple[pb.ActResult, pb.SeatEvents]:
+        """Returns the act result the next message begins with, and the message."""
+        message = await self.next()
+        first = message.events[0]
+        assert first.HasField("act_result") and first.sequence == 0, message
+        return first.act_result, message
+
+
+def test_play_stream_answers_every_act_at_once(server):
     async def go() -> None:
         async with opened(server) as m:
             stub = pb_grpc.SeatStub(m.channel)
@@ -158,35 +328,95 @@ def test_play_stream_answers_in_band(server):
                 async for _ in call:
                     pass
             assert caught.value.code() == Code.INVALID_ARGUMENT
-            queue: asyncio.Queue[pb.PlayRequest] = asyncio.Queue()
-            queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
 
-            async def requests() -> AsyncIterator[pb.PlayRequest]:
-                while True:
-                    yield await queue.get()
+            mine = PlayStream(m.channel, m.created.seat_tokens[m.seat])
+            await mine.send(observe=pb.ObserveRequest())
+            first = await mine.next()
+            snapshot = first.events[0]
+            # The open decision comes in the snapshot, and is not sent again.
+            assert snapshot.HasField("snapshot") and snapshot.snapshot.HasField("decision")
+            decision = snapshot.snapshot.decision
+            d = decision.decision_id
+            assert d == m.decision.decision_id and decision.options == m.decision.options
+            assert not any(e.HasField("decision") for e in first.events)
+            last = len(decision.options) - 1
+            illegal = pb.Action(turn=pb.TurnAction(ingredient="salami", count=7,
+                                                   draw=pb.DRAW_SOURCE_SUPPLY))
+            # Each refusal is answered at once, in the next message, as Act would.
+            for fields, expected in [
+                    ({"decision_id": d, "option": 99_999}, ("REFUSAL_NO_SUCH_OPTION", None)),
+                    ({"decision_id": d, "action": illegal}, ("REFUSAL_ILLEGAL", "R-TURN-1")),
+                    ({"decision_id": "d999", "option": 0}, ("REFUSAL_UNKNOWN_DECISION", None)),
+                    ({"decision_id": d}, ("REFUSAL_MALFORMED", None))]:
+                await mine.act(**fields)
+                result, message = await mine.reply()
+                check_result(result, fields["decision_id"], *expected)
+                assert len(message.events) == 1
+            await mine.send(observe=pb.ObserveRequest())       # only the first may observe
+            result, _ = await mine.reply()
+            check_result(result, "", "REFUSAL_MALFORMED")
+            assert "act" in result.message
 
-            call = stub.Play(requests(), metadata=meta)
-            results = []
-            async with asyncio.timeout(20):
-                async for message in call:
-                    for event in message.events:
-                        if event.HasField("decision") and not results:
-                            d = event.decision.decision_id
-                            queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
-                                                                              option=99_999)))
-                            queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(decision_id=d,
-                                                                              option=0)))
-                            queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
-                        if event.HasField("act_result"):
-                            assert event.sequence == 0
-                            results.append(event.act_result)
-                    if len(results) >= 3:
-                        break
-            call.cancel()
-            assert [r.accepted for r in results] == [False, True, False]
-            assert results[0].code == Code.INVALID_ARGUMENT.value[0]
-            assert "option 99999" in results[0].message
-            assert results[2].code == Code.INVALID_ARGUMENT.value[0]
+            # Accepted: the reply, then the turn it caused, in the same message.
+            await mine.act(d, option=last)
+            result, message = await mine.reply()
+            check_accepted(result, d, repeated=False)
+            turns = [e for e in message.events[1:] if e.HasField("turn")]
+            assert turns and turns[0].turn.seat == m.seat and turns[0].sequence > 0
+            # Repeats are accepted at once although nothing else happens: the other seat
+            # is now asked, and does not answer.
+            for fields in ({"option": last}, {"action": decision.options[last]}):
+                await mine.act(d, **fields)
+                result, message = await mine.reply()
+                check_accepted(result, d, repeated=True)
+                assert len(message.events) == 1
+            for fields in ({"option": 0}, {"option": 99_999}):
+                await mine.act(d, **fields)
+                result, _ = await mine.reply()
+                check_result(result, d, "REFUSAL_ALREADY_ANSWERED")
+
+            # The other seat's open decision, from its own Play snapshot.
+            theirs = PlayStream(m.channel, m.created.seat_tokens[1 - m.seat])
+            await theirs.send(observe=pb.ObserveRequest())
+            their_snapshot = (await theirs.next()).events[0].snapshot
+            assert their_snapshot.HasField("decision")
+            d2 = their_snapshot.decision.decision_id
+            assert d2 != d
+            await mine.act(d2, option=99_999)              # open, another seat's
+            result, _ = await mine.reply()
+            check_result(result, d2, "REFUSAL_OTHER_SEAT")
+            await theirs.act(d, option=99_999)             # closed, another seat's
+            result, _ = await theirs.reply()
+            check_result(result, d, "REFUSAL_OTHER_SEAT")
+            # Acts sent together are answered in the order sent.
+            for decision_id in ("d997", "d998", d):
+                await mine.act(decision_id, option=last)
+            results: list[pb.ActResult] = []
+            while len(results) < 3:
+                results += [e.act_result for e in (await mine.next()).events
+                            if e.HasField("act_result")]
+            assert [r.decision_id for r in results] == ["d997", "d998", d]
+            assert [r.repeated for r in results] == [False, False, True]
+            mine.call.cancel()
+            theirs.call.cancel()
+    run(go())
+
+
+def test_an_unknown_token_on_play_is_unauthenticated_even_when_written_first(server):
+    async def go() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = pb_grpc.SeatStub(channel)
+            for i in range(20):
+                call = stub.Play(metadata=seat_metadata(f"not-a-token-{i}"))
+                try:
+                    await call.write(pb.PlayRequest(observe=pb.ObserveRequest()))
+                except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                    pass        # the call may have ended already: its status says why
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await asyncio.wait_for(call.read(), TIMEOUT)
+                assert caught.value.code() == Code.UNAUTHENTICATED, (i, caught.value)
+                assert "seat-token" in caught.value.details()
+                assert await call.code() == Code.UNAUTHENTICATED
     run(go())
 
 
@@ -209,7 +439,8 @@ def test_tokens(server):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.Act(pb.ActRequest(decision_id=m.decision.decision_id, option=0),
                                metadata=seat_metadata(other.seat_tokens[m.seat]), timeout=10)
-            assert caught.value.code() in (Code.FAILED_PRECONDITION, Code.PERMISSION_DENIED)
+            # (That match has asked nothing yet: no decision of that id exists there.)
+            check_refusal(caught.value, "REFUSAL_UNKNOWN_DECISION")
             reply = await stub.Join(pb.JoinRequest(name="me"),
                                     metadata=seat_metadata(m.created.seat_tokens[1]), timeout=10)
             assert (reply.match_id, reply.seat, reply.players) == (m.created.match_id, 1, 2)

@@ -200,6 +200,9 @@ class SeatService:
         try:
             match, seat = self._seat(context)
         except Refused as e:
+            # Read the first message before the status: a status sent while the client's
+            # first message is on its way fails the client's write (as INTERNAL).
+            await _first(requests)
             _refuse_stream(context, e)
             return
         first = await _first(requests)

@@ -223,10 +223,11 @@ def _encode_options(options: Sequence[Action]) -> bytes:
 def _ended(item: FinalItem, match: Match) -> bytes:
     e = item.ended
     msg = pb.MatchEnded(status=STATUSES[e.status], winners=e.winners, delivered=e.delivered,
-                        ranks=e.ranks, reason=e.reason or "")
+                        ranks=e.ranks)
+    fields = pb.MatchEnded.DESCRIPTOR.fields_by_name       # view (5) before reason (6)
     return msg.SerializeToString() + enc.length(
-        pb.MatchEnded.DESCRIPTOR.fields_by_name["view"].number,
-        enc.view(item.view, match.seat_facts()))
+        fields["view"].number, enc.view(item.view, match.seat_facts())) + enc.text(
+        fields["reason"].number, e.reason or "")
 
 
 def stream_entry(item: Item, match: Match, now: float) -> bytes:

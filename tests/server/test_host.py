@@ -74,6 +74,12 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                 assert list(plays[0].ended.winners) == list(result.winners)
                 assert list(plays[0].ended.ranks) == list(result.ranks)
                 assert list(plays[0].ended.delivered) == list(result.delivered)
+                # Each seat's end carries its own final view, with the ladder's names.
+                for seat, p in enumerate(plays):
+                    view = p.ended.view
+                    assert view.seat == seat and view.phase == pb.PHASE_OVER
+                    assert [s.name for s in view.seats] == ["ann", "bo", "cy"]
+                    assert p.events[-1].HasField("match_ended")
                 assert result.record == arena.storage.record(match.id)
                 assert arena.storage.match(match.id).ladder
 

@@ -76,6 +76,10 @@ def test_sigterm_drains(start_server):
     running_id, ended, finished_id = asyncio.run(go())
     assert server.process.wait(timeout=30) == 0
     assert ended.status == pb.MATCH_STATUS_ABORTED and not ended.winners
+    # The end says why, and shows the seat's view where the game was cut off.
+    assert "shut down" in ended.reason and len(ended.ranks) == 2 and len(ended.delivered) == 2
+    assert ended.view.seat == 0 and ended.view.phase == pb.PHASE_TURN
+    assert not ended.view.winners
     rows = _rows(server.db_path)
     assert rows[finished_id]["status"] == "finished"
     assert rows[running_id]["status"] == "aborted"
@@ -124,7 +128,6 @@ def test_match_waits_for_its_seats_then_starts_anyway(start_server):
     async def go() -> tuple[pb.SeatEvent, str]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 3, seed=2)
-            await asyncio.sleep(0.1)
             listed = await pb_grpc.OrganiserStub(channel).ListMatches(
                 pb.ListMatchesRequest(), metadata=(("organiser-key", server.organiser_key),),
                 timeout=10)
@@ -133,11 +136,23 @@ def test_match_waits_for_its_seats_then_starts_anyway(start_server):
             result = await play(channel, created.seat_tokens[0], random_options(0))
             record = await pb_grpc.SpectateStub(channel).GetRecord(
                 pb.GetRecordRequest(match_id=created.match_id), timeout=10)
-            return result.ended, record.json
+            return result, record.json
 
     started = time.monotonic()
-    ended, record_json = asyncio.run(go())
+    seat0, record_json = asyncio.run(go())
+    ended = seat0.ended
     assert ended is not None and ended.status == pb.MATCH_STATUS_FINISHED
+    # Every stream hears of the defaults: numbered, with the seat, the reason, the
+    # strikes in a row and the autopilot the third one starts.
+    passed = [e.deadline_passed for e in seat0.numbered if e.HasField("deadline_passed")]
+    for seat in (1, 2):
+        theirs = [p for p in passed if p.seat == seat]
+        assert [(p.strikes, p.autopilot) for p in theirs] == [(1, False), (2, False),
+                                                              (3, True)]
+        assert all(p.reason == pb.DEADLINE_REASON_DISCONNECTED and p.decision_id
+                   for p in theirs)
+        info = ended.view.seats[seat]
+        assert (info.strikes, info.autopilot) == (3, True)
     assert time.monotonic() - started < 60
     meta = loads(record_json).meta
     # (Seat 0 may miss a 50 ms deadline itself on a busy machine: only 1 and 2 are known.)

@@ -153,7 +153,8 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
             start = time.perf_counter_ns()
             try:
                 if method == "Play":
-                    async for _ in play(metadata=metadata):
+                    # As every client does, the first message goes up at once.
+                    async for _ in play(iter((_OBSERVE,)), metadata=metadata):
                         pass
                 else:
                     await join(pb.JoinRequest(), metadata=metadata)

@@ -11,6 +11,7 @@ handlers for those methods are registered here with a pass-through serializer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Final, NoReturn, TypeAlias
@@ -35,6 +36,8 @@ log = structlog.get_logger()
 SEAT_TOKEN = "seat-token"
 ORGANISER_KEY = "organiser-key"
 LIST_LIMIT_MAX = 1000
+FIRST_MESSAGE_SECONDS = 5.0
+"""How long a Play call with a refused token may take to send its first message."""
 
 STATUS_OF: Final = {
     None: grpc.StatusCode.OK,
@@ -201,8 +204,10 @@ class SeatService:
             match, seat = self._seat(context)
         except Refused as e:
             # Read the first message before the status: a status sent while the client's
-            # first message is on its way fails the client's write (as INTERNAL).
-            await _first(requests)
+            # first message is on its way fails the client's write (as INTERNAL). A
+            # client that sends nothing is refused after FIRST_MESSAGE_SECONDS.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_first(requests), FIRST_MESSAGE_SECONDS)
             _refuse_stream(context, e)
             return
         first = await _first(requests)

@@ -216,8 +216,13 @@ class Runner:
                 f.wake.set()
                 self._held.discard(f)
             else:
-                self._held.add(f)
-        if self._held and self._hold is None:
+                self.hold(f)
+
+    def hold(self, f: Follower) -> None:
+        """Wakes a follower at most ``HOLD_SECONDS`` from now (sooner if something
+        urgent for it comes first)."""
+        self._held.add(f)
+        if self._hold is None:
             self._hold = self.clock.call_at(self.clock.now() + HOLD_SECONDS, self._release)
 
     def _release(self) -> None:

@@ -28,7 +28,7 @@ from .answers import Outcome, Refusal, refused
 from .events import Ended
 from .host import Host, HostClosed
 from .match import NAME_LIMIT
-from .runner import Runner
+from .runner import Follower, Runner
 from .tokens import same_secret
 
 log = structlog.get_logger()
@@ -82,7 +82,7 @@ class Refused(Exception):
 
 async def _stream(match: Runner, viewer: int | None, after: int,
                   replies: deque[tuple[int, bytes]] | None = None,
-                  wake: Callable[[asyncio.Event], None] | None = None
+                  opened: Callable[[Follower], None] | None = None
                   ) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
     each time the stream is woken (see ``server.runner``), every pending item as one
@@ -93,8 +93,8 @@ async def _stream(match: Runner, viewer: int | None, after: int,
     """
     state = match.match
     follower = match.follow(viewer)
-    if wake is not None:
-        wake(follower.wake)
+    if opened is not None:
+        opened(follower)
     try:
         now = match.clock.now()
         first = [wire.snapshot_entry(visibility.snapshot(state, viewer, after), state, now)]
@@ -217,7 +217,7 @@ class SeatService:
             return
         match.join(seat)
         replies: deque[tuple[int, bytes]] = deque()
-        woken: list[asyncio.Event] = []
+        followers: list[Follower] = []
 
         async def read() -> None:
             async for req in requests:
@@ -233,13 +233,19 @@ class SeatService:
                     decision_id = ""
                 replies.append((position, wire.act_result(
                     decision_id, outcome, STATUS_OF[outcome.refusal].value[0])))
-                for event in woken:
-                    event.set()
+                # A refusal goes at once: the seat may have to answer again. An accepted
+                # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
+                # with what it caused and usually with the seat's next request.
+                for follower in followers:
+                    if outcome.accepted:
+                        match.hold(follower)
+                    else:
+                        follower.wake.set()
 
         reader = asyncio.ensure_future(read())
         try:
             async for message in _stream(match, seat, first.observe.after_sequence, replies,
-                                         woken.append):
+                                         followers.append):
                 yield message
         finally:
             reader.cancel()

@@ -240,6 +240,11 @@ def events_entry(event: bytes) -> bytes:
     return length(_EVENTS, event)
 
 
-def history_entry(event: bytes) -> bytes:
-    """Returns an encoded SeatEvent as one ``history`` entry of a Snapshot."""
-    return length(_HISTORY, event)
+_EVENTS_TAG: Final = varint(_EVENTS << 3 | 2)
+_HISTORY_TAG: Final = varint(_HISTORY << 3 | 2)
+
+
+def history_entry(entry: bytes) -> bytes:
+    """Returns a ``SeatEvents.events`` entry as the same event's ``history`` entry of a
+    Snapshot: only the field tag differs."""
+    return _HISTORY_TAG + entry[len(_EVENTS_TAG):]

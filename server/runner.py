@@ -192,10 +192,14 @@ class Runner:
         if new:
             self._notify(new)
         when = match.wake_at()
-        if when != self._timer_at:
+        # One timer per match, moved only to wake earlier: most decisions are answered
+        # long before their default time, and the next one's comes later, so a timer
+        # that fires early just finds nothing due and is set again (``_on_clock``),
+        # instead of a timer made and cancelled at every decision.
+        if when is not None and (self._timer_at is None or when < self._timer_at):
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = None if when is None else self.clock.call_at(when, self._on_clock)
+            self._timer = self.clock.call_at(when, self._on_clock)
             self._timer_at = when
         if match.status == ENDING and self._ending is None:
             if self._start_timer is not None:

@@ -165,16 +165,16 @@ def _event_message(e: Event) -> tuple[str, bytes]:
     raise ValueError(f"no wire form for event kind {kind!r}")
 
 
-def numbered_event(entry: Numbered) -> bytes:
-    """Returns a public log entry as an encoded SeatEvent (the same bytes for every
-    stream of the match; computed once per entry)."""
+def numbered_entry(entry: Numbered) -> bytes:
+    """Returns a public log entry as an encoded ``SeatEvents.events`` entry (the same
+    bytes for every stream of the match; computed once per entry)."""
     data = entry.encoded
     if data is None:
         if isinstance(entry, Happened):
             kind, message = _event_message(entry.event)
         else:
             kind, message = "deadline_passed", _defaulted(entry)
-        data = entry.encoded = enc.seat_event(entry.sequence, kind, message)
+        data = entry.encoded = enc.events_entry(enc.seat_event(entry.sequence, kind, message))
     return data
 
 
@@ -237,7 +237,7 @@ def stream_entry(item: Item, match: Match, now: float) -> bytes:
     elif isinstance(item, FinalItem):
         event = enc.seat_event(0, "match_ended", _ended(item, match))
     else:
-        event = numbered_event(item)
+        return numbered_entry(item)
     return enc.events_entry(event)
 
 
@@ -250,7 +250,7 @@ def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
         b"" if snap.decision is None else enc.length(
             fields["decision"].number, decision_bytes(snap.decision, match, now)),
         enc.uint(fields["status"].number, STATUSES[snap.status]),
-        *(enc.history_entry(numbered_event(e)) for e in snap.history)))
+        *(enc.history_entry(numbered_entry(e)) for e in snap.history)))
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 

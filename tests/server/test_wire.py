@@ -253,7 +253,7 @@ def test_joined_entries_are_one_message_of_those_events():
     assert [e.sequence for e in message.events] == [1, 0, 2**40]
     assert message.events[0] == ref_event(first)
     # A public entry is encoded once, as the same bytes for every stream.
-    assert wire.numbered_event(first) is wire.numbered_event(first)
+    assert wire.numbered_entry(first) is wire.numbered_entry(first)
 
 
 def test_actions_round_trip():
@@ -288,10 +288,10 @@ def test_every_public_event_is_sent_except_the_game_over():
                 kinds.add(e.kind)
                 if e.kind == "game_over":
                     with pytest.raises(ValueError):
-                        wire.numbered_event(Happened(i + 1, e))
+                        wire.numbered_entry(Happened(i + 1, e))
                     continue
                 entry = Happened(i + 1, e)
-                assert wire.numbered_event(entry) == ref_event(entry).SerializeToString()
+                assert wire.numbered_entry(entry) == pb.SeatEvents(events=[ref_event(entry)]).SerializeToString()
     assert {"turn", "round_started", "round_ended", "baked", "failed"} <= kinds
 
 
@@ -332,7 +332,7 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
             for e in public_events(state, since):
                 if e.kind not in ("baked", "failed"):
                     continue
-                msg = pb.SeatEvent.FromString(wire.numbered_event(Happened(1, e))).resolved
+                msg = pb.SeatEvents.FromString(wire.numbered_entry(Happened(1, e))).events[0].resolved
                 automatic = e.order != asked
                 assert msg.automatic == automatic, (seed, e)
                 assert msg.baked == (e.kind == "baked")

@@ -41,19 +41,25 @@ def varint(n: int) -> bytes:
 _SMALL: Final = tuple(bytes((i,)) for i in range(0x80))
 
 
+_FIELDS_CACHED: Final = 64
+# The tags (field number and wire type) of fields 0 to 63, encoded once.
+_VARINT_TAGS: Final = tuple(varint(f << 3) for f in range(_FIELDS_CACHED))
+_LENGTH_TAGS: Final = tuple(varint(f << 3 | 2) for f in range(_FIELDS_CACHED))
+
+
 def uint(field: int, value: int) -> bytes:
     """Returns a varint field, or nothing for 0 (proto3 leaves zero scalars out)."""
-    return varint(field << 3) + varint(value) if value else b""
+    return _VARINT_TAGS[field] + varint(value) if value else b""
 
 
 def present(field: int, value: int) -> bytes:
     """Returns a varint field that is written even when 0 (an ``optional`` field)."""
-    return varint(field << 3) + varint(value)
+    return _VARINT_TAGS[field] + varint(value)
 
 
 def length(field: int, data: bytes) -> bytes:
     """Returns a length-delimited field (a string, bytes or an embedded message)."""
-    return varint(field << 3 | 2) + varint(len(data)) + data
+    return _LENGTH_TAGS[field] + varint(len(data)) + data
 
 
 def text(field: int, value: str) -> bytes:
@@ -157,22 +163,26 @@ def _seat(info: SeatInfo, facts: SeatFacts) -> bytes:
 _NO_FACTS: Final = ("", 0, False)
 
 
+_SEAT, _PLAYERS, _ROUND, _PHASE, _TO_ACT, _SUPPLY, _REVEALED, _HOLDER, _WINNERS = (
+    _V[f] for f in ("seat", "players", "round", "phase", "to_act", "supply_size",
+                    "revealed", "mamma_mia_holder", "winners"))
+_PHASE_FIELDS: Final = {name: uint(_PHASE, value) for name, value in _PHASES.items()}
+
+
 def view(v: View, facts: Sequence[SeatFacts] = ()) -> bytes:
     """Returns a view as an encoded View message; ``facts`` per seat (name, strikes,
     autopilot), none for a seat past its end."""
     parts = [
-        b"" if v.seat is None else present(_V["seat"], v.seat),
-        uint(_V["players"], v.players), uint(_V["round"], v.round),
-        uint(_V["phase"], _PHASES[v.phase]),
-        b"" if v.to_act is None else present(_V["to_act"], v.to_act),
+        b"" if v.seat is None else present(_SEAT, v.seat),
+        uint(_PLAYERS, v.players), uint(_ROUND, v.round), _PHASE_FIELDS[v.phase],
+        b"" if v.to_act is None else present(_TO_ACT, v.to_act),
         _DECIDING[v.deciding] if v.deciding else b"",
-        uint(_V["supply_size"], v.supply_size),
+        uint(_SUPPLY, v.supply_size),
         b"".join(map(_OVEN.__getitem__, v.oven)),
-        uint(_V["revealed"], v.revealed),
+        uint(_REVEALED, v.revealed),
         _TABLE[v.table],
         b"".join(map(_USED.__getitem__, v.used)),
-        b"" if v.mamma_mia_holder is None else present(_V["mamma_mia_holder"],
-                                                       v.mamma_mia_holder),
+        b"" if v.mamma_mia_holder is None else present(_HOLDER, v.mamma_mia_holder),
         *[_seat(info, facts[info.seat] if info.seat < len(facts) else _NO_FACTS)
           for info in v.seats],
         _HAND[v.hand],
@@ -180,7 +190,7 @@ def view(v: View, facts: Sequence[SeatFacts] = ()) -> bytes:
         b"".join(map(_WAITER.__getitem__, v.waiter)),
     ]
     if v.winners:   # packed
-        parts.append(length(_V["winners"], b"".join(varint(w) for w in v.winners)))
+        parts.append(length(_WINNERS, b"".join(varint(w) for w in v.winners)))
     return b"".join(parts)
 
 
@@ -197,20 +207,25 @@ def timestamp(ns: int) -> bytes:
     return uint(_TIMESTAMP_SECONDS, seconds) + uint(_TIMESTAMP_NANOS, nanos)
 
 
+(_DECISION_ID, _DECISION_VIEW, _DEADLINE, _DEADLINE_MS, _TIME_BANK_MS, _DEFAULT_AT,
+ _DEFAULT_IN_MS) = (_D[f] for f in ("decision_id", "view", "deadline", "deadline_ms",
+                                     "time_bank_ms", "default_at", "default_in_ms"))
+
+
 def decision(decision_id: str, resolve: bool, view_bytes: bytes, options: bytes,
              deadline_ns: int, deadline_ms: int, time_bank_ms: int, default_ns: int,
              default_ms: int) -> bytes:
     """Returns an encoded DecisionRequest; ``options`` from ``options_field``."""
     return b"".join((
-        length(_D["decision_id"], decision_id.encode()),
+        length(_DECISION_ID, decision_id.encode()),
         _KIND_RESOLVE if resolve else _KIND_TURN,
-        length(_D["view"], view_bytes),
+        length(_DECISION_VIEW, view_bytes),
         options,
-        length(_D["deadline"], timestamp(deadline_ns)),
-        uint(_D["deadline_ms"], deadline_ms),
-        uint(_D["time_bank_ms"], time_bank_ms),
-        length(_D["default_at"], timestamp(default_ns)),
-        uint(_D["default_in_ms"], default_ms)))
+        length(_DEADLINE, timestamp(deadline_ns)),
+        uint(_DEADLINE_MS, deadline_ms),
+        uint(_TIME_BANK_MS, time_bank_ms),
+        length(_DEFAULT_AT, timestamp(default_ns)),
+        uint(_DEFAULT_IN_MS, default_ms)))
 
 
 _OPTIONS_FIELD: Final = _D["options"]

@@ -21,7 +21,8 @@ from mammamia.actions import Action
 class Decision:
     """A decision asked of one seat.
 
-    ``view`` is the seat's view when asked (without history); ``seats`` holds each
+    ``view`` is the seat's view when asked (without history; None once the decision
+    is closed, when nothing sends it any more); ``seats`` holds each
     seat's (name, strikes, autopilot) at that moment, as the view shows them.
     ``deadline`` is in UNIX seconds; the default applies at ``deadline`` plus the
     seat's time bank (``Match.default_at``).
@@ -31,7 +32,7 @@ class Decision:
     seat: int
     resolve: bool
     options: tuple[Action, ...]
-    view: View
+    view: View | None
     seats: tuple[tuple[str, int, bool], ...]
     asked: float
     deadline: float

@@ -174,6 +174,15 @@ class Match:
         self._publish()
         self.status = ENDING
 
+    def _close(self) -> None:
+        """Closes the open decision; drops its view, which no stream sends any more
+        (a closed decision is kept only to judge late answers to it)."""
+        d = self.decision
+        if d is not None:
+            d.view = None
+            d.encoded_view = None
+            self.decision = None
+
     def seat_facts(self) -> tuple[tuple[str, int, bool], ...]:
         """Returns each seat's (name, strikes in a row, on autopilot), in seat order."""
         return tuple((self.names[i], self.strikes[i], i in self.autopilot)
@@ -219,7 +228,7 @@ class Match:
             self.time_bank[seat] = max(0.0, self.time_bank[seat] - late)
         self.strikes[seat] = 0
         self._answers[decision_id] = chosen
-        self.decision = None
+        self._close()
         self._apply(seat, chosen)
         self._ask(now)
         return ACCEPTED
@@ -280,7 +289,7 @@ class Match:
                 "seat": seat, "from_action": len(self.actions),
                 "reason": f"{STRIKES_TO_AUTOPILOT} consecutive deadlines passed"})
         self._defaults.add(d.id)
-        self.decision = None
+        self._close()
         self._publish()
         self._append(Defaulted(len(self.numbered) + 1, seat, d.id,
                                "late" if reason == "deadline" else "disconnected",
@@ -295,7 +304,7 @@ class Match:
         if self.status in (WAITING, RUNNING):
             self.status = ENDING
             self.abort_reason = reason
-            self.decision = None
+            self._close()
 
     def meta(self, now: float) -> dict[str, Any]:
         """Returns the record's ``meta`` as of ``now``."""
@@ -336,5 +345,5 @@ class Match:
             return
         self.status = ended.status
         self.ended = ended
-        self.decision = None
+        self._close()
         self._append(ended)

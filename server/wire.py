@@ -196,6 +196,7 @@ def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
     """Returns an open decision as an encoded DecisionRequest, its times counted
     from ``now``."""
     if d.encoded_view is None:
+        assert d.view is not None, f"decision {d.id} is closed"
         d.encoded_view = enc.view(d.view, d.seats)
     default_at = match.default_at(d)
     bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
@@ -216,8 +217,18 @@ def options_field(legal: tuple[Action, ...]) -> bytes:
 _OPTIONS: Final[enc.ByIdentity[tuple[Action, ...], bytes]] = enc.ByIdentity(50_000)
 
 
+_OPTION_FIELDS: dict[Action, bytes] = {}     # each action as one ``options`` entry
+
+
 def _encode_options(options: Sequence[Action]) -> bytes:
-    return enc.options_field([action_bytes(a) for a in options])
+    fields = _OPTION_FIELDS
+    parts = []
+    for a in options:
+        field = fields.get(a)
+        if field is None:
+            field = fields[a] = enc.options_field((action_bytes(a),))
+        parts.append(field)
+    return b"".join(parts)
 
 
 def _ended(item: FinalItem, match: Match) -> bytes:

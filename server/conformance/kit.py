@@ -126,6 +126,7 @@ class Session:
         self.rng = random.Random(f"conformance:{plan.name}:{plan.seed}")
         self.loop = asyncio.get_running_loop()
         self.asked: dict[str, Decision] = {}             # the client's decisions, in order
+        self.deciding: dict[str, str | None] = {}        # the order each one resolved
         self.answers: list[tuple[str, Outcome, float]] = []   # the client's, with the time
         self.kit_answered: dict[str, int] = {}          # the client's decisions the kit took
         self.accepted: dict[str, float] = {}            # decision -> when the client's came
@@ -155,6 +156,7 @@ class Session:
                     self.loop.call_soon(self._play, d)
                     continue
                 self.asked[d.id] = d
+                self.deciding[d.id] = None if d.view is None else d.view.deciding
                 if self.cut_at is not None and self.open_at_cut is None:
                     self._opened(d.id)
                 if self.plan.refuse_first and not self._refusing:
@@ -566,7 +568,7 @@ class Judge:
             d = self._first()
             assert d is not None
             chosen = self._chosen(d)
-            return (f"resolved {d.view.deciding} with {chosen} "
+            return (f"resolved {s.deciding[d.id]} with {chosen} "
                     f"({len(d.options)} options) in {(s.accepted[d.id] - d.asked) * 1000:.0f} "
                     f"ms; then {_count(n - 1, 'more answer')} in time; {tail}")
         if name == "resume":

@@ -43,8 +43,9 @@ class Event:
       ``order`` (or None), then drew ``drawn`` cards from ``draw`` (or nothing);
       ``mamma_mia`` when it drew the Mamma Mia! card.
     - ``round_ended``: ``round`` ends, by stalemate (R-TURN-8) when ``stalemate``.
-    - ``baked``: ``seat``'s ``order`` was baked, with ``ingredient`` ("?"/"J") and
-      ``hand`` (cards added from hand); ``auto`` when nobody was asked.
+    - ``baked``: ``seat``'s ``order`` was baked, with ``ingredient`` (the "?"/"J"
+      kind of a Minimale or Monotoni, chosen or the only one) and ``hand`` (cards
+      added from hand); ``auto`` when nobody was asked.
     - ``failed``: ``seat``'s ``order`` failed; ``declined`` when the owner chose so.
     - ``game_over``: the third resolution ended the game.
     """

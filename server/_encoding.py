@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 from google.protobuf.descriptor import Descriptor
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia import SeatInfo, View
 from mammamia_pb import arena_pb2 as pb
@@ -196,7 +197,8 @@ def view(v: View, facts: Sequence[SeatFacts] = ()) -> bytes:
 
 _DECISION: Final = pb.DecisionRequest.DESCRIPTOR
 _D = {name: number(_DECISION, name) for name in _DECISION.fields_by_name}
-_TIMESTAMP_SECONDS, _TIMESTAMP_NANOS = 1, 2      # google.protobuf.Timestamp
+_TIMESTAMP_SECONDS, _TIMESTAMP_NANOS = (number(Timestamp.DESCRIPTOR, f)
+                                        for f in ("seconds", "nanos"))
 _KIND_TURN: Final = uint(_D["kind"], pb.DECISION_KIND_TURN)
 _KIND_RESOLVE: Final = uint(_D["kind"], pb.DECISION_KIND_RESOLVE)
 

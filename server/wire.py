@@ -114,14 +114,9 @@ def action_message(a: Action) -> pb.Action:
 
 
 def view_bytes(v: View, facts: Sequence[enc.SeatFacts] = ()) -> bytes:
-    """Returns a view as an encoded View message (the bytes of ``view_message``
-    serialized); ``facts`` are each seat's (name, strikes, autopilot)."""
+    """Returns a view as an encoded View message; ``facts`` are each seat's (name,
+    strikes, autopilot)."""
     return enc.view(v, facts)
-
-
-def view_message(v: View, facts: Sequence[enc.SeatFacts] = ()) -> pb.View:
-    """Returns a view as a message; ``facts`` are each seat's (name, strikes, autopilot)."""
-    return pb.View.FromString(enc.view(v, facts))
 
 
 def _bake_kind(e: Event) -> str | None:

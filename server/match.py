@@ -105,6 +105,8 @@ class Match:
         self._defaults: set[str] = set()             # decided by the server
         self._events_seen = 0                        # engine events already in the log
         self._decisions = 0
+        self._facts: tuple[tuple[str, int, bool], ...] = ()
+        self._facts_stale = True
 
     # -- seats -----------------------------------------------------------------------
 
@@ -119,6 +121,7 @@ class Match:
             name = name[:NAME_LIMIT]
             if name != self.names[seat]:
                 self.names[seat] = name
+                self._facts_stale = True
                 return True
         return False
 
@@ -184,9 +187,12 @@ class Match:
             self.decision = None
 
     def seat_facts(self) -> tuple[tuple[str, int, bool], ...]:
-        """Returns each seat's (name, strikes in a row, on autopilot), in seat order."""
-        return tuple((self.names[i], self.strikes[i], i in self.autopilot)
-                     for i in range(self.players))
+        """Returns each seat's (name, strikes in a row, on autopilot), in seat order
+        (the same object while they stay the same: most decisions change none)."""
+        facts = tuple((self.names[i], self.strikes[i], i in self.autopilot)
+                      for i in range(self.players)) if self._facts_stale else self._facts
+        self._facts, self._facts_stale = facts, False
+        return facts
 
     def _default(self) -> Action:
         """Returns the default action: the first option of a turn, declining a resolution."""
@@ -226,7 +232,9 @@ class Match:
         late = now - asked.deadline
         if late > 0:
             self.time_bank[seat] = max(0.0, self.time_bank[seat] - late)
-        self.strikes[seat] = 0
+        if self.strikes[seat]:
+            self.strikes[seat] = 0
+            self._facts_stale = True
         self._answers[decision_id] = chosen
         self._close()
         self._apply(seat, chosen)
@@ -278,6 +286,7 @@ class Match:
         self.time_bank[seat] = 0.0
         action = self._default()
         self.strikes[seat] += 1
+        self._facts_stale = True
         self.strikes_total[seat] += 1
         reason = "disconnected" if seat in absent else "deadline"
         self.timeouts.append({"action": len(self.actions), "seat": seat, "decision": d.id,

@@ -251,6 +251,16 @@ def seat_event(sequence: int, kind: str, message: bytes) -> bytes:
     return uint(_SEQUENCE, sequence) + length(EVENT_FIELDS[kind], message)
 
 
+def payload(kind: str, message: bytes) -> bytes:
+    """Returns the ``event`` oneof of a SeatEvent holding ``message`` as ``kind``."""
+    return length(EVENT_FIELDS[kind], message)
+
+
+def numbered(sequence: int, payload: bytes) -> bytes:
+    """Returns an encoded SeatEvent from its sequence and its ``payload``."""
+    return uint(_SEQUENCE, sequence) + payload
+
+
 def events_entry(event: bytes) -> bytes:
     """Returns an encoded SeatEvent as one ``events`` entry of a SeatEvents message;
     a message is the concatenation of its entries."""

@@ -166,11 +166,22 @@ def numbered_entry(entry: Numbered) -> bytes:
     data = entry.encoded
     if data is None:
         if isinstance(entry, Happened):
-            kind, message = _event_message(entry.event)
+            payload = _EVENT_PAYLOADS.get(entry.event, _event_payload)
         else:
-            kind, message = "deadline_passed", _defaulted(entry)
-        data = entry.encoded = enc.events_entry(enc.seat_event(entry.sequence, kind, message))
+            payload = enc.payload("deadline_passed", _defaulted(entry))
+        data = entry.encoded = enc.events_entry(enc.numbered(entry.sequence, payload))
     return data
+
+
+def _event_payload(e: Event) -> bytes:
+    kind, message = _event_message(e)
+    return enc.payload(kind, message)
+
+
+# ``mammamia.public_events`` hands out the same Event object for the same happening
+# ("seat 2 plays 1 olive, draws 1 from the supply"), in every game, so each one's
+# encoding is computed once.
+_EVENT_PAYLOADS: Final[enc.ByIdentity[Event, bytes]] = enc.ByIdentity(100_000)
 
 
 def _defaulted(d: Defaulted) -> bytes:

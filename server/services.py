@@ -99,8 +99,8 @@ async def _stream(match: Runner, viewer: int | None, after: int,
         now = match.clock.now()
         first = [wire.snapshot_entry(visibility.snapshot(state, viewer, after), state, now)]
         if state.ended is not None:
-            first.append(wire.stream_entry(visibility.item(state, state.ended, viewer)
-                                           or _never(), state, now))
+            first.append(wire.stream_entry(visibility.final(state, state.ended, viewer),
+                                           state, now))
             yield b"".join(first)
             return
         yield b"".join(first)
@@ -127,10 +127,6 @@ async def _stream(match: Runner, viewer: int | None, after: int,
             await follower.wake.wait()
     finally:
         match.unfollow(follower)
-
-
-def _never() -> NoReturn:
-    raise AssertionError("every viewer sees the end of the match")
 
 
 # -- Seat ------------------------------------------------------------------------------

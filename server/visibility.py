@@ -54,8 +54,13 @@ def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
         # Another seat's request is private; a closed one asks nothing any more.
         return d if d.seat == viewer and d is match.decision else None
     if isinstance(entry, Ended):
-        return Final(entry, view_of(match.state, viewer, history=False))
+        return final(match, entry, viewer)
     return entry
+
+
+def final(match: Match, ended: Ended, viewer: int | None) -> Final:
+    """Returns the end of the match as ``viewer`` receives it."""
+    return Final(ended, view_of(match.state, viewer, history=False))
 
 
 def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:

@@ -217,8 +217,8 @@ class SeatService:
 
         async def read() -> None:
             async for req in requests:
-                # The reply goes out at once, ahead of what the answer caused: the
-                # log entries appended from this length on.
+                # The reply goes out ahead of what the answer caused: the log entries
+                # appended from this length on.
                 position = len(match.match.log)
                 if req.WhichOneof("message") == "act":
                     outcome = _act(match, seat, req.act)

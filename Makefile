@@ -15,11 +15,9 @@ BENCH_OUT ?=
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(STAMP): pyproject.toml $(PROTO)
+$(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet grpcio-tools==1.85.1 mypy-protobuf==5.1.0
-	$(MAKE) --no-print-directory proto
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -32,10 +30,12 @@ $(NODE_STAMP): bots/node/package-lock.json
 	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
+# The generated code is committed (see pyproject.toml); run this after changing
+# protos/ and commit the result (tests/packaging/test_generated.py checks they agree).
 # The generated package is named by the virtual include path, so the
 # generated imports read `from mammamia_pb import arena_pb2`. mypy-protobuf's
 # plugins write the typed stubs (arena_pb2.pyi, arena_pb2_grpc.pyi) that mypy reads.
-proto: ## Generate the Python gRPC code and its typed stubs from protos/ into mammamia_pb/
+proto: $(STAMP) ## Regenerate the committed gRPC code and typed stubs from protos/ into mammamia_pb/
 	$(PY) -m grpc_tools.protoc -Imammamia_pb=protos/mammamia/v1 \
 	    --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
 	    --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
@@ -60,6 +60,6 @@ typecheck: $(STAMP) ## Check types with mypy --strict on every package
 bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON)
 	$(PY) -m bench $(if $(BENCH_OUT),--out $(BENCH_OUT))
 
-clean: ## Remove the virtual environment and generated files
-	rm -rf $(VENV) mammamia_pb/*_pb2*.py mammamia_pb/*_pb2*.pyi .pytest_cache .mypy_cache .ruff_cache \
+clean: ## Remove the virtual environment, build output and caches
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache \
 	    bots/node/node_modules

@@ -1,6 +1,6 @@
 """Mamma Mia! rules engine: cards, game state, legal actions, views and game records.
 
-Standard library only. The contract is ``RULES.md``; every refusal cites its rule id.
+Standard library only. The contract is ``docs/rules.md``; every refusal cites its rule id.
 
     >>> from mammamia import new_game
     >>> game = new_game(players=3, seed=7)

@@ -108,7 +108,7 @@ def counts_from_map(cards: dict[str, int], what: str = "hand") -> Counts:
 
 
 def action_to_json(seat: int, action: Action) -> dict[str, Any]:
-    """Returns the record form of an action taken by ``seat`` (RECORD.md)."""
+    """Returns the record form of an action taken by ``seat`` (docs/record.md)."""
     out: dict[str, Any] = {"seat": seat}
     if isinstance(action, Turn):
         if action.ingredient is None:

@@ -78,7 +78,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 
 def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("state", help="print the state after a game record (RECORD.md)",
+    p = sub.add_parser("state", help="print the state after a game record (docs/record.md)",
                        description="Replay RECORD and print the state dump as one JSON object. "
                        "A bad record or an illegal action exits 2 with one line on stderr.")
     p.add_argument("record", metavar="RECORD.json")

@@ -1,4 +1,4 @@
-"""The state dump printed by ``mammamia state`` (RECORD.md, "Output: the state dump")."""
+"""The state dump printed by ``mammamia state`` (docs/record.md, "The state dump")."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def counts_map(counts: Sequence[int]) -> dict[str, int]:
 
 
 def state_dump(state: State) -> dict[str, Any]:
-    """Returns the full state as the JSON-ready dump of RECORD.md (hidden cards included)."""
+    """Returns the full state as the JSON-ready dump of docs/record.md (hidden cards included)."""
     seat = state.to_act
     return {
         "round": state.round,

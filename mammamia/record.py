@@ -1,4 +1,4 @@
-"""Game records (RECORD.md): read with validation, write, and replay.
+"""Game records (docs/record.md): read with validation, write, and replay.
 
 A record fixes a game's start (players, colours, first player, seed, an optional
 stacked deal and reshuffles) and lists every decision in order.
@@ -67,7 +67,7 @@ class Record:
         return state
 
     def to_json(self) -> dict[str, Any]:
-        """Returns the record as a JSON-ready dict (RECORD.md)."""
+        """Returns the record as a JSON-ready dict (docs/record.md)."""
         out: dict[str, Any] = {"format": FORMAT, "players": self.players,
                                "colours": list(self.colours)}
         if self.first_player is not None:

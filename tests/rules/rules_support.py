@@ -1,6 +1,6 @@
 """Builders for rules scenarios: stacked game records, short action forms, dump lookups.
 
-A scenario starts from a small stacked record (RECORD.md ``deal``): the test names
+A scenario starts from a small stacked record (docs/record.md, ``deal``): the test names
 only the cards that matter (the hands, the top of the supply, the top of each
 waiter) and the builder completes the piles with the remaining cards in canonical
 order, so every record is a legal deal of R-SETUP-2.
@@ -34,7 +34,7 @@ from mammamia.dump import state_dump
 Json = dict[str, Any]
 
 RULE_ID = re.compile(r"R-[A-Z]+-\d+")
-"""A rule id of RULES.md, such as ``R-TURN-4``."""
+"""A rule id of docs/rules.md, such as ``R-TURN-4``."""
 
 
 def rule_of(name: str) -> str:
@@ -103,7 +103,7 @@ def then(record: Json, *actions: Json) -> Json:
     return out
 
 
-# -- actions in the record's form (RECORD.md) ---------------------------------------
+# -- actions in the record's form (docs/record.md) ----------------------------------
 
 def play(seat: int, what: str, order: str | None = None, draw: str | None = None) -> Json:
     """Returns a turn that plays ``what`` (e.g. ``"2 salami"``), maybe an order, then draws."""
@@ -223,7 +223,7 @@ def get(dump: Json, path: str) -> Any:
 
 
 def dump(state: State) -> Json:
-    """Returns the state dump of ``state`` (RECORD.md)."""
+    """Returns the state dump of ``state`` (docs/record.md)."""
     return state_dump(state)
 
 

@@ -1,4 +1,4 @@
-"""Scenario tables for resolving the oven (RULES.md section 4, R-RES-*).
+"""Scenario tables for resolving the oven (docs/rules.md section 4, R-RES-*).
 
 The scenes (``early``, ``late`` in rules_support) reach the resolution of round 1 in
 two-player games; each case names the decision taken and the state it leads to.

@@ -1,4 +1,4 @@
-"""Scenario tables for the next round and the end (RULES.md sections 5 and 6)."""
+"""Scenario tables for the next round and the end (docs/rules.md sections 5 and 6)."""
 
 from __future__ import annotations
 

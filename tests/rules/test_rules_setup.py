@@ -1,4 +1,4 @@
-"""Scenario tables for the setup of a game (RULES.md section 2, R-SETUP-*)."""
+"""Scenario tables for the setup of a game (docs/rules.md section 2, R-SETUP-*)."""
 
 from __future__ import annotations
 

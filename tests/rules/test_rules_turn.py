@@ -1,4 +1,4 @@
-"""Scenario tables for a turn (RULES.md section 3, R-TURN-*): scene, action, state after."""
+"""Scenario tables for a turn (docs/rules.md section 3, R-TURN-*): scene, action, state after."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What each seat and a spectator may know (RULES.md section 7, R-VIEW-*, and R-TURN-9)."""
+"""What each seat and a spectator may know (docs/rules.md section 7, R-VIEW-*, and R-TURN-9)."""
 
 from __future__ import annotations
 

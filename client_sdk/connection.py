@@ -69,8 +69,35 @@ class SeatRefused(RuntimeError):
     """The server refused the seat or the bot (bad token or key, unknown match, taken name)."""
 
 
+class KeyRefused(SeatRefused):
+    """The ladder refused the bot's key (PERMISSION_DENIED): the message names the key
+    file and the ways out."""
+
+
 class ConnectionLost(RuntimeError):
     """The server stayed unreachable for longer than the ``give_up`` time."""
+
+
+def unreachable(server: str) -> str:
+    """Returns the hint for a server that does not answer."""
+    return f"is the server running at {server}?"
+
+
+def _key_refused(name: str, details: str, key_file: str | None) -> KeyRefused:
+    where = repr(key_file) if key_file else f"the key file ({name}.key, or the --key-file given)"
+    return KeyRefused(
+        f"ladder {name!r}: the server refused the bot's key ({details}). "
+        f"The key in {where} is not {name!r}'s on this server: if the server's database "
+        f"was reset, delete {where} and the name is registered again on the next start; "
+        f"otherwise give the file that holds {name!r}'s key with --key-file FILE")
+
+
+def _next_delay(backoff: Backoff, server: str) -> float:
+    """Returns the backoff's next delay; raises ConnectionLost naming the server."""
+    try:
+        return backoff.next_delay()
+    except ConnectionLost as e:
+        raise ConnectionLost(f"{server}: {e}: {unreachable(server)}") from None
 
 
 @dataclass(frozen=True)
@@ -173,7 +200,7 @@ async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = Non
             # the decision is asked again after the reconnect and answered the same.
             log.warning("connection_lost", server=server, match=seat.match_id or None,
                         seat=seat.seat, code="STREAM_FINISHED", after_sequence=seat.after)
-        delay = backoff.next_delay()
+        delay = _next_delay(backoff, server)
         log.info("reconnecting", server=server, delay_s=round(delay, 2), attempt=backoff.attempt)
         await asyncio.sleep(delay)
 
@@ -348,16 +375,20 @@ async def register(server: str, name: str,
         except grpc.aio.AioRpcError as e:
             if e.code() in _REFUSED:
                 raise SeatRefused(f"register {name!r}: {e.code().name}: {e.details()}") from None
-            raise ConnectionLost(f"{server}: {e.code().name}: {e.details()}") from None
+            raise ConnectionLost(f"{server}: {e.code().name}: {e.details()}: "
+                                 f"{unreachable(server)}") from None
     return wire.registered_key(reply)
 
 
 async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
                       give_up: float = GIVE_UP, matches: int | None = None,
-                      credentials: grpc.ChannelCredentials | None = None) -> int:
+                      credentials: grpc.ChannelCredentials | None = None,
+                      key_file: str | None = None) -> int:
     """Returns the number of matches played after entering the ladder as ``name`` and
     playing every assignment (each with a fresh bot) until stopped, or until
-    ``matches`` have been played. Raises SeatRefused for a bad key."""
+    ``matches`` have been played. Raises SeatRefused when refused, KeyRefused (naming
+    ``key_file``, where the key came from, and the ways out) for a key that does not
+    match, and ConnectionLost when the server stays unreachable."""
     backoff = Backoff(give_up=give_up)
     tasks: set[asyncio.Task[MatchResult | None]] = set()
     seen: set[str] = set()
@@ -387,7 +418,11 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                 async with _channel(server, credentials) as channel:
                     stream = rpc.LadderStub(channel).Enter(wire.enter_request(name),
                                                            metadata=metadata)
-                    log.info("ladder_entered", server=server, name=name)
+                    # The server sends its headers once it has let the bot in: only
+                    # then has it entered (a call to no server ends without them).
+                    await stream.initial_metadata()
+                    if not stream.done():
+                        log.info("ladder_entered", server=server, name=name)
                     async for msg in stream:
                         backoff.reset()
                         assignment = wire.assigned(msg)
@@ -401,11 +436,13 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         task.add_done_callback(finished)
                 log.warning("ladder_stream_closed", server=server, name=name)
             except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.PERMISSION_DENIED:
+                    raise _key_refused(name, e.details() or "", key_file) from None
                 if e.code() in _REFUSED:
                     raise SeatRefused(f"ladder {name!r}: {e.code().name}: {e.details()}") \
                         from None
                 log.warning("ladder_connection_lost", server=server, code=e.code().name)
-            delay = backoff.next_delay()
+            delay = _next_delay(backoff, server)
             log.info("reconnecting", server=server, delay_s=round(delay, 2))
             await asyncio.sleep(delay)
 
@@ -423,8 +460,10 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
 
 def run_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
                give_up: float = GIVE_UP, matches: int | None = None,
-               credentials: grpc.ChannelCredentials | None = None) -> int:
+               credentials: grpc.ChannelCredentials | None = None,
+               key_file: str | None = None) -> int:
     """Returns the number of ladder matches played (see ``play_ladder``); runs until
     Ctrl-C (KeyboardInterrupt) unless ``matches`` is given."""
     return asyncio.run(play_ladder(factory, server, name, key, give_up=give_up,
-                                   matches=matches, credentials=credentials))
+                                   matches=matches, credentials=credentials,
+                                   key_file=key_file))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -31,7 +32,9 @@ def load_bot(spec: str) -> Callable[[], Bot]:
 
     SPEC is a built-in name (``random``, ``greedy``, ``counter``), ``module:Class``
     (an importable module) or ``path/to/file.py:Class``. The class may be left out
-    (``file.py`` or ``module``) when the module defines exactly one Bot subclass.
+    (``file.py`` or ``module``) when the module defines exactly one Bot subclass. A
+    file's folder goes on ``sys.path``, so it may import its neighbours. A misspelt
+    class gets a suggestion; the SDK's base ``Bot`` itself is not a bot.
     """
     target = BUILTIN.get(spec, spec)
     where, _, cls_name = target.rpartition(":") if ":" in target else (target, "", "")
@@ -46,7 +49,16 @@ def load_bot(spec: str) -> Callable[[], Bot]:
     if cls_name:
         cls = getattr(module, cls_name, None)
         if cls is None:
-            raise BotSpecError(f"bot {spec!r}: {where!r} has no attribute {cls_name!r}")
+            close = difflib.get_close_matches(cls_name, _bot_classes(module, own=False), n=1) \
+                or difflib.get_close_matches(cls_name, [n for n in vars(module)
+                                                        if not n.startswith("_")], n=1)
+            hint = f": did you mean {where}:{close[0]}?" if close else ""
+            raise BotSpecError(f"bot {spec!r}: {where!r} has no attribute {cls_name!r}{hint}")
+        if cls is Bot:
+            subclasses = _bot_classes(module)
+            hint = f" (Bot subclasses here: {', '.join(subclasses)})" if subclasses else ""
+            raise BotSpecError(f"bot {spec!r}: {cls_name!r} is the SDK's base class "
+                               f"client_sdk.Bot, not a bot: name your subclass of it{hint}")
     else:
         found = [v for v in vars(module).values() if isinstance(v, type)
                  and issubclass(v, Bot) and v is not Bot and v.__module__ == module.__name__]
@@ -60,10 +72,21 @@ def load_bot(spec: str) -> Callable[[], Bot]:
     return cls
 
 
+def _bot_classes(module: ModuleType, own: bool = True) -> list[str]:
+    """Returns the names of the Bot subclasses a module holds (defined in it, if ``own``)."""
+    return sorted(n for n, v in vars(module).items() if isinstance(v, type)
+                  and issubclass(v, Bot) and v is not Bot
+                  and (not own or v.__module__ == module.__name__))
+
+
 def _load_file(spec: str, path: Path) -> ModuleType:
-    """Returns the module loaded from a Python file; raises BotSpecError."""
+    """Returns the module loaded from a Python file, its folder first on ``sys.path``
+    (so that it can import the modules beside it); raises BotSpecError."""
     if not path.is_file():
         raise BotSpecError(f"bot {spec!r}: no such file {str(path)!r}")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     name = f"_mammamia_bot_{abs(hash(str(path.resolve())))}"
     if name in sys.modules:
         return sys.modules[name]

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
     from . import wire
 
+WATCH: Final = "/mammamia.v1.Spectate/Watch"
+"""The Spectate.Watch method (protos/mammamia/v1/arena.proto)."""
 RESUME_FOR: Final = 10.0
 """Seconds to keep trying to resume a stream that dropped after it had started."""
 
@@ -83,10 +85,13 @@ def watch(server: str, match_id: str,
     """Yields the lines of a match as it is played, to its end; raises WatchError."""
     import grpc
 
-    from mammamia_pb import arena_pb2 as pb
-    from mammamia_pb import arena_pb2_grpc as rpc
-
     from . import wire
+
+    # Only wire.py touches protobuf messages (tests/sdk/test_public_api.py), and it
+    # has no builder for a WatchRequest yet: the request type and the stream's
+    # message type are taken from wire's own generated module, and the method is
+    # called by its path rather than through a generated stub.
+    pb = wire.pb  # type: ignore[attr-defined]  # not re-exported: see above
 
     printer: _Printer | None = None
     after = 0
@@ -96,9 +101,10 @@ def watch(server: str, match_id: str,
             else grpc.insecure_channel(server)
         try:
             with channel:
-                stream = rpc.SpectateStub(channel).Watch(
-                    pb.WatchRequest(match_id=match_id, after_sequence=after),
-                    timeout=None if printer else 10, wait_for_ready=False)
+                method = channel.unary_stream(
+                    WATCH, request_serializer=pb.WatchRequest.SerializeToString,
+                    response_deserializer=pb.SeatEvents.FromString)
+                stream = method(pb.WatchRequest(match_id=match_id, after_sequence=after))
                 for msg in stream:
                     dropped = None
                     for item in wire.incomings(msg):

@@ -116,7 +116,12 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status (2 for bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    if not argv:
+        # No command: the list of them, rather than argparse's "COMMAND is required".
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except MammaMiaError as e:

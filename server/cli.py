@@ -7,6 +7,7 @@ is quick; the handlers import what they need.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -26,6 +27,7 @@ _Request = TypeVar("_Request")
 _Reply = TypeVar("_Reply")
 
 EXIT_RPC_ERROR = 1
+EXIT_BAD_INPUT = 2
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -95,9 +97,22 @@ def _serve(args: argparse.Namespace) -> int:
     if bool(args.tls_cert) != bool(args.tls_key):
         print("mammamia serve: --tls-cert and --tls-key go together", file=sys.stderr)
         return 2
+    taken = _port_taken(args.host, args.port)
+    if taken:
+        print(f"mammamia serve: cannot listen on {args.host}:{args.port}: {taken} (another "
+              f"server runs there? pick another --port, or 0 for any free one)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     logs.configure(args.log_format)
+    fresh = [f"{args.db}{end}" for end in ("", "-wal", "-shm") if not os.path.exists(
+        f"{args.db}{end}")]
     try:
         asyncio.run(_run(args))
+    except _CannotListen as e:
+        for path in fresh:             # leave no database behind a server that never ran
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        print(f"mammamia serve: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except OSError as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return 1
@@ -105,6 +120,38 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"mammamia serve: database {args.db!r}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+class _CannotListen(OSError):
+    """The server cannot bind its address."""
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Returns why ``host:port`` cannot be bound (None when it can, or cannot be told).
+
+    Checked before the database is opened, so a taken port leaves nothing behind; and
+    by a bind without SO_REUSEPORT, which gRPC sets and which would let a second
+    server share a port that another gRPC server listens on.
+    """
+    import errno
+    import socket
+
+    if port == 0:
+        return None
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        return None
+    for family, kind, proto, _, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                return "the port is taken"
+    return None
 
 
 async def _run(args: argparse.Namespace) -> None:
@@ -133,7 +180,7 @@ async def _run(args: argparse.Namespace) -> None:
             address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
             start_timeout=args.start_timeout, credentials=credentials, extensions=extensions)
     except RuntimeError as e:
-        raise OSError(f"cannot listen on {address}: {e}") from None
+        raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()
     log.info("serving", address=f"{host}:{port}", db=str(args.db), tls=credentials is not None,
              services=arena.services)
@@ -168,7 +215,11 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                        help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
 
     q = options.one_line_errors(msub.add_parser(
-        "create", help="create a match; print its id and seat tokens as JSON"))
+        "create", help="create a match; print its id and seat tokens as JSON",
+        description="Create a match of --players seats and print one JSON line: "
+        '{"match": ID, "tokens": [...]}, one seat token per seat in seat order. Give each '
+        "token to one bot (`mammamia bot SPEC --token TOKEN`); the match starts once every "
+        "seat has joined. `mammamia watch ID` follows it."))
     common(q)
     q.add_argument("--players", type=int, required=True, help="2 to 5")
     q.add_argument("--seed", type=options.seed,
@@ -181,11 +232,17 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    f"{options.MAX_TIME_BANK_MS // 1000} (default none)")
     q.add_argument("--names", metavar="A,B,...", help="display names per seat")
     q.set_defaults(func=_create)
-    q = msub.add_parser("record", help="print a match's game record (JSON)")
+    q = msub.add_parser("record", help="print a match's game record (JSON)",
+                        description="Print the game record (JSON, RECORD.md) of match ID, "
+                        "so far for a running match. Save it to a file and `mammamia show "
+                        "FILE` prints the game as a log.")
     common(q)
     q.add_argument("match_id", metavar="ID")
     q.set_defaults(func=_record)
-    q = msub.add_parser("list", help="list matches, newest first (JSON lines)")
+    q = msub.add_parser("list", help="list matches, newest first (JSON lines)",
+                        description="List the server's matches, newest first, one JSON "
+                        "object per line: id, status, players, names, when it was created and, "
+                        "once finished, the winners.")
     common(q)
     q.add_argument("--limit", type=options.positive, default=50, metavar="N",
                    help="at most N matches (default 50)")
@@ -215,7 +272,9 @@ def _call(args: argparse.Namespace,
             return method(stub)(request, timeout=30,
                                 metadata=(("organiser-key", args.organiser_key),))
         except grpc.RpcError as e:
-            raise _Refused(f"{e.code().name}: {e.details()}") from None
+            hint = f": is the server running at {args.server}?" \
+                if e.code() == grpc.StatusCode.UNAVAILABLE else ""
+            raise _Refused(f"{e.code().name}: {e.details()}{hint}") from None
 
 
 class _Refused(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 from .standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
+    import grpc
+
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
     from .store import LadderStore
@@ -34,7 +37,9 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     s = cmds.add_parser("standings", help="print the standings of a server's ladder",
                         description="Print the ladder's standings, best conservative rating "
                         "(mu - 3 sigma) first; pizzas is the mean delivered per match.")
-    s.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    s.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
+                   "127.0.0.1:50051)")
     s.add_argument("--players", type=int, default=0, metavar="N",
                    help="only matches of N players (default: all matches)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -42,14 +47,18 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     m = cmds.add_parser("matches", help="list a bot's recent finished ladder matches",
                         description="List a bot's recent finished ladder matches, newest "
                         "first: one JSON object per line (match, players, names, winners).")
-    m.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    m.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
+                   "127.0.0.1:50051)")
     m.add_argument("--name", required=True, help="the bot's ladder name")
     m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
     m.set_defaults(func=_matches)
     g = cmds.add_parser("record", help="print a finished ladder match's game record",
                         description="Print the game record (JSON) of a finished ladder "
                         "match; `mammamia show FILE` replays a saved one.")
-    g.add_argument("--server", required=True, metavar="ADDR", help="host:port of the server")
+    g.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
+                   "127.0.0.1:50051)")
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
     r = cmds.add_parser("rerate", help="recompute every rating from the stored results",
@@ -71,7 +80,8 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--db", default="mammamia.db", metavar="PATH",
                    help="database file (default mammamia.db)")
     p.add_argument("--bots", nargs="+", default=["random", "greedy", "counter"], metavar="SPEC",
-                   help="bot specs to enter, each twice (default: random greedy counter)")
+                   help="bot specs to enter, each --copies times (default: random greedy "
+                   "counter)")
     p.add_argument("--copies", type=int, default=2, metavar="N",
                    help="how many of each bot enter (default 2)")
     p.add_argument("--ladder-players", default="2-5", metavar="MIN-MAX",
@@ -98,8 +108,17 @@ def _ladder_call(args: argparse.Namespace,
             return call(pb_grpc.LadderStub(channel))
         except grpc.RpcError as e:
             print(f"mammamia ladder {args.ladder_command}: {args.server}: "
-                  f"{e.code().name}: {e.details()}", file=sys.stderr)
+                  f"{e.code().name}: {e.details()}{_hint(e, args.server)}", file=sys.stderr)
             return None
+
+
+def _hint(e: grpc.RpcError, server: str) -> str:
+    """Returns the hint that ends the message of an RPC failure (for a server that does
+    not answer), else nothing."""
+    import grpc
+
+    unavailable = isinstance(e, grpc.Call) and e.code() == grpc.StatusCode.UNAVAILABLE
+    return f": is the server running at {server}?" if unavailable else ""
 
 
 def _matches(args: argparse.Namespace) -> int:
@@ -135,8 +154,8 @@ def _standings(args: argparse.Namespace) -> int:
     try:
         data = fetch_standings(args.server, args.players)
     except grpc.RpcError as e:
-        print(f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}",
-              file=sys.stderr)
+        print(f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}"
+              f"{_hint(e, args.server)}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(data))

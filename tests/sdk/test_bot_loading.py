@@ -69,3 +69,50 @@ def test_a_file_that_fails_to_import_is_refused_with_the_error(tmp_path: Path) -
     path.write_text("import no_such_module_anywhere\n")
     with pytest.raises(BotSpecError, match="failed to load: ModuleNotFoundError"):
         load_bot(f"{path}:Anything")
+
+
+HELPER = "def last(view):\n    return view.legal[-1]\n"
+
+BOT_WITH_HELPER = '''
+from client_sdk import Bot
+
+from my_bot_helpers import last
+
+
+class Helped(Bot):
+    def choose(self, view):
+        return last(view)
+'''
+
+
+def test_a_file_imports_the_modules_beside_it(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = tmp_path / "mybot"
+    folder.mkdir()
+    (folder / "my_bot_helpers.py").write_text(HELPER)
+    (folder / "helped.py").write_text(BOT_WITH_HELPER)
+    try:
+        cls = load_bot(f"{folder / 'helped.py'}:Helped")
+        assert cls.__name__ == "Helped"
+        assert str(folder.resolve()) in sys.path
+    finally:
+        sys.modules.pop("my_bot_helpers", None)
+
+
+def test_a_misspelt_class_gets_a_suggestion(tmp_path: Path) -> None:
+    path = tmp_path / "last_option_typo.py"
+    path.write_text(BOT_FILE)
+    with pytest.raises(BotSpecError, match=r"did you mean .*:LastOption\?"):
+        load_bot(f"{path}:LastOptoin")
+    with pytest.raises(BotSpecError, match=r"did you mean bots.greedy:GreedyBot\?"):
+        load_bot("bots.greedy:GreedBot")
+
+
+def test_the_sdk_base_class_is_not_a_bot(tmp_path: Path) -> None:
+    path = tmp_path / "base_only.py"
+    path.write_text(BOT_FILE)
+    with pytest.raises(BotSpecError, match=r"base class client_sdk.Bot, not a bot.*LastOption"):
+        load_bot(f"{path}:Bot")
+    with pytest.raises(BotSpecError, match="base class"):
+        load_bot("client_sdk:Bot")

@@ -6,7 +6,7 @@ The Mamma Mia! arena wire contract, version 1.
 This file is the whole contract for clients in any language. The server asks,
 the bot answers: every decision request carries the seat's view and every legal
 option, so a client that knows nothing of the rules plays legally by returning
-one of the options. Rule ids (R-TURN-4, ...) refer to the project's RULES.md.
+one of the options. Rule ids (R-TURN-4, ...) refer to the project's docs/rules.md.
 
 Authentication is by call metadata:
   - `seat-token`:    the secret of one seat in one match (Seat service);
@@ -1392,7 +1392,7 @@ Global___GetRecordRequest: _TypeAlias = GetRecordRequest  # noqa: Y015
 
 @_typing.final
 class GameRecord(_message.Message):
-    """A game record (the project's RECORD.md format, mammamia-record/1)."""
+    """A game record (the project's docs/record.md format, mammamia-record/1)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -291,7 +291,8 @@ def test_every_public_event_is_sent_except_the_game_over():
                         wire.numbered_entry(Happened(i + 1, e))
                     continue
                 entry = Happened(i + 1, e)
-                assert wire.numbered_entry(entry) == pb.SeatEvents(events=[ref_event(entry)]).SerializeToString()
+                expected = pb.SeatEvents(events=[ref_event(entry)]).SerializeToString()
+                assert wire.numbered_entry(entry) == expected
     assert {"turn", "round_started", "round_ended", "baked", "failed"} <= kinds
 
 
@@ -332,7 +333,8 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
             for e in public_events(state, since):
                 if e.kind not in ("baked", "failed"):
                     continue
-                msg = pb.SeatEvents.FromString(wire.numbered_entry(Happened(1, e))).events[0].resolved
+                encoded = wire.numbered_entry(Happened(1, e))
+                msg = pb.SeatEvents.FromString(encoded).events[0].resolved
                 automatic = e.order != asked
                 assert msg.automatic == automatic, (seed, e)
                 assert msg.baked == (e.kind == "baked")

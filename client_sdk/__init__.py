@@ -9,8 +9,10 @@
             return view.legal[0]
 
 - ``Bot``: subclass it; ``turn`` is required, ``resolve`` has a sensible default.
-- ``play_local(bots, seed=...)``: a game in-process, with its game record.
-- ``run_arena(specs, games=...)``: many local games in parallel, with statistics.
+- ``play_local(bots, seed=..., deadline_ms=5000)``: a game in-process, with its game
+  record, optionally on the server's clock.
+- ``run_arena(specs, games=...)``: many local games in parallel, with statistics
+  (on the server's clock: late answers are replaced and counted).
 - ``run_bot(bot, server, token)``: play one seat of a match on a server.
 - ``run_ladder(factory, server, name, key)``: play ladder match after match.
 
@@ -33,7 +35,7 @@ from mammamia import (
 )
 
 from .arena import ArenaResult, BotStats, run_arena, wilson_interval
-from .bot import Bot, Decision, decide, fallback, fewest_cards_bake
+from .bot import Bot, Decision, Fault, FaultLog, decide, fallback, fewest_cards_bake
 from .connection import ConnectionLost, MatchResult, SeatRefused, run_bot, run_ladder
 from .loader import BotSpecError, load_bot
 from .local import LocalResult, play_local
@@ -51,6 +53,8 @@ __all__ = [
     "ConnectionLost",
     "Decision",
     "Event",
+    "Fault",
+    "FaultLog",
     "IllegalActionError",
     "LocalResult",
     "MatchResult",

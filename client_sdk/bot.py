@@ -9,14 +9,20 @@ A bot answers two kinds of decision, both with the seat's ``View`` in hand:
 ``view.legal`` lists every legal answer in the engine's canonical order; a bot
 returns one of them or builds an equal action with ``Turn.play``/``Turn.pass_turn``
 or ``Resolve(...)``. ``decide`` calls the bot and, when it raises or answers
-something illegal, logs one line naming the decision and answers with a safe
-legal option instead: local play and the network loop share this policy.
+something illegal, answers with a safe legal option instead: local play and the
+network loop share this policy. Each distinct fault (the same exception raised at
+the same line, or the same kind of wrong answer from the same method) is logged
+once, with its traceback, then only counted (see ``FaultLog``).
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 import random
-from dataclasses import dataclass
+import threading
+import traceback
+from dataclasses import dataclass, field
 from typing import Final
 
 import structlog
@@ -87,19 +93,75 @@ def fallback(view: View) -> Action:
 
 
 @dataclass(frozen=True, slots=True)
+class Fault:
+    """One distinct fault of a bot: what went wrong the first time, and where.
+
+    ``key`` is what makes two faults the same one: the bot's class, the kind of
+    fault and the place (the line that raised, or the method that answered wrongly).
+    ``where`` is that place as ``file:line``; ``trace`` the traceback of the bot's
+    own frames (empty for a wrong answer).
+    """
+
+    key: str
+    bot: str
+    kind: str
+    message: str
+    where: str
+    trace: str = ""
+    decision: str = ""
+
+    def describe(self) -> str:
+        """Returns the fault as a few lines a person reads: what, where, the traceback."""
+        text = f"bot {self.bot!r} {self.message} ({self.kind} {self.decision}) at {self.where}"
+        return text + ("\n" + self.trace.rstrip() if self.trace else "")
+
+
+@dataclass
+class FaultLog:
+    """Reports each distinct fault once (a ``bot_decision_replaced`` warning with its
+    traceback, unless ``quiet``), then only counts it."""
+
+    quiet: bool = False
+    faults: dict[str, Fault] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, fault: Fault, seat: int | None = None, played: str = "") -> bool:
+        """Counts ``fault``; returns whether it is new (and then logs it)."""
+        with self.lock:
+            new = fault.key not in self.faults
+            if new:
+                self.faults[fault.key] = fault
+            self.counts[fault.key] = self.counts.get(fault.key, 0) + 1
+        if new and not self.quiet:
+            log.warning("bot_decision_replaced", bot=fault.bot, decision=fault.decision,
+                        kind=fault.kind, seat=seat, fault=fault.message, where=fault.where,
+                        traceback=fault.trace or None, played=played,
+                        note="reported once; the same fault again is only counted")
+        return new
+
+
+PROCESS_FAULTS: Final = FaultLog()
+"""The fault log ``decide`` uses when given none (one per process)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """A bot's answer to one decision, and why it was replaced if it was."""
 
     action: Action
     fault: str | None = None
+    report: Fault | None = None
+    """The fault in full (where, traceback) when the bot raised or answered wrongly."""
 
 
-def decide(bot: Bot, view: View, decision: str = "") -> Decision:
+def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = None) -> Decision:
     """Returns the bot's legal answer to ``view``, or a safe legal one with the fault.
 
     ``decision`` names the decision in the log line (a server's decision id, or
-    a local turn number). Never raises for a faulty bot; raises ValueError only
-    when ``view`` offers no legal option (nothing was asked).
+    a local turn number). A fault goes to ``faults`` (default: ``PROCESS_FAULTS``),
+    which logs each distinct one once. Never raises for a faulty bot; raises
+    ValueError only when ``view`` offers no legal option (nothing was asked).
     """
     if not view.legal:
         raise ValueError(f"decision {decision!r}: the view offers no legal option")
@@ -107,19 +169,56 @@ def decide(bot: Bot, view: View, decision: str = "") -> Decision:
     try:
         action = bot.resolve(view) if kind == RESOLVE_DECISION else bot.turn(view)
     except Exception as e:
-        return _replace(bot, view, decision, kind, f"raised {type(e).__name__}: {e}")
+        where, trace = _raised_at(e)
+        fault = Fault(f"{_class_name(bot)}|{kind}|raised {type(e).__name__}|{where}", bot.name,
+                      kind, f"raised {type(e).__name__}: {e}", where, trace, decision)
+        return _replace(view, fault, faults)
     if action in view.legal:
         return Decision(action)
     expected = Resolve if kind == RESOLVE_DECISION else Turn
     if not isinstance(action, expected):
-        why = f"returned {action!r}, not a {expected.__name__}"
+        why, what = f"returned {action!r}, not a {expected.__name__}", "not an action"
     else:
-        why = f"returned an illegal {kind}: {action}"
-    return _replace(bot, view, decision, kind, why)
+        why, what = f"returned an illegal {kind}: {action}", "illegal"
+    where = _method_at(bot, "resolve" if kind == RESOLVE_DECISION else "turn")
+    fault = Fault(f"{_class_name(bot)}|{kind}|{what}|{where}", bot.name, kind, why, where,
+                  "", decision)
+    return _replace(view, fault, faults)
 
 
-def _replace(bot: Bot, view: View, decision: str, kind: str, why: str) -> Decision:
+def _replace(view: View, fault: Fault, faults: FaultLog | None) -> Decision:
     action = fallback(view)
-    log.warning("bot_decision_replaced", bot=bot.name, decision=decision, kind=kind,
-                seat=view.seat, round=view.round, fault=why, played=str(action))
-    return Decision(action, why)
+    (faults if faults is not None else PROCESS_FAULTS).add(fault, view.seat, str(action))
+    return Decision(action, fault.message, fault)
+
+
+def _class_name(bot: Bot) -> str:
+    cls = type(bot)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+_LIBRARY_DIRS: Final = tuple(
+    os.path.dirname(os.path.abspath(path)) + os.sep
+    for path in (__file__, inspect.getsourcefile(Turn) or ""))
+
+
+def _raised_at(e: BaseException) -> tuple[str, str]:
+    """Returns where the bot raised ``e`` (its innermost frame outside the SDK and the
+    rules package, as ``file:line``) and the traceback of the frames below ``decide``."""
+    frames = traceback.extract_tb(e.__traceback__)[1:]     # drop decide's own frame
+    if not frames:
+        return "?", "".join(traceback.format_exception_only(type(e), e))
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(_LIBRARY_DIRS)]
+    place = (own or frames)[-1]
+    trace = "Traceback (most recent call last):\n" + "".join(
+        traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(e), e))
+    return f"{place.filename}:{place.lineno}", trace
+
+
+def _method_at(bot: Bot, method: str) -> str:
+    """Returns where the bot's ``method`` is defined, as ``file:line (Class.method)``."""
+    func = getattr(type(bot), method, None)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return f"? ({type(bot).__qualname__}.{method})"
+    return f"{code.co_filename}:{code.co_firstlineno} ({type(bot).__qualname__}.{method})"

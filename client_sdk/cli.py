@@ -68,36 +68,76 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "arena", help="play local games between bots and compare them",
         description="Play N local games between the SPECs in parallel processes, rotating "
         "seats so no bot gains from where it sits, and print per bot: games, wins (a shared "
-        "win counts as a fraction), win rate with a 95%% Wilson interval, and mean pizzas "
-        "delivered. With fewer SPECs than players, seats cycle through the SPECs. The same "
-        "--seed gives the same games.")
+        "win counts as a fraction), win rate with a 95% Wilson interval, mean pizzas "
+        "delivered, and the decisions answered for it with the safe option: late (past "
+        "the deadline) and replaced (late, raised or illegal; each distinct fault is "
+        "shown once, with its traceback). With fewer SPECs than players, seats cycle "
+        "through the SPECs. The same --seed gives the same games. Ctrl-C stops at once "
+        "and prints the statistics of the games finished.")
     p.add_argument("specs", metavar="SPEC", nargs="+", help=_SPEC_HELP)
     p.add_argument("--games", type=_positive, default=100, metavar="N",
                    help="games to play (default 100)")
     p.add_argument("--players", type=int, metavar="P",
                    help="players per game, 2 to 5 (default: the number of SPECs)")
     p.add_argument("--jobs", type=_positive, metavar="J",
-                   help="worker processes (default: the number of CPUs)")
+                   help="worker processes (default: the number of CPUs; 1 plays in this "
+                   "process)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="run seed (default 0)")
+    p.add_argument("--deadline-ms", type=_positive, default=5000, metavar="MS",
+                   help="time per decision, as on a server (default 5000, the server's "
+                   "default): a later answer is replaced by the safe option and counted "
+                   "as late")
+    p.add_argument("--out", metavar="DIR",
+                   help="write every game's record to DIR (game-NNN-BOT-vs-BOT.json; "
+                   "replay one with `mammamia show FILE`)")
+    p.add_argument("--out-lost", metavar="NAME",
+                   help="with --out, write only the games the bot NAME (as the table "
+                   "names it) played and did not win")
+    p.add_argument("--pairs", action="store_true",
+                   help="also print each bot's head-to-head win rate against each other "
+                   "bot (how often it ranked above it, a tie counting a half)")
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_arena)
 
 
 def _cmd_arena(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from .arena import run_arena
+    from .bot import Fault
     from .logs import configure_quiet
 
+    def show_fault(fault: Fault) -> None:
+        tqdm.write(f"mammamia arena: {fault.describe()}\n(the same fault again is only "
+                   f"counted, in the replaced column)", file=sys.stderr)
+
+    if args.out_lost is not None and args.out is None:
+        print("mammamia arena: --out-lost NAME needs --out DIR", file=sys.stderr)
+        return EXIT_BAD_INPUT
     configure_quiet()
-    result = run_arena(args.specs, games=args.games, players=args.players, jobs=args.jobs,
-                       seed=args.seed, progress=not args.no_progress,
-                       configure=configure_quiet)
+    try:
+        result = run_arena(args.specs, games=args.games, players=args.players, jobs=args.jobs,
+                           seed=args.seed, progress=not args.no_progress,
+                           configure=configure_quiet, deadline_ms=args.deadline_ms,
+                           out=args.out, out_lost=args.out_lost, on_fault=show_fault)
+    except ValueError as e:
+        print(f"mammamia arena: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if result.interrupted:
+        print(f"mammamia arena: interrupted: {result.finished} of {result.games} games "
+              f"finished", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(f"{result.games} games, {result.players} players, seed {result.seed}")
+        print(f"{result.finished} games, {result.players} players, seed {result.seed}"
+              + (f" (interrupted, of {result.games})" if result.interrupted else ""))
         print(result.table())
-    return 0
+        if args.pairs:
+            print()
+            print("head to head: the row's rate against the column")
+            print(result.pairs_table())
+    return EXIT_INTERRUPTED if result.interrupted else 0
 
 
 def _cmd_bot(args: argparse.Namespace) -> int:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 from client_sdk import run_arena, wilson_interval
 from client_sdk.arena import lineups
+from mammamia import loads
 
 MAMMAMIA = str(Path(sys.executable).with_name("mammamia"))
 
@@ -91,20 +94,173 @@ def test_the_arena_command_prints_a_table_and_refuses_bad_specs() -> None:
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_ctrl_c_stops_the_arena_cleanly() -> None:
+def children(pid: int) -> list[int]:
+    """Returns the child processes of ``pid`` (Linux)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Returns whether ``pid`` runs (a zombie waiting for its parent does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_ctrl_c_stops_the_arena_at_once_with_the_games_so_far() -> None:
     proc = subprocess.Popen([MAMMAMIA, "arena", "counter", "counter", "counter", "--games",
                              "100000", "--jobs", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         # Wait for the progress bar to move, then interrupt.
-        while "1/100000" not in proc.stderr.read(200):
+        seen = ""
+        while "1/100000" not in seen:
             assert proc.poll() is None
+            seen = seen[-100:] + proc.stderr.read(200)
+        workers = children(proc.pid)
+        assert len(workers) >= 2
+        interrupted = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - interrupted
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert took < 5, f"took {took:.1f} s to stop"
     assert proc.returncode == 130
-    assert "Traceback" not in err and out == ""
+    assert "Traceback" not in err
+    finished = re.search(r"interrupted: (\d+) of 100000 games finished", err)
+    assert finished, err[-500:]
+    lines = out.splitlines()
+    assert lines[0] == f"{finished[1]} games, 3 players, seed 0 (interrupted, of 100000)"
+    assert lines[1].split()[:3] == ["bot", "games", "wins"] and len(lines) == 5
+    assert [w for w in workers if alive(w)] == []
+
+
+def test_the_help_reads_right_and_names_the_options() -> None:
+    out = subprocess.run([MAMMAMIA, "arena", "--help"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "%%" not in out and "95% Wilson" in out
+    for option in ("--deadline-ms MS", "--out DIR", "--out-lost NAME", "--pairs", "default 5000"):
+        assert option in out
+
+
+STUCK_BOT = """
+import threading
+
+from bots.greedy import GreedyBot
+
+
+class Stuck(GreedyBot):
+    name = "stuck"
+    calls = 0
+
+    def turn(self, view):
+        Stuck.calls += 1
+        if Stuck.calls == 1:
+            threading.Event().wait()     # never answers its first decision
+        return super().turn(view)
+"""
+
+RAISER_BOT = """
+from bots.greedy import GreedyBot
+
+
+class Raiser(GreedyBot):
+    name = "raiser"
+
+    def turn(self, view):
+        if view.round > 1:
+            raise RuntimeError("lost count of the oven")
+        return super().turn(view)
+"""
+
+
+def test_late_decisions_are_counted_in_the_table_and_the_json(tmp_path: Path) -> None:
+    (tmp_path / "stuck.py").write_text(STUCK_BOT)
+    spec = str(tmp_path / "stuck.py") + ":Stuck"
+    stats = {b["name"]: b for b in arena(spec, "random", "--games", "4", "--jobs", "2",
+                                         "--deadline-ms", "20", "--json")["bots"]}
+    # The first call of each worker's Stuck never returns: from then on every decision
+    # of that worker's games is late, answered for it without calling it.
+    assert stats["stuck"]["late"] > 4 and stats["stuck"]["replaced"] == stats["stuck"]["late"]
+    assert stats["random"]["late"] == stats["random"]["replaced"] == 0
+    out = subprocess.run([MAMMAMIA, "arena", spec, "random", "--games", "2", "--jobs", "1",
+                          "--deadline-ms", "20", "--no-progress"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    header, *rows = out.splitlines()[1:]
+    assert header.split()[-2:] == ["late", "replaced"]
+    row = next(r.split() for r in rows if r.startswith("stuck"))
+    assert int(row[-2]) == int(row[-1]) > 0
+
+
+def test_a_fault_is_shown_once_with_its_line_then_counted(tmp_path: Path) -> None:
+    (tmp_path / "raiser.py").write_text(RAISER_BOT)
+    spec = str(tmp_path / "raiser.py") + ":Raiser"
+    out = subprocess.run([MAMMAMIA, "arena", spec, "random", "--games", "6", "--jobs", "2",
+                          "--json"], capture_output=True, text=True, timeout=120, check=True)
+    stats = {b["name"]: b for b in json.loads(out.stdout)["bots"]}
+    assert stats["raiser"]["replaced"] > 6 and stats["raiser"]["late"] == 0
+    line = RAISER_BOT.splitlines().index('            raise RuntimeError("lost count of the '
+                                         'oven")') + 1
+    assert out.stderr.count("raised RuntimeError: lost count of the oven") == 1
+    assert f"{tmp_path / 'raiser.py'}:{line}" in out.stderr
+    assert out.stderr.count("Traceback (most recent call last)") == 1
+
+
+def test_out_writes_every_record_and_out_lost_only_the_lost_ones(tmp_path: Path) -> None:
+    every, lost = tmp_path / "every", tmp_path / "lost"
+    first = arena("random", "greedy", "--games", "10", "--jobs", "2", "--json", "--out",
+                  str(every))
+    files = sorted(every.iterdir())
+    assert len(files) == 10 and files[0].name.startswith("game-01-")
+    show = subprocess.run([MAMMAMIA, "show", str(files[0])], capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert "Winner" in show.stdout
+    again = arena("random", "greedy", "--games", "10", "--jobs", "2", "--json",
+                  "--out", str(lost), "--out-lost", "random")
+    assert again["bots"] == first["bots"]
+    kept = sorted(p.name for p in lost.iterdir())
+    random_bot = next(b for b in first["bots"] if b["name"] == "random")
+    assert 0 < len(kept) <= 10 - random_bot["wins"] + 0.5
+    for name in kept:
+        record = loads((lost / name).read_text())
+        names = record.meta["names"]
+        assert all(names[w] != "random" for w in record.replay().winners())
+    # Every game random did not win is kept, and only those.
+    assert kept == sorted(p.name for p in files
+                          if all(loads(p.read_text()).meta["names"][w] != "random"
+                                 for w in loads(p.read_text()).replay().winners()))
+    bad = subprocess.run([MAMMAMIA, "arena", "random", "greedy", "--games", "2",
+                          "--out-lost", "greedy"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--out" in bad.stderr
+    bad = subprocess.run([MAMMAMIA, "arena", "random", "greedy", "--games", "2", "--out",
+                          str(tmp_path / "x"), "--out-lost", "nobody"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "'nobody'" in bad.stderr
+
+
+def test_pairs_prints_each_bots_rate_against_each_other() -> None:
+    two = arena("random", "greedy", "--games", "20", "--players", "2", "--jobs", "2", "--json")
+    rates = {b["name"]: b["win_rate"] for b in two["bots"]}
+    pairs = two["pairs"]
+    assert math.isclose(pairs["greedy"]["random"], rates["greedy"])
+    assert math.isclose(pairs["greedy"]["random"] + pairs["random"]["greedy"], 1)
+    out = subprocess.run([MAMMAMIA, "arena", "random", "greedy", "counter", "--games", "6",
+                          "--jobs", "2", "--pairs", "--no-progress"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    lines = out.splitlines()
+    at = lines.index("head to head: the row's rate against the column")
+    header = lines[at + 1].split()
+    assert header[0] == "vs" and sorted(header[1:]) == ["counter", "greedy", "random"]
+    for row in lines[at + 2:at + 5]:
+        cells = row.split()
+        assert cells[1 + header[1:].index(cells[0])] == "-"
+        assert all(0 <= float(c) <= 1 for c in cells[1:] if c != "-")

@@ -95,10 +95,16 @@ def test_a_misbehaving_bot_is_answered_for_and_the_game_finishes(bad: type[Bot])
         result = play_local([bad(), GreedyBot()], seed=9)
     assert result.record.replay().is_over
     replaced = [e for e in logs if e["event"] == "bot_decision_replaced"]
-    assert replaced and result.replaced[0] == len(replaced) and result.replaced[1] == 0
+    # Each distinct fault is logged once (here one per kind of decision), then counted.
+    assert 1 <= len(replaced) <= 2 < result.replaced[0] and result.replaced[1] == 0
+    assert len(result.faults) == len(replaced) and result.late == (0, 0)
     first = replaced[0]
     assert first["bot"] == bad.name and first["decision"].startswith("local-")
     assert first["kind"] in ("turn", "resolve") and first["fault"]
+    # It says where: the line that raised, or the method that answered wrongly.
+    assert first["where"].startswith(__file__)
+    if bad is Raiser:
+        assert "raise RuntimeError" in first["traceback"]
 
 
 def test_fewer_bots_than_seats_cycle_and_classes_give_one_bot_per_seat() -> None:

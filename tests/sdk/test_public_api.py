@@ -15,7 +15,8 @@ def test_the_public_names_are_pinned_and_sorted() -> None:
     assert client_sdk.__all__ == [
         "COLOURS", "INGREDIENTS", "ORDERS", "SUPPLY", "WAITER",
         "ArenaResult", "Bot", "BotSpecError", "BotStats", "ConnectionLost", "Decision",
-        "Event", "IllegalActionError", "LocalResult", "MatchResult", "Resolve", "SeatInfo",
+        "Event", "Fault", "FaultLog", "IllegalActionError", "LocalResult", "MatchResult",
+        "Resolve", "SeatInfo",
         "SeatRefused", "Turn", "View", "decide", "fallback", "fewest_cards_bake",
         "load_bot", "play_local", "run_arena", "run_bot", "run_ladder", "wilson_interval",
     ]

@@ -59,7 +59,9 @@ def test_the_quickstart_bot_plays_locally_and_in_the_arena(tmp_path: Path) -> No
     show = run([MAMMAMIA, "show", "game.json"], tmp_path)
     assert show.returncode == 0 and show.stdout
 
-    (arena,) = commands("arena")
+    (against_random, arena) = commands("arena")
+    assert against_random[2:] == ["my_bot.py:MyBot", "random", "--games", "200",
+                                  "--players", "2"]
     games = arena.index("--games")
     arena[games + 1] = "8"
     out = run([MAMMAMIA, *arena[1:], "--jobs", "2", "--json"], tmp_path)
@@ -95,3 +97,21 @@ def test_the_quickstart_bot_plays_a_match_on_a_server(server: Any, tmp_path: Pat
                 proc.wait()
     assert [r["status"] for r in results] == ["finished"] * 3
     assert [r["seat"] for r in results] == [0, 1, 2]
+
+
+def test_the_quickstart_bot_beats_random_as_the_readme_says(tmp_path: Path) -> None:
+    """The README's arena command against random, run exactly as printed (seed 0, the
+    CPU count of worker processes): at least 75% wins over 200 two-player games, and
+    the figures printed under it are the ones it gives."""
+    write_quickstart_files(tmp_path)
+    against_random = commands("arena")[0]
+    out = run([MAMMAMIA, *against_random[1:]], tmp_path)
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()[1:]
+    assert header.split()[:4] == ["bot", "games", "wins", "win"]
+    mine = next(r.split() for r in rows if r.startswith("my-bot"))
+    games, wins = int(mine[1]), float(mine[2])
+    assert games == 200 and wins / games >= 0.75, out.stdout
+    assert mine[-2:] == ["0", "0"]          # never late, never replaced
+    printed = re.search(r"The first prints.*?```\n(.*?)```", quickstart(), re.S)
+    assert printed and printed[1] == out.stdout

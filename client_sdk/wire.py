@@ -279,6 +279,11 @@ def observe(after_sequence: int) -> pb.PlayRequest:
     return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence))
 
 
+def watch_request(match_id: str, after_sequence: int = 0) -> pb.WatchRequest:
+    """Returns the request of a spectator's Watch stream of ``match_id``."""
+    return pb.WatchRequest(match_id=match_id, after_sequence=after_sequence)
+
+
 def observe_request(after_sequence: int) -> pb.ObserveRequest:
     """Returns the request of an Observe stream resuming after ``after_sequence``."""
     return pb.ObserveRequest(after_sequence=after_sequence)

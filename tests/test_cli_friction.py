@@ -1,11 +1,13 @@
 """Command-line behaviours a first-time user meets, each through real subprocesses:
-the messages of a refused ladder key and an
+`mammamia watch` following a live match, the messages of a refused ladder key and an
 unreachable server, the command list, the help texts and `serve` on a taken port."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,91 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+# -- mammamia watch -----------------------------------------------------------------------
+
+
+def _create(server: RunningServer, players: int, seed: int) -> dict[str, Any]:
+    done = run("match", "create", "--server", server.address, "--organiser-key",
+               server.organiser_key, "--players", str(players), "--seed", str(seed),
+               "--deadline", "5")
+    assert done.returncode == 0, done.stderr
+    created: dict[str, Any] = json.loads(done.stdout)
+    return created
+
+
+def _show(server: RunningServer, match_id: str, tmp_path: Path) -> list[str]:
+    done = run("match", "record", "--server", server.address, "--organiser-key",
+               server.organiser_key, match_id)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    record.get("meta", {}).pop("names", None)     # watch knows no names
+    path = tmp_path / f"{match_id}.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    shown = run("show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout.splitlines()
+
+
+def _same_game(watched: list[str], shown: list[str]) -> None:
+    """The watched lines are exactly show's lines of the game record."""
+    assert watched == shown
+
+
+def test_watch_follows_a_live_match_to_its_end(server: RunningServer, tmp_path: Path) -> None:
+    created = _create(server, 3, seed=11)
+    watcher = subprocess.Popen([str(MAMMAMIA), "watch", "--server", server.address,
+                                created["match"]], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)        # watching from before the first move
+    bots = [subprocess.Popen([str(MAMMAMIA), "bot", spec, "--server", server.address,
+                              "--token", token, "--log-format", "json"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for spec, token in zip(("random", "greedy", "counter"), created["tokens"],
+                                   strict=True)]
+    try:
+        out, err = watcher.communicate(timeout=120)
+    finally:
+        for bot in bots:
+            bot.wait(timeout=60)
+    assert watcher.returncode == 0, err
+    watched = out.splitlines()
+    assert watched[0].startswith("Mamma Mia! for 3 players: seat 0 (")
+    assert watched[-1].startswith("Winner")
+    _same_game(watched, _show(server, created["match"], tmp_path))
+
+
+def test_watch_a_finished_part_then_the_rest(server: RunningServer, tmp_path: Path) -> None:
+    """Joining a match already under way prints its history first."""
+    created = _create(server, 2, seed=3)
+    bots = [subprocess.Popen([str(MAMMAMIA), "bot", "random", "--server", server.address,
+                              "--token", token, "--log-format", "json"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for token in created["tokens"]]
+    time.sleep(0.3)
+    done = run("watch", "--server", server.address, created["match"], timeout=120)
+    for bot in bots:
+        bot.wait(timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    if lines[-1].startswith("Winner"):
+        _same_game(lines, _show(server, created["match"], tmp_path))
+
+
+def test_watch_an_unknown_match(server: RunningServer) -> None:
+    done = run("watch", "--server", server.address, "no-such-match")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "no match 'no-such-match'" in done.stderr
+
+
+def test_watch_without_a_server() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    done = run("watch", "--server", address, "m1")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"is the server running at {address}?" in done.stderr
 
 
 # -- ladder bots and unreachable servers ----------------------------------------------------
@@ -84,7 +171,7 @@ def test_organiser_and_ladder_commands_without_a_server_ask_whether_it_runs() ->
 def test_no_arguments_lists_the_commands() -> None:
     done = run()
     assert done.returncode == 2
-    for command in ("show", "arena", "bot", "serve", "match", "ladder", "demo"):
+    for command in ("show", "arena", "bot", "serve", "match", "ladder", "demo", "watch"):
         assert f"\n    {command}" in done.stderr, done.stderr
 
 

@@ -187,13 +187,13 @@ def test_late_decisions_are_counted_in_the_table_and_the_json(tmp_path: Path) ->
     (tmp_path / "stuck.py").write_text(STUCK_BOT)
     spec = str(tmp_path / "stuck.py") + ":Stuck"
     stats = {b["name"]: b for b in arena(spec, "random", "--games", "4", "--jobs", "2",
-                                         "--deadline-ms", "20", "--json")["bots"]}
+                                         "--deadline-ms", "300", "--json")["bots"]}
     # The first call of each worker's Stuck never returns: from then on every decision
-    # of that worker's games is late, answered for it without calling it.
+    # of that game is late, answered for it without calling it.
     assert stats["stuck"]["late"] > 4 and stats["stuck"]["replaced"] == stats["stuck"]["late"]
-    assert stats["random"]["late"] == stats["random"]["replaced"] == 0
+    assert stats["random"]["replaced"] == stats["random"]["late"] < stats["stuck"]["late"]
     out = subprocess.run([MAMMAMIA, "arena", spec, "random", "--games", "2", "--jobs", "1",
-                          "--deadline-ms", "20", "--no-progress"],
+                          "--deadline-ms", "300", "--no-progress"],
                          capture_output=True, text=True, timeout=60, check=True).stdout
     header, *rows = out.splitlines()[1:]
     assert header.split()[-2:] == ["late", "replaced"]

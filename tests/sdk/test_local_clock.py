@@ -102,12 +102,12 @@ def test_a_late_bot_is_not_called_again_until_its_late_call_returns() -> None:
             seen.append(fallback(view))
             return super().turn(view)
 
-    result = play_local([Watching(), Releaser()], seed=3, deadline_ms=50)
+    result = play_local([Watching(), Releaser()], seed=3, deadline_ms=300)
     assert result.record.replay().is_over
     assert Stuck.most_inside == 1 and Stuck.calls_while_stuck == 0
     # Late: the first call, and every decision asked while it still ran (>= 3 turns).
-    assert result.late[0] >= 4 and result.late[1] == 0
-    assert result.replaced[0] == result.late[0]
+    assert result.late[0] >= 4
+    assert result.replaced == result.late
     assert Stuck.calls > 1          # called again once the late call returned
 
 

@@ -180,13 +180,14 @@ def _cmd_bot(args: argparse.Namespace) -> int:
                               "winners": list(result.winners),
                               "delivered": list(result.delivered)}))
             return 0
-        if not args.name:
-            print("mammamia bot: --ladder needs --name NAME", file=sys.stderr)
-            return EXIT_BAD_INPUT
+        # The ladder name, as the help says: --name, else the bot's own name.
+        args.name = args.name or factory().name
         key = args.key or _ladder_key(args, lambda: register(args.server, args.name,
                                                              credentials))
         run_ladder(factory, args.server, args.name, key, give_up=args.give_up,
-                   credentials=credentials)
+                   credentials=credentials,
+                   key_file=None if args.key else str(Path(args.key_file
+                                                           or f"{args.name}.key")))
         return 0
     except SeatRefused as e:
         print(f"mammamia bot: refused: {e}", file=sys.stderr)

@@ -56,6 +56,7 @@ class Arena:
     services: list[str] = field(default_factory=list)
     tasks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     running: list[asyncio.Task[None]] = field(default_factory=list)
+    drained: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     draining: bool = False
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -67,6 +68,12 @@ class Arena:
     def add_task(self, factory: Callable[[], Awaitable[None]]) -> None:
         """Runs ``factory()`` in the background once serving; cancelled when draining."""
         self.tasks.append(factory)
+
+    def on_drained(self, finish: Callable[[], Awaitable[None]]) -> None:
+        """Awaits ``finish()`` when draining, once every match's record is stored and
+        before the server stops: for an extension to store what the matches' ends
+        mean to it."""
+        self.drained.append(finish)
 
     def _set_serving(self, serving: bool) -> None:
         status = (health_pb2.HealthCheckResponse.SERVING if serving
@@ -95,6 +102,8 @@ class Arena:
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
         await self.host.drain(grace)
+        for finish in self.drained:
+            await finish()
         await self.server.stop(grace=1.0)
         await self.storage.writer.flush()      # every queued write, off the event loop
         self.storage.close()

@@ -180,8 +180,11 @@ class Ladder:
             match_id, tokens = await self.host.create(names)
         except LadderClosedError:
             return
-        await self.writer.run(self.store.start_match, match_id, names)
-        log.info("ladder_match_started", match=match_id, names=list(names))
+        # One task writes the match's row and then its result, and a drain does not
+        # cancel it: a match once created is always settled, never left running.
+        settled = asyncio.ensure_future(self._settle(match_id, names))
+        self._settling.add(settled)
+        settled.add_done_callback(self._settling.discard)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
             assignment = Assignment(match_id, token, seat, len(names))
             self._seated[name] = assignment
@@ -189,14 +192,18 @@ class Ladder:
             # A bot gone since it was seated is played by the server's default policy.
             if queue is not None:
                 queue.put_nowait(assignment)
-        settled = asyncio.ensure_future(self._settle(match_id, names))
-        self._settling.add(settled)
-        settled.add_done_callback(self._settling.discard)
         # Shielded: when the ladder stops (the server drains), the match still ends
         # and its result is stored.
         await asyncio.shield(settled)
 
+    async def settled(self) -> None:
+        """Returns once every match the ladder started has its result stored (the
+        server's drain awaits it after the matches have ended)."""
+        await asyncio.gather(*self._settling, return_exceptions=True)
+
     async def _settle(self, match_id: str, names: tuple[str, ...]) -> None:
+        await self.writer.run(self.store.start_match, match_id, names)
+        log.info("ladder_match_started", match=match_id, names=list(names))
         try:
             outcome = await self.host.outcome(match_id)
         finally:

@@ -68,3 +68,4 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     arena.add_service("mammamia.v1.Ladder",
                       lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server))
     arena.add_task(ladder.run)
+    arena.on_drained(ladder.settled)

@@ -105,7 +105,9 @@ class Host:
         task = asyncio.ensure_future(match.result())
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._ended, match=match))
-        log.info("match_created", match=match.id, players=game.players, seed=seed,
+        # The seed is the whole deal: it is not logged while the match runs (the
+        # record shows it once the match has ended).
+        log.info("match_created", match=match.id, players=game.players,
                  deadline_ms=deadline_ms, ladder=ladder)
         return match
 

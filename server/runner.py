@@ -257,12 +257,16 @@ class Runner:
         pending = match.result(stored=True)
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
-                await self.storage.end_match(
+                stored = await self.storage.end_match(
                     self.id, pending.status, record, players=match.players, names=match.names,
                     ladder=match.settings.ladder, created=iso(match.created),
                     winners=pending.winners, ranks=pending.ranks, delivered=pending.delivered,
                     reason=pending.reason)
-                stored = True
+                if not stored:
+                    # The row had ended already (another server on the file marked it
+                    # aborted): what is stored is not this end, so it is not announced.
+                    log.error("match_end_not_stored", match=self.id,
+                              reason="the stored match had already ended")
                 break
             except st.StorageError as e:
                 log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))

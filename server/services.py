@@ -82,11 +82,12 @@ class Refused(Exception):
 
 async def _stream(match: Runner, viewer: int | None, after: int,
                   replies: deque[tuple[int, bytes]] | None = None,
-                  opened: Callable[[Follower], None] | None = None
-                  ) -> AsyncIterator[bytes]:
+                  opened: Callable[[Follower], None] | None = None,
+                  stopped: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
     each time the stream is woken (see ``server.runner``), every pending item as one
-    message, until the match's end has been sent.
+    message, until the match's end has been sent, or until ``stopped()`` is true when
+    the stream is woken.
 
     ``replies`` (Play) holds (log length when answered, encoded ActResult): each reply
     goes out before the log entries that came after its answer.
@@ -125,6 +126,8 @@ async def _stream(match: Runner, viewer: int | None, after: int,
             if done:
                 return
             await follower.wake.wait()
+            if stopped is not None and stopped():
+                return
     finally:
         match.unfollow(follower)
 
@@ -215,7 +218,20 @@ class SeatService:
         replies: deque[tuple[int, bytes]] = deque()
         followers: list[Follower] = []
 
+        failed: list[str] = []
+
         async def read() -> None:
+            try:
+                await answer_all()
+            except Exception as e:
+                # A message gRPC could not decode (or a broken read) ends the call: a
+                # stream that no longer reads its answers must not look alive.
+                log.warning("play_read_failed", error=f"{type(e).__name__}: {e}"[:200])
+                failed.append("a Play message could not be read as a PlayRequest")
+                for follower in followers:
+                    follower.wake.set()
+
+        async def answer_all() -> None:
             async for req in requests:
                 # The reply goes out ahead of what the answer caused: the log entries
                 # appended from this length on.
@@ -241,8 +257,10 @@ class SeatService:
         reader = asyncio.ensure_future(read())
         try:
             async for message in _stream(match, seat, first.observe.after_sequence, replies,
-                                         followers.append):
+                                         followers.append, lambda: bool(failed)):
                 yield message
+            if failed:
+                _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, failed[0]))
         finally:
             reader.cancel()
 
@@ -272,20 +290,30 @@ def _act(match: Runner, seat: int, request: pb.ActRequest) -> Outcome:
 # -- Spectate --------------------------------------------------------------------------
 
 
+QUOTE_LIMIT: Final = 80
+"""How much of a caller's input a status message quotes back."""
+
+
+def _quoted(text: str) -> str:
+    """Returns ``text`` for a status message: quoted, and cut to QUOTE_LIMIT characters."""
+    return repr(text) if len(text) <= QUOTE_LIMIT else repr(text[:QUOTE_LIMIT]) + "..."
+
+
 async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
     match = host.get(match_id)
     if match is not None and not match.ended:
         if so_far:
             return wire.game_record(match_id, match.record_so_far())
         await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                     f"match {match_id!r} is still being played; its record comes at the end")
+                     f"match {_quoted(match_id)} is still being played; its record comes at "
+                     f"the end")
     row = host.storage.match(match_id)
     if row is None:
-        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {_quoted(match_id)}")
     record = host.storage.record(match_id)
     if record is None:
         await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                     f"match {match_id!r} is {row.status} and has no record yet")
+                     f"match {_quoted(match_id)} is {row.status} and has no record yet")
     return wire.game_record(match_id, record)
 
 
@@ -300,7 +328,7 @@ class SpectateService:
         if match is None:
             _refuse_stream(context, Refused(
                 grpc.StatusCode.NOT_FOUND,
-                f"no match {request.match_id[:80]!r} is held by this server"))
+                f"no match {_quoted(request.match_id)} is held by this server"))
             return
         structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
         async for message in _stream(match, None, request.after_sequence):

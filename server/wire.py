@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from .ladder.store import Standing
 
 
+DECISION_ID_LIMIT: Final = 64
+"""The longest decision id an answer may name (the server's are a few characters)."""
+
+
 class WireError(ValueError):
     """A message that does not describe a valid value (names the field at fault)."""
 
@@ -438,6 +442,9 @@ def answer_of(msg: pb.ActRequest) -> tuple[str, int | None, Action | None]:
     two set; raises WireError naming the bad field."""
     if not msg.decision_id:
         raise WireError("decision_id: name the decision you answer")
+    if len(msg.decision_id) > DECISION_ID_LIMIT:
+        raise WireError(f"decision_id: at most {DECISION_ID_LIMIT} characters, got "
+                        f"{len(msg.decision_id)} (ids are those of DecisionRequest)")
     choice = msg.WhichOneof("choice")
     if choice == "option":
         return msg.decision_id, msg.option, None

@@ -37,6 +37,7 @@ from .clock import Clock
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS
 from .storage import Storage
+from .undecodable import RefuseUndecodable
 
 log = structlog.get_logger()
 
@@ -124,7 +125,7 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
     host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
-    server = grpc.aio.server(options=[
+    server = grpc.aio.server(interceptors=[RefuseUndecodable()], options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_SEND_BYTES),
         ("grpc.so_reuseport", 0),

@@ -205,11 +205,17 @@ class SeatService:
             # Read the first message before the status: a status sent while the client's
             # first message is on its way fails the client's write (as INTERNAL). A
             # client that sends nothing is refused after FIRST_MESSAGE_SECONDS.
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(Exception):
                 await asyncio.wait_for(_first(requests), FIRST_MESSAGE_SECONDS)
             _refuse_stream(context, e)
             return
-        first = await _first(requests)
+        try:
+            first = await _first(requests)
+        except Exception:           # bytes that do not decode as a PlayRequest
+            _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                                            "the first Play message could not be read as a "
+                                            "PlayRequest"))
+            return
         if first is None or first.WhichOneof("message") != "observe":
             _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
                                             "the first message of Play must carry 'observe'"))

@@ -83,7 +83,8 @@ GARBAGE = [b"\x0a\x03\xff\xfe\xfd",                  # a string field that is no
 
 def test_undecodable_requests_are_invalid_arguments(server):
     methods = ["/mammamia.v1.Seat/Join", "/mammamia.v1.Seat/Act",
-               "/mammamia.v1.Spectate/GetRecord", "/mammamia.v1.Ladder/Register",
+               "/mammamia.v1.Spectate/GetRecord", "/mammamia.v1.Organiser/GetRecord",
+               "/mammamia.v1.Ladder/Register",
                "/mammamia.v1.Ladder/Standings"]
 
     async def go() -> list[tuple[str, grpc.StatusCode, str]]:

@@ -36,7 +36,7 @@ from . import services
 from .clock import Clock
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS
-from .storage import Storage
+from .storage import Storage, StorageError
 from .undecodable import RefuseUndecodable
 
 log = structlog.get_logger()
@@ -116,11 +116,21 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
                         deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
                         credentials: grpc.ServerCredentials | None = None,
                         extensions: Sequence[Callable[[Arena], None]] = (),
-                        clock: Clock | None = None) -> tuple[Arena, int]:
+                        clock: Clock | None = None, exclusive: bool = False
+                        ) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
-    wall clock when None)."""
+    wall clock when None). ``exclusive`` claims the database file for this process
+    and checks its integrity first. Raises StorageError for a damaged file or one
+    another server claimed."""
     storage = Storage(db_path)
+    if exclusive:
+        try:
+            storage.claim()
+            storage.check()
+        except StorageError:
+            storage.close()
+            raise
     cut = storage.abort_unfinished("server stopped before the match ended")
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)

@@ -93,6 +93,7 @@ def _serve(args: argparse.Namespace) -> int:
     import sqlite3
 
     from . import logs
+    from .storage import StorageError
 
     if bool(args.tls_cert) != bool(args.tls_key):
         print("mammamia serve: --tls-cert and --tls-key go together", file=sys.stderr)
@@ -107,6 +108,9 @@ def _serve(args: argparse.Namespace) -> int:
         f"{args.db}{end}")]
     try:
         asyncio.run(_run(args))
+    except StorageError as e:
+        print(f"mammamia serve: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except _CannotListen as e:
         for path in fresh:             # leave no database behind a server that never ran
             with contextlib.suppress(OSError):
@@ -178,7 +182,8 @@ async def _run(args: argparse.Namespace) -> None:
     try:
         arena, port = await create_server(
             address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
-            start_timeout=args.start_timeout, credentials=credentials, extensions=extensions)
+            start_timeout=args.start_timeout, credentials=credentials, extensions=extensions,
+            exclusive=True)
     except RuntimeError as e:
         raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()

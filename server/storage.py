@@ -20,6 +20,7 @@ through their own connections to ``Storage.path`` (``connect``).
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -27,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, BinaryIO, ParamSpec, TypeVar
 
 import structlog
 
@@ -177,13 +178,40 @@ class Storage:
         # end is synced to disk before it is announced.
         self._quick = connect(self.path, durable=False)
         self._durable = connect(self.path, durable=True)
+        self._claim: BinaryIO | None = None
 
     def close(self) -> None:
-        """Runs every write still queued, then closes the connections."""
+        """Runs every write still queued, then closes the connections (and gives up
+        the claim on the file)."""
         self.writer.close()
         self.db.close()
         self._quick.close()
         self._durable.close()
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
+
+    def check(self) -> None:
+        """Raises StorageError when the file fails SQLite's quick integrity check."""
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check")]
+        except sqlite3.Error as e:
+            raise StorageError(f"{self.path}: the database is damaged: {e}") from e
+        if rows != ["ok"]:
+            raise StorageError(f"{self.path}: the database is damaged: {rows[0]}")
+
+    def claim(self) -> None:
+        """Takes the file for this process alone; raises StorageError when another
+        server holds it. Two servers on one file would abort each other's matches;
+        the claim is an advisory lock the system drops when the process ends."""
+        claim = open(self.path, "rb")      # noqa: SIM115 (held until close)
+        try:
+            fcntl.flock(claim.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            claim.close()
+            raise StorageError(f"{self.path}: another server uses this database; stop it, "
+                               f"or give this one another --db") from None
+        self._claim = claim
 
     def connect(self) -> sqlite3.Connection:
         """Returns a new connection to the same file (for another thread or module)."""

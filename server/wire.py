@@ -26,7 +26,7 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import INGREDIENTS, ORDERS, Event, Resolve, Turn, View
+from mammamia import INGREDIENTS, Event, Resolve, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
@@ -123,14 +123,6 @@ def view_bytes(v: View, facts: Sequence[enc.SeatFacts] = ()) -> bytes:
     return enc.view(v, facts)
 
 
-def _bake_kind(e: Event) -> str | None:
-    """Returns the "?"/"J" kind a Minimale or Monotoni was baked with, chosen or not."""
-    order = ORDERS[e.order] if e.order else None
-    if order is None or order.kind not in ("minimale", "monotoni"):
-        return None
-    return e.ingredient
-
-
 def _event_message(e: Event) -> tuple[str, bytes]:
     """Returns (SeatEvent oneof field, encoded message) of a public game event."""
     kind = e.kind
@@ -155,9 +147,10 @@ def _event_message(e: Event) -> tuple[str, bytes]:
         res = pb.OrderResolved(seat=e.seat, order=e.order, baked=baked,
                                automatic=e.auto if baked else not e.declined,
                                declined=e.declined)
-        ingredient = _bake_kind(e) if baked else None
-        if ingredient is not None:
-            res.ingredient = ingredient
+        # The engine names the "?"/"J" of every baked Minimale or Monotoni, and no
+        # other kind (mammamia.views).
+        if baked and e.ingredient is not None:
+            res.ingredient = e.ingredient
         if e.hand is not None:
             res.hand.CopyFrom(counts(e.hand))
         return "resolved", res.SerializeToString()
@@ -308,11 +301,6 @@ CODECS: Final[dict[str, dict[str, Codec]]] = {
 }
 """(request parser, reply serializer) of each method registered by hand: the event
 streams send ready-made bytes."""
-
-
-def status_of(status: str) -> int:
-    """Returns a match status as its MatchStatus value."""
-    return STATUSES[status]
 
 
 def join_response(match_id: str, seat: int, colour: str, players: int,

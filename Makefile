@@ -31,7 +31,7 @@ $(NODE_STAMP): bots/node/package-lock.json
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
 # The generated code is committed (see pyproject.toml); run this after changing
-# protos/ and commit the result (tests/packaging/test_generated.py checks they agree).
+# protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
 # The generated package is named by the virtual include path, so the
 # generated imports read `from mammamia_pb import arena_pb2`. mypy-protobuf's
 # plugins write the typed stubs (arena_pb2.pyi, arena_pb2_grpc.pyi) that mypy reads.

@@ -37,7 +37,8 @@ from .clock import Clock
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS
 from .storage import Storage, StorageError
-from .undecodable import RefuseUndecodable
+from .guards import Guards
+from .quotas import Quotas, Rates, descriptor_limit, server_options
 
 log = structlog.get_logger()
 
@@ -116,13 +117,15 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
                         deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
                         credentials: grpc.ServerCredentials | None = None,
                         extensions: Sequence[Callable[[Arena], None]] = (),
-                        clock: Clock | None = None, exclusive: bool = False
-                        ) -> tuple[Arena, int]:
+                        clock: Clock | None = None, exclusive: bool = False,
+                        quotas: Quotas | None = None) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
     wall clock when None). ``exclusive`` claims the database file for this process
-    and checks its integrity first. Raises StorageError for a damaged file or one
+    and checks its integrity first. ``quotas`` bound what clients may hold and ask
+    (the defaults when None). Raises StorageError for a damaged file or one
     another server claimed."""
+    quotas = quotas or Quotas()
     storage = Storage(db_path)
     if exclusive:
         try:
@@ -135,16 +138,18 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
     host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
-    server = grpc.aio.server(interceptors=[RefuseUndecodable()], options=[
+    rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
+    server = grpc.aio.server(interceptors=[Guards(rates)], options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_send_message_length", MAX_SEND_BYTES),
         ("grpc.so_reuseport", 0),
+        *server_options(quotas, descriptor_limit()),
     ])
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     arena = Arena(host=host, storage=storage, organiser_key=organiser_key, server=server,
                   health=health_servicer)
-    arena.services.extend(services.register(server, host, organiser_key))
+    arena.services.extend(services.register(server, host, organiser_key, quotas))
     for install in extensions:
         install(arena)
     reflection.enable_server_reflection(

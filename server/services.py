@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Final, NoReturn, TypeAlias
 
 import grpc
@@ -28,6 +28,7 @@ from .answers import Outcome, Refusal, refused
 from .events import Ended
 from .host import Host, HostClosed
 from .match import NAME_LIMIT
+from .quotas import Quotas
 from .runner import Follower, Runner
 from .tokens import same_secret
 
@@ -80,8 +81,49 @@ class Refused(Exception):
 # -- streams ---------------------------------------------------------------------------
 
 
+class Replies:
+    """A Play call's replies not yet sent, each with the log length when its answer
+    came. Bounded: the reader waits for room (:meth:`room`) before it reads the next
+    answer, so a client that stops reading its stream stops being read, and HTTP/2
+    flow control holds back what it sends."""
+
+    __slots__ = ("_items", "_limit", "_room")
+
+    def __init__(self, limit: int) -> None:
+        self._items: deque[tuple[int, bytes]] = deque()
+        self._limit = limit
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    async def room(self) -> None:
+        """Returns once fewer than the limit wait to be sent."""
+        while len(self._items) >= self._limit:
+            self._room.clear()
+            await self._room.wait()
+
+    def append(self, position: int, reply: bytes) -> None:
+        """Queues ``reply``, to go before the log entries from ``position`` on."""
+        self._items.append((position, reply))
+
+    def due(self, cursor: int) -> bool:
+        """Returns True when the first reply goes before the log entry at ``cursor``."""
+        return bool(self._items) and self._items[0][0] <= cursor
+
+    def take(self) -> bytes:
+        """Returns the first reply, removed (and makes room for the reader)."""
+        reply = self._items.popleft()[1]
+        self._room.set()
+        return reply
+
+
 async def _stream(match: Runner, viewer: int | None, after: int,
-                  replies: deque[tuple[int, bytes]] | None = None,
+                  replies: Replies | None = None,
                   opened: Callable[[Follower], None] | None = None,
                   stopped: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
@@ -89,8 +131,8 @@ async def _stream(match: Runner, viewer: int | None, after: int,
     message, until the match's end has been sent, or until ``stopped()`` is true when
     the stream is woken.
 
-    ``replies`` (Play) holds (log length when answered, encoded ActResult): each reply
-    goes out before the log entries that came after its answer.
+    ``replies`` (Play): each reply goes out before the log entries that came after
+    its answer.
     """
     state = match.match
     follower = match.follow(viewer)
@@ -112,8 +154,8 @@ async def _stream(match: Runner, viewer: int | None, after: int,
             done = False
             now = match.clock.now()
             while follower.cursor < len(entries) or replies:
-                if replies and replies[0][0] <= follower.cursor:
-                    pending.append(replies.popleft()[1])
+                if replies is not None and replies.due(follower.cursor):
+                    pending.append(replies.take())
                     continue
                 entry = entries[follower.cursor]
                 follower.cursor += 1
@@ -138,8 +180,10 @@ async def _stream(match: Runner, viewer: int | None, after: int,
 class SeatService:
     """Seat: Join, Observe, Act and Play for the holder of a seat token."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: Host, quotas: Quotas) -> None:
         self.host = host
+        self.quotas = quotas
+        self._streams: dict[tuple[str, int], int] = {}   # open Observe and Play per seat
 
     def _seat(self, context: Context) -> tuple[Runner, int]:
         """Returns (match, seat) the call's seat token names; raises Refused."""
@@ -159,6 +203,25 @@ class SeatService:
         structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
         return found
 
+    @contextlib.contextmanager
+    def _stream_of(self, match: Runner, seat: int) -> Iterator[None]:
+        """Counts one open Observe or Play stream of ``seat`` while inside; raises
+        Refused when the seat holds its limit of open streams already."""
+        key = (match.id, seat)
+        held = self._streams.get(key, 0)
+        limit = self.quotas.streams_per_seat
+        if held >= limit:
+            raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          f"seat {seat} already has {limit} open streams (Observe and Play), "
+                          f"the most a seat may hold: close one first")
+        self._streams[key] = held + 1
+        try:
+            yield
+        finally:
+            left = self._streams.pop(key) - 1
+            if left:
+                self._streams[key] = left
+
     async def _unary_seat(self, context: Context) -> tuple[Runner, int]:
         try:
             return self._seat(context)
@@ -177,14 +240,16 @@ class SeatService:
 
     async def Observe(self, request: pb.ObserveRequest, context: Context
                       ) -> AsyncIterator[bytes]:
-        try:
-            match, seat = self._seat(context)
-        except Refused as e:
-            _refuse_stream(context, e)
-            return
-        match.join(seat)
-        async for message in _stream(match, seat, request.after_sequence):
-            yield message
+        with contextlib.ExitStack() as held:
+            try:
+                match, seat = self._seat(context)
+                held.enter_context(self._stream_of(match, seat))
+            except Refused as e:
+                _refuse_stream(context, e)
+                return
+            match.join(seat)
+            async for message in _stream(match, seat, request.after_sequence):
+                yield message
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
         match, seat = await self._unary_seat(context)
@@ -199,18 +264,27 @@ class SeatService:
 
     async def Play(self, requests: AsyncIterator[pb.PlayRequest], context: Context
                    ) -> AsyncIterator[bytes]:
+        with contextlib.ExitStack() as held:
+            try:
+                match, seat = self._seat(context)
+                held.enter_context(self._stream_of(match, seat))
+            except Refused as e:
+                # Read the first message before the status: a status sent while the
+                # client's first message is on its way fails the client's write (as
+                # INTERNAL). A client that sends nothing is refused after
+                # FIRST_MESSAGE_SECONDS.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(_next(requests), FIRST_MESSAGE_SECONDS)
+                _refuse_stream(context, e)
+                return
+            async for message in self._play(match, seat, requests, context):
+                yield message
+
+    async def _play(self, match: Runner, seat: int, requests: AsyncIterator[pb.PlayRequest],
+                    context: Context) -> AsyncIterator[bytes]:
+        """Yields the messages of an admitted Play call (see Play)."""
         try:
-            match, seat = self._seat(context)
-        except Refused as e:
-            # Read the first message before the status: a status sent while the client's
-            # first message is on its way fails the client's write (as INTERNAL). A
-            # client that sends nothing is refused after FIRST_MESSAGE_SECONDS.
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(_first(requests), FIRST_MESSAGE_SECONDS)
-            _refuse_stream(context, e)
-            return
-        try:
-            first = await _first(requests)
+            first = await _next(requests)
         except Exception:           # bytes that do not decode as a PlayRequest
             _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
                                             "the first Play message could not be read as a "
@@ -221,7 +295,7 @@ class SeatService:
                                             "the first message of Play must carry 'observe'"))
             return
         match.join(seat)
-        replies: deque[tuple[int, bytes]] = deque()
+        replies = Replies(self.quotas.reply_queue)
         followers: list[Follower] = []
 
         failed: list[str] = []
@@ -238,7 +312,11 @@ class SeatService:
                     follower.wake.set()
 
         async def answer_all() -> None:
-            async for req in requests:
+            while True:
+                await replies.room()
+                req = await _next(requests)
+                if req is None:
+                    return
                 # The reply goes out ahead of what the answer caused: the log entries
                 # appended from this length on.
                 position = len(match.match.log)
@@ -249,8 +327,8 @@ class SeatService:
                     outcome = refused(Refusal.MALFORMED,
                                       "after the first message, Play takes only 'act'")
                     decision_id = ""
-                replies.append((position, wire.act_result(
-                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0])))
+                replies.append(position, wire.act_result(
+                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0]))
                 # A refusal goes at once: the seat may have to answer again. An accepted
                 # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
                 # with what it caused and usually with the seat's next request.
@@ -278,10 +356,9 @@ def _refuse_stream(context: Context, refusal: Refused) -> None:
     context.set_details(refusal.message)
 
 
-async def _first(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | None:
-    async for req in requests:
-        return req
-    return None
+async def _next(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | None:
+    """Returns the client's next Play message, or None once it has closed its side."""
+    return await anext(requests, None)
 
 
 def _act(match: Runner, seat: int, request: pb.ActRequest) -> Outcome:
@@ -397,9 +474,11 @@ class OrganiserService(pb_grpc.OrganiserServicer):
 # -- registration ----------------------------------------------------------------------
 
 
-def register(server: grpc.aio.Server, host: Host, organiser_key: str) -> list[str]:
-    """Returns the full names of the services added to ``server`` (Seat, Spectate, Organiser)."""
-    seat = SeatService(host)
+def register(server: grpc.aio.Server, host: Host, organiser_key: str,
+             quotas: Quotas) -> list[str]:
+    """Returns the full names of the services added to ``server`` (Seat, Spectate,
+    Organiser), whose calls keep ``quotas``."""
+    seat = SeatService(host, quotas)
     spectate = SpectateService(host)
     kinds = {"Join": grpc.unary_unary_rpc_method_handler,
              "Observe": grpc.unary_stream_rpc_method_handler,

@@ -32,6 +32,8 @@ from typing import Any, BinaryIO, ParamSpec, TypeVar
 
 import structlog
 
+from . import schema
+
 log = structlog.get_logger()
 
 WAITING = "waiting"
@@ -39,25 +41,6 @@ RUNNING = "running"
 FINISHED = "finished"
 ABORTED = "aborted"
 ENDED = (FINISHED, ABORTED)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS matches (
-    id        TEXT PRIMARY KEY,
-    status    TEXT NOT NULL CHECK (status IN ('waiting', 'running', 'finished', 'aborted')),
-    players   INTEGER NOT NULL,
-    names     TEXT NOT NULL,              -- JSON list, seat order
-    ladder    INTEGER NOT NULL DEFAULT 0,
-    created   TEXT NOT NULL,              -- ISO 8601, UTC
-    ended     TEXT,
-    winners   TEXT,                       -- JSON list of seats, once finished
-    ranks     TEXT,                       -- JSON list per seat, once finished
-    delivered TEXT,                       -- JSON list per seat, once finished
-    reason    TEXT,                       -- why an aborted match was cut off
-    record    TEXT                        -- the game record (RECORD.md) once ended
-);
-CREATE INDEX IF NOT EXISTS matches_created ON matches (created);
-"""
-
 
 class StorageError(RuntimeError):
     """The database could not store a write (the message says why)."""
@@ -172,7 +155,10 @@ class Storage:
         self.writer = Writer()
         # Reads: on the event loop, quick (WAL: readers never wait for the writer).
         self.db = connect(self.path, durable=False)
-        self.db.executescript(_SCHEMA)
+        try:
+            schema.upgrade(self.path)      # the tables: server/migrations, up to date
+        except schema.SchemaError as e:
+            raise StorageError(str(e)) from e
         # Writes, on the writer thread only. Creating and starting a match need not
         # wait for the disk (a match cut off before its end is aborted anyway); its
         # end is synced to disk before it is announced.

@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import schema
 from .ratings import Rating, Result, initial, rate
 
 #: Bot names: 1 to 32 letters, digits, '-', '_' or '.' (arena.proto, RegisterRequest).
@@ -43,40 +44,6 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,32}")
 
 #: The ratings scope of all matches, whatever their player count.
 ALL_PLAYERS = 0
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladder_bots (
-    name     TEXT PRIMARY KEY,
-    key_hash TEXT NOT NULL,
-    created  REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ladder_matches (
-    match_id     TEXT PRIMARY KEY,
-    players      INTEGER NOT NULL,
-    status       TEXT NOT NULL CHECK (status IN ('running', 'finished', 'aborted')),
-    created      REAL NOT NULL,
-    ended        REAL,
-    finish_order INTEGER UNIQUE,
-    rated        INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS ladder_results (
-    match_id  TEXT NOT NULL REFERENCES ladder_matches (match_id),
-    seat      INTEGER NOT NULL,
-    name      TEXT NOT NULL,
-    rank      INTEGER,
-    delivered INTEGER,
-    PRIMARY KEY (match_id, seat)
-);
-CREATE INDEX IF NOT EXISTS ladder_results_by_name ON ladder_results (name, match_id);
-CREATE TABLE IF NOT EXISTS ladder_ratings (
-    players INTEGER NOT NULL,
-    name    TEXT NOT NULL,
-    mu      REAL NOT NULL,
-    sigma   REAL NOT NULL,
-    PRIMARY KEY (players, name)
-);
-"""
-
 
 class LadderError(ValueError):
     """A ladder request that cannot be granted: a bad or taken name, a wrong key."""
@@ -143,7 +110,7 @@ class LadderStore:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._db = _connect(self.path)
-        self._db.executescript(SCHEMA)
+        schema.upgrade(self.path)      # the tables: server/migrations, up to date
         self._writes = _connect(self.path)
 
     def close(self) -> None:

@@ -1,0 +1,118 @@
+"""The database's schema: brought up to date whenever a database is opened.
+
+The schema is alembic's migrations in ``server/migrations`` (plain SQL, one file per
+revision); :func:`upgrade` applies the ones a database lacks. :class:`server.storage.
+Storage` and :class:`server.ladder.store.LadderStore` call it before they use a file,
+so every file the server opens is at :data:`HEAD`; nobody runs a migration by hand.
+
+Opening a file that is already up to date stays cheap (tests open hundreds): its
+revision is read with :mod:`sqlite3` alone, and alembic and SQLAlchemy are imported
+only when something is to be applied (a new file, or one an older server wrote).
+A file an earlier server made before migrations existed has the tables of revision
+0001 and no ``alembic_version`` table; revision 0001 is written ``IF NOT EXISTS``,
+so it applies there too and the later revisions follow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+#: The newest revision in ``server/migrations/versions`` (a test checks they agree).
+HEAD: Final = "0001"
+
+MIGRATIONS: Final = Path(__file__).resolve().with_name("migrations")
+
+#: How long an upgrade waits for another connection's write to end (seconds).
+BUSY_TIMEOUT_S: Final = 30.0
+
+
+class SchemaError(RuntimeError):
+    """The database cannot be brought to this server's schema (the message says why)."""
+
+
+def revision(path: str | Path) -> str | None:
+    """Returns the file's schema revision: None for a file without one (new, or made
+    before migrations). Raises SchemaError for a damaged file or one that is not a
+    database."""
+    try:
+        with contextlib.closing(sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)) as db:
+            try:
+                row = db.execute("SELECT version_num FROM alembic_version").fetchone()
+            except sqlite3.OperationalError as e:
+                if "no such table" not in str(e):
+                    raise
+                return None
+    except sqlite3.OperationalError as e:
+        raise SchemaError(f"{path}: cannot read the database's schema revision: {e}") from e
+    except sqlite3.DatabaseError as e:
+        raise SchemaError(f"{path}: the database is damaged: {e}") from e
+    return None if row is None else str(row[0])
+
+
+def upgrade(path: str | Path, target: str = "head") -> bool:
+    """Brings the database file at ``path`` to ``target`` (the newest revision by
+    default); returns whether anything was applied. Raises SchemaError when it cannot:
+    a damaged file, or one a newer server wrote (a revision this one does not know)."""
+    if target == "head" and revision(path) == HEAD:
+        return False
+    _alembic("upgrade", path, target)
+    return True
+
+
+def downgrade(path: str | Path, target: str) -> None:
+    """Takes the database file back to revision ``target`` (for an operator going back
+    to an older server; see docs/ladder.md)."""
+    _alembic("downgrade", path, target)
+
+
+def _alembic(command: str, path: str | Path, target: str) -> None:
+    from alembic import command as commands
+    from alembic.config import Config
+    from alembic.util import CommandError
+    from sqlalchemy.exc import DBAPIError
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    engine = _engine(path)
+    try:
+        with engine.connect() as connection:
+            config.attributes["connection"] = connection
+            getattr(commands, command)(config, target)
+    except CommandError as e:
+        raise SchemaError(f"{path}: the database's schema revision is not one this server "
+                          f"knows (written by a newer server?): {e}") from e
+    except DBAPIError as e:
+        if isinstance(e.orig, sqlite3.DatabaseError) and not isinstance(
+                e.orig, sqlite3.OperationalError):
+            raise SchemaError(f"{path}: the database is damaged: {e.orig}") from e
+        raise SchemaError(f"{path}: the schema could not be brought to revision {target}: "
+                          f"{e.orig}") from e
+    finally:
+        engine.dispose()
+
+
+def _engine(path: str | Path) -> Engine:
+    """Returns an engine on the file whose transactions are SQLite's own ``BEGIN
+    IMMEDIATE`` (pysqlite would commit before each schema change, and begin late)."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    def connect() -> sqlite3.Connection:
+        # Autocommit at the driver: the transaction is the BEGIN below alone.
+        return sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+
+    # The URL names the dialect only (a path may hold what a URL cannot); the file
+    # is the one ``connect`` opens.
+    engine = create_engine("sqlite://", creator=connect, poolclass=NullPool)
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine

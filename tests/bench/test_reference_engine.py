@@ -1,0 +1,113 @@
+"""The benchmark's reference engine plays the same game as ``mammamia``.
+
+Seeded random games are played with ``mammamia``; the reference engine replays each
+from the same deal and reshuffles and must offer the same legal actions (compared in
+record form, as sets) at every step, ask the same seat, and end with the same scores
+and winners. A reference that drifted from the rules would make the benchmark's
+ratio meaningless, hence the check.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.reference_engine import ReferenceGame, play_random_game
+from mammamia import action_to_json, new_game
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path("/work/shared/conformance")   # the shared records, where this machine has them
+
+
+def canon(action: dict[str, Any]) -> str:
+    """Returns an action's record form without its seat, as comparable text."""
+    return json.dumps({k: v for k, v in action.items() if k != "seat"}, sort_keys=True)
+
+
+def engine_game(players: int, seed: int) -> tuple[Any, list[tuple[int, set[str], str]]]:
+    """Returns a random ``mammamia`` game played to its end and, per decision, the seat
+    asked, its legal actions and the one taken (record form)."""
+    state = new_game(players, seed=seed)
+    choose = random.Random(seed).choice
+    steps = []
+    while state.to_act is not None:
+        seat = state.to_act
+        legal = state.legal_actions()
+        action = choose(legal)
+        steps.append((seat, {canon(action_to_json(seat, a)) for a in legal},
+                      canon(action_to_json(seat, action))))
+        state.apply(action)
+    return state, steps
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_reference_replays_random_games_to_the_same_end(players: int) -> None:
+    for seed in range(25):
+        state, steps = engine_game(players, 1000 * players + seed)
+        first = state.events[0][2]
+        game = ReferenceGame(players, colours=list(state.colours), first_player=first,
+                             deal=state.deal, reshuffles=state.reshuffles)
+        for index, (seat, legal, taken) in enumerate(steps):
+            assert game.to_act == seat, (seed, index)
+            assert {canon(a) for a in game.legal_actions()} == legal, (seed, index)
+            game.apply(json.loads(taken))
+        assert game.is_over()
+        assert game.scores() == state.scores(), seed
+        assert game.winners() == state.winners(), seed
+
+
+def test_reference_plays_its_own_shuffled_games_to_the_end() -> None:
+    for players in (2, 3, 4, 5):
+        assert play_random_game(players, seed=players) > 0
+
+
+def test_reference_refuses_an_illegal_turn() -> None:
+    game = ReferenceGame(3, seed=0)
+    with pytest.raises(ValueError, match="R-TURN-1"):
+        game.apply({"pass": True, "draw": "supply"})
+
+
+def _expect(record: Path) -> dict[str, Any]:
+    """Returns the outcome a record must produce (its NAME.expect.json)."""
+    loaded: dict[str, Any] = json.loads(
+        record.with_name(record.stem + ".expect.json").read_text("utf-8"))
+    return loaded
+
+
+# Records of games that play (the refused ones test the engine's validation, which
+# the reference does not attempt to match message for message).
+RECORDS = sorted(p for d in (ROOT / "tests" / "rules" / "records", SHARED) if d.is_dir()
+                 for p in d.glob("*.json")
+                 if not p.name.endswith(".expect.json") and not _expect(p).get("error"))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reference_replays_the_conformance_records(record: Path) -> None:
+    expect = _expect(record)
+    data = json.loads(record.read_text("utf-8"))
+    game = ReferenceGame(data["players"], data.get("seed", 0), data.get("colours"),
+                         data.get("first_player"), data.get("deal"), data.get("reshuffles"))
+    for action in data["actions"]:
+        assert action["seat"] == game.to_act
+        game.apply({k: v for k, v in action.items() if k != "seat"})
+    # While the oven is resolved, a dump lists only its cards still face down.
+    oven = game.oven[game.revealed:] if game.phase == "resolve" else game.oven
+    got = {"round": game.round, "phase": game.phase, "to_act": game.to_act, "oven": oven,
+           "table": game.table, "mamma_mia_holder": game.holder,
+           "deciding": game.deciding, "winners": game.winners()}
+    for key, value in got.items():
+        if key in expect:
+            assert value == expect[key], key
+    for player, seat in zip(game.players, expect["seats"], strict=True):
+        assert player["hand"] == seat["hand"]["ingredients"]
+        assert sorted(player["orders"]) == sorted(seat["hand"]["orders"])
+        assert sorted(player["delivered"]) == sorted(seat["delivered"])
+        assert sorted(player["waiter"]) == sorted(seat["waiter"])
+    if "legal" in expect:
+        seat = game.to_act
+        assert {canon(a) for a in game.legal_actions()} == \
+            {canon(a) for a in expect["legal"] if a["seat"] == seat}

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
     from mammamia_pb import arena_pb2_grpc
 
+    from .quotas import Quotas
+
 _Request = TypeVar("_Request")
 _Reply = TypeVar("_Reply")
 
@@ -51,9 +53,14 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="write the bound port to PATH once serving (MAMMAMIA_PORT_FILE)")
     p.add_argument("--db", default=env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
                    help="SQLite database file (MAMMAMIA_DB, default ./mammamia.db)")
-    p.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
-                   help="the organiser key (MAMMAMIA_ORGANISER_KEY; generated and printed "
-                   "once when absent)")
+    key = p.add_mutually_exclusive_group()
+    key.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
+                     help="the organiser key (MAMMAMIA_ORGANISER_KEY; visible in the "
+                     "process list when given here, so prefer the variable or "
+                     "--organiser-key-file; generated and printed once when none is given)")
+    key.add_argument("--organiser-key-file", default=env("MAMMAMIA_ORGANISER_KEY_FILE"),
+                     metavar="PATH", help="read the organiser key from the first line of "
+                     "PATH (MAMMAMIA_ORGANISER_KEY_FILE)")
     p.add_argument("--log-format", choices=("console", "json"),
                    default=env("MAMMAMIA_LOG_FORMAT"),
                    help="log format (MAMMAMIA_LOG_FORMAT; console on a terminal, else json)")
@@ -73,11 +80,78 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    default=env_default("MAMMAMIA_DRAIN_SECONDS", "30"), metavar="SEC",
                    help="on SIGTERM, how long running matches may go on before they are "
                    "aborted (MAMMAMIA_DRAIN_SECONDS, default 30)")
+    _add_quotas(p)
     for ext in _extensions():
         add = getattr(ext, "add_arguments", None)
         if add is not None:
             add(p)
     p.set_defaults(func=_serve)
+
+
+def _add_quotas(p: argparse.ArgumentParser) -> None:
+    """Adds the flags of every bound in ``server.quotas.Quotas`` (defaults from there)."""
+    from .quotas import Quotas
+
+    q = Quotas()
+    g = p.add_argument_group("limits", "what one client may hold of the server and how "
+                             "often it may ask (docs/operations.md)")
+
+    def bound(flag: str, var: str, kind: Callable[[str], object], default: object,
+              metavar: str, text: str) -> None:
+        g.add_argument(flag, type=kind, default=env_default(var, str(default)),
+                       metavar=metavar, help=f"{text} ({var}, default {default})")
+
+    bound("--max-connections", "MAMMAMIA_MAX_CONNECTIONS", options.count, q.max_connections,
+          "N", "connections accepted at once; 0: the open-file limit (raised to its hard "
+          "limit at start-up) less 128")
+    bound("--idle-seconds", "MAMMAMIA_IDLE_SECONDS", options.timeout, q.idle_seconds, "SEC",
+          "a connection without calls is closed after this long")
+    bound("--max-connection-age", "MAMMAMIA_MAX_CONNECTION_AGE", options.timeout,
+          q.age_seconds, "SEC", "a connection is asked to reconnect (GOAWAY) after this long")
+    bound("--connection-age-grace", "MAMMAMIA_CONNECTION_AGE_GRACE", options.grace,
+          q.age_grace_seconds, "SEC", "calls still open on a connection that reached its "
+          "age are cut after this long")
+    bound("--handshake-timeout", "MAMMAMIA_HANDSHAKE_TIMEOUT", options.timeout,
+          q.handshake_seconds, "SEC", "a new connection must complete its HTTP/2 (and TLS) "
+          "handshake within this long")
+    bound("--keepalive-seconds", "MAMMAMIA_KEEPALIVE_SECONDS", options.timeout,
+          q.keepalive_seconds, "SEC", "the server pings a quiet connection this often and "
+          "closes it when the ping is not answered within 20 s")
+    bound("--streams-per-connection", "MAMMAMIA_STREAMS_PER_CONNECTION", options.positive,
+          q.streams_per_connection, "N", "calls open at once on one connection (HTTP/2 "
+          "concurrent streams; a client queues the calls beyond it)")
+    bound("--streams-per-seat", "MAMMAMIA_STREAMS_PER_SEAT", options.positive,
+          q.streams_per_seat, "N", "Observe and Play streams open at once for one seat "
+          "token; more are refused with RESOURCE_EXHAUSTED")
+    bound("--reply-queue", "MAMMAMIA_REPLY_QUEUE", options.positive, q.reply_queue, "N",
+          "answers a Play stream takes while its replies wait to be read; then it reads no "
+          "more until the client reads")
+    bound("--register-rate", "MAMMAMIA_REGISTER_RATE", _rate, q.register_rate, "RATE",
+          "Ladder.Register calls per client address, e.g. 20/minute; '' for no limit")
+    bound("--public-rate", "MAMMAMIA_PUBLIC_RATE", _rate, q.public_rate, "RATE",
+          "calls without a key (Spectate, Ladder standings, matches and records) per "
+          "client address; '' for no limit")
+
+
+@options.checked
+def _rate(text: str) -> str:
+    from .quotas import check_rate
+
+    return check_rate(text)
+
+
+def _quotas(args: argparse.Namespace) -> Quotas:
+    """Returns the bounds the parsed ``serve`` flags set."""
+    from .quotas import Quotas
+
+    return Quotas(max_connections=args.max_connections, idle_seconds=args.idle_seconds,
+                  age_seconds=args.max_connection_age,
+                  age_grace_seconds=args.connection_age_grace,
+                  handshake_seconds=args.handshake_timeout,
+                  keepalive_seconds=args.keepalive_seconds,
+                  streams_per_connection=args.streams_per_connection,
+                  streams_per_seat=args.streams_per_seat, reply_queue=args.reply_queue,
+                  register_rate=args.register_rate, public_rate=args.public_rate)
 
 
 def _extensions() -> list[ModuleType]:
@@ -102,6 +176,11 @@ def _serve(args: argparse.Namespace) -> int:
     if taken:
         print(f"mammamia serve: cannot listen on {args.host}:{args.port}: {taken} (another "
               f"server runs there? pick another --port, or 0 for any free one)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        args.organiser_key = _organiser_key(args)
+    except _Refused as e:
+        print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     logs.configure(args.log_format)
     fresh = [f"{args.db}{end}" for end in ("", "-wal", "-shm") if not os.path.exists(
@@ -165,7 +244,10 @@ async def _run(args: argparse.Namespace) -> None:
     from .app import create_server, serve_until_signalled
     from .tokens import new_organiser_key
 
+    from .quotas import raise_descriptor_limit
+
     log = structlog.get_logger()
+    descriptors = raise_descriptor_limit()
     key = args.organiser_key
     if not key:
         key = new_organiser_key()
@@ -183,12 +265,12 @@ async def _run(args: argparse.Namespace) -> None:
         arena, port = await create_server(
             address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
             start_timeout=args.start_timeout, credentials=credentials, extensions=extensions,
-            exclusive=True)
+            exclusive=True, quotas=_quotas(args))
     except RuntimeError as e:
         raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()
     log.info("serving", address=f"{host}:{port}", db=str(args.db), tls=credentials is not None,
-             services=arena.services)
+             services=arena.services, open_file_limit=descriptors)
     if credentials is None and host not in LOOPBACK:
         log.warning("plaintext_beyond_loopback", address=f"{host}:{port}",
                     hint="seat tokens and the organiser key travel unencrypted; "
@@ -214,8 +296,12 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--server", default=env("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                        metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER)")
-        q.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"),
-                       metavar="KEY", help="organiser key (MAMMAMIA_ORGANISER_KEY)")
+        key = q.add_mutually_exclusive_group()
+        key.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"),
+                         metavar="KEY", help="organiser key (MAMMAMIA_ORGANISER_KEY)")
+        key.add_argument("--organiser-key-file", default=env("MAMMAMIA_ORGANISER_KEY_FILE"),
+                         metavar="PATH", help="read the organiser key from the first line "
+                         "of PATH (MAMMAMIA_ORGANISER_KEY_FILE)")
         q.add_argument("--tls-ca", default=env("MAMMAMIA_TLS_CA"), metavar="FILE",
                        help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
 
@@ -264,8 +350,10 @@ def _call(args: argparse.Namespace,
 
     from mammamia_pb import arena_pb2_grpc
 
-    if not args.organiser_key:
-        raise _Refused("no organiser key: pass --organiser-key or set MAMMAMIA_ORGANISER_KEY")
+    key = _organiser_key(args)
+    if not key:
+        raise _Refused("no organiser key: set MAMMAMIA_ORGANISER_KEY or pass "
+                       "--organiser-key-file")
     if args.tls_ca:
         with open(args.tls_ca, "rb") as f:
             channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(f.read()))
@@ -275,7 +363,7 @@ def _call(args: argparse.Namespace,
         stub = arena_pb2_grpc.OrganiserStub(channel)
         try:
             return method(stub)(request, timeout=30,
-                                metadata=(("organiser-key", args.organiser_key),))
+                                metadata=(("organiser-key", key),))
         except grpc.RpcError as e:
             hint = f": is the server running at {args.server}?" \
                 if e.code() == grpc.StatusCode.UNAVAILABLE else ""
@@ -284,6 +372,26 @@ def _call(args: argparse.Namespace,
 
 class _Refused(Exception):
     pass
+
+
+def _organiser_key(args: argparse.Namespace) -> str | None:
+    """Returns the organiser key given by flag, variable or file (None when none is);
+    raises _Refused when the file cannot be read or holds no key."""
+    # The command line wins over the environment: a key file yields only to a key
+    # given as --organiser-key (argparse refuses both flags at once).
+    key_from_env = args.organiser_key == os.environ.get("MAMMAMIA_ORGANISER_KEY")
+    if args.organiser_key_file and (not args.organiser_key or key_from_env):
+        try:
+            with open(args.organiser_key_file, encoding="utf-8") as f:
+                key = f.readline().strip()
+        except OSError as e:
+            raise _Refused(f"--organiser-key-file {args.organiser_key_file!r}: "
+                           f"{e.strerror}") from None
+        if not key:
+            raise _Refused(f"--organiser-key-file {args.organiser_key_file!r}: "
+                           f"the first line is empty")
+        return key
+    return str(args.organiser_key) if args.organiser_key else None
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -100,6 +100,12 @@ def deadline_ms_or_default(text: str) -> int:
 
 
 @checked
+def count(text: str) -> int:
+    """Returns a whole number of at least 0."""
+    return _whole(text, 0, 2**31 - 1)
+
+
+@checked
 def positive(text: str) -> int:
     """Returns a whole number of at least 1."""
     return _whole(text, 1, 2**31 - 1)

@@ -5,6 +5,8 @@ variable (``server.cli``); ``docs/operations.md`` lists them. The connection
 bounds are gRPC's own settings (:func:`server_options`); the call bounds are
 kept by the servicers (streams per seat, the Play reply queue) and by the
 per-address rates (:class:`Rates`, applied by ``server.guards``).
+
+Kept light for the command line: the rate library is imported when rates are made.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ import contextlib
 import resource
 import time
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import limits
-import limits.storage
-import limits.strategies
+if TYPE_CHECKING:
+    import limits
 
 DESCRIPTOR_RESERVE: Final = 128
 """Descriptors kept for the database, logs and the process itself, beyond connections."""
@@ -94,6 +95,8 @@ def raise_descriptor_limit() -> int:
 def check_rate(text: str) -> str:
     """Returns ``text`` when it is empty (no limit) or a rate ``limits`` reads, such as
     ``20/minute``; raises ValueError otherwise."""
+    import limits
+
     if text.strip():
         try:
             limits.parse(text)
@@ -111,7 +114,10 @@ class Rates:
     """
 
     def __init__(self, kinds: dict[str, str]) -> None:
-        self._items = {kind: limits.parse(rate) for kind, rate in kinds.items() if rate}
+        import limits.storage
+        import limits.strategies
+
+        self._items: dict[str, limits.RateLimitItem] = {kind: limits.parse(rate) for kind, rate in kinds.items() if rate}
         self._limiter = limits.strategies.MovingWindowRateLimiter(
             limits.storage.MemoryStorage())
 

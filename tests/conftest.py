@@ -31,6 +31,7 @@ a restart aborts the matches that were running.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -47,6 +48,15 @@ MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 ORGANISER_KEY = "test-key"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
+
+
+def _open_files(options: dict[str, Any]) -> Callable[[], None] | None:
+    """Returns what lowers the child's open-file limit to ``options["open_files"]``
+    (a (soft, hard) pair), or None when the option is absent."""
+    limit = options.get("open_files")
+    if limit is None:
+        return None
+    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, limit)
 
 
 class RunningServer:
@@ -67,10 +77,13 @@ class RunningServer:
     def _command(self) -> list[str]:
         options = dict(self.options)
         options.pop("env", None)
+        options.pop("open_files", None)
         raw = [str(a) for a in options.pop("args", [])]
         cmd = [str(MAMMAMIA), "serve", "--host", "127.0.0.1", "--port", "0",
                "--port-file", str(self.directory / "port"), "--db", str(self.db_path),
-               "--organiser-key", self.organiser_key, "--log-format", "json"]
+               "--log-format", "json"]
+        if "organiser_key_file" not in options:
+            cmd += ["--organiser-key", self.organiser_key]
         for name, value in options.items():
             flag = "--" + name.replace("_", "-")
             if value is True:
@@ -88,7 +101,8 @@ class RunningServer:
         env.pop("MAMMAMIA_ORGANISER_KEY", None)
         with open(self.log_path, "ab") as err, open(self.directory / "server.out", "ab") as out:
             self.process = subprocess.Popen(self._command(), stdout=out, stderr=err, env=env,
-                                            cwd=self.directory)
+                                            cwd=self.directory,
+                                            preexec_fn=_open_files(self.options))
         deadline = time.monotonic() + START_TIMEOUT_S
         while not port_file.exists():
             if self.process.poll() is not None:

@@ -34,11 +34,11 @@ from grpc_reflection.v1alpha import reflection
 
 from . import services
 from .clock import Clock
+from .guards import Guards
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS
-from .storage import Storage, StorageError
-from .guards import Guards
 from .quotas import Quotas, Rates, descriptor_limit, server_options
+from .storage import Storage, StorageError
 
 log = structlog.get_logger()
 
@@ -77,6 +77,25 @@ class Arena:
         mean to it."""
         self.drained.append(finish)
 
+    def watch_storage(self) -> None:
+        """Makes health NOT_SERVING while the database's writes fail, and SERVING again
+        once one succeeds (unless the server is draining)."""
+        loop = asyncio.get_running_loop()
+
+        def changed(failing: bool) -> None:      # on the writer thread
+            loop.call_soon_threadsafe(self._storage_changed, failing)
+
+        self.storage.writer.watch(changed)
+
+    def _storage_changed(self, failing: bool) -> None:
+        if failing:
+            log.error("storage_failing", db=str(self.storage.path),
+                      hint="health is NOT_SERVING until a write succeeds")
+        else:
+            log.info("storage_recovered", db=str(self.storage.path))
+        if not self.draining:
+            self._set_serving(not failing)
+
     def _set_serving(self, serving: bool) -> None:
         status = (health_pb2.HealthCheckResponse.SERVING if serving
                   else health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -86,7 +105,8 @@ class Arena:
     async def start(self) -> None:
         """Starts the server, then the extensions' background tasks."""
         await self.server.start()
-        self._set_serving(True)
+        self.watch_storage()
+        self._set_serving(not self.storage.writer.failing)
         for factory in self.tasks:
             self.running.append(asyncio.ensure_future(factory()))
 

@@ -242,9 +242,8 @@ async def _run(args: argparse.Namespace) -> None:
     import structlog
 
     from .app import create_server, serve_until_signalled
-    from .tokens import new_organiser_key
-
     from .quotas import raise_descriptor_limit
+    from .tokens import new_organiser_key
 
     log = structlog.get_logger()
     descriptors = raise_descriptor_limit()

@@ -76,7 +76,7 @@ def server_options(quotas: Quotas, descriptors: int) -> list[tuple[str, int]]:
 
 def descriptor_limit() -> int:
     """Returns this process's soft limit on open files."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return soft if soft != resource.RLIM_INFINITY else MAX_CONNECTIONS_CAP + DESCRIPTOR_RESERVE
 
 
@@ -117,7 +117,8 @@ class Rates:
         import limits.storage
         import limits.strategies
 
-        self._items: dict[str, limits.RateLimitItem] = {kind: limits.parse(rate) for kind, rate in kinds.items() if rate}
+        self._items: dict[str, limits.RateLimitItem] = {
+            kind: limits.parse(rate) for kind, rate in kinds.items() if rate}
         self._limiter = limits.strategies.MovingWindowRateLimiter(
             limits.storage.MemoryStorage())
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import functools
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -117,16 +118,40 @@ class Writer:
 
     def __init__(self, name: str = "db-writer") -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self.failing = False
+        self._watchers: list[Callable[[bool], None]] = []
+
+    def watch(self, changed: Callable[[bool], None]) -> None:
+        """Calls ``changed(failing)`` on the writer thread each time writes start to
+        fail (True) or succeed again (False)."""
+        self._watchers.append(changed)
+
+    def _watched(self, write: Callable[[], T]) -> T:
+        try:
+            result = write()
+        except Exception:
+            self._set_failing(True)
+            raise
+        self._set_failing(False)
+        return result
+
+    def _set_failing(self, failing: bool) -> None:
+        if failing != self.failing:
+            self.failing = failing
+            for changed in self._watchers:
+                changed(failing)
 
     async def run(self, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Returns what ``write(*args, **kwargs)`` returns (or raises what it raises),
         once it has run after every write given before it."""
-        return await asyncio.wrap_future(self._pool.submit(write, *args, **kwargs))
+        return await asyncio.wrap_future(self._pool.submit(
+            self._watched, functools.partial(write, *args, **kwargs)))
 
     def send(self, write: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
         """Queues ``write(*args, **kwargs)`` after every write given before it, without
         waiting for it; a failure is logged (and a later write may repair it)."""
-        self._pool.submit(write, *args, **kwargs).add_done_callback(_log_failure)
+        self._pool.submit(self._watched, functools.partial(write, *args, **kwargs)
+                          ).add_done_callback(_log_failure)
 
     async def flush(self) -> None:
         """Returns once every write given so far has run."""

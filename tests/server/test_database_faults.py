@@ -1,6 +1,7 @@
-"""Storage faults are loud at start-up: a second server on a database file another
+"""Storage faults are loud. At start-up a second server on a database file another
 server uses refuses to start, and a damaged file is refused; each with one line and
-exit 2, before anything is served."""
+exit 2, before anything is served. While the server runs, health is NOT_SERVING for
+as long as its writes fail."""
 
 from __future__ import annotations
 
@@ -43,3 +44,43 @@ def test_a_damaged_database_is_refused(tmp_path):
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "damaged" in lines[0], result.stderr
+
+
+def test_health_is_not_serving_while_writes_fail(server):
+    import sqlite3
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from mammamia_pb import arena_pb2 as pb
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    def create_match(channel: grpc.Channel) -> None:
+        pb_grpc.OrganiserStub(channel).CreateMatch(
+            pb.CreateMatchRequest(players=2), timeout=TIMEOUT_S,
+            metadata=(("organiser-key", server.organiser_key),))
+
+    def status(channel: grpc.Channel) -> int:
+        return health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
+                                                         timeout=TIMEOUT_S).status
+
+    def until(channel: grpc.Channel, wanted: int) -> None:
+        # Health.Watch sends the status now and at each change.
+        for reply in health_pb2_grpc.HealthStub(channel).Watch(
+                health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S):
+            if reply.status == wanted:
+                return
+
+    # Another process holds the write lock: the server's writes fail once SQLite's
+    # busy timeout runs out.
+    blocker = sqlite3.connect(server.db_path, isolation_level=None, timeout=1)
+    blocker.execute("BEGIN EXCLUSIVE")
+    with grpc.insecure_channel(server.address) as channel:
+        assert status(channel) == health_pb2.HealthCheckResponse.SERVING
+        create_match(channel)
+        until(channel, health_pb2.HealthCheckResponse.NOT_SERVING)
+        blocker.execute("ROLLBACK")
+        create_match(channel)
+        until(channel, health_pb2.HealthCheckResponse.SERVING)
+    blocker.close()
+    assert "storage_failing" in server.logs() and "storage_recovered" in server.logs()

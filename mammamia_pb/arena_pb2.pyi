@@ -13,6 +13,20 @@ Authentication is by call metadata:
   - `organiser-key`: the organiser's key (Organiser service);
   - `bot-key`:       a ladder bot's secret key (Ladder.Enter, Ladder.Matches).
 
+Bounds every server keeps (each configurable by its operator):
+  - RESOURCE_EXHAUSTED for a request over the server's message size (1 MiB by
+    default); INVALID_ARGUMENT for bytes that do not decode as the request;
+  - RESOURCE_EXHAUSTED for calls without a key (Ladder.Register, and the read
+    calls of Spectate and Ladder) past a rate per client address; the trailing
+    metadata `retry-after-ms` says in how many milliseconds to try again;
+  - RESOURCE_EXHAUSTED for an Observe or Play beyond the streams one seat may
+    hold open at once (4 by default);
+  - UNAVAILABLE, or GOAWAY on an open connection, when the server turns away a
+    connection at its limit, closes one idle for a while or one past its
+    maximum age (calls in progress get a grace period): reconnect and resume;
+  - a Play stream whose events the client does not read stops reading its
+    answers (HTTP/2 flow control then holds back the client's writes).
+
 Card ids are the stable strings of R-COMP-5: ingredient cards are their names
 (`salami`, `pineapple`, `mushroom`, `pepper`, `olive`), orders are
 `<colour>-<x>` (`green-salami`, `red-mixed`, `yellow-bombastica`), the Mamma

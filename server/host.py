@@ -52,7 +52,8 @@ class Host:
 
     def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
                  start_timeout: float = 30.0, keep_ended: float = 60.0,
-                 keep_retired: float = 600.0, clock: Clock | None = None) -> None:
+                 keep_retired: float = 600.0, max_ended: int = 2000,
+                 max_retired: int = 100_000, clock: Clock | None = None) -> None:
         self.storage = storage
         self.clock: Clock = clock or SystemClock()
         self.deadline_ms = deadline_ms
@@ -60,10 +61,15 @@ class Host:
         # An ended match stays held for a minute, long enough for a bot that lost
         # its connection near the end to come back and read it (records stay in
         # storage); holding them longer costs memory at every match a busy server ends.
+        # Both are also bounded in count, so that memory reaches a plateau however many
+        # matches a minute end: past the bound the oldest go first.
         self.keep_ended = keep_ended        # seconds an ended match stays held
         self.keep_retired = keep_retired    # then seconds its tokens are still known
+        self.max_ended = max_ended          # ended matches held at most
+        self.max_retired = max_retired      # retired tokens known at most
         self.matches: dict[str, Runner] = {}
         self._seats: dict[str, tuple[Runner, int]] = {}
+        self._ended_order: dict[str, Runner] = {}   # ended and held, oldest first
         self._retired: dict[str, str] = {}      # token -> id of a match no longer held
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
@@ -116,14 +122,21 @@ class Host:
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=match.id, error=repr(task.exception()))
         # Keep an ended match a while for clients that reconnect to read its end.
+        self._ended_order[match.id] = match
+        while len(self._ended_order) > self.max_ended:
+            self._forget(next(iter(self._ended_order.values())))
         self.clock.call_at(self.clock.now() + self.keep_ended,
                            functools.partial(self._forget, match))
 
     def _forget(self, match: Runner) -> None:
+        if self._ended_order.pop(match.id, None) is None:
+            return                          # forgotten already (count bound, then timer)
         self.matches.pop(match.id, None)
         for token in match.tokens:
             self._seats.pop(token, None)
             self._retired[token] = match.id
+        while len(self._retired) > self.max_retired:
+            del self._retired[next(iter(self._retired))]
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.
         self.clock.call_at(self.clock.now() + self.keep_retired,

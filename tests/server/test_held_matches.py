@@ -1,0 +1,51 @@
+"""Ended matches and the tokens of retired ones are held in bounded number, so a
+server's memory reaches a plateau however many matches end; within the bounds they
+are held for their time (an injected clock moves it)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from server.host import Host
+from server.runner import Runner
+from server.storage import Storage
+
+from .clocks import ManualClock
+
+
+async def _play_out(match: Runner) -> None:
+    match.join(0)
+    match.join(1)
+    while (d := match.match.decision) is not None:
+        match.answer(d.seat, d.id, 0, None)
+    await asyncio.wait_for(match.result(), 30)
+    await asyncio.sleep(0)          # the host's end-of-match callback
+
+
+def test_ended_matches_and_retired_tokens_are_bounded_in_count(tmp_path: Path) -> None:
+    async def go() -> None:
+        storage = Storage(tmp_path / "arena.db")
+        clock = ManualClock()
+        try:
+            host = Host(storage, clock=clock, max_ended=3, max_retired=4)
+            matches = [host.create_match(2, seed=n) for n in range(6)]
+            for match in matches:
+                await _play_out(match)
+            # The three latest are held; the oldest were forgotten first.
+            assert [m.id for m in matches if host.get(m.id)] == [m.id for m in matches[3:]]
+            assert host.seat_of(matches[5].tokens[0]) == (matches[5], 0)
+            # Six tokens retired, four kept: those of matches 1 and 2, not of match 0.
+            known = [host.retired(t) for m in matches[:3] for t in m.tokens]
+            assert known == [None, None, matches[1].id, matches[1].id,
+                             matches[2].id, matches[2].id]
+            # Time still forgets the rest: keep_ended, then keep_retired.
+            clock.advance(host.keep_ended)
+            assert not host.matches
+            assert host.retired(matches[5].tokens[1]) == matches[5].id
+            clock.advance(host.keep_retired)
+            assert all(host.retired(t) is None for m in matches for t in m.tokens)
+        finally:
+            storage.close()
+
+    asyncio.run(go())

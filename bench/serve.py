@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -104,7 +105,10 @@ class Server:
             [*mammamia(), "serve", "--host", "127.0.0.1", "--port", "0",
              "--port-file", str(port_file), "--db", str(self.directory / "bench.db"),
              "--organiser-key", self.organiser_key, "--log-format", "json",
-             "--drain-seconds", "1", *self.extra],
+             "--drain-seconds", "1", *self.extra,
+             # Further flags for every benchmark's server, to compare settings
+             # (BENCH_SERVE_FLAGS="--event-loop asyncio").
+             *shlex.split(os.environ.get("BENCH_SERVE_FLAGS", ""))],
             stdout=subprocess.DEVNULL, stderr=self._log, cwd=self.directory,
             env={k: v for k, v in os.environ.items() if not k.startswith("MAMMAMIA_")})
         port = wait_for_port(port_file, self.process)

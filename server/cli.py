@@ -76,6 +76,10 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    default=env_default("MAMMAMIA_START_TIMEOUT", "30"), metavar="SEC",
                    help="a match starts when all seats joined or after this long "
                    "(MAMMAMIA_START_TIMEOUT, default 30)")
+    p.add_argument("--event-loop", choices=("uvloop", "asyncio"),
+                   default=env("MAMMAMIA_EVENT_LOOP", _default_loop()),
+                   help="the event loop: uvloop (libuv; faster, the default where it is "
+                   "installed) or Python's own asyncio loop (MAMMAMIA_EVENT_LOOP)")
     p.add_argument("--drain-seconds", type=options.grace,
                    default=env_default("MAMMAMIA_DRAIN_SECONDS", "30"), metavar="SEC",
                    help="on SIGTERM, how long running matches may go on before they are "
@@ -154,6 +158,13 @@ def _quotas(args: argparse.Namespace) -> Quotas:
                   register_rate=args.register_rate, public_rate=args.public_rate)
 
 
+def _default_loop() -> str:
+    """Returns "uvloop" when it is installed (not on Windows), else "asyncio"."""
+    from importlib.util import find_spec
+
+    return "uvloop" if find_spec("uvloop") is not None else "asyncio"
+
+
 def _extensions() -> list[ModuleType]:
     """Returns the modules of the ``mammamia.server`` entry points, by name."""
     from importlib.metadata import entry_points
@@ -186,7 +197,12 @@ def _serve(args: argparse.Namespace) -> int:
     fresh = [f"{args.db}{end}" for end in ("", "-wal", "-shm") if not os.path.exists(
         f"{args.db}{end}")]
     try:
-        asyncio.run(_run(args))
+        if args.event_loop == "uvloop":
+            import uvloop
+
+            uvloop.run(_run(args))
+        else:
+            asyncio.run(_run(args))
     except StorageError as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

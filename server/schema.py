@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -24,12 +25,16 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 #: The newest revision in ``server/migrations/versions`` (a test checks they agree).
-HEAD: Final = "0001"
+HEAD: Final = "0003"
 
 MIGRATIONS: Final = Path(__file__).resolve().with_name("migrations")
 
 #: How long an upgrade waits for another connection's write to end (seconds).
 BUSY_TIMEOUT_S: Final = 30.0
+
+# Alembic's ``context`` and ``op`` are module-wide proxies: one migration run at a time
+# in a process (other processes wait for SQLite's write lock instead).
+_RUNNING = threading.Lock()
 
 
 class SchemaError(RuntimeError):
@@ -81,7 +86,7 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     engine = _engine(path)
     try:
-        with engine.connect() as connection:
+        with _RUNNING, engine.connect() as connection:
             config.attributes["connection"] = connection
             getattr(commands, command)(config, target)
     except CommandError as e:

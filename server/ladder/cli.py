@@ -63,8 +63,9 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     g.set_defaults(func=_record)
     r = cmds.add_parser("rerate", help="recompute every rating from the stored results",
                         description="Recompute every rating from the results stored in the "
-                        "database, in finish order, and say whether they agree with the "
-                        "stored ratings (exit 0) or not (exit 1).")
+                        "database, in finish order, and count every bot's games, wins and "
+                        "pizzas from them; say whether they agree with the stored ratings "
+                        "and tallies (exit 0) or not (exit 1).")
     r.add_argument("--db", required=True, metavar="PATH", help="the server's database file")
     r.set_defaults(func=_rerate)
 
@@ -189,8 +190,8 @@ def _rerate(args: argparse.Namespace) -> int:
     except sqlite3.Error as e:
         print(f"mammamia ladder rerate: --db {args.db!r}: {e}", file=sys.stderr)
         return 2
-    print("rerate agrees with the stored ratings" if agree
-          else "rerate DISAGREES with the stored ratings")
+    print("rerate agrees with the stored ratings and tallies" if agree
+          else "rerate DISAGREES with the stored ratings or tallies")
     return 0 if agree else 1
 
 
@@ -230,11 +231,19 @@ def _compare(store: LadderStore) -> bool:
         differ = sorted(n for n in recomputed.keys() | stored.keys()
                         if n not in recomputed or n not in stored
                         or not recomputed[n].agrees(stored[n]))
+        # The tallies (games, wins, pizzas) and the count of rated matches, which the
+        # standings read, against a count over the same results.
+        tallies, counted = store.tallies(players), store.recount(players)
+        miscounted = sorted(n for n in tallies.keys() | counted.keys()
+                            if tallies.get(n) != counted.get(n))
+        if store.rated(players) != len(results):
+            miscounted.insert(0, f"the match count ({store.rated(players)})")
         scope = f"{players}-player matches" if players else "all matches"
         verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
+        counts = "agree" if not miscounted else f"DIFFER for {', '.join(miscounted)}"
         print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
-              f" ratings {verdict}")
-        agree = agree and not differ
+              f" ratings {verdict}, tallies {counts}")
+        agree = agree and not differ and not miscounted
     pending = store.unrated()
     if pending:
         print(f"{_count(pending, 'finished result')} not rated yet"

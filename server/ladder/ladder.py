@@ -14,14 +14,23 @@ One :class:`Ladder` per server. Its life:
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
 
 While the server runs, the store's writes run on the ladder's writer thread, in
-order, so the event loop never waits for the disk; reads stay on the loop. The
-thread ends with the process, after every write queued on it.
+order, so the event loop never waits for the disk; the reads that return a lot
+(standings, match lists) run on its reader thread (:attr:`Ladder.reader`), and the
+few that stay on the loop read a row per bot at most (a key, the waiting bots'
+ratings and games). The threads end with the process, after every write queued.
+
+Names that never enter expire: a bot registered more than ``name_expiry`` seconds
+ago that never opened an Enter stream is removed (checked periodically through the
+writer, on the injected ``clock``), and at most ``max_unentered`` such names are
+registered at once (:class:`~server.ladder.store.LadderFullError` beyond).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,9 +42,18 @@ from server.storage import Writer
 from .assignment import Assignment as Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult
+from .store import LadderError, LadderStore, SeatResult
 
 log = structlog.get_logger()
+
+#: How long a registered name that never entered is kept (seconds; 0: for ever).
+DEFAULT_NAME_EXPIRY_S = 24 * 60 * 60
+
+#: How many registered names that never entered may be held at once.
+DEFAULT_MAX_UNENTERED = 10_000
+
+#: How often names are checked for expiry, at most (a tenth of the expiry if shorter).
+EXPIRY_CHECK_S = 60.0
 
 
 class UnknownBotError(LadderError):
@@ -88,10 +106,16 @@ class Ladder:
     """Entries, the scheduler's matches, and their results in the store."""
 
     def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
-                 settle: float = 0.25) -> None:
+                 settle: float = 0.25, clock: Callable[[], float] = time.time,
+                 name_expiry: float = DEFAULT_NAME_EXPIRY_S,
+                 max_unentered: int = DEFAULT_MAX_UNENTERED) -> None:
         self.store = store
         self.host = host
         self.writer = Writer("ladder-writer")
+        self.reader = store.reader()
+        self.clock = clock
+        self.name_expiry = name_expiry
+        self.max_unentered = max_unentered
         self.scheduler = Scheduler(policy, self._waiting, self._play, settle=settle)
         self._streams: dict[str, asyncio.Queue[Assignment | str | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
@@ -116,34 +140,70 @@ class Ladder:
             log.info("ladder_ratings_applied", matches=rated)
 
     async def run(self) -> None:
-        """Forms and plays matches until cancelled; then ends every Enter stream."""
+        """Forms and plays matches, and expires names that never entered, until
+        cancelled; then ends every Enter stream."""
+        expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
         try:
             await self.scheduler.run()
         finally:
             self.closed = True
+            expiring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiring
             for queue in self._streams.values():
                 queue.put_nowait(None)
 
     async def register(self, name: str) -> str:
-        """Returns the new bot's secret key; raises NameTakenError or LadderError."""
-        key = await self.writer.run(self.store.register, name)
+        """Returns the new bot's secret key; raises NameTakenError, LadderFullError
+        (too many names that never entered) or LadderError."""
+        key = await self.writer.run(self.store.register, name, now=self.clock(),
+                                    max_unentered=self.max_unentered)
         log.info("ladder_bot_registered", bot=name)
         return key
 
-    def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
+    async def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
         """Returns the bot's entry: its assignments, for as long as the caller listens.
 
         Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
         once the ladder has stopped (both at once, before any assignment). The entry
         raises ReplacedError when a newer entry of the same bot takes over (a
         reconnect, or a second copy of the bot: only one plays); the ladder stopping
-        ends it without error.
+        ends it without error. A bot's first entry is recorded (through the writer,
+        so that it and the expiry of the name are ordered): from then on the name
+        never expires.
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
         if not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
+        if self.store.entered(name) is None and not await self.writer.run(
+                self.store.mark_entered, name, key, self.clock()):
+            raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
+                                  "its name expired): register it again")
         return self._entry(name)
+
+    async def expire_names(self) -> list[str]:
+        """Removes the names registered more than ``name_expiry`` seconds ago (on the
+        clock) that never entered; returns them. Nothing expires with an expiry of 0."""
+        if self.name_expiry <= 0:
+            return []
+        expired = await self.writer.run(self.store.expire, self.clock() - self.name_expiry)
+        if expired:
+            log.info("ladder_names_expired", count=len(expired), names=expired[:20],
+                     expiry_s=self.name_expiry)
+        return expired
+
+    async def _expire_periodically(self) -> None:
+        if self.name_expiry <= 0:
+            return
+        every = min(EXPIRY_CHECK_S, self.name_expiry / 10)
+        while True:
+            try:
+                await self.expire_names()
+            except Exception:
+                # A failed pass (the disk) is logged; the next one tries again.
+                log.exception("ladder_expiry_failed")
+            await asyncio.sleep(every)
 
     async def _entry(self, name: str) -> AsyncIterator[Assignment]:
         queue: asyncio.Queue[Assignment | str | None] = asyncio.Queue()
@@ -171,9 +231,10 @@ class Ladder:
             log.info("ladder_bot_left", bot=name)
 
     def _waiting(self, names: list[str]) -> list[Waiting]:
-        ratings = self.store.ratings(ALL_PLAYERS)
-        games = self.store.games_played()
-        return [Waiting(n, ratings.get(n, initial()).mu, games.get(n, 0)) for n in names]
+        # On the loop: a row per waiting bot, from the ratings and the tallies.
+        known = self.store.waiting(names)
+        fresh = (initial(), 0)
+        return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]
 
     async def _play(self, names: tuple[str, ...]) -> None:
         try:

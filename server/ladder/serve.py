@@ -9,6 +9,7 @@ Kept light: grpc and the ladder are imported by ``install`` only.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING
 
 from .. import options
@@ -18,6 +19,12 @@ if TYPE_CHECKING:
     from ..app import Arena
 
 
+#: The defaults of the name flags (as in server.ladder.ladder, which is not imported here).
+DEFAULT_NAME_EXPIRY_S = 86400
+DEFAULT_MAX_UNENTERED = 10_000
+MAX_NAME_EXPIRY_S = 366 * 86400
+
+
 @checked
 def _players(text: str) -> tuple[int, int]:
     from .scheduler import parse_players
@@ -25,9 +32,22 @@ def _players(text: str) -> tuple[int, int]:
     return parse_players(text)
 
 
+@checked
+def _expiry(text: str) -> float:
+    """Returns a number of seconds from 0 (never) up to a year."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= MAX_NAME_EXPIRY_S):
+        raise ValueError(f"need a number of seconds from 0 (never) up to {MAX_NAME_EXPIRY_S}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms`` and
-    ``--ladder-start-timeout`` to ``mammamia serve``."""
+    """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
+    ``--ladder-start-timeout``, ``--ladder-name-expiry`` and ``--ladder-max-unentered``
+    to ``mammamia serve``."""
     g = parser.add_argument_group("ladder", "the server-run ladder (bots enter with "
                                   "`mammamia bot SPEC --ladder --name NAME`)")
     g.add_argument("--ladder-players", type=_players,
@@ -46,6 +66,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    default=env_default("MAMMAMIA_LADDER_START_TIMEOUT", "10"),
                    metavar="SEC", help="a ladder match starts when its bots joined or after "
                    "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)")
+    g.add_argument("--ladder-name-expiry", type=_expiry,
+                   default=env_default("MAMMAMIA_LADDER_NAME_EXPIRY",
+                                       str(DEFAULT_NAME_EXPIRY_S)),
+                   metavar="SEC", help="a registered name that never entered the ladder is "
+                   "removed after this long (MAMMAMIA_LADDER_NAME_EXPIRY, default "
+                   f"{DEFAULT_NAME_EXPIRY_S}: 24 hours; 0: never)")
+    g.add_argument("--ladder-max-unentered", type=options.positive,
+                   default=env_default("MAMMAMIA_LADDER_MAX_UNENTERED",
+                                       str(DEFAULT_MAX_UNENTERED)),
+                   metavar="N", help="registered names that never entered, at most; "
+                   "Register beyond it is refused with RESOURCE_EXHAUSTED "
+                   f"(MAMMAMIA_LADDER_MAX_UNENTERED, default {DEFAULT_MAX_UNENTERED})")
 
 
 def install(arena: Arena, args: argparse.Namespace) -> None:
@@ -62,7 +94,9 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
     host = ServerHost(arena.host, deadline_ms=args.ladder_deadline_ms,
                       start_timeout=args.ladder_start_timeout)
-    ladder = Ladder(LadderStore(arena.storage.path), host, policy)
+    ladder = Ladder(LadderStore(arena.storage.path), host, policy,
+                    name_expiry=args.ladder_name_expiry,
+                    max_unentered=args.ladder_max_unentered)
     ladder.recover()
     servicer = LadderServicer(ladder)
     arena.add_service("mammamia.v1.Ladder",

@@ -6,10 +6,14 @@ the Seat service, records are stored text).
 
 Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS for
 a taken name, and to end an entry that a newer entry of the same bot took over;
+RESOURCE_EXHAUSTED for a name registered while too many names never entered;
 UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
 bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
 for a match that is not a ladder match; FAILED_PRECONDITION for a record asked for
 while its match runs.
+
+Standings, match lists and a match's row are read on the ladder's reader thread:
+the event loop only awaits them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from .. import wire
 from ..services import abort, metadata
 from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
-from .store import LadderError, NameTakenError
+from .store import LadderError, LadderFullError, NameTakenError
 
 DEFAULT_MATCHES = 20
 MAX_MATCHES = 500
@@ -44,6 +48,8 @@ class LadderServicer(pb_grpc.LadderServicer):
             key = await self.ladder.register(request.name)
         except NameTakenError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        except LadderFullError as e:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except LadderError as e:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         return wire.register_response(request.name, key)
@@ -57,7 +63,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.UNAUTHENTICATED,
                         "Ladder.Enter needs the bot-key metadata")
         try:
-            entry = self.ladder.enter(request.name, key)
+            entry = await self.ladder.enter(request.name, key)
         except UnknownBotError as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
@@ -79,7 +85,7 @@ class LadderServicer(pb_grpc.LadderServicer):
         if request.players and not 2 <= request.players <= 5:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                         f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
-        finished, table = self.ladder.store.standings(request.players)
+        finished, table = await self.ladder.reader.standings(request.players)
         return wire.standings_response(finished, table)
 
     async def Matches(
@@ -87,14 +93,14 @@ class LadderServicer(pb_grpc.LadderServicer):
             context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
-        rows = self.ladder.store.matches(request.name, limit, status="finished")
+        rows = await self.ladder.reader.matches(request.name, limit, status="finished")
         return wire.matches_response(rows)
 
     async def GetRecord(
             self, request: pb.GetRecordRequest,
             context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
     ) -> pb.GameRecord:
-        match = self.ladder.store.match(request.match_id)
+        match = await self.ladder.reader.match(request.match_id)
         if match is None:
             await abort(context, grpc.StatusCode.NOT_FOUND,
                         f"match {request.match_id!r} is not a ladder match")

@@ -1,23 +1,33 @@
-"""Ladder storage: bots, ladder matches, results per seat and ratings, in SQLite.
+"""Ladder storage: bots, ladder matches, results per seat, ratings and tallies, in SQLite.
 
 The ladder keeps its tables in the server's own database file (WAL), beside the
-server's matches and records, through its own connections (one for reads, one for
-writes):
+server's matches and records; their schema is the migrations in ``server/migrations``
+(brought up to date by :func:`server.schema.upgrade` when the store opens):
 
-    ladder_bots      name, hash of the secret key, when registered
+    ladder_bots      name, hash of the secret key, when registered, when it first
+                     entered (NULL: never; such names expire, :meth:`LadderStore.expire`)
     ladder_matches   one row per ladder match: status running | finished | aborted,
                      the finish order, and ``rated`` (its ratings are applied)
-    ladder_results   one row per match and seat: the bot, its rank and pizzas
+    ladder_results   one row per match and seat: the bot, its rank and pizzas, and the
+                     match's creation time (a bot's matches are listed from one index)
     ladder_ratings   mu and sigma per bot, for all matches (players 0) and per
                      player count (players 2..5)
+    ladder_tallies   per bot and the same scopes: rated games, wins, pizzas delivered
+    ladder_totals    per scope: rated matches
 
 Guarantees, each kept by one transaction:
 
 - a result is written once: finishing a match that is not running changes nothing;
-- ratings are applied from stored results in finish order, exactly once: the
-  update and the match's ``rated`` marker commit together;
+- ratings and tallies are applied from stored results in finish order, exactly
+  once: the ratings, the tallies and the match's ``rated`` marker commit together,
+  so the tallies always equal a count over the rated results (:meth:`LadderReads.recount`);
 - a match cut off by a crash is marked aborted at start-up (unless the server
   stored its record, see :meth:`LadderStore.running`) and never rated.
+
+Reads cost what they return, never the history: the standings and the scheduler's
+inputs come from the ratings and tallies (a row per bot), match lists walk an index
+newest first and stop at their limit. :class:`LadderReader` runs the reads that
+return a lot (standings, match lists) on a thread with a connection of its own.
 
 Keys: a bot's key is 256 random bits (``secrets``), so one SHA-256 of it is as good
 as a slow password hash; only the hash is stored.
@@ -25,16 +35,20 @@ as a slow password hash; only the hash is stored.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from .. import schema
 from .ratings import Rating, Result, initial, rate
@@ -45,12 +59,20 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,32}")
 #: The ratings scope of all matches, whatever their player count.
 ALL_PLAYERS = 0
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
 class LadderError(ValueError):
     """A ladder request that cannot be granted: a bad or taken name, a wrong key."""
 
 
 class NameTakenError(LadderError):
     """The bot name is registered already."""
+
+
+class LadderFullError(LadderError):
+    """Registering would pass the bound on names that never entered."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +95,15 @@ class Standing:
     games: int
     wins: int
     mean_delivered: float
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """One bot's rated games in one scope: how many, how many won, pizzas delivered."""
+
+    games: int
+    wins: int
+    delivered: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +130,204 @@ def check_name(name: str) -> str:
     return name
 
 
-class LadderStore:
+class LadderReads:
+    """The ladder's reads over one connection (to be used by one thread at a time).
+
+    Each read is one statement, or one read transaction when it takes several
+    (:meth:`snapshot`), so it sees the tables as one committed state.
+    """
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Makes the reads inside one consistent snapshot (a live server may write);
+        inside another snapshot it adds nothing."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
+
+    # Bots
+
+    def check_key(self, name: str, key: str) -> bool:
+        """Returns True when ``key`` is the key of the registered bot ``name``."""
+        row = self._db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?",
+                               (name,)).fetchone()
+        return row is not None and hmac.compare_digest(row[0], hash_key(key))
+
+    def entered(self, name: str) -> float | None:
+        """Returns when the bot ``name`` first entered (UNIX time), or None: never, or
+        not registered."""
+        row = self._db.execute("SELECT entered FROM ladder_bots WHERE name = ?",
+                               (name,)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def unentered(self) -> int:
+        """Returns how many registered names never entered."""
+        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL"
+                                ).fetchone()
+        return int(n)
+
+    # Ratings and tallies
+
+    def ratings(self, players: int = ALL_PLAYERS) -> dict[str, Rating]:
+        """Returns the stored ratings for all matches (0) or one player count."""
+        rows = self._db.execute("SELECT name, mu, sigma FROM ladder_ratings WHERE players = ?",
+                                (players,)).fetchall()
+        return {name: Rating(mu, sigma) for name, mu, sigma in rows}
+
+    def tallies(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
+        """Returns the stored tallies for all matches (0) or one player count (bots
+        without a rated game in that scope left out)."""
+        rows = self._db.execute("SELECT name, games, wins, delivered FROM ladder_tallies"
+                                " WHERE players = ?", (players,)).fetchall()
+        return {name: Tally(games, wins, delivered) for name, games, wins, delivered in rows}
+
+    def recount(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
+        """Returns the tallies counted afresh from every rated result: what
+        :meth:`tallies` must equal (a scan of the whole history: for checks only)."""
+        rows = self._db.execute(
+            "SELECT r.name, COUNT(*), TOTAL(r.rank = 1), TOTAL(r.delivered)"
+            " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
+            " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name",
+            (players, players)).fetchall()
+        return {name: Tally(int(games), int(wins), int(delivered))
+                for name, games, wins, delivered in rows}
+
+    def rated(self, players: int = ALL_PLAYERS) -> int:
+        """Returns how many matches are rated, of all (0) or of one player count."""
+        row = self._db.execute("SELECT matches FROM ladder_totals WHERE players = ?",
+                               (players,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def games_played(self) -> dict[str, int]:
+        """Returns how many rated matches each bot has played (bots with none left out)."""
+        return {name: t.games for name, t in self.tallies(ALL_PLAYERS).items()}
+
+    def waiting(self, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
+        """Returns the rating over all matches and the rated games of each of ``names``
+        that has played (a row each: what the scheduler needs of waiting bots)."""
+        rows = self._db.execute(
+            "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
+            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+            " WHERE r.players = 0 AND r.name IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(names)),)).fetchall()
+        return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
+
+    def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
+        """Returns the rated results in finish order (all, or one player count)."""
+        ids = self._db.execute(
+            "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
+            " AND (? = 0 OR players = ?) ORDER BY finish_order", (players, players)).fetchall()
+        return [_result_of(self._db, match_id) for (match_id,) in ids]
+
+    def unrated(self) -> int:
+        """Returns how many finished results wait to be rated."""
+        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_matches"
+                                " WHERE status = 'finished' AND rated = 0").fetchone()
+        return int(n)
+
+    def player_counts(self) -> list[int]:
+        """Returns the player counts of the rated matches, ascending."""
+        rows = self._db.execute("SELECT players FROM ladder_totals WHERE players > 0"
+                                " AND matches > 0 ORDER BY players").fetchall()
+        return [r[0] for r in rows]
+
+    def running(self) -> list[str]:
+        """Returns the ids of matches still marked running (after a crash: cut off)."""
+        rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status = 'running'"
+                                " ORDER BY created").fetchall()
+        return [r[0] for r in rows]
+
+    # Standings and matches
+
+    def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
+        """Returns (rated matches, standings best first) for all matches or one count."""
+        with self.snapshot():
+            finished = self.rated(players)
+            rows = self._db.execute(
+                "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0), COALESCE(t.wins, 0),"
+                " COALESCE(t.delivered, 0) FROM ladder_ratings r LEFT JOIN ladder_tallies t"
+                " ON t.players = r.players AND t.name = r.name WHERE r.players = ?",
+                (players,)).fetchall()
+        lines = sorted(((Rating(mu, sigma), name, games, wins, delivered)
+                        for name, mu, sigma, games, wins, delivered in rows),
+                       key=lambda line: (-line[0].conservative, line[1]))
+        return finished, [
+            Standing(rank, name, r.conservative, r.mu, r.sigma, games, wins,
+                     delivered / games if games else 0.0)
+            for rank, (r, name, games, wins, delivered) in enumerate(lines, start=1)]
+
+    def matches(self, name: str | None = None, limit: int = 20,
+                status: str | None = None) -> list[MatchRow]:
+        """Returns up to ``limit`` ladder matches newest first: all, or those ``name``
+        played in; of any status, or of ``status`` only."""
+        if name is not None:
+            # The bot's results newest first (one index), each match's status checked.
+            query = ("SELECT m.match_id FROM ladder_results r"
+                     " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
+                     + (" AND m.status = ?" if status is not None else "")
+                     + " ORDER BY r.created DESC, r.match_id LIMIT ?")
+            params: tuple[object, ...] = (name, *(() if status is None else (status,)), limit)
+        elif status is not None:
+            query = ("SELECT match_id FROM ladder_matches WHERE status = ?"
+                     " ORDER BY created DESC, match_id LIMIT ?")
+            params = (status, limit)
+        else:
+            query = "SELECT match_id FROM ladder_matches ORDER BY created DESC, match_id LIMIT ?"
+            params = (limit,)
+        with self.snapshot():
+            ids = [match_id for (match_id,) in self._db.execute(query, params)]
+            rows = self._rows(ids)
+        return [rows[match_id] for match_id in ids if match_id in rows]
+
+    def match(self, match_id: str) -> MatchRow | None:
+        """Returns one ladder match, or None when ``match_id`` is not a ladder match."""
+        with self.snapshot():
+            return self._rows([match_id]).get(match_id)
+
+    def _rows(self, ids: Sequence[str]) -> dict[str, MatchRow]:
+        """Returns the matches ``ids`` with their seats (two statements for all)."""
+        if not ids:
+            return {}
+        listed = json.dumps(list(ids))
+        heads = self._db.execute(
+            "SELECT match_id, players, status, created FROM ladder_matches"
+            " WHERE match_id IN (SELECT value FROM json_each(?))", (listed,)).fetchall()
+        seats: dict[str, list[tuple[str, int | None]]] = {}
+        for match_id, name, rank in self._db.execute(
+                "SELECT match_id, name, rank FROM ladder_results"
+                " WHERE match_id IN (SELECT value FROM json_each(?)) ORDER BY match_id, seat",
+                (listed,)):
+            seats.setdefault(match_id, []).append((name, rank))
+        rows = {}
+        for match_id, players, status, created in heads:
+            seated = seats.get(match_id, [])
+            winners = tuple(s for s, (_, rank) in enumerate(seated) if rank == 1)
+            rows[match_id] = MatchRow(match_id, players, status, created,
+                                      tuple(n for n, _ in seated),
+                                      winners if status == "finished" else ())
+        return rows
+
+
+class LadderStore(LadderReads):
     """The ladder's tables in one SQLite file; every method is one short transaction.
 
     Reads and writes have a connection each, so that writes may run on a writer
     thread (see :class:`server.storage.Writer`) while reads stay where they are
-    called; under WAL a read sees every write committed before it began.
+    called; under WAL a read sees every write committed before it began. Reads that
+    return a lot run on a :class:`LadderReader` of their own (:meth:`reader`).
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db = _connect(self.path)
+        super().__init__(_connect(self.path))
         schema.upgrade(self.path)      # the tables: server/migrations, up to date
         self._writes = _connect(self.path)
 
@@ -117,6 +335,10 @@ class LadderStore:
         """Closes the connections."""
         self._db.close()
         self._writes.close()
+
+    def reader(self) -> LadderReader:
+        """Returns a new reader thread with its own connection to this store's file."""
+        return LadderReader(self.path)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -129,44 +351,64 @@ class LadderStore:
             raise
         db.execute("COMMIT")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Makes the reads inside one consistent snapshot (a live server may write)."""
-        self._db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self._db.execute("COMMIT")
-
     # Bots
 
-    def register(self, name: str) -> str:
-        """Returns a new secret key for ``name``; raises NameTakenError or LadderError."""
+    def register(self, name: str, *, now: float | None = None,
+                 max_unentered: int | None = None) -> str:
+        """Returns a new secret key for ``name``; raises NameTakenError, LadderError, or
+        LadderFullError when ``max_unentered`` names that never entered are registered
+        already."""
         check_name(name)
         key = secrets.token_hex(32)  # hex: never begins with a dash on a command line
         with self._write() as db:
             try:
                 db.execute("INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
-                           (name, hash_key(key), time.time()))
+                           (name, hash_key(key), time.time() if now is None else now))
             except sqlite3.IntegrityError:
                 raise NameTakenError(f"bot name {name!r} is already registered") from None
+            if max_unentered is not None:
+                (waiting,) = db.execute("SELECT COUNT(*) FROM ladder_bots"
+                                        " WHERE entered IS NULL").fetchone()
+                if waiting > max_unentered:    # the new name counted: rolled back
+                    raise LadderFullError(
+                        f"the ladder holds {max_unentered} registered names that never "
+                        f"entered, its limit: enter the ladder with a name you registered, "
+                        f"or register again once unused names have expired")
         return key
 
-    def check_key(self, name: str, key: str) -> bool:
-        """Returns True when ``key`` is the key of the registered bot ``name``."""
-        row = self._db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?",
-                               (name,)).fetchone()
-        return row is not None and hmac.compare_digest(row[0], hash_key(key))
+    def mark_entered(self, name: str, key: str, now: float | None = None) -> bool:
+        """Records that the bot entered now, unless it entered before; returns False
+        (changing nothing) when ``name`` is not registered with ``key`` (any more)."""
+        with self._write() as db:
+            row = db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?",
+                             (name,)).fetchone()
+            if row is None or not hmac.compare_digest(row[0], hash_key(key)):
+                return False
+            db.execute("UPDATE ladder_bots SET entered = ? WHERE name = ? AND entered IS NULL",
+                       (time.time() if now is None else now, name))
+        return True
+
+    def expire(self, registered_before: float) -> list[str]:
+        """Removes the names registered before ``registered_before`` (UNIX time) that
+        never entered; returns them."""
+        with self._write() as db:
+            rows = db.execute("DELETE FROM ladder_bots WHERE entered IS NULL AND created < ?"
+                              " RETURNING name", (registered_before,)).fetchall()
+        return sorted(r[0] for r in rows)
 
     # Matches and results
 
     def start_match(self, match_id: str, names: Sequence[str]) -> None:
         """Records a ladder match as running with its seats (idempotent)."""
+        created = time.time()
         with self._write() as db:
             db.execute("INSERT OR IGNORE INTO ladder_matches (match_id, players, status, created)"
-                       " VALUES (?, ?, 'running', ?)", (match_id, len(names), time.time()))
-            db.executemany("INSERT OR IGNORE INTO ladder_results (match_id, seat, name)"
-                           " VALUES (?, ?, ?)", [(match_id, s, n) for s, n in enumerate(names)])
+                       " VALUES (?, ?, 'running', ?)", (match_id, len(names), created))
+            (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
+                                    (match_id,)).fetchone()
+            db.executemany("INSERT OR IGNORE INTO ladder_results (match_id, seat, name, created)"
+                           " VALUES (?, ?, ?, ?)",
+                           [(match_id, s, n, created) for s, n in enumerate(names)])
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
         """Stores a running match's result; returns False (changing nothing) otherwise.
@@ -198,19 +440,14 @@ class LadderStore:
                              (time.time(), match_id))
             return cur.rowcount == 1
 
-    def running(self) -> list[str]:
-        """Returns the ids of matches still marked running (after a crash: cut off)."""
-        rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status = 'running'"
-                                " ORDER BY created").fetchall()
-        return [r[0] for r in rows]
-
-    # Ratings
+    # Ratings and tallies
 
     def apply_ratings(self) -> int:
         """Applies every finished, unrated result in finish order; returns how many.
 
-        Each match's new ratings and its ``rated`` marker commit in one transaction,
-        so a crash at any point leaves every result rated exactly once or not at all.
+        Each match's new ratings, its tallies and its ``rated`` marker commit in one
+        transaction, so a crash at any point leaves every result rated and counted
+        exactly once or not at all.
         """
         applied = 0
         while True:
@@ -221,16 +458,27 @@ class LadderStore:
                 if row is None:
                     return applied
                 match_id, players = row
-                result = _result_of(db, match_id)
+                seats = db.execute("SELECT name, rank, delivered FROM ladder_results"
+                                   " WHERE match_id = ? ORDER BY seat", (match_id,)).fetchall()
+                names = tuple(n for n, _, _ in seats)
+                ranks = tuple(int(k) for _, k, _ in seats)
                 for scope in (ALL_PLAYERS, players):
-                    before = [self._rating(db, scope, name) for name in result.names]
-                    after = rate(before, result.ranks)
+                    before = [self._rating(db, scope, name) for name in names]
+                    after = rate(before, ranks)
                     db.executemany(
                         "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)"
                         " ON CONFLICT (players, name) DO UPDATE SET mu = excluded.mu,"
                         " sigma = excluded.sigma",
-                        [(scope, n, r.mu, r.sigma) for n, r in zip(result.names, after,
-                                                                    strict=True)])
+                        [(scope, n, r.mu, r.sigma) for n, r in zip(names, after, strict=True)])
+                    db.executemany(
+                        "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
+                        " VALUES (?, ?, 1, ?, ?) ON CONFLICT (players, name) DO UPDATE SET"
+                        " games = games + 1, wins = wins + excluded.wins,"
+                        " delivered = delivered + excluded.delivered",
+                        [(scope, n, int(k == 1), d or 0) for n, k, d in seats])
+                    db.execute("INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
+                               " ON CONFLICT (players) DO UPDATE SET matches = matches + 1",
+                               (scope,))
                 db.execute("UPDATE ladder_matches SET rated = 1 WHERE match_id = ?", (match_id,))
             applied += 1
 
@@ -240,97 +488,40 @@ class LadderStore:
                          (scope, name)).fetchone()
         return initial() if row is None else Rating(row[0], row[1])
 
-    def ratings(self, players: int = ALL_PLAYERS) -> dict[str, Rating]:
-        """Returns the stored ratings for all matches (0) or one player count."""
-        rows = self._db.execute("SELECT name, mu, sigma FROM ladder_ratings WHERE players = ?",
-                                (players,)).fetchall()
-        return {name: Rating(mu, sigma) for name, mu, sigma in rows}
 
-    def games_played(self) -> dict[str, int]:
-        """Returns how many rated matches each bot has played (bots with none left out)."""
-        rows = self._db.execute(
-            "SELECT r.name, COUNT(*) FROM ladder_results r JOIN ladder_matches m"
-            " USING (match_id) WHERE m.rated = 1 GROUP BY r.name").fetchall()
-        return {name: int(n) for name, n in rows}
+class LadderReader:
+    """The ladder's reads on a thread of their own, with a connection of their own.
 
-    def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
-        """Returns the rated results in finish order (all, or one player count)."""
-        ids = self._db.execute(
-            "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
-            " AND (? = 0 OR players = ?) ORDER BY finish_order", (players, players)).fetchall()
-        return [_result_of(self._db, match_id) for (match_id,) in ids]
+    For the reads that return a lot (standings: a line per bot; match lists: up to
+    their limit): the event loop awaits them and never waits for the disk or the
+    rows itself. One thread, so the connection is never used by two at once.
+    """
 
-    def unrated(self) -> int:
-        """Returns how many finished results wait to be rated."""
-        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_matches"
-                                " WHERE status = 'finished' AND rated = 0").fetchone()
-        return int(n)
+    def __init__(self, path: str | Path) -> None:
+        self._reads = LadderReads(_connect(str(path)))
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladder-reader")
 
-    def player_counts(self) -> list[int]:
-        """Returns the player counts of the rated matches, ascending."""
-        rows = self._db.execute("SELECT DISTINCT players FROM ladder_matches WHERE rated = 1"
-                                " ORDER BY players").fetchall()
-        return [r[0] for r in rows]
+    async def run(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Returns ``read(*args, **kwargs)`` run on the reader's thread."""
+        return await asyncio.wrap_future(self._pool.submit(read, *args, **kwargs))
 
-    # Reading
+    async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
+        """Returns :meth:`LadderReads.standings`, read on the reader's thread."""
+        return await self.run(self._reads.standings, players)
 
-    def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
-        """Returns (rated matches, standings best first) for all matches or one count."""
-        db = self._db
-        (finished,) = db.execute(
-            "SELECT COUNT(*) FROM ladder_matches WHERE rated = 1 AND (? = 0 OR players = ?)",
-            (players, players)).fetchone()
-        tallies = {
-            name: (games, wins, mean)
-            for name, games, wins, mean in db.execute(
-                "SELECT r.name, COUNT(*), SUM(r.rank = 1), AVG(r.delivered)"
-                " FROM ladder_results r JOIN ladder_matches m USING (match_id)"
-                " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name",
-                (players, players))
-        }
-        ratings = self.ratings(players)
-        order = sorted(ratings, key=lambda n: (-ratings[n].conservative, n))
-        table = []
-        for rank, name in enumerate(order, start=1):
-            r = ratings[name]
-            games, wins, mean = tallies.get(name, (0, 0, 0.0))
-            table.append(Standing(rank, name, r.conservative, r.mu, r.sigma, games, wins,
-                                  float(mean or 0.0)))
-        return finished, table
+    async def matches(self, name: str | None = None, limit: int = 20,
+                      status: str | None = None) -> list[MatchRow]:
+        """Returns :meth:`LadderReads.matches`, read on the reader's thread."""
+        return await self.run(self._reads.matches, name, limit, status)
 
-    def matches(self, name: str | None = None, limit: int = 20,
-                status: str | None = None) -> list[MatchRow]:
-        """Returns ladder matches newest first: all, or those ``name`` played in."""
-        query = "SELECT match_id FROM ladder_matches m WHERE 1"
-        params: list[object] = []
-        if name is not None:
-            query += (" AND EXISTS (SELECT 1 FROM ladder_results r"
-                      " WHERE r.match_id = m.match_id AND r.name = ?)")
-            params.append(name)
-        if status is not None:
-            query += " AND status = ?"
-            params.append(status)
-        query += " ORDER BY created DESC, match_id LIMIT ?"
-        params.append(limit)
-        rows = self._db.execute(query, params).fetchall()
-        return [row for (match_id,) in rows if (row := self._row(match_id)) is not None]
+    async def match(self, match_id: str) -> MatchRow | None:
+        """Returns :meth:`LadderReads.match`, read on the reader's thread."""
+        return await self.run(self._reads.match, match_id)
 
-    def match(self, match_id: str) -> MatchRow | None:
-        """Returns one ladder match, or None when ``match_id`` is not a ladder match."""
-        return self._row(match_id)
-
-    def _row(self, match_id: str) -> MatchRow | None:
-        head = self._db.execute(
-            "SELECT players, status, created FROM ladder_matches WHERE match_id = ?",
-            (match_id,)).fetchone()
-        if head is None:
-            return None
-        players, status, created = head
-        seats = self._db.execute("SELECT name, rank FROM ladder_results WHERE match_id = ?"
-                                 " ORDER BY seat", (match_id,)).fetchall()
-        winners = tuple(s for s, (_, rank) in enumerate(seats) if rank == 1)
-        return MatchRow(match_id, players, status, created, tuple(n for n, _ in seats),
-                        winners if status == "finished" else ())
+    def close(self) -> None:
+        """Waits for the reads under way, then closes the connection."""
+        self._pool.shutdown(wait=True)
+        self._reads._db.close()
 
 
 def _connect(path: str) -> sqlite3.Connection:

@@ -121,7 +121,10 @@ def test_a_crash_between_stored_record_and_ladder_result_is_recovered(
                      " rated = 0, ended = NULL WHERE match_id = ?", (match_id,))
         conn.execute("UPDATE ladder_results SET rank = NULL, delivered = NULL"
                      " WHERE match_id = ?", (match_id,))
+        # Nothing rated yet: no ratings, no tallies (they commit together).
         conn.execute("DELETE FROM ladder_ratings")
+        conn.execute("DELETE FROM ladder_tallies")
+        conn.execute("DELETE FROM ladder_totals")
         conn.execute("UPDATE ladder_matches SET rated = 0")
     server.start()
     assert query(db, "SELECT status, rated FROM ladder_matches WHERE match_id = ?",

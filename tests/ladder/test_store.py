@@ -165,7 +165,7 @@ def test_rerate_command_says_whether_the_stored_ratings_agree(
     assert "all matches: 2 results, 3 bots: ratings agree" in out
     assert "3-player matches: 1 result, 3 bots: ratings agree" in out
     assert "1 finished result not rated yet" in out
-    assert out.rstrip().endswith("rerate agrees with the stored ratings")
+    assert out.rstrip().endswith("rerate agrees with the stored ratings and tallies")
 
     with sqlite3.connect(path) as db:
         db.execute("UPDATE ladder_ratings SET mu = mu + 0.001 WHERE name = 'a' AND players = 2")

@@ -13,7 +13,9 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERATED = ("arena_pb2.py", "arena_pb2.pyi", "arena_pb2_grpc.py", "arena_pb2_grpc.pyi")
+PROTOS = ("arena", "rules")
+GENERATED = tuple(f"{proto}{end}" for proto in PROTOS
+                  for end in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_pb2_grpc.pyi"))
 
 
 def test_committed_code_is_what_protos_generate(tmp_path: Path) -> None:
@@ -23,7 +25,8 @@ def test_committed_code_is_what_protos_generate(tmp_path: Path) -> None:
          f"--plugin=protoc-gen-mypy={scripts / 'protoc-gen-mypy'}",
          f"--plugin=protoc-gen-mypy_grpc={scripts / 'protoc-gen-mypy_grpc'}",
          f"--python_out={tmp_path}", f"--grpc_python_out={tmp_path}",
-         f"--mypy_out={tmp_path}", f"--mypy_grpc_out={tmp_path}", "mammamia_pb/arena.proto"],
+         f"--mypy_out={tmp_path}", f"--mypy_grpc_out={tmp_path}",
+         *(f"mammamia_pb/{proto}.proto" for proto in PROTOS)],
         cwd=ROOT, check=True, capture_output=True)
     produced = sorted(p.name for p in (tmp_path / "mammamia_pb").iterdir())
     assert produced == sorted(GENERATED)

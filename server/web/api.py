@@ -1,0 +1,299 @@
+"""The page's HTTP routes (aiohttp): its files and its JSON, read-only.
+
+Routes (docs/web.md lists every field):
+
+    GET /                          the page (static/index.html); the rest of static/
+    GET /api/standings             standings overall and per player count
+    GET /api/bots/{name}           a bot: ratings, rating history, results, matches
+    GET /api/matches?bot=&limit=   the newest ladder matches, live and ended
+    GET /api/replay/{id}           an ended match's record as replay steps
+    GET /api/live/{id}             a held match now, as a spectator sees it
+    GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
+
+Everything comes from public information: the ladder's tables, stored records of
+ended matches, and the spectator view of running ones (``server.web.live``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import structlog
+from aiohttp import web
+
+from mammamia import RecordError
+
+from ..app import Arena
+from ..ladder.store import MatchRow, Standing
+from . import live, replay
+from .ratings_history import RatingsHistory
+from .reads import Reads
+
+log = structlog.get_logger()
+
+STATIC: Final = Path(__file__).resolve().parent / "static"
+
+MAX_LIST: Final = 100
+"""Matches listed per request at most."""
+MAX_STREAMS: Final = 64
+"""Live streams open at once at most, all clients together."""
+MAX_STREAMS_PER_CLIENT: Final = 4
+"""Live streams one client address may hold open at once."""
+REPLAYS_CACHED: Final = 16
+"""Replays kept ready (a record of an ended match never changes)."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+
+class Page:
+    """What the routes share: the arena, the reads, the replay cache, the streams."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self.reads = Reads(arena.storage.path)
+        self.history = RatingsHistory()
+        self.replays: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.streams: dict[str, int] = {}        # client address -> open streams
+        self.closing = False
+
+    def close(self) -> None:
+        """Closes the reads (after the ones under way)."""
+        self.reads.close()
+
+
+WEB: Final = web.AppKey("web", Page)
+
+
+def make_app(arena: Arena) -> tuple[web.Application, Page]:
+    """Returns the page's aiohttp application and what its routes share."""
+    page = Page(arena)
+    app = web.Application(middlewares=[_errors])
+    app.on_response_prepare.append(_headers)
+    app[WEB] = page
+    r = app.router
+    r.add_get("/", _index)
+    r.add_get("/api/standings", _standings)
+    r.add_get("/api/bots/{name}", _bot)
+    r.add_get("/api/matches", _matches)
+    r.add_get("/api/replay/{id}", _replay)
+    r.add_get("/api/live/{id}", _live)
+    r.add_get("/api/live/{id}/stream", _live_stream)
+    r.add_static("/static/", STATIC, append_version=False)
+    return app, page
+
+
+def _page(request: web.Request) -> Page:
+    return request.app[WEB]
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _json(data: object) -> web.Response:
+    response = web.json_response(data, dumps=lambda d: json.dumps(d, separators=(",", ":")))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Turns a failed database read into 503 (the server goes on)."""
+    try:
+        return await handler(request)
+    except sqlite3.Error as e:
+        log.warning("web_read_failed", path=request.path, error=str(e))
+        return _error(503, "the database cannot be read just now; try again")
+
+
+async def _headers(request: web.Request, response: web.StreamResponse) -> None:
+    """Adds headers that keep the page to its own files: nothing is loaded from
+    elsewhere, and no other site may frame it."""
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+
+
+async def _index(request: web.Request) -> web.StreamResponse:
+    return web.FileResponse(STATIC / "index.html")
+
+
+# -- ladder ----------------------------------------------------------------------------
+
+
+def standing_json(s: Standing) -> dict[str, Any]:
+    """Returns one line of the standings as JSON."""
+    return {"rank": s.rank, "name": s.name, "rating": s.rating, "mu": s.mu, "sigma": s.sigma,
+            "games": s.games, "wins": s.wins, "pizzas": s.mean_delivered}
+
+
+async def _standings(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    scopes = await page.reads.run(page.reads.standings)
+    return _json({"scopes": [{"players": players, "rated": rated,
+                              "rows": [standing_json(s) for s in rows]}
+                             for players, (rated, rows) in scopes.items()]})
+
+
+def _limit(request: web.Request, default: int = 30) -> int:
+    try:
+        return max(1, min(MAX_LIST, int(request.query.get("limit", default))))
+    except ValueError:
+        return default
+
+
+def match_json(page: Page, row: MatchRow, delivered: tuple[int, ...] | None) -> dict[str, Any]:
+    """Returns a listed ladder match as JSON; ``live`` when this server holds it
+    running (its live view is open), else its replay is (once ended)."""
+    held = page.arena.host.get(row.match_id)
+    return {"match": row.match_id, "players": row.players, "status": row.status,
+            "created": row.created, "names": list(row.names), "winners": list(row.winners),
+            "delivered": None if delivered is None else list(delivered),
+            "live": held is not None and not held.ended}
+
+
+async def _matches(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    bot = request.query.get("bot") or None
+    rows, delivered = await page.reads.run(page.reads.matches, bot, _limit(request))
+    return _json({"bot": bot, "matches": [match_json(page, r, delivered.get(r.match_id))
+                                          for r in rows]})
+
+
+async def _bot(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    name = request.match_info["name"]
+    reads = page.reads
+
+    def read() -> dict[str, Any]:
+        scopes = reads.standings()
+        mine = {players: next((s for s in rows if s.name == name), None)
+                for players, (_, rows) in scopes.items()}
+        tallies = reads.tallies(name)
+        rows, delivered = reads.matches(name, 20)
+        history = page.history.of(reads.db(), name)
+        return {"scopes": mine, "tallies": tallies, "opponents": reads.opponents(name),
+                "matches": (rows, delivered), "history": history,
+                "behind": page.history.behind}
+
+    got = await reads.run(read)
+    overall = got["scopes"].get(0)
+    rows, delivered = got["matches"]
+    if overall is None and not rows:
+        return _error(404, f"no bot {name!r} on this ladder")
+    by_players = []
+    for players, tally in sorted(got["tallies"].items()):
+        s = got["scopes"].get(players)
+        by_players.append({"players": players, "games": tally.games, "wins": tally.wins,
+                           "pizzas": tally.delivered / tally.games if tally.games else 0.0,
+                           "rating": None if s is None else s.rating,
+                           "mu": None if s is None else s.mu,
+                           "sigma": None if s is None else s.sigma})
+    return _json({
+        "name": name, "overall": None if overall is None else standing_json(overall),
+        "by_players": by_players,
+        "opponents": [{"name": o.name, "games": o.games, "ahead": o.ahead, "tied": o.tied,
+                       "behind": o.behind} for o in got["opponents"]],
+        "history": [{"t": p.ended, "mu": p.mu, "sigma": p.sigma, "rating": p.rating}
+                    for p in got["history"]],
+        "history_behind": got["behind"],
+        "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows]})
+
+
+# -- matches ---------------------------------------------------------------------------
+
+
+async def _replay(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    match_id = request.match_info["id"]
+    held = page.arena.host.get(match_id)
+    if held is not None and not held.ended:
+        # A running match's record would show every hand: only its live view is public.
+        return _error(409, f"match {match_id!r} is still being played: watch it live")
+    cached = page.replays.get(match_id)
+    if cached is None:
+        stored = await page.reads.run(page.reads.stored, match_id)
+        if stored is None:
+            return _error(404, f"no match {match_id!r}")
+        if stored.status not in ("finished", "aborted") or stored.record is None:
+            return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
+        try:
+            steps = await page.reads.run(replay.replay, stored.record, stored.names)
+        except RecordError as e:
+            return _error(500, f"the record of {match_id!r} does not replay: {e}")
+        cached = {"match": match_id, "status": stored.status, "reason": stored.reason,
+                  "ladder": stored.ladder, "created": stored.created, "ended": stored.ended,
+                  **steps}
+        page.replays[match_id] = cached
+        while len(page.replays) > REPLAYS_CACHED:
+            page.replays.popitem(last=False)
+    response = _json(cached)
+    response.enable_compression()
+    return response
+
+
+def _held(page: Page, match_id: str) -> Any:
+    return page.arena.host.get(match_id)
+
+
+async def _live(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    match_id = request.match_info["id"]
+    match = _held(page, match_id)
+    if match is None:
+        return await _not_held(page, match_id)
+    after = _after(request)
+    out, _ = live.message(match, after)
+    return _json(out)
+
+
+def _after(request: web.Request) -> int:
+    try:
+        return max(0, int(request.query.get("after", "0")))
+    except ValueError:
+        return 0
+
+
+async def _not_held(page: Page, match_id: str) -> web.StreamResponse:
+    """Returns 404, saying whether the match's replay is there instead."""
+    stored = await page.reads.run(page.reads.stored, match_id)
+    if stored is not None and stored.record is not None:
+        return web.json_response({"error": f"match {match_id!r} has ended",
+                                  "replay": f"#/replay/{match_id}"}, status=404)
+    return _error(404, f"no match {match_id!r} is held by this server")
+
+
+async def _live_stream(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    match_id = request.match_info["id"]
+    match = _held(page, match_id)
+    if match is None:
+        return await _not_held(page, match_id)
+    client = request.remote or "?"
+    if sum(page.streams.values()) >= MAX_STREAMS \
+            or page.streams.get(client, 0) >= MAX_STREAMS_PER_CLIENT:
+        return _error(429, "too many live streams open; close one and try again")
+    page.streams[client] = page.streams.get(client, 0) + 1
+    try:
+        response = web.StreamResponse(headers={
+            "Content-Type": "text/event-stream", "Cache-Control": "no-store",
+            "X-Accel-Buffering": "no"})
+        await response.prepare(request)
+        async for message in live.follow(match, _after(request)):
+            data = json.dumps(message, separators=(",", ":"))
+            await response.write(f"data: {data}\n\n".encode())
+        await response.write(b"event: end\ndata: {}\n\n")
+        return response
+    finally:
+        left = page.streams.get(client, 1) - 1
+        if left:
+            page.streams[client] = left
+        else:
+            page.streams.pop(client, None)

@@ -1,0 +1,79 @@
+"""Every bot's rating over time, for the bot page's plot.
+
+The store keeps each bot's current rating only. Ratings are a pure function of the
+rated results in finish order (``server.ladder.ratings``), so the history is
+rebuilt by applying :func:`~server.ladder.ratings.rate` to them again, as the
+ladder did: incrementally (each read goes on from the last result it applied) and
+bounded (at most ``BATCH`` results per read, the last ``POINTS`` points per bot).
+It runs on the page's reader thread (``server.web.reads``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import deque
+from dataclasses import dataclass
+from typing import Final
+
+from ..ladder.ratings import Rating, initial, rate
+
+#: Rated results applied per read at most (a long history catches up over reads).
+BATCH: Final = 20_000
+#: Points kept per bot: its most recent rated matches.
+POINTS: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A bot's rating after one of its rated matches (``ended``: UNIX time)."""
+
+    ended: float
+    mu: float
+    sigma: float
+
+    @property
+    def rating(self) -> float:
+        """Returns the conservative rating ``mu - 3 sigma``, as the standings rank by."""
+        return self.mu - 3.0 * self.sigma
+
+
+class RatingsHistory:
+    """Ratings replayed from the rated results; used by the reader's thread only."""
+
+    def __init__(self) -> None:
+        self._ratings: dict[str, Rating] = {}
+        self._points: dict[str, deque[Point]] = {}
+        self._last = -1                 # finish_order of the last result applied
+        self.behind = False             # True while results wait beyond the last batch
+
+    def catch_up(self, db: sqlite3.Connection) -> None:
+        """Applies the rated results after the last one applied (``BATCH`` at most)."""
+        rows = db.execute(
+            "SELECT m.match_id, m.finish_order, COALESCE(m.ended, m.created), r.name, r.rank"
+            " FROM (SELECT match_id, finish_order, ended, created FROM ladder_matches"
+            "       WHERE status = 'finished' AND rated = 1 AND finish_order > ?"
+            "       ORDER BY finish_order LIMIT ?) m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
+            " ORDER BY m.finish_order, r.seat", (self._last, BATCH)).fetchall()
+        matches: list[tuple[int, float, list[tuple[str, int]]]] = []
+        for _match, order, ended, name, rank in rows:
+            if not matches or matches[-1][0] != order:
+                matches.append((order, float(ended), []))
+            matches[-1][2].append((name, int(rank)))
+        for order, ended, seats in matches:
+            names = [n for n, _ in seats]
+            before = [self._ratings.get(n, initial()) for n in names]
+            for name, after in zip(names, rate(before, [k for _, k in seats]), strict=True):
+                self._ratings[name] = after
+                points = self._points.get(name)
+                if points is None:
+                    points = self._points[name] = deque(maxlen=POINTS)
+                points.append(Point(ended, after.mu, after.sigma))
+            self._last = order
+        self.behind = len(matches) >= BATCH
+
+    def of(self, db: sqlite3.Connection, name: str) -> list[Point]:
+        """Returns the bot's rating after each of its last ``POINTS`` rated matches,
+        oldest first, once the results stored so far are applied (up to a batch)."""
+        self.catch_up(db)
+        return list(self._points.get(name, ()))

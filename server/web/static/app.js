@@ -284,7 +284,7 @@ function board(pic, opts) {
         el("span", {class: "dot col-bg-" + s.colour}), el("b", {}, s.name || `seat ${i}`),
         el("small", {class: "muted"}, ` ${s.colour}`),
         pic.holder === i ? el("span", {class: "mamma-badge", title: "holds the Mamma Mia! card"}, "Mamma Mia!") : null,
-        el("span", {class: "score", title: "pizzas delivered"}, `${s.delivered.length} 🍕`)),
+        el("span", {class: "score", title: "pizzas delivered"}, `${s.delivered.length} pizza${s.delivered.length === 1 ? "" : "s"}`)),
       el("div", {class: "hand", "aria-label": "hand"}, hand),
       el("div", {class: "seat-foot muted"}, `hand ${size} · waiter ${s.waiter}`),
       el("div", {class: "delivered"}, s.delivered.map(o => card(o, {small: true}))));
@@ -339,11 +339,11 @@ async function replayPage(id, query) {
   const button = (label, testid, to, title) => el("button", {type: "button", testid, title,
                                                               onclick: () => go(to())}, label);
   const controls = el("div", {class: "controls"},
-    button("⏮", "replay-first", () => 1, "first (Home)"),
+    button("«", "replay-first", () => 1, "first (Home)"),
     button("◀", "replay-prev", () => step - 1, "previous (←)"),
     position,
     button("▶", "replay-next", () => step + 1, "next (→)"),
-    button("⏭", "replay-last", () => total, "last (End)"),
+    button("»", "replay-last", () => total, "last (End)"),
     slider);
   function go(to) {
     step = Math.min(total, Math.max(1, to));

@@ -15,6 +15,8 @@ const { channelCredentials, loadArena } = require('./lib/arena');
 const { SeatError, playSeat } = require('./lib/seat');
 const { playLadder, register } = require('./lib/ladder');
 const { logger } = require('./lib/log');
+const { connectRules } = require('./lib/rules');
+const { DEFAULTS: SEARCH, searchChooser } = require('./lib/search');
 
 const USAGE = `usage: node bots/node/bot.js --server ADDR --token TOKEN [options]
        node bots/node/bot.js --server ADDR --ladder --name NAME [--key KEY] [options]
@@ -37,6 +39,17 @@ options:
   --retry-for SEC    give up after SEC seconds without the server (default 60)
   --trace FILE       append every Play message sent and received to FILE, as
                      JSON lines (the messages as decoded, defaults included)
+  --search           decide by flat Monte Carlo over a Rules service (sampled
+                     deals played out to the end) instead of the default policy
+  --search-ms MS     with --search: time per decision (default ${SEARCH.budgetMs}; never
+                     more than half the time the server gives)
+  --search-policy P  with --search: the playout policy: random, greedy or
+                     counter (default ${SEARCH.policy})
+  --rules ADDR       with --search: the Rules service, host:port (env
+                     MAMMAMIA_RULES); without it the bot starts one with
+                     \`mammamia rules-serve\` and stops it when done
+  --rules-command C  the command that starts it (default mammamia; env
+                     MAMMAMIA_RULES_COMMAND; split at spaces)
   -h, --help         show this help and exit
 
 exit status: 0 when the match finished (with --ladder: when the bot left the
@@ -54,6 +67,11 @@ const OPTIONS = {
   ca: { type: 'string' },
   'retry-for': { type: 'string' },
   trace: { type: 'string' },
+  search: { type: 'boolean', default: false },
+  'search-ms': { type: 'string' },
+  'search-policy': { type: 'string' },
+  rules: { type: 'string' },
+  'rules-command': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -80,7 +98,18 @@ function settingsFrom(argv, env) {
     tls: values.tls,
     ca: values.ca,
     trace: values.trace,
+    search: values.search,
+    searchMs: nonNegative('--search-ms', values['search-ms'], SEARCH.budgetMs),
+    searchPolicy: values['search-policy'] || SEARCH.policy,
+    rules: values.rules || env.MAMMAMIA_RULES,
+    rulesCommand: (values['rules-command'] || env.MAMMAMIA_RULES_COMMAND || 'mammamia').split(/\s+/).filter(Boolean),
   };
+  if (!settings.search && (values['search-ms'] || values['search-policy'] || values.rules)) {
+    throw new UsageError('--search-ms, --search-policy and --rules go with --search');
+  }
+  if (!['random', 'greedy', 'counter'].includes(settings.searchPolicy)) {
+    throw new UsageError(`--search-policy must be random, greedy or counter, not ${JSON.stringify(settings.searchPolicy)}`);
+  }
   if (!settings.server) throw new UsageError('--server ADDR is required (or MAMMAMIA_SERVER)');
   if (settings.ca && !fs.existsSync(settings.ca)) throw new UsageError(`--ca ${settings.ca}: no such file`);
   if (settings.ladder) {
@@ -136,6 +165,13 @@ async function main(settings) {
   const credentials = channelCredentials(settings);
   const target = settings.server;
   const trace = tracer(settings.trace);
+  let rules = null;
+  let chooser = null;
+  if (settings.search) {
+    rules = await connectRules({ address: settings.rules, command: settings.rulesCommand, log });
+    chooser = searchChooser({ rules, budgetMs: settings.searchMs, policy: settings.searchPolicy });
+    log.info('searching', { rules: rules.address, budget_ms: settings.searchMs, policy: settings.searchPolicy });
+  }
 
   // First signal: leave the ladder and finish the matches in progress (a lone
   // seat stops at once). Second signal: stop everything now.
@@ -155,7 +191,7 @@ async function main(settings) {
     if (!settings.ladder) {
       const end = await playSeat({
         arena, target, credentials, token: settings.token, name: settings.name, log, signal: quit.signal,
-        retryForMs: settings.retryForMs, trace,
+        retryForMs: settings.retryForMs, trace, chooser,
       });
       if (end === null) return 130;
       return end.status === 'finished' ? 0 : 1;
@@ -168,7 +204,7 @@ async function main(settings) {
     }
     const played = await playLadder({
       arena, target, credentials, name: settings.name, key, log, leave: leave.signal, quit: quit.signal,
-      matches: settings.matches, retryForMs: settings.retryForMs, trace,
+      matches: settings.matches, retryForMs: settings.retryForMs, trace, chooser,
     });
     log.info('done', { matches: played });
     return quit.signal.aborted && interrupted ? 130 : 0;
@@ -177,6 +213,7 @@ async function main(settings) {
     log.error('stopped', { reason: error.message });
     return 1;
   } finally {
+    if (rules !== null) rules.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -33,7 +33,7 @@ async function register({ arena, target, credentials, name }) {
  */
 async function playLadder({
   arena, target, credentials, name, key, log, leave, quit, matches = 0, retryForMs = 60000,
-  trace = () => {},
+  trace = () => {}, chooser = null,
 }) {
   const client = new arena.Ladder(target, credentials);
   const metadata = metadataWith('bot-key', key);
@@ -53,7 +53,7 @@ async function playLadder({
     seatLog.info('assigned', { players: assignment.players, assignment: assigned });
     const game = playSeat({
       arena, target, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit, retryForMs,
-      trace,
+      trace, chooser,
     })
       .then((end) => { if (end !== null) played += 1; })
       .catch((error) => seatLog.error('seat_lost', { reason: error.message }))

@@ -7,6 +7,7 @@
 
 const { backoffMs, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
 const { choose, describe } = require('./policy');
+const { matchLog } = require('./search');
 
 /** An error that ends the seat: the server refused it for good, or it stayed unreachable. */
 class SeatError extends Error {
@@ -23,14 +24,18 @@ class SeatError extends Error {
  * final view, from MatchEnded), or null when `signal` stopped it
  * first. Rejects with a SeatError when the server refuses the seat (bad token,
  * unknown match: statuses that no retry can change) or stays unreachable for
- * `retryForMs`.
+ * `retryForMs`. `chooser(decision, history)`, when given, decides instead of the
+ * default policy (and may be async; `history` is the match log seen so far).
  */
 async function playSeat({
   arena, target, credentials, token, name, log, signal, retryForMs = 60000, trace = () => {},
+  chooser = null,
 }) {
   const client = new arena.Seat(target, credentials);
   const metadata = metadataWith('seat-token', token);
-  const progress = { lastSequence: 0, joined: false, failingSince: null, attempt: 0 };
+  const progress = {
+    lastSequence: 0, joined: false, failingSince: null, attempt: 0, history: matchLog(),
+  };
   try {
     while (!signal.aborted) {
       let failure = 'stream closed before the match ended';
@@ -41,7 +46,9 @@ async function playSeat({
           colour: joined.colour, players: joined.players, after_sequence: progress.lastSequence,
         });
         progress.joined = true;
-        const end = await follow({ client, metadata, progress, log: seatLog, signal, trace });
+        const end = await follow({
+          client, metadata, progress, log: seatLog, signal, trace, chooser,
+        });
         if (end !== null) return { match: joined.match_id, seat: joined.seat, ...end };
       } catch (error) {
         if (error instanceof SeatError || error.code === undefined) throw error; // not a gRPC status
@@ -73,9 +80,10 @@ async function playSeat({
  * view}`, `view` the seat's final view), or of null when the stream closed
  * before the end or `signal` aborted; rejects with the stream's status error
  * when it broke, or with an Error when a decision could not be answered.
- * `trace(direction, message)` sees every message.
+ * `trace(direction, message)` sees every message; `chooser` as for playSeat.
  */
-function follow({ client, metadata, progress, log, signal, trace }) {
+function follow({ client, metadata, progress, log, signal, trace, chooser = null }) {
+  progress.history ??= matchLog();
   return new Promise((resolve, reject) => {
     const call = client.Play(metadata);
     const send = (message) => {
@@ -100,7 +108,7 @@ function follow({ client, metadata, progress, log, signal, trace }) {
     };
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const answer = (index, reason) => {
+    const answer = (index, reason, extra = {}) => {
       const { decision } = open;
       open.tried.push(index);
       send({ act: { decision_id: decision.decision_id, option: index } });
@@ -113,13 +121,30 @@ function follow({ client, metadata, progress, log, signal, trace }) {
         choice: describe(decision.options[index]),
         reason,
         default_in_ms: decision.default_in_ms,
+        ...extra,
       });
     };
 
     const decide = (decision) => {
       open = { decision, tried: [] };
-      const { index, reason } = choose(decision);
-      answer(index, reason);
+      if (chooser === null) {
+        const { index, reason } = choose(decision);
+        answer(index, reason);
+        return;
+      }
+      // A chooser that takes its time: answer only if the decision is still this
+      // stream's open one, and with the default policy if the chooser fails.
+      const started = Date.now();
+      Promise.resolve()
+        .then(() => chooser(decision, progress.history.events))
+        .catch((error) => {
+          log.warn('search_failed', { decision: decision.decision_id, error: error.message });
+          return choose(decision);
+        })
+        .then(({ index, reason, playouts }) => {
+          if (settled || open === null || open.decision !== decision) return;
+          answer(index, reason, { playouts, search_ms: Date.now() - started });
+        });
     };
 
     const onActResult = (result) => {
@@ -159,6 +184,7 @@ function follow({ client, metadata, progress, log, signal, trace }) {
       progress.failingSince = null;
       progress.attempt = 0;
       if (event.sequence > progress.lastSequence) progress.lastSequence = event.sequence;
+      progress.history.add(event);
       switch (event.event) {
         case 'snapshot': {
           const { snapshot } = event;

@@ -49,7 +49,21 @@ run: $(STAMP) ## Start a server with its embedded database and a demo ladder of 
 serve: $(STAMP) ## Start the server alone (see `mammamia serve --help`)
 	$(VENV)/bin/mammamia serve
 
-test: $(STAMP) $(NODE_STAMP) ## Run the whole test suite
+# Debian's chromium for the web page's browser tests (tests/web); where it cannot be
+# installed (no root, no sudo, no package) those tests are skipped with the reason.
+CHROMIUM_STAMP := $(VENV)/.chromium
+$(CHROMIUM_STAMP): $(STAMP)
+	@if [ ! -x /usr/bin/chromium ]; then \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO="sudo -n"; \
+	    else SUDO=false; fi; \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	    { $$SUDO apt-get update -qq >/dev/null 2>&1 && \
+	      $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; } || true; \
+	fi
+	@if [ -x /usr/bin/chromium ]; then touch $@; \
+	else echo "chromium could not be installed: the web page's browser tests will be skipped"; fi
+
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff

@@ -48,6 +48,9 @@ MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 ORGANISER_KEY = "test-key"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
+# Every server a test starts serves its web page on a free port unless told otherwise,
+# so that servers running side by side never contend for the default one.
+os.environ.setdefault("MAMMAMIA_WEB_PORT", "0")
 
 
 def _open_files(options: dict[str, Any]) -> Callable[[], None] | None:

@@ -110,8 +110,7 @@ function onLeave(fn) { cleanups.push(fn); }
 function every(ms, fn) { const t = setInterval(fn, ms); onLeave(() => clearInterval(t)); }
 
 function show(...nodes) {
-  const main = document.getElementById("main");
-  main.replaceChildren(...nodes);
+  document.getElementById("main").replaceChildren(...nodes.filter(Boolean));
 }
 
 function failure(error) {
@@ -353,8 +352,8 @@ async function replayPage(id, query) {
     caption.textContent = s.text;
     const reveal = i => viewpoint === "all" || viewpoint === String(i);
     const seats = s.seats.map((seat, i) => ({...seat, name: data.names[i], colour: data.colours[i]}));
-    stage.replaceChildren(board({...s, seats}, {reveal}),
-      step === total ? scoresTable(data.names, data.colours, data.scores) : null);
+    stage.replaceChildren(...[board({...s, seats}, {reveal}),
+      step === total ? scoresTable(data.names, data.colours, data.scores) : null].filter(Boolean));
     const hash = `#/replay/${enc(id)}?step=${step}${viewpoint !== "public" ? "&view=" + viewpoint : ""}`;
     link.href = hash;
     history.replaceState(null, "", hash);
@@ -420,8 +419,8 @@ function livePage(id) {
     const pic = {...v, marks: null, focus: null, actor: null};
     const finalScores = msg.final ? scoresTable(names, v.colours, {
       ranks: msg.final.ranks, pizzas: msg.final.delivered, winners: msg.final.winners}) : null;
-    stage.replaceChildren(board(pic, {reveal: () => false}), finalScores,
-      msg.final ? el("p", {}, el("a", {href: `#/replay/${enc(id)}`, testid: "live-replay"}, "Open the replay")) : null);
+    stage.replaceChildren(...[board(pic, {reveal: () => false}), finalScores,
+      msg.final ? el("p", {}, el("a", {href: `#/replay/${enc(id)}`, testid: "live-replay"}, "Open the replay")) : null].filter(Boolean));
     log.replaceChildren(...events.slice().reverse().map(e => el("li", {}, describe(e, names))));
   };
   const fallback = async () => {

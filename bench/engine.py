@@ -6,14 +6,17 @@ enumerating them as well as for applying one. The reference (``reference_engine.
 is a straightforward dict-based implementation of the same rules; its rate is the
 baseline the engine's is divided by (``engine_vs_reference``, the 4-player figure,
 and ``engine_vs_reference_by_players``). The two are measured in alternating
-blocks, so that other work on the machine slows both alike.
+blocks, and the ratio is the median over neighbouring pairs of blocks of their
+games per CPU second, so that other work on the machine slows both alike.
 ``python -m bench.engine`` prints a table; ``run()`` returns the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +27,7 @@ from . import reference_engine
 
 PLAYERS = (2, 3, 4, 5)
 HEADLINE_PLAYERS = 4          # the player count whose ratio is ``engine_vs_reference``
-BLOCKS = 3                    # alternating blocks of each engine per player count
+BLOCKS = 6                    # alternating blocks of each engine per player count
 
 
 def play(players: int, seed: int) -> int:
@@ -39,9 +42,11 @@ def play(players: int, seed: int) -> int:
 
 
 def _block(game: Callable[[int, int], int], players: int, seconds: float,
-           seed: int) -> tuple[int, int, float]:
-    """Returns (games, decisions, elapsed seconds) of ``game`` played for about ``seconds``."""
+           seed: int) -> tuple[int, int, float, float]:
+    """Returns (games, decisions, elapsed seconds, CPU seconds) of ``game`` played for
+    about ``seconds``."""
     games = decisions = 0
+    cpu = time.process_time()
     start = time.perf_counter()
     deadline = start + seconds
     while True:
@@ -50,59 +55,74 @@ def _block(game: Callable[[int, int], int], players: int, seconds: float,
         now = time.perf_counter()
         if now >= deadline:
             break
-    return games, decisions, now - start
+    return games, decisions, now - start, time.process_time() - cpu
 
 
-def _figures(games: int, decisions: int, elapsed: float) -> dict[str, float]:
+def _figures(games: int, decisions: int, elapsed: float, cpu: float) -> dict[str, float]:
     return {"games": games, "seconds": round(elapsed, 3),
             "games_per_second": round(games / elapsed, 1),
+            "games_per_cpu_second": round(games / cpu, 1) if cpu > 0 else 0.0,
             "decisions_per_game": round(decisions / games, 1),
             "decisions_per_second": round(decisions / elapsed)}
 
 
 def measure_both(players: int, seconds: float, seed: int = 0,
-                 blocks: int = BLOCKS) -> tuple[dict[str, float], dict[str, float]]:
-    """Returns the figures of (the engine, the reference) over about ``seconds`` each,
-    played in ``blocks`` alternating blocks."""
-    for warm in range(20):   # fill the engine's per-hand caches, as a long run would
+                 blocks: int = BLOCKS) -> tuple[dict[str, float], dict[str, float], list[float]]:
+    """Returns the figures of the engine and of the reference over about ``seconds``
+    each, played in ``blocks`` alternating blocks, and the ratio of their rates in each
+    pair of neighbouring blocks.
+
+    The ratios are of games per CPU second: on a machine shared with other work a
+    process is descheduled for a varying share of each block, which its CPU time
+    leaves out and wall-clock time does not.
+    """
+    for warm in range(20):   # fill the engine's caches of legal turns, as a long run would
         play(players, seed - 1 - warm)
     reference_engine.play_random_game(players, seed - 1)
-    totals = {"engine": [0, 0, 0.0], "reference": [0, 0, 0.0]}
     games_of = {"engine": play, "reference": reference_engine.play_random_game}
+    runs: dict[str, list[tuple[int, int, float, float]]] = {"engine": [], "reference": []}
     for block in range(blocks):
-        # Each block starts where the last one of its engine stopped, so no game repeats.
         order = ("engine", "reference") if block % 2 == 0 else ("reference", "engine")
         for name in order:
-            total = totals[name]
-            games, decisions, elapsed = _block(games_of[name], players, seconds / blocks,
-                                               seed + int(total[0]))
-            total[0] += games
-            total[1] += decisions
-            total[2] += elapsed
-    engine, reference = (totals[n] for n in ("engine", "reference"))
-    return (_figures(int(engine[0]), int(engine[1]), engine[2]),
-            _figures(int(reference[0]), int(reference[1]), reference[2]))
+            # Each block starts where the last one of its engine stopped: no game repeats.
+            played = sum(r[0] for r in runs[name])
+            runs[name].append(_block(games_of[name], players, seconds / blocks,
+                                     seed + played))
+    ratios = [(e[0] / e[3]) / (r[0] / r[3]) if e[3] > 0 and r[3] > 0 else 0.0
+              for e, r in zip(runs["engine"], runs["reference"], strict=True)]
+    engine, reference = ([sum(column) for column in zip(*runs[n], strict=True)]
+                         for n in ("engine", "reference"))
+    return (_figures(int(engine[0]), int(engine[1]), engine[2], engine[3]),
+            _figures(int(reference[0]), int(reference[1]), reference[2], reference[3]),
+            [round(x, 3) for x in ratios])
 
 
 def run(players: Sequence[int] = PLAYERS, seconds: float = 3.0, seed: int = 0) -> dict[str, Any]:
     """Returns the figures of each player count, keyed by the count as text: the engine's
-    under ``players``, the reference's under ``reference``, and their ratios."""
+    under ``players``, the reference's under ``reference``, and the ratio of their
+    rates (the median over pairs of blocks) under ``engine_vs_reference_by_players``;
+    ``engine_vs_reference`` is the 4-player ratio."""
     engine: dict[str, dict[str, float]] = {}
     reference: dict[str, dict[str, float]] = {}
+    ratios: dict[str, float] = {}
+    blocks: dict[str, list[float]] = {}
     for n in players:
-        engine[str(n)], reference[str(n)] = measure_both(n, seconds, seed)
-    ratios = {n: round(engine[n]["games_per_second"] / reference[n]["games_per_second"], 2)
-              for n in engine}
+        engine[str(n)], reference[str(n)], blocks[str(n)] = measure_both(n, seconds, seed)
+        ratios[str(n)] = round(statistics.median(blocks[str(n)]), 2)
     return {"unit": "full random games, one process, one thread", "seconds_each": seconds,
             "players": engine, "reference": {"players": reference},
             "engine_vs_reference": ratios.get(str(HEADLINE_PLAYERS)),
-            "engine_vs_reference_by_players": ratios}
+            "engine_vs_reference_by_players": ratios,
+            "engine_vs_reference_blocks": blocks,
+            "load_average": [round(x, 2) for x in os.getloadavg()]
+            if hasattr(os, "getloadavg") else None}
 
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
     lines = [f"{'players':>7}  {'games/s':>9}  {'decisions/s':>11}  {'decisions/game':>14}  "
              f"{'games':>6}  {'reference games/s':>17}  {'ratio':>5}"]
+    # games/s are by the wall clock; the ratio is of games per CPU second, see measure_both.
     reference = result["reference"]["players"]
     ratios = result["engine_vs_reference_by_players"]
     for n, row in result["players"].items():
@@ -111,7 +131,9 @@ def table(result: dict[str, Any]) -> list[str]:
                      f"{row['games']:>6}  {reference[n]['games_per_second']:>17.1f}  "
                      f"{ratios[n]:>5.2f}")
     lines.append(f"engine_vs_reference ({HEADLINE_PLAYERS} players): "
-                 f"{result['engine_vs_reference']}")
+                 f"{result['engine_vs_reference']}  (median of "
+                 f"{result['engine_vs_reference_blocks'].get(str(HEADLINE_PLAYERS))}); "
+                 f"load average {result['load_average']}")
     return lines
 
 

@@ -45,14 +45,42 @@ _USE_ORDER: Final = {
 }
 _ZERO: Final = (0, 0, 0, 0, 0)
 
-# Interned turn actions and caches of legal turns: a hand's legal turns depend only
-# on its cards and on whether its waiter is empty, and hands repeat often, so
-# enumeration is mostly one dictionary lookup. A new hand is put together from the
-# turns that play each kind it holds, which repeat even more often.
+# What resolving an order needs, looked up once per revealed order instead of
+# walking the Order and its five counts: (kind, personal ingredient, the recipe's
+# (kind, count) pairs and its cards, both in the order the cards go onto the used
+# pile). The pairs and cards are empty for the specials.
+_RECIPES: Final[dict[str, tuple[str, int, tuple[tuple[int, int], ...], list[str]]]] = {
+    o.id: (o.kind, o.personal,
+           tuple((k, o.need[k]) for k in _USE_ORDER[o.id] if o.need[k]),
+           [INGREDIENTS[k] for k in _USE_ORDER[o.id] for _ in range(o.need[k])])
+    for o in ORDERS.values()
+}
+_OTHER_KINDS: Final = tuple(tuple(k for k in range(5) if k != p) for p in range(5))
+"""The kinds a Monotoni's "J" may be, by the owner's personal ingredient (R-RES-7)."""
+
+# Bits drawn per swap by the shuffle (see _shuffle), by the size of the range.
+_BIT_LENGTH: Final = tuple(n.bit_length() for n in range(256))
+
+# Interned turn actions and caches of legal turns. A hand's legal turns are the
+# turns that play each kind it holds, one block per (kind, count held), in
+# canonical order; a block depends only on the kind, the count, the orders in
+# hand and whether the waiter is empty. Those last two make a seat's *context*:
+# each context keeps its blocks in a list indexed by 8 * kind + count (index 0:
+# the turns of a hand without ingredients), so enumerating a hand's turns is one
+# dictionary lookup, a list index per kind held and a concatenation. A seat only
+# ever holds orders of its own colour, so there are at most 5 * 2**8 * 2
+# contexts and the cache needs no bound.
 _TURNS: dict[tuple[str | None, int, str | None, str | None], Turn] = {}
-_LEGAL_TURNS: dict[tuple[tuple[int, ...], tuple[str, ...], bool], tuple[Turn, ...]] = {}
-_KIND_TURNS: dict[tuple[int, int, tuple[str, ...], bool], tuple[Turn, ...]] = {}
-_LEGAL_CACHE_LIMIT: Final = 200_000
+_CONTEXTS: dict[tuple[Any, ...], list[tuple[Turn, ...] | None]] = {}
+
+# The seat owning each order card, by the game's colours (at most 325 orderings).
+_OWNERS: dict[tuple[str, ...], dict[str, int]] = {}
+
+# Interned resolution options: the owner's choices repeat far more often than
+# they differ, so they are built once (R-RES-8; declining is always last).
+_STANDARD_ASKS: dict[Counts, tuple[Resolve, ...]] = {}
+_BOMBASTICA_ASKS: dict[tuple[int, ...], tuple[Resolve, ...]] = {}
+_RESOLVES: dict[tuple[str | None, Counts | None], Resolve] = {}
 
 
 def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> Turn:
@@ -63,31 +91,73 @@ def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> 
     return action
 
 
-def _enumerate_turns(ings: tuple[int, ...], orders: tuple[str, ...],
-                     waiter: bool) -> tuple[Turn, ...]:
-    """Returns every legal turn for a hand, in canonical order (kind, count, order, draw)."""
-    draws: tuple[str | None, ...] = (SUPPLY, WAITER) if waiter else (SUPPLY,)
-    if not any(ings):
+def _turn_block(blocks: list[tuple[Turn, ...] | None], context: tuple[Any, ...],
+                index: int) -> tuple[Turn, ...]:
+    """Returns (and keeps in ``blocks``) the legal turns of one block of a context
+    (see _CONTEXTS: whether the waiter is empty, then the orders in hand), in
+    canonical order (kind, count, order, draw)."""
+    waiter_empty: bool = context[0]
+    orders: tuple[str, ...] = context[1:]
+    draws: tuple[str | None, ...] = (SUPPLY,) if waiter_empty else (SUPPLY, WAITER)
+    if index == 0:
         # R-TURN-3: pass; R-TURN-4: a hand below 7 draws from one source.
         if len(orders) >= HAND_LIMIT:
-            return (_turn(None, 0, None, None),)
-        return tuple(_turn(None, 0, None, d) for d in draws)
-    # R-TURN-1/2: any count of one kind, maybe an order; the hand is then below 7
-    # and draws (R-TURN-4).
-    out: tuple[Turn, ...] = ()
-    for k, have in enumerate(ings):
-        if have:
-            key = (k, have, orders, waiter)
-            block = _KIND_TURNS.get(key)
-            if block is None:
-                kind = INGREDIENTS[k]
-                block = _KIND_TURNS[key] = tuple(
-                    _turn(kind, count, order, d)
-                    for count in range(1, have + 1)
-                    for order in (None, *orders)
-                    for d in draws)
-            out += block
-    return out
+            block: tuple[Turn, ...] = (_turn(None, 0, None, None),)
+        else:
+            block = tuple(_turn(None, 0, None, d) for d in draws)
+    else:
+        # R-TURN-1/2: any count of one kind, maybe an order; the hand is then below 7
+        # and draws (R-TURN-4). The block of n cards is that of n - 1 cards and the
+        # turns that play all n.
+        count = index & 7
+        shorter = () if count == 1 else blocks[index - 1] or _turn_block(blocks, context,
+                                                                         index - 1)
+        kind = INGREDIENTS[index >> 3]
+        block = shorter + tuple(_turn(kind, count, order, d)
+                                for order in (None, *orders) for d in draws)
+    blocks[index] = block
+    return block
+
+
+def _shuffle(rng: random.Random, cards: list[Any]) -> None:
+    """Shuffles ``cards`` in place, with exactly the result of ``rng.shuffle(cards)``.
+
+    This is CPython's Fisher-Yates shuffle over ``getrandbits`` (``random.shuffle``
+    with ``_randbelow_with_getrandbits``) written out, without its two method calls
+    per card: shuffles are a tenth of a random game. The same seed therefore still
+    gives the same game (R-SETUP-8); tests/bench/test_reference_engine.py replays
+    seeded games in an engine that shuffles with the standard library.
+    """
+    n = len(cards)
+    if n > len(_BIT_LENGTH):
+        rng.shuffle(cards)
+        return
+    getrandbits = rng.getrandbits
+    bits = _BIT_LENGTH
+    for i in range(n - 1, 0, -1):
+        size = i + 1
+        k = bits[size]
+        j = getrandbits(k)
+        while j >= size:
+            j = getrandbits(k)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def _standard_asks(hand: Counts) -> tuple[Resolve, ...]:
+    """Returns the interned options of a standard order missing ``hand`` (R-RES-4)."""
+    asks = _STANDARD_ASKS.get(hand)
+    if asks is None:
+        asks = _STANDARD_ASKS[hand] = (_resolve(None, hand), _DECLINE)
+    return asks
+
+
+def _resolve(ingredient: str | None, hand: Counts | None) -> Resolve:
+    """Returns the interned decision to bake with ``ingredient`` and ``hand``."""
+    key = (ingredient, hand)
+    action = _RESOLVES.get(key)
+    if action is None:
+        action = _RESOLVES[key] = Resolve(True, ingredient, hand)
+    return action
 
 
 def _sub_multisets(have: Sequence[int], size: int, start: int = 0) -> list[list[int]]:
@@ -119,6 +189,13 @@ def _counts(values: Sequence[int]) -> Counts:
     return (a, b, c, d, e)
 
 
+def _minus(values: Sequence[int], less: Sequence[int]) -> Counts:
+    """Returns ``values`` less ``less``, kind by kind."""
+    a, b, c, d, e = values
+    f, g, h, i, j = less
+    return (a - f, b - g, c - h, d - i, e - j)
+
+
 class State:
     """A game of Mamma Mia! at one moment.
 
@@ -127,7 +204,8 @@ class State:
     """
 
     __slots__ = (
-        "_deal", "_options", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng", "_rng_shared",
+        "_deal", "_options", "_owner", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng",
+        "_rng_shared",
         "colours", "deciding", "delivered", "events", "hand_ings", "hand_orders",
         "holder", "last_actor", "oven", "phase", "players", "round", "seat_of_colour",
         "stall", "supply", "table", "to_act", "used", "waiters",
@@ -163,6 +241,7 @@ class State:
     _rng: random.Random
     _rng_shared: bool
     _options: tuple[Resolve, ...]
+    _owner: dict[str, int]         # the seat owning each order card in the game
     _reveal: int
 
     # -- construction -------------------------------------------------------------
@@ -200,19 +279,24 @@ class State:
         s.players = players
         s.colours = colours
         s.seat_of_colour = {c: i for i, c in enumerate(colours)}
+        owner = _OWNERS.get(colours)
+        if owner is None:
+            owner = _OWNERS[colours] = {o.id: i for i, c in enumerate(colours)
+                                        for o in ORDERS_BY_COLOUR[c]}
+        s._owner = owner
         if deal is None:
             # R-SETUP-2..5: shuffle and deal ingredients, shuffle the Mamma Mia! card
             # into the rest, and shuffle each waiter.
             deck = ingredient_deck(players)
-            s._rng.shuffle(deck)
+            _shuffle(s._rng, deck)
             dealt = DEALT_INGREDIENTS
             hands = [deck[i * dealt:(i + 1) * dealt] for i in range(players)]
             supply_top_first = [*deck[players * dealt:], MAMMA_MIA]
-            s._rng.shuffle(supply_top_first)
+            _shuffle(s._rng, supply_top_first)
             waiters = []
             for c in colours:
                 w = [o.id for o in ORDERS_BY_COLOUR[c]]
-                s._rng.shuffle(w)
+                _shuffle(s._rng, w)
                 waiters.append(w)
         else:
             hands = [list(h) for h in deal["hands"]]
@@ -220,8 +304,10 @@ class State:
             waiters = [list(w) for w in deal["waiters"]]
         if first_player is None:
             first_player = s._rng.randrange(players)
-        s._deal = {"hands": [list(h) for h in hands], "supply": list(supply_top_first),
-                   "waiters": [list(w) for w in waiters]}
+        # The hands and the supply as dealt are not changed below (the game's own
+        # supply is a reversed copy); the waiters are, so the deal keeps copies.
+        s._deal = {"hands": hands, "supply": supply_top_first,
+                   "waiters": [w[:] for w in waiters]}
         s._reshuffle_plan = [list(r) for r in reshuffles] if reshuffles is not None else None
         s._reshuffles = []
         s.round = 1
@@ -232,12 +318,7 @@ class State:
         s.table = [0, 0, 0, 0, 0]
         s.used = []
         s.holder = None
-        s.hand_ings = []
-        for h in hands:
-            counts = [0, 0, 0, 0, 0]
-            for card in h:
-                counts[KIND_INDEX[card]] += 1
-            s.hand_ings.append(counts)
+        s.hand_ings = [[h.count(kind) for kind in INGREDIENTS] for h in hands]
         s.waiters = waiters
         s.hand_orders = [[w.pop(0)] for w in waiters]   # R-SETUP-5
         s.delivered = [[] for _ in range(players)]
@@ -255,6 +336,7 @@ class State:
         s.players = self.players
         s.colours = self.colours
         s.seat_of_colour = self.seat_of_colour
+        s._owner = self._owner
         s.round = self.round
         s.phase = self.phase
         s.to_act = self.to_act
@@ -310,15 +392,25 @@ class State:
         if self.phase == TURN:
             seat = self.to_act
             assert seat is not None
-            key = (tuple(self.hand_ings[seat]), tuple(self.hand_orders[seat]),
-                   bool(self.waiters[seat]))
-            legal = _LEGAL_TURNS.get(key)
-            if legal is None:
-                if len(_LEGAL_TURNS) >= _LEGAL_CACHE_LIMIT:
-                    _LEGAL_TURNS.clear()
-                    _KIND_TURNS.clear()
-                legal = _LEGAL_TURNS[key] = _enumerate_turns(*key)
-            return legal
+            # The seat's context (see _CONTEXTS), then the block of each kind held.
+            context = (not self.waiters[seat], *self.hand_orders[seat])
+            blocks = _CONTEXTS.get(context)
+            if blocks is None:
+                blocks = _CONTEXTS[context] = [None] * 40
+            # Written out kind by kind: this is the hottest loop of a random game.
+            a, b, c, d, e = self.hand_ings[seat]
+            legal: tuple[Turn, ...] = ()
+            if a:
+                legal = blocks[a] or _turn_block(blocks, context, a)
+            if b:
+                legal += blocks[8 + b] or _turn_block(blocks, context, 8 + b)
+            if c:
+                legal += blocks[16 + c] or _turn_block(blocks, context, 16 + c)
+            if d:
+                legal += blocks[24 + d] or _turn_block(blocks, context, 24 + d)
+            if e:
+                legal += blocks[32 + e] or _turn_block(blocks, context, 32 + e)
+            return legal or blocks[0] or _turn_block(blocks, context, 0)
         if self.phase == RESOLVE:
             return self._options
         return ()
@@ -368,18 +460,25 @@ class State:
 
         On error the state is unchanged.
         """
-        if self.phase == TURN:
+        phase = self.phase
+        if phase == TURN:
             if not isinstance(action, Turn):
                 raise IllegalActionError(f"a turn is asked, not a resolution decision: {action}",
                                          "R-TURN-1")
             self._apply_turn(action)
-        elif self.phase == RESOLVE:
+        elif phase == RESOLVE:
             if not isinstance(action, Resolve):
                 raise IllegalActionError(
                     f"the owner of {self.deciding} must decide how to resolve it, "
                     f"not take a turn", "R-RES-8")
-            if action not in self._options:
-                raise IllegalActionError(self._resolve_fault(action), self._resolve_rule())
+            # The options are interned and a caller usually hands one of them back:
+            # look for the very object before comparing field by field.
+            for option in self._options:
+                if option is action:
+                    break
+            else:
+                if action not in self._options:
+                    raise IllegalActionError(self._resolve_fault(action), self._resolve_rule())
             self._apply_resolve(action)
         else:
             raise IllegalActionError("the game is over", "R-END-1")
@@ -390,16 +489,18 @@ class State:
         ings = self.hand_ings[seat]
         orders = self.hand_orders[seat]
         kind = action.ingredient
+        order = action.order
         # Check everything first so that a refused action changes nothing.
         if kind is None:
             if any(ings):
                 raise IllegalActionError("must play at least one ingredient card while "
                                          "holding one", "R-TURN-1")
-            if action.order is not None:
-                raise IllegalActionError(f"a pass plays no order card, got {action.order!r}",
+            if order is not None:
+                raise IllegalActionError(f"a pass plays no order card, got {order!r}",
                                          "R-TURN-3")
             k = -1
             count = 0
+            size_after = len(orders)
         else:
             k = KIND_INDEX.get(kind, -1)
             if k < 0:
@@ -411,10 +512,12 @@ class State:
             if ings[k] < count:
                 raise IllegalActionError(f"cannot play {count} {kind}: the hand holds "
                                          f"{ings[k]}", "R-TURN-1")
-            if action.order is not None and action.order not in orders:
-                raise IllegalActionError(f"order {action.order!r} is not in the hand",
-                                         "R-TURN-2")
-        size_after = sum(ings) + len(orders) - count - (action.order is not None)
+            if order is None:
+                size_after = sum(ings) + len(orders) - count
+            elif order in orders:
+                size_after = sum(ings) + len(orders) - count - 1
+            else:
+                raise IllegalActionError(f"order {order!r} is not in the hand", "R-TURN-2")
         draw = action.draw
         if size_after >= HAND_LIMIT:
             if draw is not None:
@@ -429,54 +532,70 @@ class State:
                                      f"'waiter', got {draw!r}", "R-TURN-4")
 
         # Play onto the oven (R-TURN-1/2).
-        oven = self.oven
         if kind is not None:
             ings[k] -= count
-            oven.extend([kind] * count)
-            if action.order is not None:
-                orders.remove(action.order)
-                oven.append(action.order)
+            oven = self.oven
+            if count == 1:
+                oven.append(kind)
+            else:
+                oven += [kind] * count
+            if order is not None:
+                orders.remove(order)
+                oven.append(order)
 
         # Refill from one source (R-TURN-4, R-TURN-6, R-TURN-7).
-        drawn = 0
-        mamma_mia = False
-        round_over = False
+        mamma_mia = round_over = False
         if draw == SUPPLY:
             supply = self.supply
             need = HAND_LIMIT - size_after
-            while need and supply:
-                card = supply.pop()
-                if card == MAMMA_MIA:
-                    self.holder = seat
-                    mamma_mia = True
-                    continue
-                ings[KIND_INDEX[card]] += 1
-                drawn += 1
-                need -= 1
-            round_over = not supply
+            kind_index = KIND_INDEX
+            top = supply[-need:]
+            if len(supply) > need and MAMMA_MIA not in top:
+                # Usual case: the top cards are all ingredients and some remain.
+                del supply[-need:]
+                for card in top:
+                    ings[kind_index[card]] += 1
+                drawn = need
+            else:
+                drawn = 0
+                while need and supply:
+                    card = supply.pop()
+                    if card == MAMMA_MIA:
+                        self.holder = seat
+                        mamma_mia = True
+                        continue
+                    ings[kind_index[card]] += 1
+                    drawn += 1
+                    need -= 1
+                round_over = not supply
         elif draw == WAITER:
             waiter = self.waiters[seat]
-            need = min(HAND_LIMIT - size_after, len(waiter))
-            if need:
-                orders.extend(waiter[:need])
-                del waiter[:need]
-                orders.sort()
-                drawn = need
-        self.events.append(("turn", seat, kind, count, action.order, draw, drawn, mamma_mia))
+            need = HAND_LIMIT - size_after
+            if need > len(waiter):
+                need = len(waiter)
+            orders += waiter[:need]
+            del waiter[:need]
+            orders.sort()
+            drawn = need
+        else:
+            drawn = 0
+        self.events.append(("turn", seat, kind, count, order, draw, drawn, mamma_mia))
         self.last_actor = seat
 
         # R-TURN-8: a full circle of passes that draw nothing ends the round.
-        if kind is None and draw is None:
+        if draw is None and kind is None:
             self.stall += 1
-            stalemate = self.stall >= self.players
+            if self.stall >= self.players:
+                self.events.append(("round_end", self.round, True))
+                self._start_resolution()
+                return
         else:
             self.stall = 0
-            stalemate = False
-        if round_over or stalemate:
-            self.events.append(("round_end", self.round, stalemate))
-            self._start_resolution()
-        else:
-            self.to_act = seat + 1 if seat + 1 < self.players else 0
+            if round_over:
+                self.events.append(("round_end", self.round, False))
+                self._start_resolution()
+                return
+        self.to_act = seat + 1 if seat + 1 < self.players else 0
 
     # -- resolution (R-RES-*) ---------------------------------------------------------
 
@@ -490,81 +609,126 @@ class State:
         """Reveals oven cards until an owner must decide or the oven is empty."""
         oven = self.oven
         table = self.table
-        while self._reveal < len(oven):
-            card = oven[self._reveal]
-            self._reveal += 1
-            k = KIND_INDEX.get(card)
-            if k is not None:
-                table[k] += 1
+        kind_index = KIND_INDEX
+        reveal = self._reveal
+        # Nothing below changes the oven, so it can be walked by a for loop.
+        for card in oven[reveal:] if reveal else oven:
+            reveal += 1
+            if card in kind_index:
+                table[kind_index[card]] += 1
                 continue
-            seat = self.owner(card)
-            auto, options = self._options_for(card, seat)
+            seat = self._owner[card]
+            kind, _, pairs, _ = _RECIPES[card]
+            auto: Counts | None = None
+            options: tuple[Resolve, ...] = ()
+            if kind == STANDARD:
+                # R-RES-4, checked here rather than in a method as it is the commonest
+                # order: baked when the table holds the recipe, else the owner may add
+                # every missing card from hand, or none.
+                have = self.hand_ings[seat]
+                missing: list[int] | None = None
+                for k, n in pairs:
+                    short = n - table[k]
+                    if short > 0:
+                        if have[k] < short:
+                            break               # the hand cannot make it up: it fails
+                        if missing is None:
+                            missing = [0, 0, 0, 0, 0]
+                        missing[k] = short
+                else:
+                    if missing is None:
+                        auto = ORDERS[card].need
+                    else:
+                        options = _standard_asks(_counts(missing))
+            else:
+                auto, options = self._special_options(card, seat)
             if auto is not None:
                 self._bake(card, seat, auto, None, None, True)
             elif options:
+                self._reveal = reveal
                 self.deciding = card
-                self._options = (*options, _DECLINE)
+                self._options = options
                 self.to_act = seat
                 return
             else:
                 self.waiters[seat].append(card)     # R-RES-9: fails, to the waiter's bottom
                 self.events.append(("fail", seat, card, False))
+        self._reveal = reveal
         self.deciding = None
         self._options = ()
         del oven[:]
         self._end_round()
 
-    def _options_for(self, card: str, seat: int) -> tuple[Counts | None, list[Resolve]]:
-        """Returns (table cards to bake with at once, or None; the owner's bake options).
+    def _special_options(self, card: str,
+                         seat: int) -> tuple[Counts | None, tuple[Resolve, ...]]:
+        """Returns, for a special order (standard ones are checked in _advance),
+        (table cards to bake with at once, or None; the owner's options, declining
+        last, or none).
 
         Per R-RES-8 an order the table completes with no choice bakes at once; the
         owner is asked only when a choice exists; no options means it fails.
         """
-        order = ORDERS[card]
+        kind, p, _, _ = _RECIPES[card]
         table = self.table
         have = self.hand_ings[seat]
-        if order.kind == STANDARD:
-            need = order.need
-            missing = [max(0, n - t) for n, t in zip(need, table, strict=True)]
-            if not any(missing):
-                return need, []
-            if all(m <= h for m, h in zip(missing, have, strict=True)):
-                return None, [Resolve(True, None, _counts(missing))]
-            return None, []
-        if order.kind == BOMBASTICA:
+        if kind == BOMBASTICA:
+            # R-RES-5: 15 on the table take all of it; fewer, any cards from hand that
+            # make up exactly 15.
             on_table = sum(table)
             if on_table >= BOMBASTICA_SIZE:
-                return _counts(table), []
+                return _counts(table), ()
             short = BOMBASTICA_SIZE - on_table
             if sum(have) < short:
-                return None, []
-            return None, [Resolve(True, None, _counts(c)) for c in _sub_multisets(have, short)]
-        p = order.personal
-        if order.kind == MINIMALE:
+                return None, ()
+            key = (short, *have)
+            asks = _BOMBASTICA_ASKS.get(key)
+            if asks is None:
+                asks = _BOMBASTICA_ASKS[key] = (
+                    *(_resolve(None, _counts(c)) for c in _sub_multisets(have, short)),
+                    _DECLINE)
+            return None, asks
+        others = _OTHER_KINDS[p]
+        if kind == MINIMALE:
             # R-RES-6: "?" is a kind other than the personal one with the lowest
-            # non-zero count on the table.
-            kinds = _minimale_kinds(table, p)
-            if not kinds:
-                return None, []
+            # non-zero count on the table (as _minimale_kinds, without the lists).
+            low = 0
+            for k in others:
+                t = table[k]
+                if t and (not low or t < low):
+                    low = t
+            if not low:
+                return None, ()
+            kinds: Sequence[int] = [k for k in others if table[k] == low]
             size = 3
         else:
-            assert order.kind == MONOTONI
-            kinds = [k for k in range(5) if k != p]
+            assert kind == MONOTONI
+            kinds = others                     # R-RES-7: "J" is any other kind
             size = 6
+        need_p = 1 - table[p] if table[p] < 1 else 0
+        if need_p > have[p]:
+            return None, ()                    # no recipe can have its personal card
+        single = len(kinds) == 1
         options = []
         for k in kinds:
-            missing = [0, 0, 0, 0, 0]
-            missing[p] = max(0, 1 - table[p])
-            missing[k] = max(0, size - table[k])
-            if missing[p] <= have[p] and missing[k] <= have[k]:
-                hand = _counts(missing) if any(missing) else None
-                options.append(Resolve(True, INGREDIENTS[k] if len(kinds) > 1 else None, hand))
-        if len(kinds) == 1 and options and options[0].hand is None:
-            recipe = [0, 0, 0, 0, 0]
-            recipe[p] = 1
-            recipe[kinds[0]] = size
-            return _counts(recipe), []
-        return None, options
+            need_k = size - table[k] if table[k] < size else 0
+            if need_k <= have[k]:
+                if need_p or need_k:
+                    missing = [0, 0, 0, 0, 0]
+                    missing[p] = need_p
+                    missing[k] = need_k
+                    options.append(_resolve(None if single else INGREDIENTS[k],
+                                            _counts(missing)))
+                elif single:
+                    # The only "?" and every card on the table: baked unasked (R-RES-8).
+                    recipe = [0, 0, 0, 0, 0]
+                    recipe[p] = 1
+                    recipe[k] = size
+                    return _counts(recipe), ()
+                else:
+                    options.append(_resolve(INGREDIENTS[k], None))
+        if not options:
+            return None, ()
+        return None, (*options, _DECLINE)
 
     def _resolve_rule(self) -> str:
         kind = ORDERS[self.deciding].kind if self.deciding else STANDARD
@@ -580,43 +744,56 @@ class State:
         seat = self.to_act
         assert card is not None and seat is not None
         if action.bake:
-            order = ORDERS[card]
+            kind, p, _, _ = _RECIPES[card]
             hand = action.hand or _ZERO
-            if order.kind == BOMBASTICA:
+            if kind == BOMBASTICA:
                 from_table: Counts = _counts(self.table)
-            elif order.kind == STANDARD:
-                from_table = _counts([n - h for n, h in zip(order.need, hand, strict=True)])
+            elif kind == STANDARD:
+                from_table = _minus(ORDERS[card].need, hand)
             else:
                 k = KIND_INDEX[action.ingredient] if action.ingredient else \
-                    _minimale_kinds(self.table, order.personal)[0]
+                    _minimale_kinds(self.table, p)[0]
                 need = [0, 0, 0, 0, 0]
-                need[order.personal] = 1
-                need[k] = 3 if order.kind == MINIMALE else 6
-                from_table = _counts([n - h for n, h in zip(need, hand, strict=True)])
+                need[p] = 1
+                need[k] = 3 if kind == MINIMALE else 6
+                from_table = _minus(need, hand)
             self._bake(card, seat, from_table, action.hand, action.ingredient, False)
         else:
             self.waiters[seat].append(card)
             self.events.append(("fail", seat, card, True))
         self._advance()
 
-    def _bake(self, card: str, seat: int, from_table: Sequence[int], hand: Counts | None,
+    def _bake(self, card: str, seat: int, from_table: Counts, hand: Counts | None,
               ingredient: str | None, auto: bool) -> None:
         table = self.table
-        have = self.hand_ings[seat]
-        hand = hand or _ZERO
-        used = self.used
+        kind, _, pairs, cards = _RECIPES[card]
         # The used pile takes the recipe's cards kind by kind, the personal ingredient
         # first where the recipe names one (1 P + ...); the order matters because the
         # used pile is shuffled into the next supply.
-        for k in _USE_ORDER[card]:
-            n = from_table[k] + hand[k]
-            if n:
-                table[k] -= from_table[k]
-                have[k] -= hand[k]
-                used.extend([INGREDIENTS[k]] * n)
+        if kind == STANDARD:
+            # The recipe is fixed: its cards in that order are precomputed.
+            if hand is None:
+                for k, n in pairs:
+                    table[k] -= n
+            else:
+                have = self.hand_ings[seat]
+                for k, n in pairs:
+                    table[k] -= n - hand[k]
+                    have[k] -= hand[k]
+            self.used += cards
+        else:
+            have = self.hand_ings[seat]
+            used = self.used
+            extra = hand or _ZERO
+            for k in _USE_ORDER[card]:
+                n = from_table[k] + extra[k]
+                if n:
+                    table[k] -= from_table[k]
+                    have[k] -= extra[k]
+                    used += [INGREDIENTS[k]] * n
         self.delivered[seat].append(card)
-        self.events.append(("bake", seat, card, ingredient, hand if any(hand) else None, auto,
-                            _counts(from_table)))
+        self.events.append(("bake", seat, card, ingredient,
+                            hand if hand is not None and any(hand) else None, auto, from_table))
 
     # -- rounds -------------------------------------------------------------------------
 
@@ -644,7 +821,7 @@ class State:
                     f"({_describe(cards)}), got {_describe(new_supply)} (R-NEXT-2)", "R-NEXT-2")
         else:
             new_supply = cards
-            self._own_rng().shuffle(new_supply)
+            _shuffle(self._own_rng(), new_supply)
         self._reshuffles.append(list(new_supply))
         self.supply = new_supply[::-1]
         self.used = []

@@ -100,6 +100,11 @@ def watch(server: str, match_id: str,
                     dropped = None
                     for item in wire.incomings(msg):
                         if isinstance(item, wire.Snapshot):
+                            if item.status == "waiting":
+                                # The game is dealt when the match starts; a second
+                                # snapshot brings it then.
+                                after = max(after, item.sequence)
+                                continue
                             if printer is None:
                                 printer = _Printer(item.view)
                                 yield printer.header()

@@ -77,6 +77,25 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .fairness import verify
+    from .record import load
+
+    try:
+        record = load(args.record)
+    except RecordError as e:
+        raise _named(args.record, e) from None
+    faults = verify(record)
+    if faults:
+        print(f"mammamia verify: {args.record}: {'; '.join(faults)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    source = record.meta["fairness"].get("source", "server")
+    print(f"{args.record}: verified: the commitment, the seeds ({source} seed"
+          f"{'' if source != 'server' else ' and the seats’ client seeds'}), the deal "
+          f"and {len(record.reshuffles or [])} reshuffle(s)")
+    return 0
+
+
 def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("state", help="print the state after a game record (docs/record.md)",
                        description="Replay RECORD and print the state dump as one JSON object. "
@@ -94,9 +113,18 @@ def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
     p.add_argument("--out", metavar="FILE", help="write the game record to FILE")
     p.set_defaults(func=_cmd_play)
+    p = sub.add_parser("verify", help="check a match record's seeds and deal",
+                       description="Check that RECORD's deal is fair: its commitment is the "
+                       "one the server published before anyone joined, the game seed is the "
+                       "one the revealed server seed and client seeds give, and the deal, "
+                       "first player and reshuffles are exactly what that seed shuffles "
+                       "(docs/fairness.md). Exit 0 with one line, or 2 naming what does not "
+                       "match.")
+    p.add_argument("record", metavar="RECORD.json")
+    p.set_defaults(func=_cmd_verify)
 
 
-BUILTIN = ("state", "show", "play")
+BUILTIN = ("state", "show", "play", "verify")
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:

@@ -836,10 +836,21 @@ class MatchEnded(_message.Message):
     RANKS_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    SERVER_SEED_FIELD_NUMBER: _builtins.int
+    CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    GAME_SEED_FIELD_NUMBER: _builtins.int
     status: Global___MatchStatus.ValueType
     """How it ended: MATCH_STATUS_FINISHED or MATCH_STATUS_ABORTED."""
     reason: _builtins.str
     """Why an aborted match was cut off; empty for a finished one."""
+    server_seed: _builtins.str
+    """The seeds, revealed now that the match is over (docs/fairness.md): the server
+    seed the commitment was made to (64 hex digits; for a match whose seed the
+    organiser chose, that seed in decimal), each seat's client seed in seat order
+    (empty where none was given), and the game seed derived from them, which
+    dealt the game. Empty for a match that started from a given position.
+    """
+    game_seed: _builtins.int
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Winning seats (R-END-2), empty for an aborted match."""
@@ -862,6 +873,8 @@ class MatchEnded(_message.Message):
         on Watch): phase PHASE_OVER with the winners for a finished match.
         """
 
+    @_builtins.property
+    def client_seeds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -871,10 +884,13 @@ class MatchEnded(_message.Message):
         ranks: _abc.Iterable[_builtins.int] | None = ...,
         view: Global___View | None = ...,
         reason: _builtins.str = ...,
+        server_seed: _builtins.str = ...,
+        client_seeds: _abc.Iterable[_builtins.str] | None = ...,
+        game_seed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delivered", b"delivered", "ranks", b"ranks", "reason", b"reason", "status", b"status", "view", b"view", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "delivered", b"delivered", "game_seed", b"game_seed", "ranks", b"ranks", "reason", b"reason", "server_seed", b"server_seed", "status", b"status", "view", b"view", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -993,6 +1009,7 @@ class Snapshot(_message.Message):
     DECISION_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     HISTORY_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match this stream belongs to."""
     status: Global___MatchStatus.ValueType
@@ -1000,6 +1017,19 @@ class Snapshot(_message.Message):
     then shows the dealt game, and the first events follow once it starts),
     MATCH_STATUS_RUNNING while it is played, MATCH_STATUS_FINISHED or
     MATCH_STATUS_ABORTED once it has ended (`match_ended` then follows at once).
+    """
+    commitment: _builtins.str
+    """The commitment to the match's seed, fixed before any seat joined: the SHA-256,
+    as 64 lowercase hex digits, of the UTF-8 text "mammamia-commitment/1\\n" +
+    match_id + "\\n" + server_seed. MatchEnded reveals the server seed (and the
+    seats' client seeds), so that anyone can check the deal (`mammamia verify`).
+    Empty for a match that starts from a given position.
+
+    Such a match is dealt when it starts, from the seeds as they stand then: while
+    it waits, `view` holds no card of the seat's own and no seat to act. When it
+    starts, every stream then open receives a second Snapshot (history empty, no
+    decision: the first decision follows as its own event) whose view replaces
+    the first one's.
     """
     @_builtins.property
     def view(self) -> Global___View:
@@ -1030,10 +1060,11 @@ class Snapshot(_message.Message):
         decision: Global___DecisionRequest | None = ...,
         status: Global___MatchStatus.ValueType = ...,
         history: _abc.Iterable[Global___SeatEvent] | None = ...,
+        commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "history", b"history", "match_id", b"match_id", "status", b"status", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "decision", b"decision", "history", b"history", "match_id", b"match_id", "status", b"status", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1180,18 +1211,28 @@ class JoinRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A display name for the bot (at most 64 characters). Ignored in a ladder match,
     whose seats keep the names the bots entered the ladder with.
+    """
+    client_seed: _builtins.str
+    """Optional entropy of the seat's own (at most 64 characters), mixed into the
+    game's seed with the server's committed seed when the match starts (see
+    Snapshot.commitment and docs/fairness.md): no one, the server included, can
+    then choose the deal alone. The last client seed a seat gives before the
+    match starts counts; one given later is ignored, as it is in a match whose
+    seed the organiser chose. Empty: none.
     """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        client_seed: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1208,6 +1249,7 @@ class JoinResponse(_message.Message):
     COLOUR_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat: _builtins.int
@@ -1218,6 +1260,8 @@ class JoinResponse(_message.Message):
     """Number of players."""
     deadline_ms: _builtins.int
     """The default per-decision deadline in milliseconds."""
+    commitment: _builtins.str
+    """The match's commitment to its seed (as Snapshot.commitment)."""
     def __init__(
         self,
         *,
@@ -1226,10 +1270,11 @@ class JoinResponse(_message.Message):
         colour: _builtins.str = ...,
         players: _builtins.int = ...,
         deadline_ms: _builtins.int = ...,
+        commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["colour", b"colour", "deadline_ms", b"deadline_ms", "match_id", b"match_id", "players", b"players", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["colour", b"colour", "commitment", b"commitment", "deadline_ms", b"deadline_ms", "match_id", b"match_id", "players", b"players", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1519,8 +1564,11 @@ class CreateMatchResponse(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id."""
+    commitment: _builtins.str
+    """The match's commitment to its seed (as Snapshot.commitment)."""
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """One secret seat token per seat, in seat order."""
@@ -1530,10 +1578,11 @@ class CreateMatchResponse(_message.Message):
         *,
         match_id: _builtins.str = ...,
         seat_tokens: _abc.Iterable[_builtins.str] | None = ...,
+        commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "seat_tokens", b"seat_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "seat_tokens", b"seat_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mammamia import Event, View
+from mammamia import Event, State, View
 from mammamia.actions import Action
 
 
@@ -75,6 +75,16 @@ class Asked:
 
 
 @dataclass(slots=True, eq=False)
+class Started:
+    """The match started and its game was dealt (a match that deals at its start):
+    every stream sends its viewer a fresh snapshot of ``state``, the game as dealt,
+    after the ``sequence`` numbered entries before it."""
+
+    sequence: int
+    state: State
+
+
+@dataclass(slots=True, eq=False)
 class Ended:
     """The match ended and its record is stored; ``status`` is finished or aborted."""
 
@@ -86,4 +96,4 @@ class Ended:
 
 
 Numbered = Happened | Defaulted
-Entry = Happened | Defaulted | Asked | Ended
+Entry = Happened | Defaulted | Asked | Started | Ended

@@ -32,6 +32,7 @@ import structlog
 
 from mammamia import State, new_game
 from mammamia.actions import Action
+from mammamia.fairness import Fairness
 
 from . import storage as st
 from .clock import Clock, SystemClock
@@ -90,10 +91,19 @@ class Host:
         """
         if not self.accepting:
             raise HostClosed("the server is shutting down and starts no new match")
-        if seed is None:
-            seed = secrets.randbits(63)
+        match_id = new_match_id()
+        fairness = None
         if game is None:
+            # The game is dealt when the match starts, from a seed committed to now
+            # and the seats' client seeds (mammamia.fairness); until then this one
+            # holds the seats and colours only.
+            drawn = first_player is None
+            fairness = (Fairness.drawn(match_id, players, drawn) if seed is None
+                        else Fairness.chosen(match_id, seed, players, drawn))
+            seed = fairness.seed
             game = new_game(players, seed, colours, first_player)
+        elif seed is None:
+            seed = secrets.randbits(63)
         deadline_ms = deadline_ms or self.deadline_ms
         if not 1 <= deadline_ms <= MAX_DEADLINE_MS:
             raise ValueError(f"deadline_ms must be 1..{MAX_DEADLINE_MS}, got {deadline_ms!r}")
@@ -101,7 +111,7 @@ class Host:
             raise ValueError(f"time_bank_ms must be 0..{MAX_TIME_BANK_MS}, got {time_bank_ms!r}")
         settings = Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder,
                             names=list(names))
-        state = Match(new_match_id(), game, seed, settings, self.clock.now(), played)
+        state = Match(match_id, game, seed, settings, self.clock.now(), played, fairness)
         tokens = tuple(new_token() for _ in range(game.players))
         match = Runner(state, tokens, self.storage, self.clock,
                        self.start_timeout if start_timeout is None else start_timeout)

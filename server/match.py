@@ -28,16 +28,19 @@ seat or a spectator may see of the log is decided in one place,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from mammamia import IllegalActionError, Resolve, State, public_events, record_of, view_of
+from mammamia import (IllegalActionError, Resolve, State, new_game, public_events, record_of,
+                      view_of)
 from mammamia.actions import Action
+from mammamia.fairness import SERVER, Fairness
 
 from .answers import ACCEPTED, REPEATED, Outcome, Refusal, refused
-from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered
+from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
 
 DEFAULT_DEADLINE_MS: Final = 5000
 STRIKES_TO_AUTOPILOT: Final = 3
@@ -72,14 +75,20 @@ class Match:
 
     ``game`` is the game to play (usually fresh from its ``seed``); ``played`` the
     actions that led to it from the deal, for a match that starts mid-game.
+
+    With ``fairness`` (mammamia.fairness), the game is dealt when the match starts,
+    from the committed server seed and the client seeds the seats gave at Join;
+    until then ``game`` only holds the seats and colours, and no view shows a card.
     """
 
     def __init__(self, match_id: str, game: State, seed: int, settings: Settings, now: float,
-                 played: Sequence[tuple[int, Action]] = ()) -> None:
+                 played: Sequence[tuple[int, Action]] = (),
+                 fairness: Fairness | None = None) -> None:
         n = game.players
         self.id = match_id
         self.state = game
         self.seed = seed
+        self.fairness = fairness
         self.settings = settings
         self.players = n
         self.names = [(settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT]
@@ -110,13 +119,25 @@ class Match:
 
     # -- seats -----------------------------------------------------------------------
 
-    def join(self, seat: int, name: str | None = None) -> bool:
+    @property
+    def deals_at_start(self) -> bool:
+        """Whether the game is dealt when the match starts (from committed seeds)."""
+        return self.fairness is not None
+
+    def join(self, seat: int, name: str | None = None, client_seed: str | None = None
+             ) -> bool:
         """Returns whether the name a seat shows changed after taking the seat (again).
 
         A ladder match keeps the ladder's names: the name a seat asks for is ignored,
-        so that a bot cannot pass itself off as another in the ladder's records.
+        so that a bot cannot pass itself off as another in the ladder's records. A
+        ``client_seed`` counts while the match waits (the last one given), when the
+        server drew the seed.
         """
         self.joined[seat] = True
+        fair = self.fairness
+        if client_seed and fair is not None and fair.source == SERVER and \
+                self.status == WAITING:
+            fair.client_seeds[seat] = client_seed
         if name and not self.settings.ladder and self.ended is None:
             name = name[:NAME_LIMIT]
             if name != self.names[seat]:
@@ -136,7 +157,18 @@ class Match:
             return
         self.status = RUNNING
         self.started = now
+        if self.fairness is not None:
+            self._deal()
+            self._append(Started(len(self.numbered), self.state.copy()))
         self._ask(now)
+
+    def _deal(self) -> None:
+        """Deals the game from the seeds as they stand (the start, or an abort before it)."""
+        fair = self.fairness
+        assert fair is not None
+        first = None if fair.first_player_drawn else self.state.events[0][2]
+        self.seed = fair.seed
+        self.state = new_game(self.players, self.seed, self.state.colours, first)
 
     # -- asking ----------------------------------------------------------------------
 
@@ -310,6 +342,8 @@ class Match:
 
     def abort(self, reason: str) -> None:
         """Cuts the match off (no-op once it is ending or has ended)."""
+        if self.status == WAITING and self.fairness is not None:
+            self._deal()            # so that the record's deal is the seeds' own
         if self.status in (WAITING, RUNNING):
             self.status = ENDING
             self.abort_reason = reason
@@ -330,11 +364,28 @@ class Match:
             meta["ladder"] = True
         if self.abort_reason is not None:
             meta["aborted"] = self.abort_reason
+        if self.fairness is not None:
+            # The seeds are revealed once the match is over; until then, only the
+            # commitment (the seed is the whole deal, and the reshuffles to come).
+            meta["fairness"] = self.fairness.meta() if self.revealed else {
+                "scheme": self.fairness.meta()["scheme"],
+                "commitment": self.fairness.commitment}
         return meta
 
+    @property
+    def revealed(self) -> bool:
+        """Whether the match is over, so that its seeds may be shown."""
+        return self.status not in (WAITING, RUNNING)
+
     def record(self, now: float) -> str:
-        """Returns the game record of the actions taken so far (JSON text)."""
-        return record_of(self.state, self.actions, seed=self.seed, meta=self.meta(now)).dumps()
+        """Returns the game record of the actions taken so far (JSON text); while the
+        match runs, without its seed."""
+        record = record_of(self.state, self.actions, seed=self.seed, meta=self.meta(now))
+        if self.fairness is None or self.revealed:
+            return record.dumps()
+        data = record.to_json()
+        del data["seed"]
+        return json.dumps(data, separators=(",", ":"))
 
     def result(self, stored: bool) -> Ended:
         """Returns how an ending match ends: as the rules say, or aborted when it was

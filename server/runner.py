@@ -128,10 +128,12 @@ class Runner:
 
     # -- calls into the match ------------------------------------------------------
 
-    def join(self, seat: int, name: str | None = None) -> None:
-        """Takes a seat (again), with a name; starts the match once every seat is in."""
+    def join(self, seat: int, name: str | None = None, client_seed: str | None = None
+             ) -> None:
+        """Takes a seat (again), with a name and a client seed (see Match.join); starts
+        the match once every seat is in."""
         first = not self.match.joined[seat]
-        if self.match.join(seat, name):
+        if self.match.join(seat, name, client_seed):
             self.storage.set_names(self.id, self.match.names)
         if first:
             log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])

@@ -20,6 +20,7 @@ import grpc
 import structlog
 
 from mammamia import IllegalActionError
+from mammamia.fairness import check_client_seed
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
@@ -233,10 +234,12 @@ class SeatService:
         if len(request.name) > NAME_LIMIT:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                         f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
-        match.join(seat, request.name)
-        state = match.match
-        return wire.join_response(match.id, seat, state.state.colours[seat], state.players,
-                                  state.settings.deadline_ms)
+        try:
+            client_seed = check_client_seed(request.client_seed)
+        except ValueError as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        match.join(seat, request.name, client_seed)
+        return wire.join_response(match.match, seat)
 
     async def Observe(self, request: pb.ObserveRequest, context: Context
                       ) -> AsyncIterator[bytes]:
@@ -456,7 +459,7 @@ class OrganiserService(pb_grpc.OrganiserServicer):
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         except (IllegalActionError, ValueError) as e:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        return wire.create_response(match.id, match.tokens)
+        return wire.create_response(match.match, match.tokens)
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
                           ) -> pb.ListMatchesResponse:

@@ -11,12 +11,12 @@ may not know give that viewer the same items.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mammamia import View, view_of
 
-from .events import Asked, Decision, Ended, Entry, Numbered
-from .match import Match
+from .events import Asked, Decision, Ended, Entry, Numbered, Started
+from .match import RUNNING, WAITING, Match
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +27,7 @@ class Final:
     view: View
 
 
-Item = Numbered | Decision | Final
-"""What a stream sends for one log entry."""
+_NO_CARDS = (0, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +46,17 @@ class Snapshot:
     status: str
 
 
+Item = Numbered | Decision | Final | Snapshot
+"""What a stream sends for one log entry."""
+
+
 def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
     """Returns what ``viewer`` receives for a log entry, or None for nothing."""
+    if isinstance(entry, Started):
+        # The deal was made at the start: the view the stream opened with is replaced.
+        # The first decision follows as its own entry.
+        return Snapshot(view_of(entry.state, viewer, history=False), entry.sequence, (),
+                        None, RUNNING)
     if isinstance(entry, Asked):
         d = entry.decision
         # Another seat's request is private; a closed one asks nothing any more.
@@ -67,6 +75,16 @@ def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:
     """Returns the snapshot that opens a stream resuming after sequence ``after``."""
     numbered = match.numbered
     d = match.decision
-    return Snapshot(view_of(match.state, viewer, history=False), len(numbered),
-                    tuple(numbered[max(0, after):]),
+    view = view_of(match.state, viewer, history=False)
+    if match.status == WAITING and match.deals_at_start:
+        view = _undealt(view)
+    return Snapshot(view, len(numbered), tuple(numbered[max(0, after):]),
                     d if d is not None and d.seat == viewer else None, match.status)
+
+
+def _undealt(view: View) -> View:
+    """Returns ``view`` with no card of the seat's own and no one to act: the game is
+    dealt when the match starts, so the cards of the state held until then are no
+    one's (what else a view shows at the start, counts and colours, is the same
+    whatever the deal)."""
+    return replace(view, to_act=None, hand=_NO_CARDS, hand_orders=(), waiter=(), legal=())

@@ -239,15 +239,22 @@ def _ended(item: FinalItem, match: Match) -> bytes:
     msg = pb.MatchEnded(status=STATUSES[e.status], winners=e.winners, delivered=e.delivered,
                         ranks=e.ranks)
     fields = pb.MatchEnded.DESCRIPTOR.fields_by_name       # view (5) before reason (6)
+    seeds = b""
+    fair = match.fairness
+    if fair is not None:
+        seeds = pb.MatchEnded(server_seed=fair.server_seed, client_seeds=fair.client_seeds,
+                              game_seed=match.seed).SerializeToString()
     return msg.SerializeToString() + enc.length(
         fields["view"].number, enc.view(item.view, match.seat_facts())) + enc.text(
-        fields["reason"].number, e.reason or "")
+        fields["reason"].number, e.reason or "") + seeds
 
 
 def stream_entry(item: Item, match: Match, now: float) -> bytes:
     """Returns one item for a stream as a ``SeatEvents.events`` entry."""
     if isinstance(item, Decision):
         event = enc.seat_event(0, "decision", decision_bytes(item, match, now))
+    elif isinstance(item, Snapshot):
+        return snapshot_entry(item, match, now)
     elif isinstance(item, FinalItem):
         event = enc.seat_event(0, "match_ended", _ended(item, match))
     else:
@@ -264,7 +271,8 @@ def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
         b"" if snap.decision is None else enc.length(
             fields["decision"].number, decision_bytes(snap.decision, match, now)),
         enc.uint(fields["status"].number, STATUSES[snap.status]),
-        *(enc.history_entry(numbered_entry(e)) for e in snap.history)))
+        *(enc.history_entry(numbered_entry(e)) for e in snap.history),
+        enc.text(fields["commitment"].number, commitment_of(match))))
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 
@@ -303,11 +311,16 @@ CODECS: Final[dict[str, dict[str, Codec]]] = {
 streams send ready-made bytes."""
 
 
-def join_response(match_id: str, seat: int, colour: str, players: int,
-                  deadline_ms: int) -> pb.JoinResponse:
+def commitment_of(match: Match) -> str:
+    """Returns the match's commitment to its seed ("" when it has none)."""
+    return match.fairness.commitment if match.fairness is not None else ""
+
+
+def join_response(match: Match, seat: int) -> pb.JoinResponse:
     """Returns the reply to Join."""
-    return pb.JoinResponse(match_id=match_id, seat=seat, colour=colour, players=players,
-                           deadline_ms=deadline_ms)
+    return pb.JoinResponse(match_id=match.id, seat=seat, colour=match.state.colours[seat],
+                           players=match.players, deadline_ms=match.settings.deadline_ms,
+                           commitment=commitment_of(match))
 
 
 def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
@@ -320,9 +333,10 @@ def game_record(match_id: str, record: str) -> pb.GameRecord:
     return pb.GameRecord(match_id=match_id, json=record)
 
 
-def create_response(match_id: str, tokens: Sequence[str]) -> pb.CreateMatchResponse:
+def create_response(match: Match, tokens: Sequence[str]) -> pb.CreateMatchResponse:
     """Returns the reply to CreateMatch."""
-    return pb.CreateMatchResponse(match_id=match_id, seat_tokens=tokens)
+    return pb.CreateMatchResponse(match_id=match.id, seat_tokens=tokens,
+                                  commitment=commitment_of(match))
 
 
 def list_response(rows: Sequence[MatchRow]) -> pb.ListMatchesResponse:

@@ -1,0 +1,153 @@
+"""Verifiable deals: a match's seed committed to before anyone joins, mixed with the
+seats' own entropy, revealed at the end, and checked against the record.
+
+The scheme (``mammamia-seed/1``, docs/fairness.md):
+
+1. At creation the server draws a **server seed**, 32 random bytes written as 64
+   lowercase hex digits, and publishes its **commitment**: the SHA-256, in hex, of
+   the UTF-8 text ``"mammamia-commitment/1\\n" + match_id + "\\n" + server_seed``.
+2. Each seat may give a **client seed** when it joins, before the match starts: any
+   text of at most CLIENT_SEED_LIMIT characters (none is the empty text).
+3. When the match starts, the **game seed** is the first 8 bytes, big-endian, of
+   the SHA-256 of ``"mammamia-seed/1\\n" + server_seed + "\\n" + client_seed_0 +
+   "\\n" + ... + client_seed_last`` (one per seat, in seat order), shifted right by
+   one bit (so it is below 2**63). The game is dealt from it (R-SETUP-8): the
+   opening, the first player when the organiser did not choose one, and the
+   reshuffles of rounds 2 and 3.
+4. At the end, the match's end and its record reveal the server seed and the
+   client seeds (the record's ``meta.fairness``).
+
+A match whose seed the organiser chose plays that seed: its commitment is over the
+seed in decimal, as the server seed, and client seeds are not mixed in (a chosen
+seed is for replaying a known deal).
+
+:func:`verify` checks a record against all this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from .errors import RecordError
+from .record import Record, record_of
+
+SCHEME: Final = "mammamia-seed/1"
+CLIENT_SEED_LIMIT: Final = 64
+SERVER: Final = "server"          # the server drew the seed
+ORGANISER: Final = "organiser"    # the organiser chose it
+
+
+def new_server_seed() -> str:
+    """Returns a fresh server seed: 32 random bytes as 64 hex digits."""
+    return secrets.token_hex(32)
+
+
+def commitment(match_id: str, server_seed: str) -> str:
+    """Returns the hex SHA-256 commitment to ``server_seed`` for match ``match_id``."""
+    text = f"mammamia-commitment/1\n{match_id}\n{server_seed}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def game_seed(server_seed: str, client_seeds: Sequence[str]) -> int:
+    """Returns the game seed (0 to 2**63 - 1) derived from the server seed and each
+    seat's client seed, in seat order ("" for a seat that gave none)."""
+    text = "\n".join((SCHEME, server_seed, *client_seeds))
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def check_client_seed(text: str) -> str:
+    """Returns ``text``; raises ValueError when it is longer than CLIENT_SEED_LIMIT."""
+    if len(text) > CLIENT_SEED_LIMIT:
+        raise ValueError(f"client_seed: at most {CLIENT_SEED_LIMIT} characters, "
+                         f"got {len(text)}")
+    return text
+
+
+@dataclass(slots=True)
+class Fairness:
+    """One match's seeds: the server seed and its commitment, and the seats' client
+    seeds as they join. ``source`` is SERVER, or ORGANISER for a chosen seed."""
+
+    match_id: str
+    server_seed: str
+    source: str
+    client_seeds: list[str]
+    first_player_drawn: bool
+
+    @classmethod
+    def drawn(cls, match_id: str, players: int, first_player_drawn: bool) -> Fairness:
+        """Returns the seeds of a match whose seed the server draws."""
+        return cls(match_id, new_server_seed(), SERVER, [""] * players, first_player_drawn)
+
+    @classmethod
+    def chosen(cls, match_id: str, seed: int, players: int,
+               first_player_drawn: bool) -> Fairness:
+        """Returns the seeds of a match whose seed the organiser chose."""
+        return cls(match_id, str(seed), ORGANISER, [""] * players, first_player_drawn)
+
+    @property
+    def commitment(self) -> str:
+        """Returns the commitment published before anyone joins."""
+        return commitment(self.match_id, self.server_seed)
+
+    @property
+    def seed(self) -> int:
+        """Returns the game seed (with the client seeds given so far)."""
+        if self.source == ORGANISER:
+            return int(self.server_seed)
+        return game_seed(self.server_seed, self.client_seeds)
+
+    def meta(self) -> dict[str, Any]:
+        """Returns the record's ``meta.fairness``: everything :func:`verify` needs."""
+        return {"scheme": SCHEME, "source": self.source, "commitment": self.commitment,
+                "server_seed": self.server_seed, "client_seeds": list(self.client_seeds),
+                "first_player_drawn": self.first_player_drawn}
+
+
+def verify(record: Record) -> list[str]:
+    """Returns what does not match in ``record``'s deal and seeds (empty when all does):
+    the commitment, the game seed derived from the revealed seeds, the deal, the first
+    player (when drawn) and the reshuffles the seed produces (R-SETUP-8)."""
+    fair = record.meta.get("fairness")
+    match_id = record.meta.get("match")
+    if not isinstance(fair, dict) or not isinstance(match_id, str):
+        return ["the record has no meta.fairness and meta.match to verify"]
+    server_seed = fair.get("server_seed")
+    clients = fair.get("client_seeds")
+    if not isinstance(server_seed, str) or not isinstance(clients, list) or not all(
+            isinstance(c, str) for c in clients):
+        return ["meta.fairness needs server_seed (text) and client_seeds (a list of text)"]
+    faults = []
+    if fair.get("commitment") != commitment(match_id, server_seed):
+        faults.append("the commitment is not the SHA-256 of the match id and server seed")
+    if fair.get("source") == ORGANISER:
+        expected = int(server_seed) if server_seed.isdigit() else None
+    else:
+        if len(clients) != record.players:
+            faults.append(f"client_seeds has {len(clients)} entries for "
+                          f"{record.players} seats")
+        expected = game_seed(server_seed, clients)
+    if expected != record.seed:
+        faults.append(f"the record's seed {record.seed} is not the seed the revealed seeds "
+                      f"give ({expected})")
+        return faults
+    drawn = bool(fair.get("first_player_drawn"))
+    fresh = Record(record.players, record.colours, record.seed,
+                   None if drawn else record.first_player, None, None, record.actions)
+    try:
+        dealt = record_of(fresh.replay(), record.actions, seed=record.seed)
+    except RecordError as e:      # an action the seed's own deal does not allow
+        return [*faults, f"the actions do not replay on the seed's deal: {e}"]
+    if drawn and dealt.first_player != record.first_player:
+        faults.append(f"first_player {record.first_player} is not the one the seed draws "
+                      f"({dealt.first_player}, R-SETUP-6)")
+    if record.deal is not None and dealt.deal != record.deal:
+        faults.append("the deal is not the one the seed shuffles (R-SETUP-8)")
+    if (record.reshuffles or []) != (dealt.reshuffles or []):
+        faults.append("the reshuffles are not the ones the seed shuffles (R-SETUP-8)")
+    return faults

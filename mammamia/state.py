@@ -205,7 +205,7 @@ class State:
 
     __slots__ = (
         "_deal", "_options", "_owner", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng",
-        "_rng_shared",
+        "_rng_shared", "_shared",
         "colours", "deciding", "delivered", "events", "hand_ings", "hand_orders",
         "holder", "last_actor", "oven", "phase", "players", "round", "seat_of_colour",
         "stall", "supply", "table", "to_act", "used", "waiters",
@@ -242,6 +242,10 @@ class State:
     _rng_shared: bool
     _options: tuple[Resolve, ...]
     _owner: dict[str, int]         # the seat owning each order card in the game
+    # Bit i set: seat i's lists (hand_ings[i], hand_orders[i], waiters[i],
+    # delivered[i]) may be shared with another state made by child(), so they are
+    # copied (_own) before this state changes them.
+    _shared: int
     _reveal: int
 
     # -- construction -------------------------------------------------------------
@@ -284,6 +288,7 @@ class State:
             owner = _OWNERS[colours] = {o.id: i for i, c in enumerate(colours)
                                         for o in ORDERS_BY_COLOUR[c]}
         s._owner = owner
+        s._shared = 0
         if deal is None:
             # R-SETUP-2..5: shuffle and deal ingredients, shuffle the Mamma Mia! card
             # into the rest, and shuffle each waiter.
@@ -332,6 +337,12 @@ class State:
 
     def copy(self) -> State:
         """Returns an independent copy of this state (its generator included)."""
+        return self._clone(True)
+
+    def _clone(self, deep: bool) -> State:
+        """Returns a copy of this state; unless ``deep``, one whose seats' hands,
+        waiters and delivered piles are shared with this state until either changes
+        them (see ``_shared``)."""
         s = State.__new__(State)
         s.players = self.players
         s.colours = self.colours
@@ -345,10 +356,19 @@ class State:
         s.table = self.table[:]
         s.used = self.used[:]
         s.holder = self.holder
-        s.hand_ings = [h[:] for h in self.hand_ings]
-        s.hand_orders = [h[:] for h in self.hand_orders]
-        s.waiters = [w[:] for w in self.waiters]
-        s.delivered = [d[:] for d in self.delivered]
+        if deep:
+            copy = list.copy
+            s.hand_ings = list(map(copy, self.hand_ings))
+            s.hand_orders = list(map(copy, self.hand_orders))
+            s.waiters = list(map(copy, self.waiters))
+            s.delivered = list(map(copy, self.delivered))
+            s._shared = 0
+        else:
+            s.hand_ings = self.hand_ings[:]
+            s.hand_orders = self.hand_orders[:]
+            s.waiters = self.waiters[:]
+            s.delivered = self.delivered[:]
+            s._shared = self._shared = (1 << self.players) - 1
         s.deciding = self.deciding
         s._options = self._options
         s._reveal = self._reveal
@@ -364,6 +384,14 @@ class State:
         s._rng_shared = self._rng_shared = True
         return s
 
+    def _own(self, seat: int) -> None:
+        """Gives this state its own copy of a seat's lists before it changes them."""
+        self.hand_ings[seat] = self.hand_ings[seat][:]
+        self.hand_orders[seat] = self.hand_orders[seat][:]
+        self.waiters[seat] = self.waiters[seat][:]
+        self.delivered[seat] = self.delivered[seat][:]
+        self._shared &= ~(1 << seat)
+
     def _own_rng(self) -> random.Random:
         """Returns this state's generator, first made its own if copies share it."""
         if self._rng_shared:
@@ -374,8 +402,14 @@ class State:
         return self._rng
 
     def child(self, action: Action) -> State:
-        """Returns a copy of this state with ``action`` applied; raises IllegalActionError."""
-        s = self.copy()
+        """Returns a copy of this state with ``action`` applied; raises IllegalActionError.
+
+        The child shares with this state the lists of the seats the action leaves
+        alone (copy-on-write: each state copies a seat's lists before its own
+        ``apply`` changes them). Like every public attribute they are not to be
+        changed in place; ``copy()`` gives a state whose lists are all its own.
+        """
+        s = self._clone(False)
         s.apply(action)
         return s
 
@@ -486,6 +520,8 @@ class State:
     def _apply_turn(self, action: Turn) -> None:
         seat = self.to_act
         assert seat is not None
+        if self._shared >> seat & 1:
+            self._own(seat)
         ings = self.hand_ings[seat]
         orders = self.hand_orders[seat]
         kind = action.ingredient
@@ -651,6 +687,8 @@ class State:
                 self.to_act = seat
                 return
             else:
+                if self._shared >> seat & 1:
+                    self._own(seat)
                 self.waiters[seat].append(card)     # R-RES-9: fails, to the waiter's bottom
                 self.events.append(("fail", seat, card, False))
         self._reveal = reveal
@@ -759,12 +797,16 @@ class State:
                 from_table = _minus(need, hand)
             self._bake(card, seat, from_table, action.hand, action.ingredient, False)
         else:
+            if self._shared >> seat & 1:
+                self._own(seat)
             self.waiters[seat].append(card)
             self.events.append(("fail", seat, card, True))
         self._advance()
 
     def _bake(self, card: str, seat: int, from_table: Counts, hand: Counts | None,
               ingredient: str | None, auto: bool) -> None:
+        if self._shared >> seat & 1:
+            self._own(seat)
         table = self.table
         kind, _, pairs, cards = _RECIPES[card]
         # The used pile takes the recipe's cards kind by kind, the personal ingredient

@@ -19,6 +19,7 @@ import pytest
 
 from bench.reference_engine import ReferenceGame, play_random_game
 from mammamia import action_to_json, new_game
+from mammamia.dump import state_dump
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path("/work/shared/conformance")   # the shared records, where this machine has them
@@ -114,3 +115,33 @@ def test_reference_replays_the_conformance_records(record: Path) -> None:
         seat = game.to_act
         assert {canon(a) for a in game.legal_actions()} == \
             {canon(a) for a in expect["legal"] if a["seat"] == seat}
+
+
+def test_child_states_keep_their_parents_and_siblings_intact() -> None:
+    # child() shares the lists of untouched seats with its parent (copy-on-write):
+    # a game played as a chain of children, each parent also branched into siblings
+    # that play on to the end, must stay the reference's game, and no branch may
+    # change a state it came from.
+    for players in (2, 3, 4, 5):
+        seed = 77 + players
+        state = new_game(players, seed=seed)
+        game = ReferenceGame(players, seed=seed)
+        choose, wander = random.Random(seed).choice, random.Random(-seed).choice
+        step = 0
+        while state.to_act is not None:
+            before = state_dump(state)
+            legal = state.legal_actions()
+            siblings = [state.child(a) for a in legal[:2]]
+            if step % 12 == 0:
+                for side in siblings:
+                    while side.to_act is not None:
+                        side = side.child(wander(side.legal_actions()))
+            action = choose(legal)
+            child = state.child(action)
+            assert state_dump(state) == before, (players, step)
+            game.apply(json.loads(canon(action_to_json(0, action))))
+            state = child
+            step += 1
+        assert game.is_over()
+        assert state.scores() == game.scores()
+        assert state.winners() == game.winners()

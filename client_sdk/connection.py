@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -164,6 +165,9 @@ class _Seat:
         self.view: View | None = None
         self.replaced = 0
         self.late: asyncio.Future[Decision] | None = None   # a call past its deadline
+        # Entropy of the seat's own, mixed into the deal with the server's committed
+        # seed (docs/fairness.md), so that the server cannot choose the deal alone.
+        self.client_seed = secrets.token_hex(16)
 
     def busy(self) -> bool:
         """Returns whether a call into the bot that ran past its deadline still runs."""
@@ -209,7 +213,8 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
                    backoff: Backoff) -> MatchResult | None:
     """Returns the result if the match ended on this connection, None if the stream
     closed early; raises AioRpcError when the connection fails."""
-    reply = await stub.Join(wire.join_request(name), metadata=seat.metadata, timeout=10)
+    reply = await stub.Join(wire.join_request(name, seat.client_seed), metadata=seat.metadata,
+                            timeout=10)
     match_id, number, colour, players, deadline_ms = wire.joined(reply)
     first = not seat.match_id
     seat.match_id, seat.seat = match_id, number

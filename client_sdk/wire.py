@@ -269,9 +269,10 @@ def action(msg: pb.Action) -> Action:
 # -- what leaves -------------------------------------------------------------------------
 
 
-def join_request(name: str) -> pb.JoinRequest:
-    """Returns the request that takes a seat under a display name."""
-    return pb.JoinRequest(name=name)
+def join_request(name: str, client_seed: str = "") -> pb.JoinRequest:
+    """Returns the request that takes a seat under a display name, adding the seat's
+    own entropy to the deal (``client_seed``, at most 64 characters)."""
+    return pb.JoinRequest(name=name, client_seed=client_seed)
 
 
 def observe(after_sequence: int) -> pb.PlayRequest:

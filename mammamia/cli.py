@@ -90,9 +90,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         print(f"mammamia verify: {args.record}: {'; '.join(faults)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     source = record.meta["fairness"].get("source", "server")
-    print(f"{args.record}: verified: the commitment, the seeds ({source} seed"
-          f"{'' if source != 'server' else ' and the seats’ client seeds'}), the deal "
-          f"and {len(record.reshuffles or [])} reshuffle(s)")
+    print(f"{args.record}: verified ({source} seed): commitment, game seed, deal, "
+          f"{len(record.reshuffles or [])} reshuffles")
     return 0
 
 

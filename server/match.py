@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from mammamia import (IllegalActionError, Resolve, State, new_game, public_events, record_of,
-                      view_of)
+from mammamia import IllegalActionError, Resolve, State, new_game, public_events, record_of, view_of
 from mammamia.actions import Action
 from mammamia.fairness import SERVER, Fairness
 

@@ -249,20 +249,21 @@ class LadderReads:
 
     def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) for all matches or one count."""
-        with self.snapshot():
-            finished = self.rated(players)
-            rows = self._db.execute(
-                "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0), COALESCE(t.wins, 0),"
-                " COALESCE(t.delivered, 0) FROM ladder_ratings r LEFT JOIN ladder_tallies t"
-                " ON t.players = r.players AND t.name = r.name WHERE r.players = ?",
-                (players,)).fetchall()
-        lines = sorted(((Rating(mu, sigma), name, games, wins, delivered)
-                        for name, mu, sigma, games, wins, delivered in rows),
+        # One statement (one snapshot), its rows gathered by SQLite into one JSON text:
+        # on a reader thread, one hand-over of the interpreter instead of one a row.
+        (finished, lines), = self._db.execute(
+            "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
+            " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
+            " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
+            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+            " WHERE r.players = ?1", (players,)).fetchall()
+        rated = sorted(((Rating(mu, sigma), name, games, wins, delivered)
+                        for name, mu, sigma, games, wins, delivered in json.loads(lines)),
                        key=lambda line: (-line[0].conservative, line[1]))
-        return finished, [
+        return int(finished), [
             Standing(rank, name, r.conservative, r.mu, r.sigma, games, wins,
                      delivered / games if games else 0.0)
-            for rank, (r, name, games, wins, delivered) in enumerate(lines, start=1)]
+            for rank, (r, name, games, wins, delivered) in enumerate(rated, start=1)]
 
     def matches(self, name: str | None = None, limit: int = 20,
                 status: str | None = None) -> list[MatchRow]:
@@ -270,49 +271,41 @@ class LadderReads:
         played in; of any status, or of ``status`` only."""
         if name is not None:
             # The bot's results newest first (one index), each match's status checked.
-            query = ("SELECT m.match_id FROM ladder_results r"
-                     " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
-                     + (" AND m.status = ?" if status is not None else "")
-                     + " ORDER BY r.created DESC, r.match_id LIMIT ?")
+            page = ("SELECT m.match_id FROM ladder_results r"
+                    " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
+                    + (" AND m.status = ?" if status is not None else "")
+                    + " ORDER BY r.created DESC, r.match_id LIMIT ?")
             params: tuple[object, ...] = (name, *(() if status is None else (status,)), limit)
         elif status is not None:
-            query = ("SELECT match_id FROM ladder_matches WHERE status = ?"
-                     " ORDER BY created DESC, match_id LIMIT ?")
+            page = ("SELECT match_id FROM ladder_matches WHERE status = ?"
+                    " ORDER BY created DESC, match_id LIMIT ?")
             params = (status, limit)
         else:
-            query = "SELECT match_id FROM ladder_matches ORDER BY created DESC, match_id LIMIT ?"
+            page = "SELECT match_id FROM ladder_matches ORDER BY created DESC, match_id LIMIT ?"
             params = (limit,)
-        with self.snapshot():
-            ids = [match_id for (match_id,) in self._db.execute(query, params)]
-            rows = self._rows(ids)
-        return [rows[match_id] for match_id in ids if match_id in rows]
+        return sorted(self._rows(page, params), key=lambda m: (-m.created, m.match_id))
 
     def match(self, match_id: str) -> MatchRow | None:
         """Returns one ladder match, or None when ``match_id`` is not a ladder match."""
-        with self.snapshot():
-            return self._rows([match_id]).get(match_id)
+        rows = self._rows("SELECT ? AS match_id", (match_id,))
+        return rows[0] if rows else None
 
-    def _rows(self, ids: Sequence[str]) -> dict[str, MatchRow]:
-        """Returns the matches ``ids`` with their seats (two statements for all)."""
-        if not ids:
-            return {}
-        listed = json.dumps(list(ids))
-        heads = self._db.execute(
-            "SELECT match_id, players, status, created FROM ladder_matches"
-            " WHERE match_id IN (SELECT value FROM json_each(?))", (listed,)).fetchall()
-        seats: dict[str, list[tuple[str, int | None]]] = {}
-        for match_id, name, rank in self._db.execute(
-                "SELECT match_id, name, rank FROM ladder_results"
-                " WHERE match_id IN (SELECT value FROM json_each(?)) ORDER BY match_id, seat",
-                (listed,)):
-            seats.setdefault(match_id, []).append((name, rank))
-        rows = {}
-        for match_id, players, status, created in heads:
-            seated = seats.get(match_id, [])
-            winners = tuple(s for s, (_, rank) in enumerate(seated) if rank == 1)
-            rows[match_id] = MatchRow(match_id, players, status, created,
-                                      tuple(n for n, _ in seated),
-                                      winners if status == "finished" else ())
+    def _rows(self, page: str, params: Sequence[object]) -> list[MatchRow]:
+        """Returns the matches whose ids the query ``page`` selects, with their seats:
+        one statement (one snapshot), gathered by SQLite into one JSON text."""
+        (listed,), = self._db.execute(
+            "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
+            " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
+            " FROM ladder_results r WHERE r.match_id = m.match_id))))"
+            f" FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id",
+            params).fetchall()
+        rows = []
+        for match_id, players, status, created, seats in json.loads(listed):
+            seated = sorted(seats)
+            winners = tuple(seat for seat, _, rank in seated if rank == 1)
+            rows.append(MatchRow(match_id, players, status, created,
+                                 tuple(name for _, name, _ in seated),
+                                 winners if status == "finished" else ()))
         return rows
 
 

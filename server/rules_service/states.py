@@ -25,7 +25,6 @@ from mammamia import (
     public_events,
     view_of,
 )
-from mammamia.determinize import Sampler
 
 from .errors import BadRequest, TooManyStates, UnknownHandle
 from .policies import Outcome, PolicyFactory, play_out, seat_policies
@@ -113,6 +112,9 @@ class States:
         if not 1 <= count <= MAX_SAMPLES:
             raise BadRequest(f"count: 1 to {MAX_SAMPLES} samples, got {count}")
         self._room(count)
+        # Imported here: the sampler's bookkeeping tables are built only when used.
+        from mammamia.determinize import Sampler
+
         rng = random.Random(seed)
         try:
             sampler = Sampler(view)

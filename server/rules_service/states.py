@@ -112,7 +112,7 @@ class States:
         if not 1 <= count <= MAX_SAMPLES:
             raise BadRequest(f"count: 1 to {MAX_SAMPLES} samples, got {count}")
         self._room(count)
-        # Imported here: the sampler's bookkeeping tables are built only when used.
+        # Imported when first used: the other calls do not depend on the sampler.
         from mammamia.determinize import Sampler
 
         rng = random.Random(seed)

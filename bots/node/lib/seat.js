@@ -5,6 +5,7 @@
  * and resuming after the last sequence number seen, until the match ends.
  */
 
+const crypto = require('node:crypto');
 const { backoffMs, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
 const { choose, describe } = require('./policy');
 const { matchLog } = require('./search');
@@ -36,11 +37,14 @@ async function playSeat({
   const progress = {
     lastSequence: 0, joined: false, failingSince: null, attempt: 0, history: matchLog(),
   };
+  // Entropy of the seat's own, mixed into the deal with the server's committed seed
+  // (docs/fairness.md): the server cannot then choose the deal alone.
+  const clientSeed = crypto.randomBytes(16).toString('hex');
   try {
     while (!signal.aborted) {
       let failure = 'stream closed before the match ended';
       try {
-        const joined = await unary(client, 'Join', { name }, metadata);
+        const joined = await unary(client, 'Join', { name, client_seed: clientSeed }, metadata);
         const seatLog = log.bind({ match: joined.match_id, seat: joined.seat });
         seatLog.info(progress.joined ? 'rejoined' : 'joined', {
           colour: joined.colour, players: joined.players, after_sequence: progress.lastSequence,

@@ -243,9 +243,12 @@ class Ladder:
             return
         # One task writes the match's row and then its result, and a drain does not
         # cancel it: a match once created is always settled, never left running.
-        settled = asyncio.ensure_future(self._settle(match_id, names))
+        stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        settled = asyncio.ensure_future(self._settle(match_id, names, stored))
         self._settling.add(settled)
         settled.add_done_callback(self._settling.discard)
+        # The row first: a bot told its seat finds its match in the ladder's lists.
+        await asyncio.shield(stored)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
             assignment = Assignment(match_id, token, seat, len(names))
             self._seated[name] = assignment
@@ -262,8 +265,14 @@ class Ladder:
         server's drain awaits it after the matches have ended)."""
         await asyncio.gather(*self._settling, return_exceptions=True)
 
-    async def _settle(self, match_id: str, names: tuple[str, ...]) -> None:
-        await self.writer.run(self.store.start_match, match_id, names)
+    async def _settle(self, match_id: str, names: tuple[str, ...],
+                      stored: asyncio.Future[None]) -> None:
+        try:
+            await self.writer.run(self.store.start_match, match_id, names)
+        except BaseException as e:
+            stored.set_exception(e)
+            raise
+        stored.set_result(None)
         log.info("ladder_match_started", match=match_id, names=list(names))
         try:
             outcome = await self.host.outcome(match_id)

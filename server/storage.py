@@ -24,7 +24,7 @@ import fcntl
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -228,18 +228,20 @@ class Storage:
         """Returns a new connection to the same file (for another thread or module)."""
         return connect(self.path)
 
-    def abort_unfinished(self, reason: str) -> list[str]:
-        """Returns the ids of matches left waiting or running, after marking them aborted.
+    def abort_unfinished(self, reason: str, keep: Collection[str] = ()) -> list[str]:
+        """Returns the ids of matches left waiting or running, after marking them aborted,
+        except those in ``keep`` (the matches the server resumes).
 
         For start-up, before any match is created: it writes on the calling thread.
         """
         with self.db:
             self.db.execute("BEGIN IMMEDIATE")
             ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM matches WHERE status IN ('waiting', 'running')")]
-            self.db.execute(
-                "UPDATE matches SET status = 'aborted', ended = ?, reason = ? "
-                "WHERE status IN ('waiting', 'running')", (now_iso(), reason))
+                "SELECT id FROM matches WHERE status IN ('waiting', 'running')")
+                if r[0] not in keep]
+            self.db.executemany(
+                "UPDATE matches SET status = 'aborted', ended = ?, reason = ? WHERE id = ?",
+                [(now_iso(), reason, match_id) for match_id in ids])
         return ids
 
     def add_match(self, match_id: str, players: int, names: Sequence[str], ladder: bool,

@@ -21,6 +21,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+import structlog
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -35,6 +37,8 @@ BUSY_TIMEOUT_S: Final = 30.0
 # Alembic's ``context`` and ``op`` are module-wide proxies: one migration run at a time
 # in a process (other processes wait for SQLite's write lock instead).
 _RUNNING = threading.Lock()
+
+log = structlog.get_logger()
 
 
 class SchemaError(RuntimeError):
@@ -64,9 +68,14 @@ def upgrade(path: str | Path, target: str = "head") -> bool:
     """Brings the database file at ``path`` to ``target`` (the newest revision by
     default); returns whether anything was applied. Raises SchemaError when it cannot:
     a damaged file, or one a newer server wrote (a revision this one does not know)."""
-    if target == "head" and revision(path) == HEAD:
+    before = revision(path)
+    if target == "head" and before == HEAD:
         return False
     _alembic("upgrade", path, target)
+    after = revision(path)
+    if after != before:
+        log.info("database_schema_upgraded", db=str(path), revision_before=before,
+                 revision=after)
     return True
 
 

@@ -41,6 +41,61 @@ def play(players: int, seed: int) -> int:
     return decisions
 
 
+def search_like(players: int, seed: int, fan_out: int = 8) -> int:
+    """Plays one random game the way a search bot walks a tree: at every decision the
+    child of each of the first ``fan_out`` legal actions, then on with the child of a
+    random one. Returns how many children it made."""
+    state = new_game(players, seed=seed)
+    choose = random.Random(seed).choice
+    children = 0
+    while state.to_act is not None:
+        legal = state.legal_actions()
+        for action in legal[:fan_out]:
+            state.child(action)
+        children += min(len(legal), fan_out) + 1
+        state = state.child(choose(legal))
+    return children
+
+
+def measure_children(players: int, seconds: float, seed: int = 0) -> dict[str, float]:
+    """Returns ``State.child`` calls per second (and per CPU second) of ``search_like``."""
+    search_like(players, seed - 1)
+    children = games = 0
+    cpu = time.process_time()
+    start = time.perf_counter()
+    while True:
+        children += search_like(players, seed + games)
+        games += 1
+        if time.perf_counter() - start >= seconds:
+            break
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"players": players, "games": games, "children": children,
+            "children_per_second": round(children / elapsed),
+            "children_per_cpu_second": round(children / cpu) if cpu > 0 else 0}
+
+
+def profile(players: int = HEADLINE_PLAYERS, games: int = 1000, top: int = 15) -> str:
+    """Returns cProfile's busiest functions (by own time) over ``games`` random games
+    and a tenth as many ``search_like`` games, which stress ``State.child``."""
+    import cProfile
+    import io
+    import pstats
+
+    for warm in range(200):
+        play(players, -1 - warm)
+    out = io.StringIO()
+    for name, game, count in (("random games (legal_actions + apply)", play, games),
+                              ("search-like games (State.child)", search_like, games // 10)):
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for seed in range(count):
+            game(players, seed)
+        profiler.disable()
+        out.write(f"== {name}, {count} games of {players} players\n")
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
 def _block(game: Callable[[int, int], int], players: int, seconds: float,
            seed: int) -> tuple[int, int, float, float]:
     """Returns (games, decisions, elapsed seconds, CPU seconds) of ``game`` played for
@@ -114,6 +169,7 @@ def run(players: Sequence[int] = PLAYERS, seconds: float = 3.0, seed: int = 0) -
             "engine_vs_reference": ratios.get(str(HEADLINE_PLAYERS)),
             "engine_vs_reference_by_players": ratios,
             "engine_vs_reference_blocks": blocks,
+            "child": measure_children(HEADLINE_PLAYERS, seconds / 2, seed),
             "load_average": [round(x, 2) for x in os.getloadavg()]
             if hasattr(os, "getloadavg") else None}
 
@@ -130,6 +186,9 @@ def table(result: dict[str, Any]) -> list[str]:
                      f"{row['decisions_per_second']:>11}  {row['decisions_per_game']:>14.1f}  "
                      f"{row['games']:>6}  {reference[n]['games_per_second']:>17.1f}  "
                      f"{ratios[n]:>5.2f}")
+    child = result["child"]
+    lines.append(f"State.child, {child['players']} players, search-like: "
+                 f"{child['children_per_second']:,} children/s")
     lines.append(f"engine_vs_reference ({HEADLINE_PLAYERS} players): "
                  f"{result['engine_vs_reference']}  (median of "
                  f"{result['engine_vs_reference_blocks'].get(str(HEADLINE_PLAYERS))}); "
@@ -144,7 +203,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seconds", type=float, default=3.0,
                         help="time per player count and engine")
     parser.add_argument("--players", type=int, nargs="+", default=list(PLAYERS))
+    parser.add_argument("--profile", action="store_true",
+                        help="print cProfile's busiest functions instead of the figures")
     args = parser.parse_args(argv)
+    if args.profile:
+        print(profile(args.players[0] if len(args.players) == 1 else HEADLINE_PLAYERS))
+        return {}
     result = run(args.players, args.seconds)
     print("\n".join(table(result)))
     return result

@@ -81,10 +81,15 @@ ORDERS: Final[dict[str, Order]] = {o.id: o for os in ORDERS_BY_COLOUR.values() f
 """Every order card by id."""
 
 
+_DECKS: Final[dict[int, tuple[str, ...]]] = {
+    n: tuple(name for name in INGREDIENTS for _ in range(COPIES_PER_KIND - removed))
+    for n, removed in REMOVED_PER_KIND.items()
+}
+
+
 def ingredient_deck(players: int) -> list[str]:
     """Returns the ingredient cards in play for a player count (R-SETUP-2), sorted by kind."""
-    copies = COPIES_PER_KIND - REMOVED_PER_KIND[players]
-    return [name for name in INGREDIENTS for _ in range(copies)]
+    return list(_DECKS[players])
 
 
 def is_ingredient(card: str) -> bool:

@@ -69,9 +69,15 @@ _BIT_LENGTH: Final = tuple(n.bit_length() for n in range(256))
 # the turns of a hand without ingredients), so enumerating a hand's turns is one
 # dictionary lookup, a list index per kind held and a concatenation. A seat only
 # ever holds orders of its own colour, so there are at most 5 * 2**8 * 2
-# contexts and the cache needs no bound.
+# contexts and the cache needs no bound. _CONTEXTS[waiter is empty] maps the
+# orders in hand to the context's blocks.
 _TURNS: dict[tuple[str | None, int, str | None, str | None], Turn] = {}
-_CONTEXTS: dict[tuple[Any, ...], list[tuple[Turn, ...] | None]] = {}
+_Blocks = list[tuple[Turn, ...] | None]
+_CONTEXTS: Final[tuple[dict[tuple[str, ...], _Blocks], dict[tuple[str, ...], _Blocks]]] = ({}, {})
+
+_COLOUR_SET: Final = frozenset(COLOURS)
+_ORDER_IDS: Final = {c: tuple(o.id for o in orders) for c, orders in ORDERS_BY_COLOUR.items()}
+"""Each colour's order ids in canonical order, the waiter before its shuffle."""
 
 # The seat owning each order card, by the game's colours (at most 325 orderings).
 _OWNERS: dict[tuple[str, ...], dict[str, int]] = {}
@@ -81,6 +87,7 @@ _OWNERS: dict[tuple[str, ...], dict[str, int]] = {}
 _STANDARD_ASKS: dict[Counts, tuple[Resolve, ...]] = {}
 _BOMBASTICA_ASKS: dict[tuple[int, ...], tuple[Resolve, ...]] = {}
 _RESOLVES: dict[tuple[str | None, Counts | None], Resolve] = {}
+_SPECIAL_ASKS: dict[tuple[bool, int, int, int, int], Resolve] = {}
 
 
 def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> Turn:
@@ -91,13 +98,10 @@ def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> 
     return action
 
 
-def _turn_block(blocks: list[tuple[Turn, ...] | None], context: tuple[Any, ...],
+def _turn_block(blocks: _Blocks, waiter_empty: bool, orders: tuple[str, ...],
                 index: int) -> tuple[Turn, ...]:
     """Returns (and keeps in ``blocks``) the legal turns of one block of a context
-    (see _CONTEXTS: whether the waiter is empty, then the orders in hand), in
-    canonical order (kind, count, order, draw)."""
-    waiter_empty: bool = context[0]
-    orders: tuple[str, ...] = context[1:]
+    (see _CONTEXTS), in canonical order (kind, count, order, draw)."""
     draws: tuple[str | None, ...] = (SUPPLY,) if waiter_empty else (SUPPLY, WAITER)
     if index == 0:
         # R-TURN-3: pass; R-TURN-4: a hand below 7 draws from one source.
@@ -110,8 +114,8 @@ def _turn_block(blocks: list[tuple[Turn, ...] | None], context: tuple[Any, ...],
         # and draws (R-TURN-4). The block of n cards is that of n - 1 cards and the
         # turns that play all n.
         count = index & 7
-        shorter = () if count == 1 else blocks[index - 1] or _turn_block(blocks, context,
-                                                                         index - 1)
+        shorter = () if count == 1 else \
+            blocks[index - 1] or _turn_block(blocks, waiter_empty, orders, index - 1)
         kind = INGREDIENTS[index >> 3]
         block = shorter + tuple(_turn(kind, count, order, d)
                                 for order in (None, *orders) for d in draws)
@@ -149,6 +153,21 @@ def _standard_asks(hand: Counts) -> tuple[Resolve, ...]:
     if asks is None:
         asks = _STANDARD_ASKS[hand] = (_resolve(None, hand), _DECLINE)
     return asks
+
+
+def _special_ask(single: bool, p: int, need_p: int, k: int, need_k: int) -> Resolve:
+    """Returns the interned decision to bake a Minimale or Monotoni with "?"/"J" ``k``
+    (named unless it is the ``single`` possible one) adding ``need_p`` personal and
+    ``need_k`` ``k`` cards from hand."""
+    key = (single, p, need_p, k, need_k)
+    action = _SPECIAL_ASKS.get(key)
+    if action is None:
+        hand = [0, 0, 0, 0, 0]
+        hand[p] = need_p
+        hand[k] = need_k
+        action = _SPECIAL_ASKS[key] = _resolve(None if single else INGREDIENTS[k],
+                                               _counts(hand))
+    return action
 
 
 def _resolve(ingredient: str | None, hand: Counts | None) -> Resolve:
@@ -205,7 +224,7 @@ class State:
 
     __slots__ = (
         "_deal", "_options", "_owner", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng",
-        "_rng_shared", "_shared",
+        "_rng_shared", "_shared", "_turns",
         "colours", "deciding", "delivered", "events", "hand_ings", "hand_orders",
         "holder", "last_actor", "oven", "phase", "players", "round", "seat_of_colour",
         "stall", "supply", "table", "to_act", "used", "waiters",
@@ -246,6 +265,9 @@ class State:
     # delivered[i]) may be shared with another state made by child(), so they are
     # copied (_own) before this state changes them.
     _shared: int
+    # The legal turns once legal_actions() has enumerated them (None until then and
+    # after every turn; resolutions keep their options in _options).
+    _turns: tuple[Turn, ...] | None
     _reveal: int
 
     # -- construction -------------------------------------------------------------
@@ -268,7 +290,7 @@ class State:
             raise IllegalActionError(f"players must be 2 to 5, got {players!r}", "R-SETUP-1")
         colours = tuple(colours) if colours is not None else COLOURS[:players]
         if len(colours) != players or len(set(colours)) != players or \
-                any(c not in COLOURS for c in colours):
+                not _COLOUR_SET.issuperset(colours):
             raise IllegalActionError(
                 f"colours must be {players} distinct colours of {list(COLOURS)}, "
                 f"got {list(colours)!r}",
@@ -282,13 +304,14 @@ class State:
         s._rng_shared = False
         s.players = players
         s.colours = colours
-        s.seat_of_colour = {c: i for i, c in enumerate(colours)}
+        s.seat_of_colour = dict(zip(colours, range(players), strict=True))
         owner = _OWNERS.get(colours)
         if owner is None:
             owner = _OWNERS[colours] = {o.id: i for i, c in enumerate(colours)
                                         for o in ORDERS_BY_COLOUR[c]}
         s._owner = owner
         s._shared = 0
+        s._turns = None
         if deal is None:
             # R-SETUP-2..5: shuffle and deal ingredients, shuffle the Mamma Mia! card
             # into the rest, and shuffle each waiter.
@@ -300,7 +323,7 @@ class State:
             _shuffle(s._rng, supply_top_first)
             waiters = []
             for c in colours:
-                w = [o.id for o in ORDERS_BY_COLOUR[c]]
+                w = list(_ORDER_IDS[c])
                 _shuffle(s._rng, w)
                 waiters.append(w)
         else:
@@ -323,7 +346,7 @@ class State:
         s.table = [0, 0, 0, 0, 0]
         s.used = []
         s.holder = None
-        s.hand_ings = [[h.count(kind) for kind in INGREDIENTS] for h in hands]
+        s.hand_ings = [list(map(h.count, INGREDIENTS)) for h in hands]
         s.waiters = waiters
         s.hand_orders = [[w.pop(0)] for w in waiters]   # R-SETUP-5
         s.delivered = [[] for _ in range(players)]
@@ -370,6 +393,7 @@ class State:
             s.delivered = self.delivered[:]
             s._shared = self._shared = (1 << self.players) - 1
         s.deciding = self.deciding
+        s._turns = None
         s._options = self._options
         s._reveal = self._reveal
         s.stall = self.stall
@@ -424,27 +448,31 @@ class State:
         """Returns every legal action of ``to_act`` in the engine's canonical order
         (empty when the game is over)."""
         if self.phase == TURN:
+            if self._turns is not None:
+                return self._turns      # asked before: search bots revisit their states
             seat = self.to_act
             assert seat is not None
             # The seat's context (see _CONTEXTS), then the block of each kind held.
-            context = (not self.waiters[seat], *self.hand_orders[seat])
-            blocks = _CONTEXTS.get(context)
+            empty = not self.waiters[seat]
+            orders = tuple(self.hand_orders[seat])
+            blocks = _CONTEXTS[empty].get(orders)
             if blocks is None:
-                blocks = _CONTEXTS[context] = [None] * 40
+                blocks = _CONTEXTS[empty][orders] = [None] * 40
             # Written out kind by kind: this is the hottest loop of a random game.
             a, b, c, d, e = self.hand_ings[seat]
             legal: tuple[Turn, ...] = ()
             if a:
-                legal = blocks[a] or _turn_block(blocks, context, a)
+                legal = blocks[a] or _turn_block(blocks, empty, orders, a)
             if b:
-                legal += blocks[8 + b] or _turn_block(blocks, context, 8 + b)
+                legal += blocks[8 + b] or _turn_block(blocks, empty, orders, 8 + b)
             if c:
-                legal += blocks[16 + c] or _turn_block(blocks, context, 16 + c)
+                legal += blocks[16 + c] or _turn_block(blocks, empty, orders, 16 + c)
             if d:
-                legal += blocks[24 + d] or _turn_block(blocks, context, 24 + d)
+                legal += blocks[24 + d] or _turn_block(blocks, empty, orders, 24 + d)
             if e:
-                legal += blocks[32 + e] or _turn_block(blocks, context, 32 + e)
-            return legal or blocks[0] or _turn_block(blocks, context, 0)
+                legal += blocks[32 + e] or _turn_block(blocks, empty, orders, 32 + e)
+            self._turns = legal = legal or blocks[0] or _turn_block(blocks, empty, orders, 0)
+            return legal
         if self.phase == RESOLVE:
             return self._options
         return ()
@@ -566,6 +594,8 @@ class State:
         elif draw != SUPPLY:
             raise IllegalActionError(f"a hand below 7 cards must draw from 'supply' or "
                                      f"'waiter', got {draw!r}", "R-TURN-4")
+
+        self._turns = None
 
         # Play onto the oven (R-TURN-1/2).
         if kind is not None:
@@ -728,21 +758,26 @@ class State:
         others = _OTHER_KINDS[p]
         if kind == MINIMALE:
             # R-RES-6: "?" is a kind other than the personal one with the lowest
-            # non-zero count on the table (as _minimale_kinds, without the lists).
+            # non-zero count on the table (as _minimale_kinds, in one pass).
             low = 0
+            lowest: list[int] = []
             for k in others:
                 t = table[k]
-                if t and (not low or t < low):
-                    low = t
+                if t:
+                    if not low or t < low:
+                        low = t
+                        lowest = [k]
+                    elif t == low:
+                        lowest.append(k)
             if not low:
                 return None, ()
-            kinds: Sequence[int] = [k for k in others if table[k] == low]
+            kinds: Sequence[int] = lowest
             size = 3
         else:
             assert kind == MONOTONI
             kinds = others                     # R-RES-7: "J" is any other kind
             size = 6
-        need_p = 1 - table[p] if table[p] < 1 else 0
+        need_p = 0 if table[p] else 1
         if need_p > have[p]:
             return None, ()                    # no recipe can have its personal card
         single = len(kinds) == 1
@@ -751,11 +786,7 @@ class State:
             need_k = size - table[k] if table[k] < size else 0
             if need_k <= have[k]:
                 if need_p or need_k:
-                    missing = [0, 0, 0, 0, 0]
-                    missing[p] = need_p
-                    missing[k] = need_k
-                    options.append(_resolve(None if single else INGREDIENTS[k],
-                                            _counts(missing)))
+                    options.append(_special_ask(single, p, need_p, k, need_k))
                 elif single:
                     # The only "?" and every card on the table: baked unasked (R-RES-8).
                     recipe = [0, 0, 0, 0, 0]

@@ -63,7 +63,21 @@ $(CHROMIUM_STAMP): $(STAMP)
 	@if [ -x /usr/bin/chromium ]; then touch $@; \
 	else echo "chromium could not be installed: the web page's browser tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) ## Run the whole test suite
+# Debian's PostgreSQL server for the storage tests (tests/storage start their own on a
+# free port); where it cannot be installed, those tests are skipped with the reason.
+POSTGRES_STAMP := $(VENV)/.postgresql
+$(POSTGRES_STAMP): $(STAMP)
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO="sudo -n"; \
+	    else SUDO=false; fi; \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1 || \
+	    { $$SUDO apt-get update -qq >/dev/null 2>&1 && \
+	      $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1; } || true; \
+	fi
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
+	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
+
+test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff

@@ -6,8 +6,14 @@ Storage` and :class:`server.ladder.store.LadderStore` call it before they use a 
 so every file the server opens is at :data:`HEAD`; nobody runs a migration by hand.
 
 Opening a file that is already up to date stays cheap (tests open hundreds): its
-revision is read with :mod:`sqlite3` alone, and alembic and SQLAlchemy are imported
-only when something is to be applied (a new file, or one an older server wrote).
+revision is read with :mod:`sqlite3` alone (or psycopg, for a ``postgresql://`` URL),
+and alembic and SQLAlchemy are imported only when something is to be applied (a new
+database, or one an older server wrote).
+
+The same revisions serve SQLite and PostgreSQL: a revision whose SQL differs between
+them holds a list of statements for each (see ``server/migrations/versions``). On
+PostgreSQL an upgrade first takes the advisory lock ``server.storage.SCHEMA_LOCK`` in
+its transaction, so servers that open one old database at once upgrade it once.
 A file an earlier server made before migrations existed has the tables of revision
 0001 and no ``alembic_version`` table; revision 0001 is written ``IF NOT EXISTS``,
 so it applies there too and the later revisions follow.
@@ -45,10 +51,16 @@ class SchemaError(RuntimeError):
     """The database cannot be brought to this server's schema (the message says why)."""
 
 
+def _is_url(path: str | Path) -> bool:
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
 def revision(path: str | Path) -> str | None:
-    """Returns the file's schema revision: None for a file without one (new, or made
-    before migrations). Raises SchemaError for a damaged file or one that is not a
-    database."""
+    """Returns the database's schema revision: None for one without it (new, or made
+    before migrations). Raises SchemaError for a damaged file, one that is not a
+    database, or a PostgreSQL database that cannot be reached."""
+    if _is_url(path):
+        return _postgres_revision(str(path))
     try:
         with contextlib.closing(sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)) as db:
             try:
@@ -64,6 +76,25 @@ def revision(path: str | Path) -> str | None:
     return None if row is None else str(row[0])
 
 
+def _postgres_revision(url: str) -> str | None:
+    import psycopg
+    from psycopg import errors
+
+    from .storage import CONNECT_TIMEOUT_S, shown
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as db:
+            try:
+                row = db.execute("SELECT version_num FROM alembic_version").fetchone()
+            except errors.UndefinedTable:
+                return None
+    except psycopg.Error as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SchemaError(f"{shown(url)}: cannot read the database's schema revision: "
+                          f"{first}") from e
+    return None if row is None else str(row[0])
+
+
 def upgrade(path: str | Path, target: str = "head") -> bool:
     """Brings the database file at ``path`` to ``target`` (the newest revision by
     default); returns whether anything was applied. Raises SchemaError when it cannot:
@@ -74,7 +105,9 @@ def upgrade(path: str | Path, target: str = "head") -> bool:
     _alembic("upgrade", path, target)
     after = revision(path)
     if after != before:
-        log.info("database_schema_upgraded", db=str(path), revision_before=before,
+        from .storage import shown
+
+        log.info("database_schema_upgraded", db=shown(path), revision_before=before,
                  revision=after)
     return True
 
@@ -91,6 +124,9 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
     from alembic.util import CommandError
     from sqlalchemy.exc import DBAPIError
 
+    from .storage import shown as shown_as
+
+    shown = shown_as(path)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     engine = _engine(path)
@@ -99,23 +135,28 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
             config.attributes["connection"] = connection
             getattr(commands, command)(config, target)
     except CommandError as e:
-        raise SchemaError(f"{path}: the database's schema revision is not one this server "
+        raise SchemaError(f"{shown}: the database's schema revision is not one this server "
                           f"knows (written by a newer server?): {e}") from e
     except DBAPIError as e:
         if isinstance(e.orig, sqlite3.DatabaseError) and not isinstance(
                 e.orig, sqlite3.OperationalError):
-            raise SchemaError(f"{path}: the database is damaged: {e.orig}") from e
-        raise SchemaError(f"{path}: the schema could not be brought to revision {target}: "
-                          f"{e.orig}") from e
+            raise SchemaError(f"{shown}: the database is damaged: {e.orig}") from e
+        first = (str(e.orig).strip().splitlines() or [type(e.orig).__name__])[0]
+        raise SchemaError(f"{shown}: the schema could not be brought to revision {target}: "
+                          f"{first}") from e
     finally:
         engine.dispose()
 
 
 def _engine(path: str | Path) -> Engine:
-    """Returns an engine on the file whose transactions are SQLite's own ``BEGIN
-    IMMEDIATE`` (pysqlite would commit before each schema change, and begin late)."""
+    """Returns an engine on the database: for a file, one whose transactions are
+    SQLite's own ``BEGIN IMMEDIATE`` (pysqlite would commit before each schema change,
+    and begin late); for a URL, psycopg's, each first taking the schema lock."""
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import NullPool
+
+    if _is_url(path):
+        return _postgres_engine(str(path))
 
     def connect() -> sqlite3.Connection:
         # Autocommit at the driver: the transaction is the BEGIN below alone.
@@ -128,5 +169,27 @@ def _engine(path: str | Path) -> Engine:
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _postgres_engine(url: str) -> Engine:
+    """Returns an engine on the PostgreSQL database whose transactions begin by taking
+    the advisory lock ``SCHEMA_LOCK`` (released at their commit or rollback)."""
+    import psycopg
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    from .storage import CONNECT_TIMEOUT_S, SCHEMA_LOCK
+
+    def connect() -> psycopg.Connection[Any]:
+        # The URL as libpq reads it (its query options, a socket directory as host).
+        return psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S)
+
+    engine = create_engine("postgresql+psycopg://", creator=connect, poolclass=NullPool)
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
 
     return engine

@@ -13,23 +13,36 @@ starting and naming a match are queued without waiting; ending it is awaited.
 Each write is one transaction, so a crash leaves none half-written, and
 :meth:`Storage.close` runs every write still queued before it closes.
 
-Other parts of the server (the ladder) keep their own tables in the same file,
-through their own connections to ``Storage.path`` (``connect``).
+Other parts of the server (the ladder) keep their own tables in the same database,
+through their own connections to ``Storage.path`` (:func:`connect`).
+
+The database is an SQLite file (a path: the embedded default) or a PostgreSQL
+database (a ``postgresql://`` URL, see docs/storage.md). Both are reached through
+:func:`connect`, which returns the driver's own connection for SQLite (no layer in
+between, so SQLite keeps its speed) and a :class:`PostgresConnection` for PostgreSQL:
+the same methods (``execute``, ``executemany``, ``in_transaction``, ``close``), the
+same ``?`` placeholders, and errors raised as :class:`PostgresError` (so that callers
+catch :data:`ERRORS` for either database). SQL that differs between the two is
+chosen where it is written, by the connection's :func:`dialect`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import functools
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, ParamSpec, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    import psycopg
 
 import structlog
 
@@ -62,19 +75,203 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def connect(path: str | Path, durable: bool = True) -> sqlite3.Connection:
-    """Returns a connection to the database file in WAL mode, in autocommit mode.
+SQLITE: Final = "sqlite"
+POSTGRESQL: Final = "postgresql"
 
-    A ``durable`` connection syncs every commit to disk (it survives a power cut);
-    otherwise commits survive a crash of the process but may be lost with the power.
+#: The URL schemes of a PostgreSQL database (as libpq reads them).
+URL_SCHEMES: Final = ("postgresql://", "postgres://")
+
+#: Advisory lock keys (per database): the claim of one server (:meth:`Storage.claim`),
+#: the ladder's writes (``server.ladder.store``), and schema upgrades (``server.schema``).
+CLAIM_LOCK: Final = 0x6D6D0001
+LADDER_LOCK: Final = 0x6D6D0002
+SCHEMA_LOCK: Final = 0x6D6D0003
+
+#: How long a PostgreSQL connection attempt may take (seconds).
+CONNECT_TIMEOUT_S: Final = 5
+
+
+class PostgresError(RuntimeError):
+    """A PostgreSQL statement or connection failed (the driver's error is its cause)."""
+
+
+class PostgresIntegrityError(PostgresError):
+    """A PostgreSQL statement broke a constraint (a key taken, a value missing)."""
+
+
+#: What a failed statement raises, on either database.
+ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.Error, PostgresError)
+#: What a statement that breaks a constraint raises, on either database.
+INTEGRITY_ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.IntegrityError,
+                                                       PostgresIntegrityError)
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the server uses (rows are tuples)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """What :func:`connect` returns: an ``sqlite3.Connection`` or a
+    :class:`PostgresConnection`, in autocommit mode (transactions are opened with an
+    explicit BEGIN), with ``?`` placeholders."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
+
+    def close(self) -> None: ...
+
+
+def is_url(target: str | Path) -> bool:
+    """Returns whether ``target`` names a PostgreSQL database (else it is a file path)."""
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def dialect(db: Connection) -> str:
+    """Returns the database a connection reaches: :data:`SQLITE` or :data:`POSTGRESQL`."""
+    return POSTGRESQL if isinstance(db, PostgresConnection) else SQLITE
+
+
+def connect(target: str | Path, durable: bool = True) -> Connection:
+    """Returns a connection to the database ``target`` (an SQLite file path, or a
+    ``postgresql://`` URL) in autocommit mode; raises what :data:`ERRORS` names.
+
+    A ``durable`` connection waits for every commit to reach the disk (it survives a
+    power cut); otherwise commits survive a crash of this process, but may be lost
+    with the power (SQLite's ``synchronous=NORMAL``; PostgreSQL's
+    ``synchronous_commit=off``, whose loss window is a fraction of a second).
     """
-    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-    db.row_factory = sqlite3.Row
+    if is_url(target):
+        return PostgresConnection(str(target), durable=durable)
+    db = sqlite3.connect(str(target), isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
     db.execute("PRAGMA busy_timeout=5000")
     db.execute("PRAGMA foreign_keys=ON")
     return db
+
+
+@functools.lru_cache(maxsize=512)
+def _placeholders(sql: str) -> str:
+    """Returns ``sql`` with psycopg's ``%s`` for each ``?`` (the project's SQL holds no
+    other ``?`` nor ``%``)."""
+    return sql.replace("?", "%s")
+
+
+class PostgresConnection:
+    """A PostgreSQL connection with the methods the server uses of an SQLite one.
+
+    In autocommit mode, like the SQLite connections (a transaction is an explicit
+    BEGIN ... COMMIT). A connection the server lost (PostgreSQL restarted, the network
+    failed) fails its statement, and the next statement connects again: a writer
+    fails while the database is away and succeeds again once it is back. A statement
+    is never repeated, since it may have committed.
+    """
+
+    def __init__(self, url: str, durable: bool = True) -> None:
+        self.url = url
+        self.durable = durable
+        self._db: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._live()
+
+    def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """Returns the open connection, connecting (again) when there is none."""
+        import psycopg
+
+        if self._db is not None and not self._db.closed and not self._db.broken:
+            return self._db
+        if self._db is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._db.close()
+            self._db = None
+        try:
+            db = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            if not self.durable:
+                db.execute("SET synchronous_commit = off")
+        except psycopg.Error as e:
+            raise PostgresError(f"cannot connect to PostgreSQL: {_first_line(e)}") from e
+        self._db = db
+        return db
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this connection."""
+        from psycopg.pq import TransactionStatus
+
+        return self._db is not None and not self._db.closed and \
+            self._db.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
+        """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
+        with _translated():
+            cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
+            return cursor
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
+        """Returns the cursor of ``sql`` run once per parameter sequence."""
+        with _translated():
+            many = self._live().cursor()
+            many.executemany(_placeholders(sql), list(parameters))
+            cursor: Cursor = many
+            return cursor
+
+    def close(self) -> None:
+        """Closes the connection (a later statement would open a new one)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+@contextlib.contextmanager
+def _translated() -> Iterator[None]:
+    """Raises psycopg's errors as :class:`PostgresError` (the one boundary where they
+    are mapped)."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.IntegrityError as e:
+        raise PostgresIntegrityError(_first_line(e)) from e
+    except psycopg.Error as e:
+        raise PostgresError(_first_line(e)) from e
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+@contextlib.contextmanager
+def transaction(db: Connection, lock: int | None = None) -> Iterator[Connection]:
+    """Yields ``db`` inside one write transaction, committed at the end (rolled back
+    on an exception). On SQLite it is ``BEGIN IMMEDIATE`` (the one writer of the file);
+    on PostgreSQL, a ``BEGIN`` that first takes the advisory lock ``lock`` when given,
+    so that the writers holding that lock run one at a time, as on SQLite."""
+    if dialect(db) == SQLITE:
+        db.execute("BEGIN IMMEDIATE")
+    else:
+        db.execute("BEGIN")
+    try:
+        if lock is not None and dialect(db) == POSTGRESQL:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (lock,))
+        yield db
+    except BaseException:
+        with contextlib.suppress(*ERRORS):     # a lost connection has nothing to undo
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +291,21 @@ class MatchRow:
     reason: str | None
 
 
-def _row(r: sqlite3.Row) -> MatchRow:
-    return MatchRow(id=r["id"], status=r["status"], players=r["players"],
-                    names=tuple(json.loads(r["names"])), ladder=bool(r["ladder"]),
-                    created=r["created"], ended=r["ended"],
-                    winners=tuple(json.loads(r["winners"] or "[]")),
-                    ranks=tuple(json.loads(r["ranks"] or "[]")),
-                    delivered=tuple(json.loads(r["delivered"] or "[]")),
-                    reason=r["reason"])
+#: The columns of a match as listed, in :class:`MatchRow`'s order.
+_COLUMNS = ("id, status, players, names, ladder, created, ended, winners, ranks, "
+            "delivered, reason")
+
+
+def _row(r: Sequence[Any]) -> MatchRow:
+    (match_id, status, players, names, ladder, created, ended, winners, ranks, delivered,
+     reason) = r
+    return MatchRow(id=match_id, status=status, players=players,
+                    names=tuple(json.loads(names)), ladder=bool(ladder),
+                    created=created, ended=ended,
+                    winners=tuple(json.loads(winners or "[]")),
+                    ranks=tuple(json.loads(ranks or "[]")),
+                    delivered=tuple(json.loads(delivered or "[]")),
+                    reason=reason)
 
 
 P = ParamSpec("P")
@@ -173,27 +377,46 @@ def _log_failure(done: Future[object]) -> None:
 
 
 class Storage:
-    """The server's database: reads on the event loop, writes on its :class:`Writer`."""
+    """The server's database: reads on the event loop, writes on its :class:`Writer`.
+
+    ``path`` is an SQLite file, or a ``postgresql://`` URL (kept as given in ``path``).
+    Raises StorageError when the database cannot be opened or brought to this
+    server's schema.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path: str | Path = str(path) if is_url(path) else Path(path)
+        self.dialect = POSTGRESQL if is_url(path) else SQLITE
         self.writer = Writer()
-        # Reads: on the event loop, quick (WAL: readers never wait for the writer).
-        self.db = connect(self.path, durable=False)
         try:
-            schema.upgrade(self.path)      # the tables: server/migrations, up to date
-        except schema.SchemaError as e:
-            raise StorageError(str(e)) from e
-        # Writes, on the writer thread only. Creating and starting a match need not
-        # wait for the disk (a match cut off before its end is aborted anyway); its
-        # end is synced to disk before it is announced.
-        self._quick = connect(self.path, durable=False)
-        self._durable = connect(self.path, durable=True)
+            # Reads: on the event loop, quick (SQLite's WAL and PostgreSQL's snapshots:
+            # readers never wait for the writer).
+            self.db = connect(self.path, durable=False)
+            try:
+                schema.upgrade(self.path)      # the tables: server/migrations, up to date
+            except schema.SchemaError as e:
+                self.db.close()
+                raise StorageError(str(e)) from e
+            # Writes, on the writer thread only. Creating and starting a match need not
+            # wait for the disk (a match cut off before its end is aborted anyway); its
+            # end is synced to disk before it is announced.
+            self._quick = connect(self.path, durable=False)
+            self._durable = connect(self.path, durable=True)
+        except PostgresError as e:
+            self.writer.close()
+            raise StorageError(f"{self.name}: {e}") from e
         self._claim: BinaryIO | None = None
+        self._claimed: Connection | None = None
+
+    @property
+    def name(self) -> str:
+        """Returns the database as it may be shown: the file, or the URL without
+        its password."""
+        return shown(self.path)
 
     def close(self) -> None:
         """Runs every write still queued, then closes the connections (and gives up
-        the claim on the file)."""
+        the claim on the database)."""
         self.writer.close()
         self.db.close()
         self._quick.close()
@@ -201,9 +424,20 @@ class Storage:
         if self._claim is not None:
             self._claim.close()
             self._claim = None
+        if self._claimed is not None:
+            self._claimed.close()
+            self._claimed = None
 
     def check(self) -> None:
-        """Raises StorageError when the file fails SQLite's quick integrity check."""
+        """Raises StorageError when the file fails SQLite's quick integrity check, or
+        when the PostgreSQL database cannot be read (PostgreSQL checks its own pages:
+        there is no quick check to run from a client)."""
+        if self.dialect == POSTGRESQL:
+            try:
+                self.db.execute("SELECT 1 FROM matches LIMIT 1").fetchall()
+            except PostgresError as e:
+                raise StorageError(f"{self.name}: the database cannot be read: {e}") from e
+            return
         try:
             rows = [r[0] for r in self.db.execute("PRAGMA quick_check")]
         except sqlite3.Error as e:
@@ -212,9 +446,14 @@ class Storage:
             raise StorageError(f"{self.path}: the database is damaged: {rows[0]}")
 
     def claim(self) -> None:
-        """Takes the file for this process alone; raises StorageError when another
-        server holds it. Two servers on one file would abort each other's matches;
-        the claim is an advisory lock the system drops when the process ends."""
+        """Takes the database for this process alone; raises StorageError when another
+        server holds it. Two servers on one database would abort each other's matches.
+        The claim is an advisory lock that ends with the process: on a file, ``flock``;
+        on PostgreSQL, a session advisory lock (:data:`CLAIM_LOCK`) held by a
+        connection of its own."""
+        if self.dialect == POSTGRESQL:
+            self._claim_postgres()
+            return
         claim = open(self.path, "rb")      # noqa: SIM115 (held until close)
         try:
             fcntl.flock(claim.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -224,8 +463,20 @@ class Storage:
                                f"or give this one another --db") from None
         self._claim = claim
 
-    def connect(self) -> sqlite3.Connection:
-        """Returns a new connection to the same file (for another thread or module)."""
+    def _claim_postgres(self) -> None:
+        try:
+            db = connect(self.path)
+            (taken,) = db.execute("SELECT pg_try_advisory_lock(?)", (CLAIM_LOCK,)).fetchone()
+        except PostgresError as e:
+            raise StorageError(f"{self.name}: {e}") from e
+        if not taken:
+            db.close()
+            raise StorageError(f"{self.name}: another server uses this database; stop it, "
+                               f"or give this one another --db")
+        self._claimed = db
+
+    def connect(self) -> Connection:
+        """Returns a new connection to the same database (for another thread or module)."""
         return connect(self.path)
 
     def abort_unfinished(self, reason: str, keep: Collection[str] = ()) -> list[str]:
@@ -234,10 +485,9 @@ class Storage:
 
         For start-up, before any match is created: it writes on the calling thread.
         """
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+        with transaction(self.db):
             ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM matches WHERE status IN ('waiting', 'running')")
+                "SELECT id FROM matches WHERE status IN ('waiting', 'running')").fetchall()
                 if r[0] not in keep]
             self.db.executemany(
                 "UPDATE matches SET status = 'aborted', ended = ?, reason = ? WHERE id = ?",
@@ -248,8 +498,8 @@ class Storage:
                   created: str) -> None:
         """Queues storing a new match as waiting (a second time changes nothing)."""
         self.writer.send(self._quick.execute,
-                         "INSERT OR IGNORE INTO matches (id, status, players, names, ladder, "
-                         "created) VALUES (?, 'waiting', ?, ?, ?, ?)",
+                         "INSERT INTO matches (id, status, players, names, ladder, "
+                         "created) VALUES (?, 'waiting', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                          (match_id, players, json.dumps(list(names)), int(ladder), created))
 
     def set_running(self, match_id: str) -> None:
@@ -282,13 +532,14 @@ class Storage:
                 match_id, status, players, json.dumps(list(names)), int(ladder), created,
                 now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
                 json.dumps(list(delivered)), reason, record))
-        except sqlite3.Error as e:
+        except ERRORS as e:
             raise StorageError(f"match {match_id}: its end was not stored: {e}") from e
         return bool(cur.rowcount == 1)
 
     def match(self, match_id: str) -> MatchRow | None:
         """Returns a stored match, or None when unknown."""
-        r = self.db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+        r = self.db.execute(f"SELECT {_COLUMNS} FROM matches WHERE id = ?",
+                            (match_id,)).fetchone()
         return None if r is None else _row(r)
 
     def record(self, match_id: str) -> str | None:
@@ -298,11 +549,27 @@ class Storage:
 
     def matches(self, limit: int = 50) -> list[MatchRow]:
         """Returns up to ``limit`` matches, newest first."""
-        rows = self.db.execute("SELECT * FROM matches ORDER BY created DESC, rowid DESC LIMIT ?",
-                               (limit,))
+        # Ties of creation time: the one inserted last first (SQLite's rowid; on
+        # PostgreSQL the identity column ``seq``, revision 0001).
+        order = "rowid" if self.dialect == SQLITE else "seq"
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM matches "
+                               f"ORDER BY created DESC, {order} DESC LIMIT ?", (limit,))
         return [_row(r) for r in rows]
 
     def counts(self) -> dict[str, Any]:
         """Returns how many matches there are per status."""
         return {r[0]: r[1] for r in self.db.execute(
             "SELECT status, COUNT(*) FROM matches GROUP BY status")}
+
+
+def shown(target: str | Path) -> str:
+    """Returns ``target`` fit for logs and messages: a URL's password replaced by ***."""
+    if not is_url(target):
+        return str(target)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(target))
+    if parts.password is None:
+        return str(target)
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()

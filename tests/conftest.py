@@ -232,3 +232,7 @@ def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.P
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+# A real PostgreSQL server for the storage tests (tests/storage/postgres.py).
+from storage.postgres import postgres, postgres_url  # noqa: E402, F401

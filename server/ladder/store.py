@@ -1,8 +1,9 @@
-"""Ladder storage: bots, ladder matches, results per seat, ratings and tallies, in SQLite.
+"""Ladder storage: bots, ladder matches, results per seat, ratings and tallies.
 
-The ladder keeps its tables in the server's own database file (WAL), beside the
-server's matches and records; their schema is the migrations in ``server/migrations``
-(brought up to date by :func:`server.schema.upgrade` when the store opens):
+The ladder keeps its tables in the server's own database (an SQLite file in WAL mode,
+or PostgreSQL: see :mod:`server.storage`), beside the server's matches and records;
+their schema is the migrations in ``server/migrations`` (brought up to date by
+:func:`server.schema.upgrade` when the store opens):
 
     ladder_bots      name, hash of the secret key, when registered, when it first
                      entered (NULL: never; such names expire, :meth:`LadderStore.expire`)
@@ -15,7 +16,10 @@ server's matches and records; their schema is the migrations in ``server/migrati
     ladder_tallies   per bot and the same scopes: rated games, wins, pizzas delivered
     ladder_totals    per scope: rated matches
 
-Guarantees, each kept by one transaction:
+Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
+writer; on PostgreSQL a transaction that first takes the advisory lock
+``server.storage.LADDER_LOCK``, so that the ladder's writers run one at a time there
+too, whichever connection or host they come from):
 
 - a result is written once: finishing a match that is not running changes nothing;
 - ratings and tallies are applied from stored results in finish order, exactly
@@ -45,12 +49,22 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from .. import schema
+from ..storage import (
+    INTEGRITY_ERRORS,
+    LADDER_LOCK,
+    POSTGRESQL,
+    Connection,
+    connect,
+    dialect,
+    is_url,
+    transaction,
+)
 from .ratings import Rating, Result, initial, rate
 
 #: Bot names: 1 to 32 letters, digits, '-', '_' or '.' (arena.proto, RegisterRequest).
@@ -137,8 +151,9 @@ class LadderReads:
     (:meth:`snapshot`), so it sees the tables as one committed state.
     """
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Connection) -> None:
         self._db = db
+        self._postgresql = dialect(db) == POSTGRESQL
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -147,7 +162,10 @@ class LadderReads:
         if self._db.in_transaction:
             yield
             return
-        self._db.execute("BEGIN")
+        # PostgreSQL: one snapshot for the whole transaction (its default gives each
+        # statement its own); SQLite's read transaction is one snapshot already.
+        self._db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                         if self._postgresql else "BEGIN")
         try:
             yield
         finally:
@@ -193,7 +211,8 @@ class LadderReads:
         """Returns the tallies counted afresh from every rated result: what
         :meth:`tallies` must equal (a scan of the whole history: for checks only)."""
         rows = self._db.execute(
-            "SELECT r.name, COUNT(*), TOTAL(r.rank = 1), TOTAL(r.delivered)"
+            "SELECT r.name, COUNT(*), SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END),"
+            " COALESCE(SUM(r.delivered), 0)"
             " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
             " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name",
             (players, players)).fetchall()
@@ -213,11 +232,15 @@ class LadderReads:
     def waiting(self, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
         """Returns the rating over all matches and the rated games of each of ``names``
         that has played (a row each: what the scheduler needs of waiting bots)."""
+        listed: object
+        if self._postgresql:
+            among, listed = "= ANY(?)", list(names)
+        else:
+            among, listed = "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
         rows = self._db.execute(
             "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
             " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-            " WHERE r.players = 0 AND r.name IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(names)),)).fetchall()
+            f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
         return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
 
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
@@ -249,14 +272,11 @@ class LadderReads:
 
     def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) for all matches or one count."""
-        # One statement (one snapshot), its rows gathered by SQLite into one JSON text:
-        # on a reader thread, one hand-over of the interpreter instead of one a row.
+        # One statement (one snapshot), its rows gathered by the database into one JSON
+        # text: on a reader thread, one hand-over of the interpreter instead of one a row.
         (finished, lines), = self._db.execute(
-            "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
-            " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-            " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
-            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-            " WHERE r.players = ?1", (players,)).fetchall()
+            *((_STANDINGS_POSTGRESQL, (players, players)) if self._postgresql
+              else (_STANDINGS, (players,)))).fetchall()
         rated = sorted(((Rating(mu, sigma), name, games, wins, delivered)
                         for name, mu, sigma, games, wins, delivered in json.loads(lines)),
                        key=lambda line: (-line[0].conservative, line[1]))
@@ -287,17 +307,14 @@ class LadderReads:
 
     def match(self, match_id: str) -> MatchRow | None:
         """Returns one ladder match, or None when ``match_id`` is not a ladder match."""
-        rows = self._rows("SELECT ? AS match_id", (match_id,))
+        rows = self._rows("SELECT CAST(? AS TEXT) AS match_id", (match_id,))
         return rows[0] if rows else None
 
     def _rows(self, page: str, params: Sequence[object]) -> list[MatchRow]:
         """Returns the matches whose ids the query ``page`` selects, with their seats:
         one statement (one snapshot), gathered by SQLite into one JSON text."""
         (listed,), = self._db.execute(
-            "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
-            " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
-            " FROM ladder_results r WHERE r.match_id = m.match_id))))"
-            f" FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id",
+            (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page),
             params).fetchall()
         rows = []
         for match_id, players, status, created, seats in json.loads(listed):
@@ -310,19 +327,26 @@ class LadderReads:
 
 
 class LadderStore(LadderReads):
-    """The ladder's tables in one SQLite file; every method is one short transaction.
+    """The ladder's tables in one database (an SQLite file or a ``postgresql://`` URL);
+    every method is one short transaction.
 
     Reads and writes have a connection each, so that writes may run on a writer
     thread (see :class:`server.storage.Writer`) while reads stay where they are
-    called; under WAL a read sees every write committed before it began. Reads that
-    return a lot run on a :class:`LadderReader` of their own (:meth:`reader`).
+    called; a read sees every write committed before it began. Reads that return a
+    lot run on a :class:`LadderReader` of their own (:meth:`reader`). Raises
+    SchemaError when the database cannot be brought to this server's schema, and
+    what ``server.storage.ERRORS`` names when it cannot be reached.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         super().__init__(_connect(self.path))
-        schema.upgrade(self.path)      # the tables: server/migrations, up to date
-        self._writes = _connect(self.path)
+        try:
+            schema.upgrade(self.path)      # the tables: server/migrations, up to date
+            self._writes = _connect(self.path)
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         """Closes the connections."""
@@ -333,16 +357,9 @@ class LadderStore(LadderReads):
         """Returns a new reader thread with its own connection to this store's file."""
         return LadderReader(self.path)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        db = self._writes
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[Connection]:
+        written: AbstractContextManager[Connection] = transaction(self._writes, LADDER_LOCK)
+        return written
 
     # Bots
 
@@ -357,7 +374,7 @@ class LadderStore(LadderReads):
             try:
                 db.execute("INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
                            (name, hash_key(key), time.time() if now is None else now))
-            except sqlite3.IntegrityError:
+            except INTEGRITY_ERRORS:
                 raise NameTakenError(f"bot name {name!r} is already registered") from None
             if max_unentered is not None:
                 (waiting,) = db.execute("SELECT COUNT(*) FROM ladder_bots"
@@ -395,12 +412,13 @@ class LadderStore(LadderReads):
         """Records a ladder match as running with its seats (idempotent)."""
         created = time.time()
         with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO ladder_matches (match_id, players, status, created)"
-                       " VALUES (?, ?, 'running', ?)", (match_id, len(names), created))
+            db.execute("INSERT INTO ladder_matches (match_id, players, status, created)"
+                       " VALUES (?, ?, 'running', ?) ON CONFLICT DO NOTHING",
+                       (match_id, len(names), created))
             (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
                                     (match_id,)).fetchone()
-            db.executemany("INSERT OR IGNORE INTO ladder_results (match_id, seat, name, created)"
-                           " VALUES (?, ?, ?, ?)",
+            db.executemany("INSERT INTO ladder_results (match_id, seat, name, created)"
+                           " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                            [(match_id, s, n, created) for s, n in enumerate(names)])
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
@@ -466,17 +484,19 @@ class LadderStore(LadderReads):
                     db.executemany(
                         "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
                         " VALUES (?, ?, 1, ?, ?) ON CONFLICT (players, name) DO UPDATE SET"
-                        " games = games + 1, wins = wins + excluded.wins,"
-                        " delivered = delivered + excluded.delivered",
+                        " games = ladder_tallies.games + 1,"
+                        " wins = ladder_tallies.wins + excluded.wins,"
+                        " delivered = ladder_tallies.delivered + excluded.delivered",
                         [(scope, n, int(k == 1), d or 0) for n, k, d in seats])
                     db.execute("INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
-                               " ON CONFLICT (players) DO UPDATE SET matches = matches + 1",
+                               " ON CONFLICT (players) DO UPDATE SET"
+                               " matches = ladder_totals.matches + 1",
                                (scope,))
                 db.execute("UPDATE ladder_matches SET rated = 1 WHERE match_id = ?", (match_id,))
             applied += 1
 
     @staticmethod
-    def _rating(db: sqlite3.Connection, scope: int, name: str) -> Rating:
+    def _rating(db: Connection, scope: int, name: str) -> Rating:
         row = db.execute("SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ?",
                          (scope, name)).fetchone()
         return initial() if row is None else Rating(row[0], row[1])
@@ -517,18 +537,48 @@ class LadderReader:
         self._reads._db.close()
 
 
-def _connect(path: str) -> sqlite3.Connection:
-    """Returns a connection in autocommit mode (WAL, synced commits), usable from any
-    thread: transactions are opened explicitly with BEGIN IMMEDIATE so that the check
-    and the write of each guarantee cannot interleave."""
+def _connect(path: str) -> Connection:
+    """Returns a connection in autocommit mode (synced commits), usable from any
+    thread: transactions are opened explicitly (:func:`server.storage.transaction`)
+    so that the check and the write of each guarantee cannot interleave."""
+    if is_url(path):
+        return connect(path, durable=True)
     db = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
     db.execute("PRAGMA busy_timeout=30000")
-    return db
+    connection: Connection = db
+    return connection
 
 
-def _result_of(db: sqlite3.Connection, match_id: str) -> Result:
+#: The standings in one JSON text (parameters: the scope; on PostgreSQL, twice).
+_STANDINGS = (
+    "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
+    " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
+    " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " WHERE r.players = ?1")
+_STANDINGS_POSTGRESQL = (
+    "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?), 0),"
+    " COALESCE(json_agg(json_build_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0)))::text, '[]') FROM ladder_ratings r"
+    " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " WHERE r.players = ?")
+
+#: The matches whose ids the query ``{page}`` selects, with their seats, in one JSON text.
+_ROWS = (
+    "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
+    " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
+    " FROM ladder_results r WHERE r.match_id = m.match_id))))"
+    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+_ROWS_POSTGRESQL = (
+    "SELECT COALESCE(json_agg(json_build_array(m.match_id, m.players, m.status, m.created,"
+    " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
+    " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
+    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+
+
+def _result_of(db: Connection, match_id: str) -> Result:
     rows = db.execute("SELECT name, rank FROM ladder_results WHERE match_id = ? ORDER BY seat",
                       (match_id,)).fetchall()
     return Result(tuple(n for n, _ in rows), tuple(int(k) for _, k in rows))

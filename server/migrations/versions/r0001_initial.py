@@ -4,6 +4,11 @@ Every statement is ``IF NOT EXISTS``, so this revision also applies to a databas
 that an earlier server created without alembic (it has these tables, and no
 ``alembic_version``): there it changes nothing but the recorded revision.
 
+On PostgreSQL (:data:`POSTGRESQL`) the tables are the same but for two types: times
+and ratings are ``DOUBLE PRECISION`` (PostgreSQL's ``REAL`` has 24 bits, too few for a
+UNIX time), and ``matches`` has an identity column ``seq`` where SQLite has its
+``rowid`` (the order of insertion, which breaks ties of creation time).
+
 Revision ID: 0001
 Revises:
 """
@@ -78,8 +83,69 @@ UPGRADE: list[str] = [
 ]
 
 
+POSTGRESQL: list[str] = [
+    """
+    CREATE TABLE IF NOT EXISTS matches (
+        id        TEXT PRIMARY KEY,
+        status    TEXT NOT NULL CHECK (status IN ('waiting', 'running', 'finished', 'aborted')),
+        players   INTEGER NOT NULL,
+        names     TEXT NOT NULL,
+        ladder    INTEGER NOT NULL DEFAULT 0,
+        created   TEXT NOT NULL,
+        ended     TEXT,
+        winners   TEXT,
+        ranks     TEXT,
+        delivered TEXT,
+        reason    TEXT,
+        record    TEXT,
+        seq       BIGINT GENERATED ALWAYS AS IDENTITY
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS matches_created ON matches (created)",
+    """
+    CREATE TABLE IF NOT EXISTS ladder_bots (
+        name     TEXT PRIMARY KEY,
+        key_hash TEXT NOT NULL,
+        created  DOUBLE PRECISION NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS ladder_matches (
+        match_id     TEXT PRIMARY KEY,
+        players      INTEGER NOT NULL,
+        status       TEXT NOT NULL CHECK (status IN ('running', 'finished', 'aborted')),
+        created      DOUBLE PRECISION NOT NULL,
+        ended        DOUBLE PRECISION,
+        finish_order INTEGER UNIQUE,
+        rated        INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS ladder_results (
+        match_id  TEXT NOT NULL REFERENCES ladder_matches (match_id),
+        seat      INTEGER NOT NULL,
+        name      TEXT NOT NULL,
+        rank      INTEGER,
+        delivered INTEGER,
+        PRIMARY KEY (match_id, seat)
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS ladder_results_by_name ON ladder_results (name, match_id)",
+    """
+    CREATE TABLE IF NOT EXISTS ladder_ratings (
+        players INTEGER NOT NULL,
+        name    TEXT NOT NULL,
+        mu      DOUBLE PRECISION NOT NULL,
+        sigma   DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (players, name)
+    )
+    """,
+]
+
+
 def upgrade() -> None:
-    for statement in UPGRADE:
+    postgresql = op.get_bind().dialect.name == "postgresql"
+    for statement in POSTGRESQL if postgresql else UPGRADE:
         op.execute(statement)
 
 

@@ -10,6 +10,10 @@ filled here from the results already rated.
 bot's matches be listed newest first from one index; the other indexes serve the
 list of all matches, the matches of one status, and the next result to rate.
 
+On PostgreSQL (:data:`POSTGRESQL`) the tallies are filled with ``SUM`` and ``CASE``
+(SQLite's ``TOTAL`` and its booleans as numbers are its own), and the new column is
+``DOUBLE PRECISION``.
+
 Revision ID: 0002
 Revises: 0001
 """
@@ -80,6 +84,29 @@ UPGRADE: list[str] = [
     """,
 ]
 
+POSTGRESQL: list[str] = [
+    *UPGRADE[:2],
+    """
+    INSERT INTO ladder_tallies (players, name, games, wins, delivered)
+    SELECT 0, r.name, COUNT(*), SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END),
+           COALESCE(SUM(r.delivered), 0)
+    FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id
+    WHERE m.rated = 1
+    GROUP BY r.name
+    """,
+    """
+    INSERT INTO ladder_tallies (players, name, games, wins, delivered)
+    SELECT m.players, r.name, COUNT(*), SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END),
+           COALESCE(SUM(r.delivered), 0)
+    FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id
+    WHERE m.rated = 1
+    GROUP BY m.players, r.name
+    """,
+    *UPGRADE[4:6],
+    "ALTER TABLE ladder_results ADD COLUMN created DOUBLE PRECISION",
+    *UPGRADE[7:],
+]
+
 DOWNGRADE: list[str] = [
     "DROP INDEX ladder_matches_unrated",
     "DROP INDEX ladder_matches_by_status",
@@ -93,7 +120,8 @@ DOWNGRADE: list[str] = [
 
 
 def upgrade() -> None:
-    for statement in UPGRADE:
+    postgresql = op.get_bind().dialect.name == "postgresql"
+    for statement in POSTGRESQL if postgresql else UPGRADE:
         op.execute(statement)
 
 

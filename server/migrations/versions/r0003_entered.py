@@ -6,6 +6,8 @@ entered at its first match's creation; the others count as never entered (and ex
 like any name registered that long ago, see docs/ladder.md). The partial index keeps
 counting and expiring the names that never entered independent of every other bot.
 
+On PostgreSQL (:data:`POSTGRESQL`) the new column is ``DOUBLE PRECISION``.
+
 Revision ID: 0003
 Revises: 0002
 """
@@ -28,6 +30,11 @@ UPGRADE: list[str] = [
     "CREATE INDEX ladder_bots_unentered ON ladder_bots (created) WHERE entered IS NULL",
 ]
 
+POSTGRESQL: list[str] = [
+    "ALTER TABLE ladder_bots ADD COLUMN entered DOUBLE PRECISION",
+    *UPGRADE[1:],
+]
+
 DOWNGRADE: list[str] = [
     "DROP INDEX ladder_bots_unentered",
     "ALTER TABLE ladder_bots DROP COLUMN entered",
@@ -35,7 +42,8 @@ DOWNGRADE: list[str] = [
 
 
 def upgrade() -> None:
-    for statement in UPGRADE:
+    postgresql = op.get_bind().dialect.name == "postgresql"
+    for statement in POSTGRESQL if postgresql else UPGRADE:
         op.execute(statement)
 
 

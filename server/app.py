@@ -36,7 +36,7 @@ from . import services
 from .clock import Clock
 from .guards import Guards
 from .host import Host
-from .match import DEFAULT_DEADLINE_MS
+from .match import DEFAULT_DEADLINE_MS, WAITING
 from .quotas import Quotas, Rates, descriptor_limit, server_options
 from .storage import Storage, StorageError
 
@@ -129,6 +129,8 @@ class Arena:
         await self.server.stop(grace=1.0)
         await self.storage.writer.flush()      # every queued write, off the event loop
         self.storage.close()
+        if self.host.journal is not None:
+            self.host.journal.close()
         log.info("drain_done")
         self.stopped.set()
 
@@ -154,10 +156,17 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
         except StorageError:
             storage.close()
             raise
+    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
+    # Matches the journal holds go on where they were; the others a crash cut off
+    # (started before the journal, or not replayable) are marked aborted.
+    resumed = host.resume()
     cut = storage.abort_unfinished("server stopped before the match ended")
+    if host.journal is not None:
+        host.journal.reinstate({m: "waiting" if host.matches[m].match.status == WAITING
+                                else "running" for m in resumed})
+    cut = [m for m in cut if m not in resumed]
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
-    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
     rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
     server = grpc.aio.server(interceptors=[Guards(rates)], options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

@@ -36,6 +36,7 @@ from mammamia.fairness import Fairness
 
 from . import storage as st
 from .clock import Clock, SystemClock
+from .journal import Journal, replay, setup_of, token_hash
 from .match import DEFAULT_DEADLINE_MS, WAITING, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
@@ -54,8 +55,11 @@ class Host:
     def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
                  start_timeout: float = 30.0, keep_ended: float = 60.0,
                  keep_retired: float = 600.0, max_ended: int = 2000,
-                 max_retired: int = 100_000, clock: Clock | None = None) -> None:
+                 max_retired: int = 100_000, clock: Clock | None = None,
+                 journal: bool = True) -> None:
         self.storage = storage
+        # Every match dealt from seeds is written ahead, so a restart resumes it.
+        self.journal = Journal(storage) if journal else None
         self.clock: Clock = clock or SystemClock()
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
@@ -69,9 +73,9 @@ class Host:
         self.max_ended = max_ended          # ended matches held at most
         self.max_retired = max_retired      # retired tokens known at most
         self.matches: dict[str, Runner] = {}
-        self._seats: dict[str, tuple[Runner, int]] = {}
+        self._seats: dict[str, tuple[Runner, int]] = {}   # token hash -> match, seat
         self._ended_order: dict[str, Runner] = {}   # ended and held, oldest first
-        self._retired: dict[str, str] = {}      # token -> id of a match no longer held
+        self._retired: dict[str, str] = {}      # token hash -> id of a match no longer held
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
 
@@ -113,24 +117,61 @@ class Host:
                             names=list(names))
         state = Match(match_id, game, seed, settings, self.clock.now(), played, fairness)
         tokens = tuple(new_token() for _ in range(game.players))
+        hashes = tuple(token_hash(t) for t in tokens)
+        # Ladder matches are not journalled yet: at a restart the ladder settles them
+        # as aborted (server.ladder.ladder.Ladder.recover), so they must not resume.
+        journal = self.journal if fairness is not None and not ladder else None
+        if journal is not None:
+            journal.begin(match_id, setup_of(state, hashes, first_player))
         match = Runner(state, tokens, self.storage, self.clock,
-                       self.start_timeout if start_timeout is None else start_timeout)
-        self.matches[match.id] = match
-        for seat, token in enumerate(tokens):
-            self._seats[token] = (match, seat)
-        task = asyncio.ensure_future(match.result())
-        self._tasks.add(task)
-        task.add_done_callback(functools.partial(self._ended, match=match))
+                       self.start_timeout if start_timeout is None else start_timeout,
+                       token_hashes=hashes, journal=journal)
+        self._hold_match(match)
         # The seed is the whole deal: it is not logged while the match runs (the
         # record shows it once the match has ended).
         log.info("match_created", match=match.id, players=game.players,
                  deadline_ms=deadline_ms, ladder=ladder)
         return match
 
+    def resume(self) -> list[str]:
+        """Returns the ids of the journalled matches, after resuming each one that
+        replays (a restart: their seats come back with the tokens they hold); those
+        that do not replay are left for start-up to mark aborted."""
+        if self.journal is None:
+            return []
+        resumed = []
+        for unfinished in self.journal.unfinished():
+            try:
+                state = replay(unfinished)
+            except Exception as e:        # a journal this server cannot replay
+                log.error("match_not_resumed", match=unfinished.match_id, error=repr(e))
+                self.journal.forget(unfinished.match_id)
+                continue
+            now = self.clock.now()
+            state.restamp(now)
+            match = Runner(state, (), self.storage, self.clock, self.start_timeout,
+                           token_hashes=tuple(unfinished.setup["tokens"]),
+                           journal=self.journal, resumed=True)
+            self._hold_match(match)
+            resumed.append(match.id)
+            log.info("match_resumed", match=match.id, status=state.status,
+                     actions=len(state.actions), inputs=len(unfinished.inputs))
+        return resumed
+
+    def _hold_match(self, match: Runner) -> None:
+        self.matches[match.id] = match
+        for seat, hashed in enumerate(match.token_hashes):
+            self._seats[hashed] = (match, seat)
+        task = asyncio.ensure_future(match.result())
+        self._tasks.add(task)
+        task.add_done_callback(functools.partial(self._ended, match=match))
+
     def _ended(self, task: asyncio.Task[MatchResult], *, match: Runner) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=match.id, error=repr(task.exception()))
+        if match.journal is not None and match.ended:
+            match.journal.forget(match.id)      # the stored record holds it all now
         # Keep an ended match a while for clients that reconnect to read its end.
         self._ended_order[match.id] = match
         while len(self._ended_order) > self.max_ended:
@@ -142,9 +183,9 @@ class Host:
         if self._ended_order.pop(match.id, None) is None:
             return                          # forgotten already (count bound, then timer)
         self.matches.pop(match.id, None)
-        for token in match.tokens:
-            self._seats.pop(token, None)
-            self._retired[token] = match.id
+        for hashed in match.token_hashes:
+            self._seats.pop(hashed, None)
+            self._retired[hashed] = match.id
         while len(self._retired) > self.max_retired:
             del self._retired[next(iter(self._retired))]
         # A retired token is remembered a while, then forgotten too, so that a server
@@ -153,17 +194,17 @@ class Host:
                            functools.partial(self._unretire, match))
 
     def _unretire(self, match: Runner) -> None:
-        for token in match.tokens:
-            self._retired.pop(token, None)
+        for hashed in match.token_hashes:
+            self._retired.pop(hashed, None)
 
     def seat_of(self, token: str) -> tuple[Runner, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""
-        return self._seats.get(token)
+        return self._seats.get(token_hash(token))
 
     def retired(self, token: str) -> str | None:
         """Returns the id of the ended match a token belonged to, once no longer held
         (for ``keep_retired`` seconds; None after that, as for an unknown token)."""
-        return self._retired.get(token)
+        return self._retired.get(token_hash(token))
 
     def get(self, match_id: str) -> Runner | None:
         """Returns a match held by this server, or None."""

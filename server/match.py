@@ -108,6 +108,7 @@ class Match:
         self.autopilot: set[int] = set()
         self.timeouts: list[dict[str, Any]] = []
         self.autopilot_meta: list[dict[str, Any]] = []
+        self.recovered: list[dict[str, Any]] = []    # restarts the match survived
         self._asked: dict[str, Decision] = {}
         self._answers: dict[str, Action] = {}        # accepted answers, for idempotency
         self._defaults: set[str] = set()             # decided by the server
@@ -307,6 +308,20 @@ class Match:
         d = self.decision
         return None if d is None else self.default_at(d)
 
+    def due(self, now: float) -> bool:
+        """Returns whether ``tick`` at ``now`` applies a default."""
+        d = self.decision
+        return d is not None and now >= self.default_at(d)
+
+    def restamp(self, now: float) -> None:
+        """Asks the open decision again from ``now``, with a fresh deadline (a match
+        resumed after a restart), and notes the recovery in the record's meta."""
+        self.recovered.append({"at": iso(now), "actions": len(self.actions)})
+        d = self.decision
+        if d is not None:
+            d.asked = now
+            d.deadline = now + self.settings.deadline_ms / 1000
+
     def tick(self, now: float, absent: Collection[int] = ()) -> None:
         """Applies the default of the open decision if its time has come; ``absent``
         are the seats with no stream open (for the reason the record gives)."""
@@ -363,6 +378,8 @@ class Match:
             meta["ladder"] = True
         if self.abort_reason is not None:
             meta["aborted"] = self.abort_reason
+        if self.recovered:
+            meta["recovered"] = list(self.recovered)
         if self.fairness is not None:
             # The seeds are revealed once the match is over; until then, only the
             # commitment (the seed is the whole deal, and the reshuffles to come).

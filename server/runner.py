@@ -13,6 +13,10 @@ after each call it looks at the log entries the call appended:
 - it stores the match's start and names, and once the match is ending its
   record, before the end is announced (a result is never announced unless it is
   stored);
+- with a journal (``server.journal``), it writes each input ahead (the start, a
+  join, an accepted answer, a default, an abort) and shows the streams only the
+  log up to what is committed (``visible``): no event an input caused leaves the
+  server before the input would survive a crash;
 - it calls the hooks an in-process watcher (the conformance kit) put on it:
   ``on_entries`` with the entries each call appended, once the runner has acted on
   them, and ``on_answer`` with the outcome of each answer. Hooks run on the loop,
@@ -23,6 +27,7 @@ after each call it looks at the log entries the call appended:
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -35,6 +40,7 @@ from . import storage as st
 from .answers import Outcome
 from .clock import Clock, Timer
 from .events import Asked, Defaulted, Ended, Entry
+from .journal import Input, Journal, answer_input
 from .match import ENDING, WAITING, Match, iso
 
 log = structlog.get_logger()
@@ -86,12 +92,17 @@ class Runner:
     """One match, driven on the event loop. All methods run on the loop."""
 
     def __init__(self, match: Match, tokens: tuple[str, ...], storage: st.Storage,
-                 clock: Clock, start_timeout: float) -> None:
+                 clock: Clock, start_timeout: float, *, token_hashes: tuple[str, ...] = (),
+                 journal: Journal | None = None, resumed: bool = False) -> None:
         self.match = match
         self.id = match.id
-        self.tokens = tokens
+        self.tokens = tokens            # empty for a resumed match: only hashes are kept
+        self.token_hashes = token_hashes
         self.storage = storage
         self.clock = clock
+        self.journal = journal
+        self.visible = len(match.log)   # the log entries streams may send
+        self._committed: asyncio.Future[None] | None = None
         self.followers: set[Follower] = set()
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
@@ -101,10 +112,16 @@ class Runner:
         self._timer_at: float | None = None
         self._ending: asyncio.Task[None] | None = None
         self._result: asyncio.Future[MatchResult] = asyncio.get_running_loop().create_future()
-        storage.add_match(match.id, match.players, match.names, match.settings.ladder,
-                          iso(match.created))
+        if not resumed:
+            storage.add_match(match.id, match.players, match.names, match.settings.ladder,
+                              iso(match.created))
+        # A resumed match that still waits gets its start timeout again from now.
+        start_from = clock.now() if resumed else match.created
         self._start_timer: Timer | None = clock.call_at(
-            match.created + start_timeout, self._start_timeout)
+            start_from + start_timeout, self._start_timeout) if match.status == WAITING \
+            else None
+        if resumed:
+            self._after(0)              # the open decision's timer; nothing to send yet
 
     # -- what the match is ---------------------------------------------------------
 
@@ -132,9 +149,15 @@ class Runner:
              ) -> None:
         """Takes a seat (again), with a name and a client seed (see Match.join); starts
         the match once every seat is in."""
-        first = not self.match.joined[seat]
-        if self.match.join(seat, name, client_seed):
-            self.storage.set_names(self.id, self.match.names)
+        match = self.match
+        first = not match.joined[seat]
+        seeds = match.fairness.client_seeds[seat] if match.fairness is not None else None
+        renamed = match.join(seat, name, client_seed)
+        if renamed:
+            self.storage.set_names(self.id, match.names)
+        if first or renamed or (match.fairness is not None and
+                                match.fairness.client_seeds[seat] != seeds):
+            self._write({"k": "join", "seat": seat, "name": name, "seed": client_seed})
         if first:
             log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])
         if self.match.all_joined:
@@ -144,7 +167,10 @@ class Runner:
                action: Action | None) -> Outcome:
         """Returns the outcome of a seat's answer, applied when accepted."""
         before = len(self.match.log)
-        outcome = self.match.answer(seat, decision_id, option, action, self.clock.now())
+        now = self.clock.now()
+        outcome = self.match.answer(seat, decision_id, option, action, now)
+        if outcome.accepted and not outcome.repeated:
+            self._write(answer_input(seat, decision_id, self.match.actions[-1][1], now))
         self._after(before)
         for hook in self.on_answer:
             hook(seat, decision_id, outcome)
@@ -153,6 +179,8 @@ class Runner:
     def abort(self, reason: str) -> asyncio.Future[MatchResult]:
         """Returns the result future after cutting the match off (no-op once ending)."""
         before = len(self.match.log)
+        if self.match.status in (WAITING, "running"):
+            self._write({"k": "abort", "reason": reason})
         self.match.abort(reason)
         self._after(before)
         return self._result
@@ -161,7 +189,9 @@ class Runner:
         if self.match.status != WAITING:
             return
         before = len(self.match.log)
-        self.match.start(self.clock.now())
+        now = self.clock.now()
+        self._write({"k": "start", "at": now})
+        self.match.start(now)
         self.storage.set_running(self.id)
         log.info("match_started", match=self.id, players=self.players, names=self.match.names)
         self._after(before)
@@ -178,7 +208,10 @@ class Runner:
         before = len(self.match.log)
         present = {f.viewer for f in self.followers}
         absent = [seat for seat in range(self.players) if seat not in present]
-        self.match.tick(self.clock.now(), absent)
+        now = self.clock.now()
+        if self.match.due(now):
+            self._write({"k": "tick", "at": now, "absent": absent})
+        self.match.tick(now, absent)
         for entry in self.match.log[before:]:
             if isinstance(entry, Defaulted):
                 log.info("deadline_passed", match=self.id, seat=entry.seat,
@@ -188,11 +221,41 @@ class Runner:
 
     # -- after every call ----------------------------------------------------------
 
+    def _write(self, step: Input) -> None:
+        """Writes an input ahead (with a journal); what it causes is shown once it is in."""
+        if self.journal is not None:
+            self._committed = self.journal.append(self.id, step)
+
+    async def committed(self) -> None:
+        """Returns once every input given so far is committed (at once without a
+        journal); raises StorageError when one could not be."""
+        if self._committed is not None:
+            await asyncio.shield(self._committed)
+
+    def _shown(self, upto: int, done: asyncio.Future[None]) -> None:
+        if not done.cancelled() and done.exception() is not None:
+            # The input is not durable: what it caused stays unsent, and the match is
+            # cut off (it could not be resumed as it is).
+            self.abort("its journal could not be written")
+            return
+        self._show(upto)
+
+    def _show(self, upto: int) -> None:
+        """Makes the log up to ``upto`` visible to the streams and wakes them."""
+        if upto > self.visible:
+            new = self.match.log[self.visible:upto]
+            self.visible = upto
+            self._notify(new)
+
     def _after(self, before: int) -> None:
         match = self.match
         new = match.log[before:]
         if new:
-            self._notify(new)
+            committed = self._committed
+            if committed is None or committed.done() or isinstance(new[-1], Ended):
+                self._show(len(match.log))
+            else:
+                committed.add_done_callback(functools.partial(self._shown, len(match.log)))
         when = match.wake_at()
         # One timer per match, moved only to wake earlier: most decisions are answered
         # long before their default time, and the next one's comes later, so a timer

@@ -31,6 +31,7 @@ from .host import Host, HostClosed
 from .match import NAME_LIMIT
 from .quotas import Quotas
 from .runner import Follower, Runner
+from .storage import StorageError
 from .tokens import same_secret
 
 log = structlog.get_logger()
@@ -91,7 +92,7 @@ class Replies:
     __slots__ = ("_items", "_limit", "_room")
 
     def __init__(self, limit: int) -> None:
-        self._items: deque[tuple[int, bytes]] = deque()
+        self._items: deque[tuple[int, int, bytes]] = deque()
         self._limit = limit
         self._room = asyncio.Event()
         self._room.set()
@@ -108,17 +109,20 @@ class Replies:
             self._room.clear()
             await self._room.wait()
 
-    def append(self, position: int, reply: bytes) -> None:
-        """Queues ``reply``, to go before the log entries from ``position`` on."""
-        self._items.append((position, reply))
+    def append(self, position: int, reply: bytes, ready: int) -> None:
+        """Queues ``reply``, to go before the log entries from ``position`` on, once the
+        log up to ``ready`` may be sent (what the answer caused is committed)."""
+        self._items.append((position, ready, reply))
 
-    def due(self, cursor: int) -> bool:
-        """Returns True when the first reply goes before the log entry at ``cursor``."""
-        return bool(self._items) and self._items[0][0] <= cursor
+    def due(self, cursor: int, visible: int) -> bool:
+        """Returns True when the first reply goes before the log entry at ``cursor``
+        and the log it waits for is ``visible``."""
+        return bool(self._items) and self._items[0][0] <= cursor and \
+            self._items[0][1] <= visible
 
     def take(self) -> bytes:
         """Returns the first reply, removed (and makes room for the reader)."""
-        reply = self._items.popleft()[1]
+        reply = self._items.popleft()[2]
         self._room.set()
         return reply
 
@@ -136,6 +140,10 @@ async def _stream(match: Runner, viewer: int | None, after: int,
     its answer.
     """
     state = match.match
+    # The snapshot shows only what is committed (server.journal): wait for the inputs
+    # still being written.
+    while match.visible < len(state.log):
+        await match.committed()
     follower = match.follow(viewer)
     if opened is not None:
         opened(follower)
@@ -154,10 +162,12 @@ async def _stream(match: Runner, viewer: int | None, after: int,
             pending: list[bytes] = []
             done = False
             now = match.clock.now()
-            while follower.cursor < len(entries) or replies:
-                if replies is not None and replies.due(follower.cursor):
+            while follower.cursor < match.visible or replies:
+                if replies is not None and replies.due(follower.cursor, match.visible):
                     pending.append(replies.take())
                     continue
+                if follower.cursor >= match.visible:
+                    break               # a reply waits for its answer to be committed
                 entry = entries[follower.cursor]
                 follower.cursor += 1
                 item = visibility.item(state, entry, viewer)
@@ -257,6 +267,12 @@ class SeatService:
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
         match, seat = await self._unary_seat(context)
         outcome = _act(match, seat, request)
+        if outcome.accepted:
+            try:
+                await match.committed()     # replied to once the answer would survive a crash
+            except StorageError as e:
+                await abort(context, grpc.StatusCode.UNAVAILABLE,
+                            f"the answer could not be stored: {e}")
         if not outcome.accepted:
             assert outcome.refusal is not None
             context.set_trailing_metadata(
@@ -331,7 +347,8 @@ class SeatService:
                                       "after the first message, Play takes only 'act'")
                     decision_id = ""
                 replies.append(position, wire.act_result(
-                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0]))
+                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0]),
+                    len(match.match.log))
                 # A refusal goes at once: the seat may have to answer again. An accepted
                 # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
                 # with what it caused and usually with the seat's next request.

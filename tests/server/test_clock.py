@@ -131,6 +131,7 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             followers = [match.follow(0), match.follow(1), match.follow(None)]
             match.join(0)
             match.join(1)                       # all in: the match starts
+            await match.committed()             # shown once the start is written ahead
             d = match.match.decision
             assert d is not None
             asker = followers[d.seat]

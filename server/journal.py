@@ -1,0 +1,215 @@
+"""The journal: every running match written ahead, so that a restarted server resumes it.
+
+A match is a state machine (``server.match``): its state is what its inputs made of
+it. The journal keeps, per match, its **setup** (how it was created: players,
+colours, the seeds, the time control, names, and the SHA-256 of each seat token)
+and every **input** it took after that, in order: a seat joining (with its name and
+client seed), the start, an accepted answer, a default applied at a deadline, an
+abort. A restarted server replays them (:func:`replay`) and the match goes on.
+
+The invariant: **no event an input caused leaves the server before the input is
+durable** against a crash of the process. :meth:`Journal.append` returns a future
+that is done once the input is committed; the runner shows streams only the log up
+to what is committed (``server.runner``), and a unary answer is replied to after.
+Appends are grouped: while one commit runs on the database's writer thread, the
+next inputs of every match gather, and go in one transaction after it, so the cost
+per decision is a share of a commit, not one each.
+
+Rows go once the match's end is stored (its record then holds everything).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from mammamia import new_game
+from mammamia.fairness import Fairness
+from mammamia.actions import action_from_json, action_to_json
+
+from . import storage as st
+from .match import Match, Settings
+
+log = structlog.get_logger()
+
+Input = dict[str, Any]
+
+
+def token_hash(token: str) -> str:
+    """Returns the hex SHA-256 of a seat token (what the journal keeps of it)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """A match the journal holds that had not ended: its setup and inputs."""
+
+    match_id: str
+    setup: dict[str, Any]
+    inputs: tuple[Input, ...]
+
+
+def setup_of(match: Match, token_hashes: Sequence[str], first_player: int | None) -> dict[
+        str, Any]:
+    """Returns what recreates ``match`` as it was created (JSON-ready)."""
+    fair = match.fairness
+    assert fair is not None, "only matches dealt from seeds are journalled"
+    s = match.settings
+    return {"players": match.players, "colours": list(match.state.colours),
+            "first_player": first_player, "server_seed": fair.server_seed,
+            "source": fair.source, "first_player_drawn": fair.first_player_drawn,
+            "deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms,
+            "ladder": s.ladder, "names": list(s.names), "created": match.created,
+            "tokens": list(token_hashes)}
+
+
+def replay(unfinished: Unfinished) -> Match:
+    """Returns the match its setup and inputs make; raises ValueError (or the rules'
+    errors) when they do not replay."""
+    s = unfinished.setup
+    players = int(s["players"])
+    fairness = Fairness(unfinished.match_id, s["server_seed"], s["source"], [""] * players,
+                        bool(s["first_player_drawn"]))
+    game = new_game(players, fairness.seed, s["colours"], s["first_player"])
+    settings = Settings(deadline_ms=s["deadline_ms"], time_bank_ms=s["time_bank_ms"],
+                        ladder=s["ladder"], names=list(s["names"]))
+    match = Match(unfinished.match_id, game, fairness.seed, settings, s["created"],
+                  fairness=fairness)
+    for step in unfinished.inputs:
+        kind = step["k"]
+        if kind == "join":
+            match.join(step["seat"], step.get("name"), step.get("seed"))
+        elif kind == "start":
+            match.start(step["at"])
+        elif kind == "answer":
+            _, action = action_from_json(step["action"])
+            outcome = match.answer(step["seat"], step["decision"], None, action, step["at"])
+            if not outcome.accepted:
+                raise ValueError(f"match {match.id}: the journalled answer to "
+                                 f"{step['decision']} is refused on replay: {outcome.message}")
+        elif kind == "tick":
+            match.tick(step["at"], step["absent"])
+        elif kind == "abort":
+            match.abort(step["reason"])
+        else:
+            raise ValueError(f"match {match.id}: unknown journal input {kind!r}")
+    return match
+
+
+def answer_input(seat: int, decision_id: str, action: Any, at: float) -> Input:
+    """Returns the input of an accepted answer."""
+    return {"k": "answer", "seat": seat, "decision": decision_id,
+            "action": action_to_json(seat, action), "at": at}
+
+
+class Journal:
+    """The journal's rows in the server's database, written through its writer thread."""
+
+    def __init__(self, storage: st.Storage) -> None:
+        self.storage = storage
+        self._db = st.connect(storage.path, durable=False)   # writer thread only
+        self._pending: list[tuple[str, int, str, asyncio.Future[None]]] = []
+        self._setups: list[tuple[str, str]] = []
+        self._flushing = False
+        self._count: dict[str, int] = {}
+
+    def close(self) -> None:
+        """Closes the journal's connection (after the writer has run every write)."""
+        self._db.close()
+
+    def unfinished(self) -> list[Unfinished]:
+        """Returns the journalled matches (for start-up: every one has not ended)."""
+        db = self.storage.db
+        setups = db.execute("SELECT match_id, setup FROM match_setups").fetchall()
+        out = []
+        for match_id, setup in setups:
+            rows = db.execute("SELECT input FROM match_inputs WHERE match_id = ? ORDER BY n",
+                              (match_id,)).fetchall()
+            out.append(Unfinished(match_id, json.loads(setup),
+                                  tuple(json.loads(r[0]) for r in rows)))
+            self._count[match_id] = len(rows)
+        return out
+
+    def reinstate(self, statuses: dict[str, str]) -> None:
+        """Marks the stored rows of resumed matches with their status again (waiting or
+        running: start-up marked every unfinished row aborted). For start-up, on the
+        calling thread."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany("UPDATE matches SET status = ?, ended = NULL, reason = NULL "
+                       "WHERE id = ?", [(status, m) for m, status in statuses.items()])
+        db.execute("COMMIT")
+
+    def begin(self, match_id: str, setup: dict[str, Any]) -> None:
+        """Queues a new match's setup, to be committed before any of its inputs."""
+        self._count[match_id] = 0
+        self._setups.append((match_id, json.dumps(setup)))
+        self._kick()
+
+    def append(self, match_id: str, step: Input) -> asyncio.Future[None]:
+        """Returns a future done once ``step`` is committed after every input of the
+        match given before it (failed with StorageError when it cannot be)."""
+        n = self._count.get(match_id, 0)
+        self._count[match_id] = n + 1
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((match_id, n, json.dumps(step), done))
+        self._kick()
+        return done
+
+    def forget(self, match_id: str) -> None:
+        """Queues removing an ended match's rows (its record is stored)."""
+        self._count.pop(match_id, None)
+        self.storage.writer.send(self._delete, match_id)
+
+    def _kick(self) -> None:
+        if not self._flushing:
+            self._flushing = True
+            asyncio.ensure_future(self._flush())
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending or self._setups:
+                setups, self._setups = self._setups, []
+                batch, self._pending = self._pending, []
+                try:
+                    await self.storage.writer.run(self._commit, setups,
+                                                  [(m, n, text) for m, n, text, _ in batch])
+                except (sqlite3.Error, OSError) as e:
+                    log.error("journal_write_failed", error=str(e), inputs=len(batch))
+                    for *_, done in batch:
+                        if not done.done():
+                            done.set_exception(st.StorageError(f"journal: {e}"))
+                    continue
+                for *_, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+        finally:
+            self._flushing = False
+
+    def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
+                ) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT OR REPLACE INTO match_setups (match_id, setup) VALUES (?, ?)",
+                           setups)
+            db.executemany("INSERT OR REPLACE INTO match_inputs (match_id, n, input) "
+                           "VALUES (?, ?, ?)", inputs)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _delete(self, match_id: str) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM match_inputs WHERE match_id = ?", (match_id,))
+        db.execute("DELETE FROM match_setups WHERE match_id = ?", (match_id,))
+        db.execute("COMMIT")

@@ -42,7 +42,7 @@ from server.storage import Writer
 from .assignment import Assignment as Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import LadderError, LadderStore, SeatResult
+from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult, Standing
 
 log = structlog.get_logger()
 
@@ -120,6 +120,10 @@ class Ladder:
         self._streams: dict[str, asyncio.Queue[Assignment | str | None]] = {}
         self._settling: set[asyncio.Future[None]] = set()
         self._seated: dict[str, Assignment] = {}
+        # The standings last read per scope, with the count of results rated when the
+        # read began: standings change only when a result is rated.
+        self._rated = 0
+        self._standings: dict[int, tuple[int, tuple[int, list[Standing]]]] = {}
         self.closed = False
 
     def recover(self) -> None:
@@ -181,6 +185,19 @@ class Ladder:
             raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
                                   "its name expired): register it again")
         return self._entry(name)
+
+    async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
+        """Returns (rated matches, standings best first) of all matches or of one
+        player count: read on the reader thread once after each rated result, and
+        from memory until the next."""
+        rated = self._rated
+        known = self._standings.get(players)
+        if known is not None and known[0] == rated:
+            return known[1]
+        standings = await self.reader.standings(players)
+        if self._rated == rated:    # no result rated meanwhile: good until the next
+            self._standings[players] = (rated, standings)
+        return standings
 
     async def expire_names(self) -> list[str]:
         """Removes the names registered more than ``name_expiry`` seconds ago (on the
@@ -281,7 +298,9 @@ class Ladder:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
         if outcome.status == "finished":
-            if await self.writer.run(self._store_result, match_id, outcome):
+            new = await self.writer.run(self._store_result, match_id, outcome)
+            self._rated += 1        # (also when not new: read again, never stale)
+            if new:
                 self._log_finished(match_id, outcome)
         else:
             await self.writer.run(self.store.abort_match, match_id)

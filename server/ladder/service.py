@@ -13,7 +13,9 @@ for a match that is not a ladder match; FAILED_PRECONDITION for a record asked f
 while its match runs.
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
-the event loop only awaits them.
+the event loop only awaits them. Standings change only when a result is rated, so
+each scope's reply is read and built once after each rated result
+(:meth:`Ladder.standings`) and served from memory until the next.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from .. import wire
 from ..services import abort, metadata
 from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
-from .store import LadderError, LadderFullError, NameTakenError
+from .store import LadderError, LadderFullError, NameTakenError, Standing
 
 DEFAULT_MATCHES = 20
 MAX_MATCHES = 500
@@ -39,6 +41,8 @@ class LadderServicer(pb_grpc.LadderServicer):
 
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
+        # The last Standings reply per scope, and the reading it was built from.
+        self._standings: dict[int, tuple[tuple[int, list[Standing]], pb.StandingsResponse]] = {}
 
     async def Register(
             self, request: pb.RegisterRequest,
@@ -85,8 +89,12 @@ class LadderServicer(pb_grpc.LadderServicer):
         if request.players and not 2 <= request.players <= 5:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
                         f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
-        finished, table = await self.ladder.reader.standings(request.players)
-        return wire.standings_response(finished, table)
+        standings = await self.ladder.standings(request.players)
+        known = self._standings.get(request.players)
+        if known is None or known[0] is not standings:     # built once per reading
+            known = (standings, wire.standings_response(*standings))
+            self._standings[request.players] = known
+        return known[1]
 
     async def Matches(
             self, request: pb.MatchesRequest,

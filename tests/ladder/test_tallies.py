@@ -266,3 +266,37 @@ def test_the_ladder_reader_reads_on_its_own_thread(store: LadderStore) -> None:
 
     asyncio.run(read())
     reader.close()
+
+
+class PlayingHost(FakeHost):
+    """A match host whose matches end at once, the first seat winning."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.created = 0
+
+    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+        self.created += 1
+        return f"m-{self.created}", [f"token-{i}" for i in range(len(names))]
+
+    async def outcome(self, match_id: str) -> Outcome:
+        return Outcome("finished", (1, 2), (3, 1))
+
+
+def test_the_standings_are_read_once_after_each_rated_result(store: LadderStore) -> None:
+    ladder = Ladder(store, PlayingHost(), Policy())
+
+    async def scenario() -> None:
+        first = await ladder.standings()
+        assert first == (0, []) and await ladder.standings() is first     # from memory
+        await ladder._play(("a", "b"))              # a match is played, stored and rated
+        after = await ladder.standings()
+        assert after == store.standings() and after[0] == 1
+        assert await ladder.standings() is after
+        assert await ladder.standings(2) == store.standings(2)
+        await ladder._play(("b", "a"))
+        assert (await ladder.standings())[0] == 2
+        assert await ladder.standings(2) == store.standings(2)
+
+    asyncio.run(scenario())
+    ladder.reader.close()

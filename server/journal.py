@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +30,8 @@ from typing import Any
 import structlog
 
 from mammamia import new_game
-from mammamia.fairness import Fairness
 from mammamia.actions import action_from_json, action_to_json
+from mammamia.fairness import Fairness
 
 from . import storage as st
 from .match import Match, Settings
@@ -118,6 +117,7 @@ class Journal:
         self._pending: list[tuple[str, int, str, asyncio.Future[None]]] = []
         self._setups: list[tuple[str, str]] = []
         self._flushing = False
+        self._flusher: asyncio.Future[None] | None = None
         self._count: dict[str, int] = {}
 
     def close(self) -> None:
@@ -141,11 +141,9 @@ class Journal:
         """Marks the stored rows of resumed matches with their status again (waiting or
         running: start-up marked every unfinished row aborted). For start-up, on the
         calling thread."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        db.executemany("UPDATE matches SET status = ?, ended = NULL, reason = NULL "
-                       "WHERE id = ?", [(status, m) for m, status in statuses.items()])
-        db.execute("COMMIT")
+        with st.transaction(self._db) as db:
+            db.executemany("UPDATE matches SET status = ?, ended = NULL, reason = NULL "
+                           "WHERE id = ?", [(status, m) for m, status in statuses.items()])
 
     def begin(self, match_id: str, setup: dict[str, Any]) -> None:
         """Queues a new match's setup, to be committed before any of its inputs."""
@@ -171,7 +169,7 @@ class Journal:
     def _kick(self) -> None:
         if not self._flushing:
             self._flushing = True
-            asyncio.ensure_future(self._flush())
+            self._flusher = asyncio.ensure_future(self._flush())
 
     async def _flush(self) -> None:
         try:
@@ -181,7 +179,7 @@ class Journal:
                 try:
                     await self.storage.writer.run(self._commit, setups,
                                                   [(m, n, text) for m, n, text, _ in batch])
-                except (sqlite3.Error, OSError) as e:
+                except st.ERRORS + (OSError,) as e:
                     log.error("journal_write_failed", error=str(e), inputs=len(batch))
                     for *_, done in batch:
                         if not done.done():
@@ -195,21 +193,15 @@ class Journal:
 
     def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
                 ) -> None:
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.executemany("INSERT OR REPLACE INTO match_setups (match_id, setup) VALUES (?, ?)",
+        with st.transaction(self._db) as db:
+            db.executemany("INSERT INTO match_setups (match_id, setup) VALUES (?, ?) "
+                           "ON CONFLICT (match_id) DO UPDATE SET setup = excluded.setup",
                            setups)
-            db.executemany("INSERT OR REPLACE INTO match_inputs (match_id, n, input) "
-                           "VALUES (?, ?, ?)", inputs)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.executemany("INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?) "
+                           "ON CONFLICT (match_id, n) DO UPDATE SET input = excluded.input",
+                           inputs)
 
     def _delete(self, match_id: str) -> None:
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM match_inputs WHERE match_id = ?", (match_id,))
-        db.execute("DELETE FROM match_setups WHERE match_id = ?", (match_id,))
-        db.execute("COMMIT")
+        with st.transaction(self._db) as db:
+            db.execute("DELETE FROM match_inputs WHERE match_id = ?", (match_id,))
+            db.execute("DELETE FROM match_setups WHERE match_id = ?", (match_id,))

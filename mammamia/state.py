@@ -58,8 +58,10 @@ _RECIPES: Final[dict[str, tuple[str, int, tuple[tuple[int, int], ...], list[str]
 _OTHER_KINDS: Final = tuple(tuple(k for k in range(5) if k != p) for p in range(5))
 """The kinds a Monotoni's "J" may be, by the owner's personal ingredient (R-RES-7)."""
 
-# Bits drawn per swap by the shuffle (see _shuffle), by the size of the range.
-_BIT_LENGTH: Final = tuple(n.bit_length() for n in range(256))
+# The swaps of a shuffle of n cards (see _shuffle): for each position i from the
+# last down to 1, the bits drawn for a position in 0..i.
+_SHUFFLE_PLANS: Final = tuple(tuple((i, (i + 1).bit_length()) for i in range(n - 1, 0, -1))
+                              for n in range(128))
 
 # Interned turn actions and caches of legal turns. A hand's legal turns are the
 # turns that play each kind it holds, one block per (kind, count held), in
@@ -133,16 +135,13 @@ def _shuffle(rng: random.Random, cards: list[Any]) -> None:
     seeded games in an engine that shuffles with the standard library.
     """
     n = len(cards)
-    if n > len(_BIT_LENGTH):
+    if n >= len(_SHUFFLE_PLANS):
         rng.shuffle(cards)
         return
     getrandbits = rng.getrandbits
-    bits = _BIT_LENGTH
-    for i in range(n - 1, 0, -1):
-        size = i + 1
-        k = bits[size]
+    for i, k in _SHUFFLE_PLANS[n]:
         j = getrandbits(k)
-        while j >= size:
+        while j > i:
             j = getrandbits(k)
         cards[i], cards[j] = cards[j], cards[i]
 
@@ -548,7 +547,7 @@ class State:
     def _apply_turn(self, action: Turn) -> None:
         seat = self.to_act
         assert seat is not None
-        if self._shared >> seat & 1:
+        if self._shared and self._shared >> seat & 1:
             self._own(seat)
         ings = self.hand_ings[seat]
         orders = self.hand_orders[seat]
@@ -616,7 +615,10 @@ class State:
             need = HAND_LIMIT - size_after
             kind_index = KIND_INDEX
             top = supply[-need:]
-            if len(supply) > need and MAMMA_MIA not in top:
+            if need == 1 and len(supply) > 1 and top[0] != MAMMA_MIA:
+                ings[kind_index[supply.pop()]] += 1
+                drawn = 1
+            elif len(supply) > need and MAMMA_MIA not in top:
                 # Usual case: the top cards are all ingredients and some remain.
                 del supply[-need:]
                 for card in top:

@@ -215,8 +215,19 @@ class PostgresConnection:
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
         """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
+        import psycopg
+
         with _translated():
-            cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
+            try:
+                cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
+            except psycopg.OperationalError:
+                # A read outside a transaction on a connection found lost is asked
+                # again on a new one: it changes nothing, and a reader that waits for
+                # no writes would otherwise fail once per restart of the database.
+                if not (self._db is not None and self._db.broken
+                        and sql.lstrip().upper().startswith("SELECT")):
+                    raise
+                cursor = self._live().execute(_placeholders(sql), parameters)
             return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:

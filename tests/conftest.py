@@ -235,4 +235,4 @@ def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.P
 
 
 # A real PostgreSQL server for the storage tests (tests/storage/postgres.py).
-from storage.postgres import postgres, postgres_url  # noqa: E402, F401
+from storage.postgres import database, postgres, postgres_url  # noqa: E402, F401

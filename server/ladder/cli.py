@@ -66,7 +66,8 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "database, in finish order, and count every bot's games, wins and "
                         "pizzas from them; say whether they agree with the stored ratings "
                         "and tallies (exit 0) or not (exit 1).")
-    r.add_argument("--db", required=True, metavar="PATH", help="the server's database file")
+    r.add_argument("--db", required=True, metavar="PATH|URL",
+                   help="the server's database: its SQLite file, or a postgresql:// URL")
     r.set_defaults(func=_rerate)
 
 
@@ -172,13 +173,14 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _rerate(args: argparse.Namespace) -> int:
-    import sqlite3
-
+    from ..schema import SchemaError
+    from ..storage import ERRORS, shown
     from .store import LadderStore
 
+    failures: tuple[type[Exception], ...] = (*ERRORS, SchemaError)
     problem = _not_a_ladder_db(args.db)
     if problem:
-        print(f"mammamia ladder rerate: --db {args.db!r}: {problem}", file=sys.stderr)
+        print(f"mammamia ladder rerate: --db {shown(args.db)!r}: {problem}", file=sys.stderr)
         return 2
     try:
         store = LadderStore(args.db)
@@ -187,8 +189,8 @@ def _rerate(args: argparse.Namespace) -> int:
                 agree = _compare(store)
         finally:
             store.close()
-    except sqlite3.Error as e:
-        print(f"mammamia ladder rerate: --db {args.db!r}: {e}", file=sys.stderr)
+    except failures as e:
+        print(f"mammamia ladder rerate: --db {shown(args.db)!r}: {e}", file=sys.stderr)
         return 2
     print("rerate agrees with the stored ratings and tallies" if agree
           else "rerate DISAGREES with the stored ratings or tallies")
@@ -198,11 +200,26 @@ def _rerate(args: argparse.Namespace) -> int:
 def _not_a_ladder_db(path: str) -> str | None:
     """Returns why ``path`` is not a server database with a ladder, or None when it is.
 
-    Read-only, so that a wrong file is left as it was (opening the store would add the
-    ladder's tables to any SQLite file).
+    Read-only, so that a wrong database is left as it was (opening the store would add
+    the ladder's tables to any database). ``path`` is an SQLite file or a
+    ``postgresql://`` URL.
     """
     import sqlite3
 
+    from ..storage import ERRORS, connect, is_url
+
+    if is_url(path):
+        try:
+            db = connect(path)
+            try:
+                (table,) = db.execute("SELECT to_regclass('ladder_ratings')").fetchone()
+            finally:
+                db.close()
+        except ERRORS as e:
+            return f"cannot read the database ({e})"
+        if table is None:
+            return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
+        return None
     if not Path(path).is_file():
         return "no such file"
     try:

@@ -1,4 +1,5 @@
-"""Ladder storage and ratings: written once, rated once, in order, and recomputable."""
+"""Ladder storage and ratings: written once, rated once, in order, and recomputable;
+on an SQLite file and on PostgreSQL (the ``database`` fixture, tests/storage/postgres.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import pytest
 
 from server.ladder.ratings import Result, initial, rate, replay
 from server.ladder.store import LadderError, LadderStore, NameTakenError, SeatResult
+from server.storage import connect
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> LadderStore:
-    s = LadderStore(tmp_path / "arena.db")
+def store(database: str) -> LadderStore:
+    s = LadderStore(database)
     yield s
     s.close()
 
@@ -24,14 +26,15 @@ def finish(store: LadderStore, match_id: str, names: list[str], ranks: list[int]
     return store.finish_match(match_id, [SeatResult(k, 4 - k) for k in ranks])
 
 
-def test_register_returns_a_key_that_only_that_bot_can_use(store: LadderStore, tmp_path: Path
-                                                            ) -> None:
+def test_register_returns_a_key_that_only_that_bot_can_use(store: LadderStore,
+                                                            database: str) -> None:
     key = store.register("alice")
     assert store.check_key("alice", key)
     assert not store.check_key("alice", key + "x")
     assert not store.check_key("bob", key)
-    stored = sqlite3.connect(tmp_path / "arena.db").execute(
-        "SELECT key_hash FROM ladder_bots").fetchone()[0]
+    db = connect(database)
+    stored = db.execute("SELECT key_hash FROM ladder_bots").fetchone()[0]
+    db.close()
     assert key not in stored
 
 
@@ -111,8 +114,8 @@ def test_a_shared_win_is_a_win_and_a_tie(store: LadderStore) -> None:
     assert table[0].mu == pytest.approx(table[1].mu)
 
 
-def test_rerating_stored_results_arrives_at_the_stored_ratings(tmp_path: Path) -> None:
-    store = LadderStore(tmp_path / "arena.db")
+def test_rerating_stored_results_arrives_at_the_stored_ratings(database: str) -> None:
+    store = LadderStore(database)
     rng = random.Random(11)
     bots = [f"bot{i}" for i in range(7)]
     for i in range(40):
@@ -123,7 +126,7 @@ def test_rerating_stored_results_arrives_at_the_stored_ratings(tmp_path: Path) -
     store.apply_ratings()
     store.close()
     # A fresh connection, as `mammamia ladder rerate` opens it.
-    reopened = LadderStore(tmp_path / "arena.db")
+    reopened = LadderStore(database)
     for players in [0, *reopened.player_counts()]:
         recomputed = replay(reopened.rated_results(players))
         stored = reopened.ratings(players)
@@ -150,10 +153,10 @@ def test_rate_favours_the_better_rank() -> None:
 
 
 def test_rerate_command_says_whether_the_stored_ratings_agree(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from mammamia.cli import main
 
-    path = tmp_path / "arena.db"
+    path = database
     store = LadderStore(path)
     finish(store, "m1", ["a", "b", "c"], [1, 2, 3])
     finish(store, "m2", ["a", "b"], [2, 1])
@@ -167,8 +170,9 @@ def test_rerate_command_says_whether_the_stored_ratings_agree(
     assert "1 finished result not rated yet" in out
     assert out.rstrip().endswith("rerate agrees with the stored ratings and tallies")
 
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE ladder_ratings SET mu = mu + 0.001 WHERE name = 'a' AND players = 2")
+    db = connect(path)
+    db.execute("UPDATE ladder_ratings SET mu = mu + 0.001 WHERE name = 'a' AND players = 2")
+    db.close()
     assert main(["ladder", "rerate", "--db", str(path)]) == 1
     out = capsys.readouterr().out
     assert "2-player matches: 1 result, 2 bots: ratings DIFFER for a" in out

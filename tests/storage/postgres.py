@@ -12,6 +12,9 @@ in a directory it owns.
 ``postgres_url`` (function scope) is the URL of a new database at the schema's head
 (copied from a template migrated once, so a test pays no migration);
 ``postgres.database(migrated=False)`` makes an empty one.
+
+``database`` (function scope, two parameters) is a database of each kind to open: an
+SQLite file's path, then a PostgreSQL URL; a test that takes it runs on both.
 """
 
 from __future__ import annotations
@@ -92,9 +95,10 @@ class PostgresServer:
                   f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
                   "-c fsync=off -c full_page_writes=off -c max_connections=200", "start")
 
-    def stop(self) -> None:
-        """Stops the server at once (open connections are cut)."""
-        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+    def stop(self, mode: str = "fast") -> None:
+        """Stops the server: ``fast`` cuts open connections and shuts down cleanly (a
+        restart), ``immediate`` as a crash would (commits not yet flushed are lost)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def _create(self, name: str, template: str = "template0") -> None:
         import psycopg
@@ -111,7 +115,7 @@ class PostgresServer:
     def close(self) -> None:
         """Stops the server and removes its directory."""
         with contextlib.suppress(subprocess.CalledProcessError):
-            self.stop()
+            self.stop("immediate")
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
@@ -149,3 +153,13 @@ def wait_accepting(server: PostgresServer, timeout: float = START_TIMEOUT_S) -> 
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Returns a database to open: an SQLite file's path, or a new PostgreSQL
+    database's URL at the schema's head (skipped where PostgreSQL cannot run)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "arena.db")
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.database()

@@ -74,6 +74,7 @@ _SHUFFLE_PLANS: Final = tuple(tuple((i, (i + 1).bit_length()) for i in range(n -
 # contexts and the cache needs no bound. _CONTEXTS[waiter is empty] maps the
 # orders in hand to the context's blocks.
 _TURNS: dict[tuple[str | None, int, str | None, str | None], Turn] = {}
+_ROWS: dict[tuple[int, int, str | None, bool], tuple[Turn, ...]] = {}
 _Blocks = list[tuple[Turn, ...] | None]
 _CONTEXTS: Final[tuple[dict[tuple[str, ...], _Blocks], dict[tuple[str, ...], _Blocks]]] = ({}, {})
 
@@ -104,25 +105,41 @@ def _turn_block(blocks: _Blocks, waiter_empty: bool, orders: tuple[str, ...],
                 index: int) -> tuple[Turn, ...]:
     """Returns (and keeps in ``blocks``) the legal turns of one block of a context
     (see _CONTEXTS), in canonical order (kind, count, order, draw)."""
-    draws: tuple[str | None, ...] = (SUPPLY,) if waiter_empty else (SUPPLY, WAITER)
     if index == 0:
         # R-TURN-3: pass; R-TURN-4: a hand below 7 draws from one source.
         if len(orders) >= HAND_LIMIT:
             block: tuple[Turn, ...] = (_turn(None, 0, None, None),)
+        elif waiter_empty:
+            block = (_turn(None, 0, None, SUPPLY),)
         else:
-            block = tuple(_turn(None, 0, None, d) for d in draws)
+            block = (_turn(None, 0, None, SUPPLY), _turn(None, 0, None, WAITER))
     else:
         # R-TURN-1/2: any count of one kind, maybe an order; the hand is then below 7
         # and draws (R-TURN-4). The block of n cards is that of n - 1 cards and the
         # turns that play all n.
         count = index & 7
-        shorter = () if count == 1 else \
+        block = () if count == 1 else \
             blocks[index - 1] or _turn_block(blocks, waiter_empty, orders, index - 1)
-        kind = INGREDIENTS[index >> 3]
-        block = shorter + tuple(_turn(kind, count, order, d)
-                                for order in (None, *orders) for d in draws)
+        k = index >> 3
+        block += _row(k, count, None, waiter_empty)
+        for order in orders:
+            block += _row(k, count, order, waiter_empty)
     blocks[index] = block
     return block
+
+
+def _row(k: int, count: int, order: str | None, waiter_empty: bool) -> tuple[Turn, ...]:
+    """Returns the turns playing ``count`` cards of kind ``k`` and ``order``, one per
+    source the hand may draw from: the pieces blocks are made of (kept in _ROWS, as
+    contexts share them)."""
+    key = (k, count, order, waiter_empty)
+    row = _ROWS.get(key)
+    if row is None:
+        kind = INGREDIENTS[k]
+        row = (_turn(kind, count, order, SUPPLY),) if waiter_empty else \
+            (_turn(kind, count, order, SUPPLY), _turn(kind, count, order, WAITER))
+        _ROWS[key] = row
+    return row
 
 
 def _shuffle(rng: random.Random, cards: list[Any]) -> None:

@@ -118,9 +118,7 @@ class Host:
         state = Match(match_id, game, seed, settings, self.clock.now(), played, fairness)
         tokens = tuple(new_token() for _ in range(game.players))
         hashes = tuple(token_hash(t) for t in tokens)
-        # Ladder matches are not journalled yet: at a restart the ladder settles them
-        # as aborted (server.ladder.ladder.Ladder.recover), so they must not resume.
-        journal = self.journal if fairness is not None and not ladder else None
+        journal = self.journal if fairness is not None else None
         if journal is not None:
             journal.begin(match_id, setup_of(state, hashes, first_player))
         match = Runner(state, tokens, self.storage, self.clock,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -126,8 +126,10 @@ class Ladder:
         self._standings: dict[int, tuple[int, tuple[int, list[Standing]]]] = {}
         self.closed = False
 
-    def recover(self) -> None:
+    def recover(self, resumed: Collection[str] = ()) -> None:
         """Settles the matches a crash cut off, then rates every unrated result.
+        ``resumed`` are the matches the server resumed from its journal: they are
+        awaited and rated when they end, as if no crash had happened.
 
         For start-up, before the server serves: it writes on the calling thread."""
         for match_id in self.store.running():
@@ -136,6 +138,11 @@ class Ladder:
                 if self._store_result(match_id, outcome):
                     self._log_finished(match_id, outcome)
                 log.info("ladder_match_recovered", match=match_id)
+            elif match_id in resumed:
+                settled = asyncio.ensure_future(self._settle_resumed(match_id))
+                self._settling.add(settled)
+                settled.add_done_callback(self._settling.discard)
+                log.info("ladder_match_resumed", match=match_id)
             else:
                 self.store.abort_match(match_id)
                 log.info("ladder_match_aborted", match=match_id, reason="server restarted")
@@ -297,6 +304,13 @@ class Ladder:
             for name in names:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
+        await self._settled_as(match_id, outcome)
+
+    async def _settle_resumed(self, match_id: str) -> None:
+        await self._settled_as(match_id, await self.host.outcome(match_id))
+
+    async def _settled_as(self, match_id: str, outcome: Outcome) -> None:
+        """Stores and rates a finished match's result, or marks it aborted."""
         if outcome.status == "finished":
             new = await self.writer.run(self._store_result, match_id, outcome)
             self._rated += 1        # (also when not new: read again, never stale)

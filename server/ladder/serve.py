@@ -97,7 +97,8 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     ladder = Ladder(LadderStore(arena.storage.path), host, policy,
                     name_expiry=args.ladder_name_expiry,
                     max_unentered=args.ladder_max_unentered)
-    ladder.recover()
+    # The host holds, at this point, exactly the matches it resumed from its journal.
+    ladder.recover(resumed=set(arena.host.matches))
     servicer = LadderServicer(ladder)
     arena.add_service("mammamia.v1.Ladder",
                       lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server))

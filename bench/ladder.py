@@ -75,14 +75,17 @@ def _aborted(server: Server) -> int:
 
 
 def throughput(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0,
-               players: str = "2-5", concurrency: int = 4) -> dict[str, Any]:
+               players: str = "2-5", concurrency: int = 4,
+               db: str | None = None) -> dict[str, Any]:
     """Returns the ladder matches finished per minute over ``seconds``, with ``bots``
     random bots entered, after the first match has finished and ``warmup`` more
-    seconds have passed."""
+    seconds have passed. ``db`` is the server's database (a new, empty one: a
+    ``postgresql://`` URL); None: a new SQLite file."""
     with tempfile.TemporaryDirectory(prefix="bench-ladder-") as tmp:
         directory = Path(tmp)
         with Server(directory, "--ladder-players", players,
-                    "--ladder-concurrency", str(concurrency)) as server:
+                    "--ladder-concurrency", str(concurrency),
+                    *(("--db", db) if db else ())) as server:
             entrants: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
             try:
                 for i in range(bots):
@@ -118,9 +121,9 @@ def throughput(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0,
 
 
 def run(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0, concurrency: int = 4,
-        repetitions: int = 2000) -> dict[str, Any]:
+        repetitions: int = 2000, db: str | None = None) -> dict[str, Any]:
     """Returns the ladder's throughput and the rating update's time."""
-    flow = throughput(bots, seconds, warmup, concurrency=concurrency)
+    flow = throughput(bots, seconds, warmup, concurrency=concurrency, db=db)
     update = rating_update(5, repetitions)
     # The median: a rare update stretched by the collector or a busy machine says
     # nothing of the model's cost (the mean and p99 stay in "rating_update").
@@ -149,9 +152,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--repetitions", type=int, default=2000)
+    parser.add_argument("--db", metavar="URL", help="the server's database: an empty "
+                        "PostgreSQL database's postgresql:// URL (default: a new SQLite file)")
     args = parser.parse_args(argv)
     result = run(args.bots, args.seconds, concurrency=args.concurrency,
-                 repetitions=args.repetitions)
+                 repetitions=args.repetitions, db=args.db)
     print("\n".join(table(result)))
     return result
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sqlite3
 import tempfile
 import threading
 import time
@@ -54,10 +53,13 @@ BOTS: Final = 40
 TARGET_MS: Final = 5.0
 
 
-def fill(path: Path, matches: int = MATCHES, bots: int = BOTS, seed: int = 0) -> dict[str, Any]:
-    """Fills a new database file with ``matches`` finished, rated ladder matches of
-    ``bots`` bots; returns how many rows and how long it took."""
+def fill(path: Path | str, matches: int = MATCHES, bots: int = BOTS,
+         seed: int = 0) -> dict[str, Any]:
+    """Fills a new database (a file, or an empty PostgreSQL database's URL) with
+    ``matches`` finished, rated ladder matches of ``bots`` bots; returns how many rows
+    and how long it took."""
     from server.ladder.store import LadderStore, hash_key
+    from server.storage import connect, is_url, transaction
 
     started = time.perf_counter()
     LadderStore(path).close()                     # the schema, by the migrations
@@ -90,8 +92,7 @@ def fill(path: Path, matches: int = MATCHES, bots: int = BOTS, seed: int = 0) ->
                 t = tallies.setdefault((scope, n), [0, 0, 0])
                 t[0], t[1], t[2] = t[0] + 1, t[1] + (k == 1), t[2] + d
     ratings = [(scope, n, rng.uniform(15, 35), rng.uniform(0.8, 3.0)) for scope, n in tallies]
-    with closing(sqlite3.connect(path, isolation_level=None)) as db:
-        db.execute("BEGIN IMMEDIATE")
+    with closing(connect(path)) as db, transaction(db):
         db.executemany("INSERT INTO ladder_bots (name, key_hash, created, entered)"
                        " VALUES (?, ?, ?, ?)", [(n, hash_key(n), t0, t0) for n in names])
         db.executemany("INSERT INTO ladder_matches (match_id, players, status, created, ended,"
@@ -109,10 +110,15 @@ def fill(path: Path, matches: int = MATCHES, bots: int = BOTS, seed: int = 0) ->
                        [(scope, n, *t) for (scope, n), t in tallies.items()])
         db.executemany("INSERT INTO ladder_totals (players, matches) VALUES (?, ?)",
                        list(totals.items()))
-        db.execute("COMMIT")
+    if is_url(path):
+        with closing(connect(path)) as db:
+            db.execute("ANALYZE")                # the planner's statistics, as autovacuum's
+            (size,) = db.execute("SELECT pg_database_size(current_database())").fetchone()
+    else:
+        size = Path(path).stat().st_size
     return {"matches": matches, "bots": bots, "results": len(results),
             "seconds": round(time.perf_counter() - started, 2),
-            "megabytes": round(path.stat().st_size / 2**20, 1)}
+            "megabytes": round(size / 2**20, 1)}
 
 
 def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
@@ -126,7 +132,7 @@ def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
     return {"p50_ms": fig["p50"], "p99_ms": fig["p99"], "n": fig["n"]}
 
 
-def reads(path: Path, repetitions: int = 200) -> dict[str, Any]:
+def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     """Returns the in-process times of the reads on the filled file at ``path``."""
     from server.ladder.ladder import Ladder, Outcome
     from server.ladder.scheduler import Policy, form_matches
@@ -235,10 +241,12 @@ class StandingsCaller:
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
 
 
-def served(directory: Path, seconds: float, warmup: float, rate: float) -> dict[str, Any]:
+def served(directory: Path, seconds: float, warmup: float, rate: float,
+           db: str | None = None) -> dict[str, Any]:
     """Returns a reference match's decision latency on a server over the filled
-    database in ``directory``, alone and under Standings calls, and those calls' times."""
-    with Server(directory) as server:
+    database in ``directory`` (or at ``db``), alone and under Standings calls, and
+    those calls' times."""
+    with Server(directory, *(("--db", db) if db else ())) as server:
         alone = _decisions(server, directory, "alone", seconds, warmup)
         with StandingsCaller(server.address, rate) as caller:
             loaded = _decisions(server, directory, "standings", seconds, warmup)
@@ -253,14 +261,16 @@ def served(directory: Path, seconds: float, warmup: float, rate: float) -> dict[
 
 
 def run(matches: int = MATCHES, bots: int = BOTS, repetitions: int = 200,
-        seconds: float = 10.0, warmup: float = 2.0, rate: float = 20.0) -> dict[str, Any]:
-    """Returns the figures: the fill, the in-process reads, and the served match."""
+        seconds: float = 10.0, warmup: float = 2.0, rate: float = 20.0,
+        db: str | None = None) -> dict[str, Any]:
+    """Returns the figures: the fill, the in-process reads, and the served match.
+    ``db`` is an empty PostgreSQL database's URL to fill; None: a new SQLite file."""
     with tempfile.TemporaryDirectory(prefix="bench-ladder-reads-") as tmp:
         directory = Path(tmp)
-        path = directory / "bench.db"             # where bench.serve.Server keeps its file
+        path: Path | str = db or directory / "bench.db"   # bench.serve.Server's file
         filled = fill(path, matches, bots)
         timed = reads(path, repetitions)
-        match = served(directory, seconds, warmup, rate)
+        match = served(directory, seconds, warmup, rate, db)
     return {
         "stored_matches": matches,
         "standings_p99_ms": timed["standings"]["p99_ms"],
@@ -308,8 +318,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repetitions", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=20.0, help="Standings calls a second")
+    parser.add_argument("--db", metavar="URL", help="an empty PostgreSQL database's "
+                        "postgresql:// URL to fill and serve (default: a new SQLite file)")
     args = parser.parse_args(argv)
-    result = run(args.matches, args.bots, args.repetitions, args.seconds, rate=args.rate)
+    result = run(args.matches, args.bots, args.repetitions, args.seconds, rate=args.rate,
+                 db=args.db)
     print("\n".join(table(result)))
     return result
 

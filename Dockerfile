@@ -31,7 +31,8 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-index --find-links /wheels mammamia
 COPY --chmod=0755 deploy/entrypoint.sh /usr/local/bin/mammamia-entrypoint
 COPY --chmod=0644 deploy/healthcheck.py /usr/local/lib/mammamia/healthcheck.py
-RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/mammamia \
+RUN groupadd --system --gid 10001 mammamia \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/mammamia \
         --create-home --shell /usr/sbin/nologin mammamia
 # The working directory holds the SQLite database (./mammamia.db, when no --db or
 # MAMMAMIA_DB names another) and a ladder bot's key file (NAME.key): a volume.

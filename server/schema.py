@@ -12,7 +12,7 @@ database, or one an older server wrote).
 
 The same revisions serve SQLite and PostgreSQL: a revision whose SQL differs between
 them holds a list of statements for each (see ``server/migrations/versions``). On
-PostgreSQL an upgrade first takes the advisory lock ``server.storage.SCHEMA_LOCK`` in
+PostgreSQL an upgrade first takes the advisory lock :data:`SCHEMA_LOCK` in
 its transaction, so servers that open one old database at once upgrade it once.
 A file an earlier server made before migrations existed has the tables of revision
 0001 and no ``alembic_version`` table; revision 0001 is written ``IF NOT EXISTS``,
@@ -37,6 +37,15 @@ HEAD: Final = "0004"
 
 MIGRATIONS: Final = Path(__file__).resolve().with_name("migrations")
 
+#: The URL schemes of a PostgreSQL database (as libpq reads them).
+URL_SCHEMES: Final = ("postgresql://", "postgres://")
+
+#: How long a PostgreSQL connection attempt may take (seconds).
+CONNECT_TIMEOUT_S: Final = 5
+
+#: The advisory lock (per database) that an upgrade of a PostgreSQL schema holds.
+SCHEMA_LOCK: Final = 0x6D6D0003
+
 #: How long an upgrade waits for another connection's write to end (seconds).
 BUSY_TIMEOUT_S: Final = 30.0
 
@@ -51,15 +60,29 @@ class SchemaError(RuntimeError):
     """The database cannot be brought to this server's schema (the message says why)."""
 
 
-def _is_url(path: str | Path) -> bool:
-    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+def is_url(target: str | Path) -> bool:
+    """Returns whether ``target`` names a PostgreSQL database (else it is a file path)."""
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def shown(target: str | Path) -> str:
+    """Returns ``target`` fit for logs and messages: a URL's password replaced by ***."""
+    if not is_url(target):
+        return str(target)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(target))
+    if parts.password is None:
+        return str(target)
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
 
 
 def revision(path: str | Path) -> str | None:
     """Returns the database's schema revision: None for one without it (new, or made
     before migrations). Raises SchemaError for a damaged file, one that is not a
     database, or a PostgreSQL database that cannot be reached."""
-    if _is_url(path):
+    if is_url(path):
         return _postgres_revision(str(path))
     try:
         with contextlib.closing(sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S)) as db:
@@ -79,8 +102,6 @@ def revision(path: str | Path) -> str | None:
 def _postgres_revision(url: str) -> str | None:
     import psycopg
     from psycopg import errors
-
-    from .storage import CONNECT_TIMEOUT_S, shown
 
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as db:
@@ -105,8 +126,6 @@ def upgrade(path: str | Path, target: str = "head") -> bool:
     _alembic("upgrade", path, target)
     after = revision(path)
     if after != before:
-        from .storage import shown
-
         log.info("database_schema_upgraded", db=shown(path), revision_before=before,
                  revision=after)
     return True
@@ -124,9 +143,7 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
     from alembic.util import CommandError
     from sqlalchemy.exc import DBAPIError
 
-    from .storage import shown as shown_as
-
-    shown = shown_as(path)
+    named = shown(path)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     engine = _engine(path)
@@ -135,14 +152,14 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
             config.attributes["connection"] = connection
             getattr(commands, command)(config, target)
     except CommandError as e:
-        raise SchemaError(f"{shown}: the database's schema revision is not one this server "
+        raise SchemaError(f"{named}: the database's schema revision is not one this server "
                           f"knows (written by a newer server?): {e}") from e
     except DBAPIError as e:
         if isinstance(e.orig, sqlite3.DatabaseError) and not isinstance(
                 e.orig, sqlite3.OperationalError):
-            raise SchemaError(f"{shown}: the database is damaged: {e.orig}") from e
+            raise SchemaError(f"{named}: the database is damaged: {e.orig}") from e
         first = (str(e.orig).strip().splitlines() or [type(e.orig).__name__])[0]
-        raise SchemaError(f"{shown}: the schema could not be brought to revision {target}: "
+        raise SchemaError(f"{named}: the schema could not be brought to revision {target}: "
                           f"{first}") from e
     finally:
         engine.dispose()
@@ -155,7 +172,7 @@ def _engine(path: str | Path) -> Engine:
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import NullPool
 
-    if _is_url(path):
+    if is_url(path):
         return _postgres_engine(str(path))
 
     def connect() -> sqlite3.Connection:
@@ -179,8 +196,6 @@ def _postgres_engine(url: str) -> Engine:
     import psycopg
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import NullPool
-
-    from .storage import CONNECT_TIMEOUT_S, SCHEMA_LOCK
 
     def connect() -> psycopg.Connection[Any]:
         # The URL as libpq reads it (its query options, a socket directory as host).

@@ -78,17 +78,15 @@ def now_iso() -> str:
 SQLITE: Final = "sqlite"
 POSTGRESQL: Final = "postgresql"
 
-#: The URL schemes of a PostgreSQL database (as libpq reads them).
-URL_SCHEMES: Final = ("postgresql://", "postgres://")
-
 #: Advisory lock keys (per database): the claim of one server (:meth:`Storage.claim`),
 #: the ladder's writes (``server.ladder.store``), and schema upgrades (``server.schema``).
 CLAIM_LOCK: Final = 0x6D6D0001
 LADDER_LOCK: Final = 0x6D6D0002
-SCHEMA_LOCK: Final = 0x6D6D0003
+SCHEMA_LOCK: Final = schema.SCHEMA_LOCK
+CONNECT_TIMEOUT_S: Final = schema.CONNECT_TIMEOUT_S
 
-#: How long a PostgreSQL connection attempt may take (seconds).
-CONNECT_TIMEOUT_S: Final = 5
+is_url = schema.is_url
+shown = schema.shown
 
 
 class PostgresError(RuntimeError):
@@ -132,11 +130,6 @@ class Connection(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
 
     def close(self) -> None: ...
-
-
-def is_url(target: str | Path) -> bool:
-    """Returns whether ``target`` names a PostgreSQL database (else it is a file path)."""
-    return isinstance(target, str) and target.startswith(URL_SCHEMES)
 
 
 def dialect(db: Connection) -> str:
@@ -572,15 +565,3 @@ class Storage:
         return {r[0]: r[1] for r in self.db.execute(
             "SELECT status, COUNT(*) FROM matches GROUP BY status")}
 
-
-def shown(target: str | Path) -> str:
-    """Returns ``target`` fit for logs and messages: a URL's password replaced by ***."""
-    if not is_url(target):
-        return str(target)
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(str(target))
-    if parts.password is None:
-        return str(target)
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()

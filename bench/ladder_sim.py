@@ -224,6 +224,32 @@ def run_ladder(mode: str, index: int, config: Config, games: Games) -> Outcome:
                    settled, matches)
 
 
+def luck(weak: str, strong: str, deals: int, games: Games) -> dict[str, Any]:
+    """Returns how much of a 2-player result between two kinds is the deal's: the
+    stronger's mean score (win 1, tie 0.5, loss 0) and its variance per plain match
+    and per duplicate set (the mean of its two rotations), and ``matches_ratio``,
+    the matches a set-based test needs for the same precision as a test on plain
+    matches (``2 * var_set / var_plain``)."""
+    plain, sets = [], []
+    deal_rng = random.Random(f"ladder_sim/luck/{weak}/{strong}")
+    for d in range(deals):
+        seed = deal_rng.randrange(2 ** 62)
+        scores = []
+        for seats in ((weak, strong), (strong, weak)):
+            ranks = games.ranks(seed, seats)
+            mine, theirs = ranks[seats.index(strong)], ranks[1 - seats.index(strong)]
+            scores.append(1.0 if mine < theirs else 0.5 if mine == theirs else 0.0)
+        plain.append(scores[d % 2])     # plain seating: one match, either seat
+        sets.append(statistics.fmean(scores))
+    var_plain, var_set = statistics.pvariance(plain), statistics.pvariance(sets)
+    return {"weak": weak, "strong": strong, "deals": deals,
+            "score_plain": round(statistics.fmean(plain), 3),
+            "score_sets": round(statistics.fmean(sets), 3),
+            "var_plain": round(var_plain, 4), "var_set": round(var_set, 4),
+            "split_sets": sum(1 for x in sets if x == 0.5) / deals,
+            "matches_ratio": round(2 * var_set / var_plain, 2) if var_plain else None}
+
+
 def _ladder_task(args: tuple[int, Config]) -> list[Outcome]:
     """Returns the outcomes of one ladder index in every mode (one process's work)."""
     index, config = args
@@ -262,18 +288,19 @@ def summarise(values: Sequence[int | None]) -> dict[str, Any]:
 def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
         which: Sequence[str] = tuple(LADDERS), max_matches: int = 600,
         threshold: float = THRESHOLD, concurrency: int = 4, settle: bool = False,
-        jobs: int = 1, search_args: dict[str, Any] | None = None,
+        jobs: int = 1, search_args: dict[str, Any] | None = None, luck_deals: int = 0,
         progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Returns the figures: per ladder kind (``"2"``, ``"2-5"``) and mode, the matches
     needed over ``ladders`` seeded ladders, each ladder's outcome, and the ratios of
-    the duplicate modes' medians to plain's."""
+    the duplicate modes' medians to plain's; with ``luck_deals``, :func:`luck` of each
+    pair of neighbouring kinds over that many deals."""
     progress = progress or (lambda line: None)
     started = time.perf_counter()
     out: dict[str, Any] = {"ladders": ladders, "kinds": list(kinds), "copies": copies,
                            "max_matches": max_matches, "threshold": threshold,
                            "concurrency": concurrency, "settle": settle,
                            "load_average_before": _load(), "kinds_of_ladder": {}}
-    for key in which:
+    for key in which if ladders > 0 else ():
         config = Config(tuple(kinds), copies, LADDERS[key], concurrency, max_matches,
                         threshold, settle, dict(search_args or {}))
         tasks = [(i, config) for i in range(ladders)]
@@ -308,6 +335,11 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
             "players": list(LADDERS[key]), "modes": modes, "median_ratio_to_plain": ratios,
             "outcomes": [asdict(o) for o in outcomes],
             "seconds": round(time.perf_counter() - t0, 1)}
+    if luck_deals:
+        games = Games(factories(Config(tuple(kinds), search_args=dict(search_args or {}))))
+        out["luck"] = [luck(weak, strong, luck_deals, games)
+                       for weak, strong in zip(kinds, kinds[1:])]
+        progress(f"luck over {luck_deals} deals: done")
     out["seconds"] = round(time.perf_counter() - started, 1)
     out["load_average_after"] = _load()
     return out
@@ -342,6 +374,11 @@ def table(result: dict[str, Any]) -> list[str]:
                 lines.append(f"{key:8} {label:13} {cell(f['median']):>7} {cell(f['q1']):>7} "
                              f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
                              f"{f['not_reached']:>11} {cell(ratio):>8}")
+    for row in result.get("luck", []):
+        lines.append(f"luck {row['weak']} vs {row['strong']} (2 players, {row['deals']} deals): "
+                     f"score {row['score_plain']:g}, variance per match {row['var_plain']:g}, "
+                     f"per set {row['var_set']:g}, sets split {row['split_sets']:.0%}; "
+                     f"a test on sets needs {cell(row['matches_ratio'])} x the matches")
     lines.append(f"load average before {result['load_average_before']}, after "
                  f"{result['load_average_after']}; {result['seconds']} s")
     return lines
@@ -367,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ladder_sim", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ladders", type=int, default=10,
-                        help="independent seeded ladders per ladder kind (default 10)")
+                        help="independent seeded ladders per ladder kind (default 10; 0: none)")
     parser.add_argument("--players", nargs="+", choices=sorted(LADDERS), default=list(LADDERS),
                         help="ladder kinds: 2-player, mixed 2-5 (default both)")
     parser.add_argument("--copies", type=int, default=2, help="bots of each kind (default 2)")
@@ -383,6 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="add bots.search.SearchBot as the strongest kind")
     parser.add_argument("--search-args", default="", metavar="K=V,...",
                         help="keyword arguments of SearchBot, e.g. a small budget")
+    parser.add_argument("--luck", type=int, default=0, metavar="DEALS",
+                        help="also measure how much of a 2-player result is the deal's, "
+                             "over DEALS deals per pair of neighbouring kinds")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     args = parser.parse_args(argv)
@@ -390,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = (*KINDS, "search") if args.search else tuple(KINDS)
     result = run(args.ladders, kinds, args.copies, args.players, args.max_matches,
                  args.threshold, args.concurrency, args.settle, args.jobs,
-                 _search_args(args.search_args),
+                 _search_args(args.search_args), args.luck,
                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     print("\n".join(table(result)))
     if args.json:

@@ -86,3 +86,13 @@ def test_help_describes_the_stopping_rule(capsys: pytest.CaptureFixture[str]) ->
         ladder_sim.main(["--help"])
     assert stop.value.code == 0
     assert "95% confidence" in capsys.readouterr().out
+
+
+def test_luck_compares_a_plain_match_with_a_duplicate_set_over_the_same_deals() -> None:
+    games = Recording()
+    row = ladder_sim.luck("random", "greedy", 6, games)
+    assert len(games.seatings) == 6
+    assert all(sorted(seatings) == [("greedy", "random"), ("random", "greedy")]
+               for seatings in games.seatings.values())
+    assert 0.0 <= row["score_plain"] <= 1.0 and 0.0 <= row["split_sets"] <= 1.0
+    assert row["var_set"] <= 0.25

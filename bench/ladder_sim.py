@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import itertools
 import json
 import math
 import os
@@ -113,7 +114,7 @@ def factories(config: Config) -> dict[str, Callable[[], Bot]]:
         if kind in KINDS:
             out[kind] = KINDS[kind]
         elif kind == "search":
-            cls = getattr(importlib.import_module("bots.search"), "SearchBot")
+            cls = importlib.import_module("bots.search").SearchBot
             out[kind] = functools.partial(cls, **config.search_args)
         else:
             raise ValueError(f"bot kind {kind!r}: expected one of {', '.join(KINDS)} or search")
@@ -147,7 +148,7 @@ def order_is_right(ratings: dict[str, Rating], kind_of: dict[str, str],
     ``threshold`` sure (``p_better``), as the module's docstring defines."""
     strength = {kind: i for i, kind in enumerate(kinds)}
     board = sorted(ratings, key=lambda n: (-ratings[n].conservative, n))
-    for upper, lower in zip(board, board[1:]):
+    for upper, lower in itertools.pairwise(board):
         gap = strength[kind_of[upper]] - strength[kind_of[lower]]
         if gap < 0:
             return False
@@ -257,6 +258,15 @@ def _ladder_task(args: tuple[int, Config]) -> list[Outcome]:
     return [run_ladder(mode, index, config, games) for mode in MODES]
 
 
+def paired_fewer(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """Returns, per duplicate mode, in how many ladders it needed fewer matches than
+    plain seating over the same deals (not reached counts as longest)."""
+    first = {(o.index, o.mode): math.inf if o.first is None else o.first for o in outcomes}
+    indices = {o.index for o in outcomes}
+    return {mode: sum(1 for i in indices if first[i, mode] < first[i, "plain"])
+            for mode in MODES[1:]}
+
+
 def _quantile(values: Sequence[float], q: float) -> float:
     """Returns the ``q`` quantile of ``values`` (inf counts as longest), or nan if empty."""
     if not values:
@@ -319,7 +329,7 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
         finally:
             if pool:
                 pool.shutdown()
-        modes = {}
+        modes: dict[str, dict[str, Any]] = {}
         for mode in MODES:
             mine = [o for o in outcomes if o.mode == mode]
             modes[mode] = {"first": summarise([o.first for o in mine])}
@@ -327,6 +337,9 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
                 modes[mode]["sets_first"] = summarise([o.sets for o in mine])
             if settle:
                 modes[mode]["settled"] = summarise([o.settled for o in mine])
+        fewer = paired_fewer(outcomes)
+        for mode in MODES[1:]:
+            modes[mode]["ladders_fewer_than_plain"] = fewer[mode]
         plain = modes["plain"]["first"]["median"]
         ratios = {mode: (round(modes[mode]["first"]["median"] / plain, 2)
                          if plain and modes[mode]["first"]["median"] else None)
@@ -338,7 +351,7 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
     if luck_deals:
         games = Games(factories(Config(tuple(kinds), search_args=dict(search_args or {}))))
         out["luck"] = [luck(weak, strong, luck_deals, games)
-                       for weak, strong in zip(kinds, kinds[1:])]
+                       for weak, strong in itertools.pairwise(kinds)]
         progress(f"luck over {luck_deals} deals: done")
     out["seconds"] = round(time.perf_counter() - started, 1)
     out["load_average_after"] = _load()
@@ -356,9 +369,10 @@ def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures as text lines: one row per ladder kind and mode."""
     lines = [f"{result['ladders']} ladders each; bots: {result['copies']} x "
              f"{', '.join(result['kinds'])}; order right at p_better >= {result['threshold']}"
-             f"; cap {result['max_matches']} matches",
+             f"; cap {result['max_matches']} matches; 'fewer': ladders in which the mode "
+             "needed fewer matches than plain",
              f"{'players':8} {'mode':13} {'median':>7} {'q1':>7} {'q3':>7} {'min':>5} "
-             f"{'max':>5} {'not reached':>11} {'vs plain':>8}"]
+             f"{'max':>5} {'not reached':>11} {'vs plain':>8} {'fewer':>5}"]
 
     def cell(x: Any) -> str:
         return "-" if x is None else f"{x:g}"
@@ -373,7 +387,8 @@ def table(result: dict[str, Any]) -> list[str]:
                 label = mode if what == "first" else f"{mode} (settled)"
                 lines.append(f"{key:8} {label:13} {cell(f['median']):>7} {cell(f['q1']):>7} "
                              f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
-                             f"{f['not_reached']:>11} {cell(ratio):>8}")
+                             f"{f['not_reached']:>11} {cell(ratio):>8} "
+                             f"{cell(figs.get('ladders_fewer_than_plain')):>5}".rstrip())
     for row in result.get("luck", []):
         lines.append(f"luck {row['weak']} vs {row['strong']} (2 players, {row['deals']} deals): "
                      f"score {row['score_plain']:g}, variance per match {row['var_plain']:g}, "

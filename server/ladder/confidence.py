@@ -24,6 +24,7 @@ rating, best first), each bot against the one just below it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,4 +104,4 @@ def neighbours(standings: Sequence[Rating]) -> list[Confidence]:
 def weakest(standings: Sequence[Rating]) -> float:
     """Returns the least :func:`p_better` between neighbours of ``standings`` (best
     first): the confidence of the whole order. 1.0 for fewer than two bots."""
-    return min((p_better(a, b) for a, b in zip(standings, standings[1:])), default=1.0)
+    return min((p_better(a, b) for a, b in itertools.pairwise(standings)), default=1.0)

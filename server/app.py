@@ -30,6 +30,7 @@ from pathlib import Path
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from . import services
@@ -54,13 +55,14 @@ class Arena:
     storage: Storage
     organiser_key: str
     server: grpc.aio.Server
-    health: health.HealthServicer
+    health: HealthServicer
     services: list[str] = field(default_factory=list)
     tasks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     running: list[asyncio.Task[None]] = field(default_factory=list)
     drained: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     draining: bool = False
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    _setting: asyncio.Future[None] | None = None    # the latest health change in flight
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Adds a servicer to the server (before it starts) under its full service name."""
@@ -89,24 +91,24 @@ class Arena:
 
     def _storage_changed(self, failing: bool) -> None:
         if failing:
-            log.error("storage_failing", db=str(self.storage.path),
+            log.error("storage_failing", db=self.storage.name,
                       hint="health is NOT_SERVING until a write succeeds")
         else:
-            log.info("storage_recovered", db=str(self.storage.path))
+            log.info("storage_recovered", db=self.storage.name)
         if not self.draining:
-            self._set_serving(not failing)
+            self._setting = asyncio.ensure_future(self._set_serving(not failing))
 
-    def _set_serving(self, serving: bool) -> None:
+    async def _set_serving(self, serving: bool) -> None:
         status = (health_pb2.HealthCheckResponse.SERVING if serving
                   else health_pb2.HealthCheckResponse.NOT_SERVING)
         for name in ("", *self.services):
-            self.health.set(name, status)
+            await self.health.set(name, status)
 
     async def start(self) -> None:
         """Starts the server, then the extensions' background tasks."""
         await self.server.start()
         self.watch_storage()
-        self._set_serving(not self.storage.writer.failing)
+        await self._set_serving(not self.storage.writer.failing)
         for factory in self.tasks:
             self.running.append(asyncio.ensure_future(factory()))
 
@@ -118,7 +120,7 @@ class Arena:
             return
         self.draining = True
         log.info("drain_started", grace=grace)
-        self._set_serving(False)
+        await self._set_serving(False)
         self.host.accepting = False
         for task in self.running:
             task.cancel()
@@ -174,7 +176,9 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
         ("grpc.so_reuseport", 0),
         *server_options(quotas, descriptor_limit()),
     ])
-    health_servicer = health.HealthServicer()
+    # The asyncio servicer: its Watch streams end with the server (the threaded one's
+    # would keep the process alive after a drain).
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     arena = Arena(host=host, storage=storage, organiser_key=organiser_key, server=server,
                   health=health_servicer)
@@ -184,7 +188,7 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     reflection.enable_server_reflection(
         (*arena.services, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     for name in ("", *arena.services):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     if credentials is None:
         port = server.add_insecure_port(address)
     else:

@@ -40,7 +40,8 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     """Adds the ``serve`` command."""
     p = sub.add_parser(
         "serve", help="run the game server",
-        description="Run the gRPC game server with its embedded SQLite database. Every "
+        description="Run the gRPC game server with its embedded SQLite database (or a "
+        "PostgreSQL one: --db postgresql://...). Every "
         "option can also be set by the environment variable named in its help. SIGTERM "
         "(or Ctrl-C) drains: health NOT_SERVING, no new matches, running matches finish "
         "within --drain-seconds or are marked aborted.")
@@ -52,7 +53,8 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument("--port-file", default=env("MAMMAMIA_PORT_FILE"), metavar="PATH",
                    help="write the bound port to PATH once serving (MAMMAMIA_PORT_FILE)")
     p.add_argument("--db", default=env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
-                   help="SQLite database file (MAMMAMIA_DB, default ./mammamia.db)")
+                   help="SQLite database file, or a postgresql://USER@HOST:PORT/DB URL "
+                   "(MAMMAMIA_DB, default ./mammamia.db)")
     key = p.add_mutually_exclusive_group()
     key.add_argument("--organiser-key", default=env("MAMMAMIA_ORGANISER_KEY"), metavar="KEY",
                      help="the organiser key (MAMMAMIA_ORGANISER_KEY; visible in the "
@@ -175,10 +177,9 @@ def _extensions() -> list[ModuleType]:
 
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
-    import sqlite3
 
     from . import logs
-    from .storage import StorageError
+    from .storage import ERRORS, StorageError, shown
 
     if bool(args.tls_cert) != bool(args.tls_key):
         print("mammamia serve: --tls-cert and --tls-key go together", file=sys.stderr)
@@ -216,8 +217,8 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return 1
-    except sqlite3.Error as e:
-        print(f"mammamia serve: database {args.db!r}: {e}", file=sys.stderr)
+    except ERRORS as e:
+        print(f"mammamia serve: database {shown(args.db)!r}: {e}", file=sys.stderr)
         return 1
     return 0
 
@@ -260,6 +261,7 @@ async def _run(args: argparse.Namespace) -> None:
 
     from .app import create_server, serve_until_signalled
     from .quotas import raise_descriptor_limit
+    from .storage import StorageError
     from .tokens import new_organiser_key
 
     log = structlog.get_logger()
@@ -282,10 +284,13 @@ async def _run(args: argparse.Namespace) -> None:
             address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
             start_timeout=args.start_timeout, credentials=credentials, extensions=extensions,
             exclusive=True, quotas=_quotas(args))
+    except StorageError:
+        raise                      # the database's own message, not the address's
     except RuntimeError as e:
         raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()
-    log.info("serving", address=f"{host}:{port}", db=str(args.db), tls=credentials is not None,
+    log.info("serving", address=f"{host}:{port}", db=arena.storage.name,
+             tls=credentials is not None,
              services=arena.services, open_file_limit=descriptors)
     if credentials is None and host not in LOOPBACK:
         log.warning("plaintext_beyond_loopback", address=f"{host}:{port}",

@@ -100,9 +100,16 @@ def test_health_follows_a_postgresql_restart(start_server: Callable[..., Any],
         _wait(lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=10).status
               == wanted, MAMMAMIA_TIMEOUT_S, f"health status {wanted}")
 
+    def listed(channel: grpc.Channel) -> int:
+        # ListMatches first waits for every write queued before it.
+        return len(pb_grpc.OrganiserStub(channel).ListMatches(
+            pb.ListMatchesRequest(), timeout=10,
+            metadata=(("organiser-key", server.organiser_key),)).matches)
+
     with grpc.insecure_channel(server.address) as channel:
         create_match(channel)
         until(channel, health_pb2.HealthCheckResponse.SERVING)
+        assert listed(channel) == 1             # its row is written before the stop
         postgres.stop()
         try:
             create_match(channel)              # its row cannot be written
@@ -113,10 +120,7 @@ def test_health_follows_a_postgresql_restart(start_server: Callable[..., Any],
         create_match(channel)                  # written on a new connection
         until(channel, health_pb2.HealthCheckResponse.SERVING)
         # Reads connect again too: the matches written before and after are listed.
-        listed = pb_grpc.OrganiserStub(channel).ListMatches(
-            pb.ListMatchesRequest(), timeout=10,
-            metadata=(("organiser-key", server.organiser_key),)).matches
-        assert len(listed) >= 2
+        assert listed(channel) >= 2
     assert server.stop() == 0
     logs = server.logs()
     assert "storage_failing" in logs and "storage_recovered" in logs

@@ -371,7 +371,7 @@ def table(result: dict[str, Any]) -> list[str]:
              f"{', '.join(result['kinds'])}; order right at p_better >= {result['threshold']}"
              f"; cap {result['max_matches']} matches; 'fewer': ladders in which the mode "
              "needed fewer matches than plain",
-             f"{'players':8} {'mode':13} {'median':>7} {'q1':>7} {'q3':>7} {'min':>5} "
+             f"{'players':8} {'mode':22} {'median':>7} {'q1':>7} {'q3':>7} {'min':>5} "
              f"{'max':>5} {'not reached':>11} {'vs plain':>8} {'fewer':>5}"]
 
     def cell(x: Any) -> str:
@@ -385,7 +385,7 @@ def table(result: dict[str, Any]) -> list[str]:
                 f = figs[what]
                 ratio = kind["median_ratio_to_plain"].get(mode) if what == "first" else None
                 label = mode if what == "first" else f"{mode} (settled)"
-                lines.append(f"{key:8} {label:13} {cell(f['median']):>7} {cell(f['q1']):>7} "
+                lines.append(f"{key:8} {label:22} {cell(f['median']):>7} {cell(f['q1']):>7} "
                              f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
                              f"{f['not_reached']:>11} {cell(ratio):>8} "
                              f"{cell(figs.get('ladders_fewer_than_plain')):>5}".rstrip())

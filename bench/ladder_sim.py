@@ -340,12 +340,10 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
         fewer = paired_fewer(outcomes)
         for mode in MODES[1:]:
             modes[mode]["ladders_fewer_than_plain"] = fewer[mode]
-        plain = modes["plain"]["first"]["median"]
-        ratios = {mode: (round(modes[mode]["first"]["median"] / plain, 2)
-                         if plain and modes[mode]["first"]["median"] else None)
-                  for mode in MODES[1:]}
+        ratios = _ratios(modes, "first")
         out["kinds_of_ladder"][key] = {
             "players": list(LADDERS[key]), "modes": modes, "median_ratio_to_plain": ratios,
+            "settled_median_ratio_to_plain": _ratios(modes, "settled") if settle else {},
             "outcomes": [asdict(o) for o in outcomes],
             "seconds": round(time.perf_counter() - t0, 1)}
     if luck_deals:
@@ -356,6 +354,13 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
     out["seconds"] = round(time.perf_counter() - started, 1)
     out["load_average_after"] = _load()
     return out
+
+
+def _ratios(modes: dict[str, dict[str, Any]], what: str) -> dict[str, float | None]:
+    """Returns each duplicate mode's median ``what`` over plain's (None: either unknown)."""
+    plain = modes["plain"][what]["median"]
+    return {mode: round(modes[mode][what]["median"] / plain, 2)
+            if plain and modes[mode][what]["median"] else None for mode in MODES[1:]}
 
 
 def _load() -> list[float] | None:
@@ -383,12 +388,14 @@ def table(result: dict[str, Any]) -> list[str]:
                 if what not in figs:
                     continue
                 f = figs[what]
-                ratio = kind["median_ratio_to_plain"].get(mode) if what == "first" else None
+                ratio = kind["median_ratio_to_plain" if what == "first"
+                             else "settled_median_ratio_to_plain"].get(mode)
                 label = mode if what == "first" else f"{mode} (settled)"
+                fewer = figs.get("ladders_fewer_than_plain")
                 lines.append(f"{key:8} {label:22} {cell(f['median']):>7} {cell(f['q1']):>7} "
                              f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
                              f"{f['not_reached']:>11} {cell(ratio):>8} "
-                             f"{cell(figs.get('ladders_fewer_than_plain')):>5}".rstrip())
+                             f"{cell(fewer if what == 'first' else None):>5}".rstrip())
     for row in result.get("luck", []):
         lines.append(f"luck {row['weak']} vs {row['strong']} (2 players, {row['deals']} deals): "
                      f"score {row['score_plain']:g}, variance per match {row['var_plain']:g}, "

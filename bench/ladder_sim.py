@@ -12,8 +12,9 @@ checked.
 **The order is right with 95% confidence** when, in the standings (conservative
 rating ``mu - 3 sigma``, best first, as ``ladder standings`` lists them):
 
-1. every counter is above every greedy, and every greedy above every random (the
-   bots' known order; copies of one kind may stand in any order among
+1. every counter is above every greedy, and every greedy above every random
+   (the kinds' known order, weakest first; with ``--search`` every search bot
+   above every counter; copies of one kind may stand in any order among
    themselves), and
 2. for each pair of neighbours of different kinds, the rating model's
    probability that the higher is really better (``confidence.p_better``) is at
@@ -40,7 +41,11 @@ A game's result depends only on its deal and on which kind of bot sits where (th
 bots' own random choices are seeded by the deal and the seat, as ``play_local``
 does), so results are cached within a ladder's three runs.
 
-``python -m bench.ladder_sim`` prints the table; ``--json FILE`` writes the figures.
+``--luck DEALS`` measures why duplicate sets help as much as they do: over the same
+deals, the variance of a 2-player result per plain match and per set (:func:`luck`).
+
+``python -m bench.ladder_sim`` prints the table (one progress line per ladder on
+stderr); ``--json FILE`` writes the figures. docs/ratings.md has the results.
 """
 
 from __future__ import annotations

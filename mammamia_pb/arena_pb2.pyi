@@ -1831,6 +1831,9 @@ class Standing(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     MEAN_DELIVERED_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    P_BETTER_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best conservative rating."""
     name: _builtins.str
@@ -1847,6 +1850,16 @@ class Standing(_message.Message):
     """Matches won (a shared win counts as a win)."""
     mean_delivered: _builtins.float
     """Mean pizzas delivered per match."""
+    low: _builtins.float
+    """The rating's interval: mu minus and plus two sigma (about 95% of the model's
+    belief about the bot's skill).
+    """
+    high: _builtins.float
+    p_better: _builtins.float
+    """The model's probability that this bot is really better than the next one down
+    the standings (its skill higher, the two taken as independent); absent for the
+    last bot.
+    """
     def __init__(
         self,
         *,
@@ -1858,12 +1871,17 @@ class Standing(_message.Message):
         games: _builtins.int = ...,
         wins: _builtins.int = ...,
         mean_delivered: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        p_better: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
+    _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__p_better) -> _WhichOneofReturnType__p_better | None: ...
 
 Global___Standing: _TypeAlias = Standing  # noqa: Y015
 

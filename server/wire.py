@@ -364,10 +364,16 @@ def assignment_message(a: Assignment) -> pb.Assignment:
                          players=a.players)
 
 
-def standing_message(s: Standing) -> pb.Standing:
-    """Returns one line of the ladder's standings as a message."""
-    return pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
-                       games=s.games, wins=s.wins, mean_delivered=s.mean_delivered)
+def standing_message(s: Standing, low: float, high: float, p_better: float | None
+                     ) -> pb.Standing:
+    """Returns one line of the ladder's standings as a message, with its interval and
+    the probability that it is better than the next line."""
+    msg = pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
+                      games=s.games, wins=s.wins, mean_delivered=s.mean_delivered,
+                      low=low, high=high)
+    if p_better is not None:
+        msg.p_better = p_better
+    return msg
 
 
 def register_response(name: str, key: str) -> pb.RegisterResponse:
@@ -376,9 +382,17 @@ def register_response(name: str, key: str) -> pb.RegisterResponse:
 
 
 def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
-    """Returns the reply to Ladder.Standings."""
-    return pb.StandingsResponse(matches_finished=finished,
-                                standings=[standing_message(s) for s in table])
+    """Returns the reply to Ladder.Standings (``table`` best first)."""
+    from .ladder.confidence import interval, p_better
+    from .ladder.ratings import Rating
+
+    ratings = [Rating(s.mu, s.sigma) for s in table]
+    lines = []
+    for i, s in enumerate(table):
+        low, high = interval(ratings[i])
+        better = p_better(ratings[i], ratings[i + 1]) if i + 1 < len(table) else None
+        lines.append(standing_message(s, low, high, better))
+    return pb.StandingsResponse(matches_finished=finished, standings=lines)
 
 
 def matches_response(rows: Sequence[LadderMatchRow]) -> pb.MatchesResponse:
@@ -552,10 +566,13 @@ def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
-    "sigma", "games", "wins", "mean_delivered"}, ...]}`` from a Standings reply."""
+    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...]}`` from
+    a Standings reply (``p_better`` None for the last bot)."""
     return {
         "matches_finished": msg.matches_finished,
         "standings": [{"rank": s.rank, "name": s.name, "rating": s.rating, "mu": s.mu,
                        "sigma": s.sigma, "games": s.games, "wins": s.wins,
-                       "mean_delivered": s.mean_delivered} for s in msg.standings],
+                       "mean_delivered": s.mean_delivered, "low": s.low, "high": s.high,
+                       "p_better": s.p_better if s.HasField("p_better") else None}
+                      for s in msg.standings],
     }

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-HEADER = ("rank", "name", "rating", "mu", "sigma", "games", "wins", "pizzas")
+HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins",
+          "pizzas")
 
 
 def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
@@ -33,9 +34,11 @@ def standings_table(data: dict[str, Any]) -> list[str]:
     """Returns the standings as aligned text lines (a header line first)."""
     rows = [HEADER]
     for s in data["standings"]:
+        better = s.get("p_better")
         rows.append((str(s["rank"]), s["name"], f"{s['rating']:.2f}", f"{s['mu']:.2f}",
-                     f"{s['sigma']:.2f}", str(s["games"]), str(s["wins"]),
-                     f"{s['mean_delivered']:.2f}"))
+                     f"{s['sigma']:.2f}", f"{s['low']:.1f}..{s['high']:.1f}",
+                     "" if better is None else f"{better:.2f}", str(s["games"]),
+                     str(s["wins"]), f"{s['mean_delivered']:.2f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     return ["  ".join(cell.ljust(w) if i == 1 else cell.rjust(w)
                       for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()

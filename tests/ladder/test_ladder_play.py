@@ -82,13 +82,14 @@ def test_ladder_commands_print_standings_matches_and_records(
     assert data["matches_finished"] >= 3
     assert {s["name"] for s in data["standings"]} == {"random-a", "greedy-a", "greedy-b"}
     assert set(data["standings"][0]) == {"rank", "name", "rating", "mu", "sigma", "games",
-                                         "wins", "mean_delivered"}
+                                         "wins", "mean_delivered", "low", "high",
+                                         "p_better"}
     table = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
                             "--players", "2"], capture_output=True, text=True, timeout=30,
                            check=True).stdout.splitlines()
     assert "2-player matches" in table[0]
-    assert table[1].split() == ["rank", "name", "rating", "mu", "sigma", "games", "wins",
-                                "pizzas"]
+    assert table[1].split() == ["rank", "name", "rating", "mu", "sigma", "interval",
+                                "p>next", "games", "wins", "pizzas"]
     assert f"--server {server.address} --ladder --name" in table[-1]
     bad = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
                           "--players", "7"], capture_output=True, text=True, timeout=30)

@@ -350,11 +350,18 @@ def test_ladder_messages_and_the_replies_the_commands_read():
     assert wire.assignment_message(a) == pb.Assignment(match_id="m1", seat_token="tok", seat=2,
                                                        players=4)
     line = Standing(1, "counter-1", 20.5, 27.25, 2.25, 12, 7, 3.5)
-    reply = pb.StandingsResponse(matches_finished=12, standings=[wire.standing_message(line)])
+    below = Standing(2, "random-1", 10.0, 25.0, 5.0, 12, 1, 0.5)
+    reply = wire.standings_response(12, [line, below])
     reply = pb.StandingsResponse.FromString(reply.SerializeToString())
-    assert wire.standings_data(reply) == {"matches_finished": 12, "standings": [
-        {"rank": 1, "name": "counter-1", "rating": 20.5, "mu": 27.25, "sigma": 2.25,
-         "games": 12, "wins": 7, "mean_delivered": 3.5}]}
+    data = wire.standings_data(reply)
+    assert data["matches_finished"] == 12
+    assert data["standings"][0] == {
+        "rank": 1, "name": "counter-1", "rating": 20.5, "mu": 27.25, "sigma": 2.25,
+        "games": 12, "wins": 7, "mean_delivered": 3.5, "low": 22.75, "high": 31.75,
+        "p_better": data["standings"][0]["p_better"]}
+    # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
+    assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
+    assert data["standings"][1]["p_better"] is None
     row = MatchRow("m9", 3, "finished", 1_700_000_000.5, ("a", "b", "c"), (0, 2))
     summary = wire.ladder_summary(row)
     assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder

@@ -85,6 +85,8 @@ def _relay(lines: Iterable[bytes], log_file: IO[bytes]) -> None:
                 print(text, file=sys.stderr, flush=True)
         elif event.get("event") == "ladder_match_finished" and event.get("names"):
             print(match_line(event), file=sys.stderr, flush=True)
+        elif event.get("event") == "web_serving" and event.get("url"):
+            print(f"web page: {event['url']}", file=sys.stderr, flush=True)
         elif event.get("level") in ("warning", "error", "critical"):
             print(f"server: {text}", file=sys.stderr, flush=True)
 

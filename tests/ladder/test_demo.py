@@ -36,6 +36,7 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         log = err.read_text()
         assert f"mammamia ladder standings --server {address}" in log
         assert f"--server {address} --ladder --name my-bot" in log
+        assert re.search(r"^web page: http://127\.0\.0\.1:\d+/", log, re.M)
         # One line per finished match, best seat first.
         assert re.search(r"^match m-\S+ \([2-5] players\): \S+ 1st \(\d+ pizzas?\)", log, re.M)
     finally:

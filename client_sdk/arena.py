@@ -28,7 +28,7 @@ import structlog
 from mammamia import IllegalActionError
 
 from .bot import Bot, Fault, FaultLog
-from .loader import load_bot
+from .loader import BotFactory, load_bot
 from .local import play_local
 
 log = structlog.get_logger()
@@ -240,6 +240,8 @@ def run_arena(specs: Sequence[str], games: int, players: int | None = None,
 
     Ctrl-C (KeyboardInterrupt) stops the run at once: the workers are stopped and
     the result holds the games finished, marked ``interrupted``.
+    A SPEC may end with ``@key=value[,key=value]``, keyword arguments for the bot's
+    class (``search@budget_ms=50``; see ``load_bot``).
     Raises BotSpecError for a bad SPEC, IllegalActionError for a bad player count
     (R-SETUP-1), ValueError for a bad ``games``/``jobs``/``deadline_ms``/``out_lost``.
     """
@@ -319,10 +321,15 @@ def _run_pool(setup: _Setup, plan: Iterator[tuple[int, tuple[int, ...], int]], j
 
 
 def _names(classes: Sequence[Callable[[], Bot]]) -> list[str]:
-    """Returns a distinct display name per spec (``name``, then ``name#2``, ...)."""
+    """Returns a distinct display name per spec (``name``, then ``name#2``, ...). Bots
+    of one name told apart by their SPEC parameters show them (``search@budget_ms=50``)."""
+    bases = [str(getattr(cls, "name", None) or getattr(cls, "__name__", "bot"))
+             for cls in classes]
     out: list[str] = []
-    for cls in classes:
-        base = str(getattr(cls, "name", None) or getattr(cls, "__name__", "bot"))
+    for cls, base in zip(classes, bases, strict=True):
+        label = getattr(cls, "label", "") if isinstance(cls, BotFactory) else ""
+        if label and bases.count(base) > 1:
+            base = f"{base}@{label}"
         name, n = base, 1
         while name in out:
             n += 1

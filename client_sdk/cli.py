@@ -20,8 +20,9 @@ EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
-_SPEC_HELP = ("a built-in bot (random, greedy, counter), module:Class, or "
-              "path/to/file.py:Class")
+_SPEC_HELP = ("a built-in bot (random, greedy, counter, search), module:Class, or "
+              "path/to/file.py:Class, optionally followed by @key=value[,key=value]: "
+              "keyword arguments for the bot's class (search@budget_ms=50)")
 
 
 def _positive(text: str) -> int:

@@ -20,11 +20,13 @@ import structlog
 from mammamia import Action, Record, View, new_game, record_of, view_of
 
 from .bot import Bot, Decision, Fault, FaultLog, decide, fallback
+from .loader import load_bot
 
 log = structlog.get_logger()
 
-BotLike = Bot | Callable[[], Bot]
-"""A bot instance, or a class (or factory) that makes one per seat."""
+BotLike = Bot | Callable[[], Bot] | str
+"""A bot instance, a class (or factory) that makes one per seat, or a SPEC as the
+command line takes it (``"counter"``, ``"search@budget_ms=50"``, ``"my_bot.py:MyBot"``)."""
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,19 @@ class _Caller:
 
 
 def seat_bots(bots: Sequence[BotLike], players: int) -> list[Bot]:
-    """Returns one bot per seat, cycling ``bots`` when there are fewer than ``players``;
-    raises ValueError when one bot instance would sit in two seats."""
+    """Returns one bot per seat, cycling ``bots`` when there are fewer than ``players``
+    (a SPEC is loaded with ``load_bot``, parameters and all); raises ValueError when one
+    bot instance would sit in two seats, BotSpecError for a bad SPEC."""
     if not bots:
         raise ValueError("play_local needs at least one bot")
     seated: list[Bot] = []
+    loaded: dict[str, Callable[[], Bot]] = {}
     for seat in range(players):
         item = bots[seat % len(bots)]
+        if isinstance(item, str):
+            if item not in loaded:
+                loaded[item] = load_bot(item)
+            item = loaded[item]
         bot = item if isinstance(item, Bot) else item()
         if not isinstance(bot, Bot):
             raise ValueError(f"seat {seat}: {item!r} is not a Bot nor makes one")
@@ -114,7 +122,8 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
     """Returns the result of one game between ``bots`` (seat order), played in-process.
 
     ``players`` defaults to the number of bots; with fewer bots, seats cycle through
-    them (pass classes to get one instance per seat). Every bot's ``rng`` is seeded
+    them (pass classes, or SPECs such as ``"search@budget_ms=50"``, to get one
+    instance per seat). Every bot's ``rng`` is seeded
     from ``seed`` and its seat, so the same call plays the same game. A bot that
     raises or answers illegally is answered for (see ``decide``); each distinct
     fault is logged once to ``faults`` (default: a log of this game's own).

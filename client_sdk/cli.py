@@ -40,9 +40,9 @@ def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "match and print its result as one JSON line. With --ladder, enter the ladder as "
         "--name (registering it on first use and saving its key to --key-file) and play "
         "match after match until stopped (Ctrl-C). Reconnects and resumes after a dropped "
-        "connection (a bot restarted with the same token resumes its seat too); stops when "
-        "the server no longer knows the seat, as after a server restart, which does not "
-        "keep running matches.")
+        "connection (a bot restarted with the same token resumes its seat too), also across a "
+        "server restart (the server resumes its running matches); stops when the server "
+        "no longer knows the seat.")
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
     p.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                    metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "

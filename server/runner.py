@@ -41,7 +41,7 @@ from .answers import Outcome
 from .clock import Clock, Timer
 from .events import Asked, Defaulted, Ended, Entry
 from .journal import Input, Journal, answer_input
-from .match import ENDING, WAITING, Match, iso
+from .match import ENDING, RUNNING, WAITING, Match, iso
 
 log = structlog.get_logger()
 
@@ -168,9 +168,11 @@ class Runner:
         """Returns the outcome of a seat's answer, applied when accepted."""
         before = len(self.match.log)
         now = self.clock.now()
+        applied = len(self.match.actions)
         outcome = self.match.answer(seat, decision_id, option, action, now)
         if outcome.accepted and not outcome.repeated:
-            self._write(answer_input(seat, decision_id, self.match.actions[-1][1], now))
+            # The answer is the first action it appended (seats on autopilot may follow).
+            self._write(answer_input(seat, decision_id, self.match.actions[applied][1], now))
         self._after(before)
         for hook in self.on_answer:
             hook(seat, decision_id, outcome)
@@ -179,7 +181,7 @@ class Runner:
     def abort(self, reason: str) -> asyncio.Future[MatchResult]:
         """Returns the result future after cutting the match off (no-op once ending)."""
         before = len(self.match.log)
-        if self.match.status in (WAITING, "running"):
+        if self.match.status in (WAITING, RUNNING):
             self._write({"k": "abort", "reason": reason})
         self.match.abort(reason)
         self._after(before)

@@ -142,3 +142,37 @@ def test_a_match_survives_kill_9(start_server, tmp_path: Path) -> None:
                               text=True, timeout=TIMEOUT_S)
     assert verified.returncode == 0, verified.stderr
     assert "match_resumed" in server.logs()
+
+
+def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path) -> None:
+    """When the seat after the one answering is on autopilot, one answer applies
+    several actions; the journal keeps the answer, and the replay plays the rest."""
+    async def go() -> tuple[dict[str, object], dict[str, object]]:
+        storage = Storage(tmp_path / "arena.db")
+        clock = ManualClock()
+        host = Host(storage, clock=clock)
+        match = host.create_match(3)
+        for seat in range(3):
+            match.join(seat)
+        rng = random.Random(5)
+        # Seat 1 lets three deadlines pass: the server plays it from then on.
+        while 1 not in match.match.autopilot:
+            d = match.match.decision
+            assert d is not None
+            if d.seat == 1:
+                clock.advance(6)            # past the 5 s deadline: the default applies
+            else:
+                match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+        for _ in range(20):
+            d = match.match.decision
+            assert d is not None and d.seat != 1
+            match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+        await match.committed()
+        await storage.writer.flush()
+        again = Host(Storage(tmp_path / "arena.db"), clock=ManualClock(START + 1))
+        assert again.resume() == [match.id]
+        resumed = again.matches[match.id].match
+        return state_dump(match.match.state), state_dump(resumed.state)
+
+    before, after = asyncio.run(go())
+    assert before == after

@@ -93,8 +93,11 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
     assert ok.returncode == 0 and ok.stdout.count("\n") == 1 and "verified" in ok.stdout
 
     def swap_hand(d):
-        a, b = d["deal"]["hands"][0][0], d["deal"]["hands"][1][0]
-        d["deal"]["hands"][0][0], d["deal"]["hands"][1][0] = b, a
+        # Two cards that differ, one from each of two hands: the deal changes.
+        first, second = d["deal"]["hands"][0], d["deal"]["hands"][1]
+        i, j = next((i, j) for i in range(len(first)) for j in range(len(second))
+                    if first[i] != second[j])
+        first[i], second[j] = second[j], first[i]
 
     def swap_reshuffle(d):
         r = d["reshuffles"][0]

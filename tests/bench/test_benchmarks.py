@@ -97,3 +97,12 @@ def test_percentiles_are_nearest_rank() -> None:
     assert (fig["n"], fig["mean"], fig["p50"], fig["max"]) == (3, 2.0, 2.0, 3.0)
     with pytest.raises(ValueError, match="no samples"):
         percentile([], 50)
+
+
+def test_search_times_its_decisions_and_counts_rollouts(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "search")["search"]
+    (row,) = fig["rows"]
+    assert row["budget_ms"] == 20 and row["decisions"] > 0
+    assert 0 < row["ms_p50"] <= row["ms_p99"] <= row["ms_max"]
+    assert 0 <= row["within_budget_plus_10pct"] <= 1
+    assert row["rollouts_per_decision_p50"] > 0 and row["rollouts_per_second"] > 0

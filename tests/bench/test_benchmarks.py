@@ -20,7 +20,8 @@ RUN_TIMEOUT_S = 180
 KEYS = {
     "protocol": ("bare_p50_us", "server_p50_us", "ratio_p50", "server_p99_us"),
     "load": ("matches", "seats", "decisions_per_s", "p50_ms", "p99_ms", "server_rss_mb",
-             "errors", "max_seats_p99_under_100ms"),
+             "errors", "max_seats_p99_under_100ms", "rss_kb_per_seat", "rss_timeline_mb",
+             "rss_growth_second_half_mb"),
     "ladder": ("matches_per_min", "rating_update_ms"),
 }
 
@@ -70,6 +71,10 @@ def test_load_plays_matches_from_other_processes_without_errors(tmp_path: Path) 
     assert fig["errors"] == 0, fig["error_examples"]
     assert fig["decisions_per_s"] > 0
     assert fig["server_rss_mb"] > 0
+    # RSS through the window: from its start to its end, in order.
+    times = [t for t, _ in fig["rss_timeline_mb"]]
+    assert len(times) >= 2 and times == sorted(times) and times[-1] >= 0.9
+    assert all(mb > 0 for _, mb in fig["rss_timeline_mb"])
     assert [s["seats"] for s in fig["steps"]] == [fig["seats"]]
     # The probe's calls with an unknown token were refused, and timed.
     assert fig["play_refused_p50_ms"] > 0 and fig["join_refused_p50_ms"] > 0

@@ -13,6 +13,16 @@ One :class:`Ladder` per server. Its life:
    announced to its bots as an :class:`Assignment`, awaited, stored and rated.
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
 
+With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the scheduler
+seats together play a **duplicate set** instead of one match: one deal (one server
+seed, committed to before the first match) once for every rotation of the seats,
+one match after another, each rated as it ends. The records of the set's matches
+but the last are sealed until the set ends (mammamia.fairness); then the ladder
+completes them (:meth:`LadderStore.reveal_set`). A set is cut short when one of its
+bots has left before its next match, a match of it is aborted, or the server stops
+or restarts: the matches it finished count, the rest are never played, and its
+records are completed at once.
+
 While the server runs, the store's writes run on the ladder's writer thread, in
 order, so the event loop never waits for the disk; the reads that return a lot
 (standings, match lists) run on its reader thread (:attr:`Ladder.reader`), and the
@@ -29,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -36,6 +47,7 @@ from typing import Protocol
 
 import structlog
 
+from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.storage import Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
@@ -79,14 +91,25 @@ class Outcome:
     status: str
     ranks: tuple[int, ...] = ()
     delivered: tuple[int, ...] = ()
+    first_player: int | None = None     # who started round 1 (None: not known)
+
+    def seats(self) -> list[SeatResult]:
+        """Returns the seats' results with their positions in round 1's order."""
+        n = len(self.ranks)
+        first = self.first_player
+        return [SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
+                for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered,
+                                                          strict=True))]
 
 
 class MatchHost(Protocol):
     """What the ladder needs of the server: create matches, learn how they ended."""
 
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens in seat order) of a new ladder match;
-        raises LadderClosedError when no match can start any more."""
+    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None
+                     ) -> tuple[str, list[str], str]:
+        """Returns (match id, seat tokens in seat order, commitment) of a new ladder
+        match, one of a duplicate set with ``deal_set`` (its place, the set's server
+        seed); raises LadderClosedError when no match can start any more."""
         ...
 
     async def outcome(self, match_id: str) -> Outcome:
@@ -108,8 +131,9 @@ class Ladder:
     def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
                  settle: float = 0.25, clock: Callable[[], float] = time.time,
                  name_expiry: float = DEFAULT_NAME_EXPIRY_S,
-                 max_unentered: int = DEFAULT_MAX_UNENTERED) -> None:
+                 max_unentered: int = DEFAULT_MAX_UNENTERED, duplicate: bool = False) -> None:
         self.store = store
+        self.duplicate = duplicate
         self.host = host
         self.writer = Writer("ladder-writer")
         self.reader = store.reader()
@@ -131,7 +155,11 @@ class Ladder:
         ``resumed`` are the matches the server resumed from its journal: they are
         awaited and rated when they end, as if no crash had happened.
 
+        A duplicate set a crash cut off is cut short: its finished matches count, and
+        its records are completed once its last match still going (resumed) has ended.
+
         For start-up, before the server serves: it writes on the calling thread."""
+        resuming: dict[str, asyncio.Future[None]] = {}
         for match_id in self.store.running():
             outcome = self.host.stored_outcome(match_id)
             if outcome is not None and outcome.status == "finished":
@@ -140,12 +168,21 @@ class Ladder:
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
                 settled = asyncio.ensure_future(self._settle_resumed(match_id))
-                self._settling.add(settled)
-                settled.add_done_callback(self._settling.discard)
+                self._keep_settling(settled)
+                resuming[match_id] = settled
                 log.info("ladder_match_resumed", match=match_id)
             else:
                 self.store.abort_match(match_id)
                 log.info("ladder_match_aborted", match=match_id, reason="server restarted")
+        for set_id in self.store.playing_sets():
+            row = self.store.deal_set(set_id)
+            going = [resuming[m] for m in (row.matches if row else ()) if m in resuming]
+            if going:
+                self._keep_settling(asyncio.ensure_future(
+                    self._end_set(set_id, "cut", "the server restarted", going)))
+            elif self.store.reveal_set(set_id, "cut", "the server restarted"):
+                log.info("ladder_set_ended", set=set_id, status="cut",
+                         reason="the server restarted")
         rated = self.store.apply_ratings()
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
@@ -260,21 +297,86 @@ class Ladder:
         fresh = (initial(), 0)
         return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]
 
+    def _keep_settling(self, task: asyncio.Future[None]) -> None:
+        """Keeps ``task`` among those :meth:`settled` awaits (the drain)."""
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
     async def _play(self, names: tuple[str, ...]) -> None:
+        if self.duplicate:
+            await self._play_set(names)
+        else:
+            await self._play_match(names, None, None)
+
+    async def _play_set(self, names: tuple[str, ...]) -> None:
+        """Plays one deal once for every rotation of ``names``' seats, match after match,
+        until the set is complete or cut short; then reveals its seed in its records."""
+        n = len(names)
+        set_id = f"set-{secrets.token_hex(8)}"
+        server_seed = new_server_seed()
+        committed = commitment(set_id, server_seed)
+        # The set's row first: its commitment is published with its first match.
+        await self.writer.run(self.store.start_set, set_id, names, server_seed, committed)
+        log.info("ladder_set_started", set=set_id, names=list(names), commitment=committed)
+        played, reason = 0, "the server stopped"
+        going: list[asyncio.Future[None]] = []
         try:
-            match_id, tokens = await self.host.create(names)
+            for index in range(n):
+                gone = [b for b in names if not self.scheduler.is_joined(b)]
+                if index and gone:
+                    reason = f"{', '.join(gone)} left the ladder"
+                    break
+                # Match ``index``: the bot at seat s of the first match sits at s + index.
+                seated = tuple(names[(seat - index) % n] for seat in range(n))
+                outcome = await self._play_match(seated, (DealSet(set_id, index, n),
+                                                          server_seed), going)
+                if outcome is None:
+                    break
+                if outcome.status != "finished":
+                    reason = "a match of the set was aborted"
+                    break
+                played += 1
+        finally:
+            # Not cancelled with the scheduler: a set once started always ends.
+            status = "complete" if played == n else "cut"
+            ended = asyncio.ensure_future(self._end_set(
+                set_id, status, None if status == "complete" else reason, going))
+            self._keep_settling(ended)
+            await asyncio.shield(ended)
+
+    async def _end_set(self, set_id: str, status: str, reason: str | None,
+                       going: Sequence[asyncio.Future[None]]) -> None:
+        """Once the set's matches still going have ended, marks it ``status`` and
+        completes its sealed records with its seed."""
+        await asyncio.gather(*going, return_exceptions=True)
+        if await self.writer.run(self.store.reveal_set, set_id, status, reason):
+            log.info("ladder_set_ended", set=set_id, status=status, reason=reason)
+
+    async def _play_match(self, names: tuple[str, ...],
+                          deal_set: tuple[DealSet, str] | None,
+                          going: list[asyncio.Future[None]] | None) -> Outcome | None:
+        """Returns the outcome of one match of ``names`` (None when the ladder closed
+        before it was created); ``going`` receives the task that settles it."""
+        try:
+            match_id, tokens, committed = await self.host.create(names, deal_set)
         except LadderClosedError:
-            return
+            return None
+        place = deal_set[0] if deal_set is not None else None
         # One task writes the match's row and then its result, and a drain does not
         # cancel it: a match once created is always settled, never left running.
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        settled = asyncio.ensure_future(self._settle(match_id, names, stored))
-        self._settling.add(settled)
-        settled.add_done_callback(self._settling.discard)
+        outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        settled = asyncio.ensure_future(self._settle(match_id, names, stored, committed,
+                                                     place, outcome))
+        self._keep_settling(settled)
+        if going is not None:
+            going.append(settled)
         # The row first: a bot told its seat finds its match in the ladder's lists.
         await asyncio.shield(stored)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
-            assignment = Assignment(match_id, token, seat, len(names))
+            assignment = Assignment(match_id, token, seat, len(names), committed,
+                                    place.set_id if place else None,
+                                    place.index if place else 0)
             self._seated[name] = assignment
             queue = self._streams.get(name)
             # A bot gone since it was seated is played by the server's default policy.
@@ -283,6 +385,7 @@ class Ladder:
         # Shielded: when the ladder stops (the server drains), the match still ends
         # and its result is stored.
         await asyncio.shield(settled)
+        return outcome.result() if outcome.done() else None
 
     async def settled(self) -> None:
         """Returns once every match the ladder started has its result stored (the
@@ -290,9 +393,13 @@ class Ladder:
         await asyncio.gather(*self._settling, return_exceptions=True)
 
     async def _settle(self, match_id: str, names: tuple[str, ...],
-                      stored: asyncio.Future[None]) -> None:
+                      stored: asyncio.Future[None], committed: str = "",
+                      place: DealSet | None = None,
+                      ended: asyncio.Future[Outcome] | None = None) -> None:
         try:
-            await self.writer.run(self.store.start_match, match_id, names)
+            await self.writer.run(self.store.start_match, match_id, names, committed,
+                                  place.set_id if place else None,
+                                  place.index if place else None)
         except BaseException as e:
             stored.set_exception(e)
             raise
@@ -305,6 +412,8 @@ class Ladder:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
         await self._settled_as(match_id, outcome)
+        if ended is not None:
+            ended.set_result(outcome)
 
     async def _settle_resumed(self, match_id: str) -> None:
         await self._settled_as(match_id, await self.host.outcome(match_id))
@@ -322,9 +431,7 @@ class Ladder:
 
     def _store_result(self, match_id: str, outcome: Outcome) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
-        seats = [SeatResult(rank, delivered)
-                 for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
-        if not self.store.finish_match(match_id, seats):
+        if not self.store.finish_match(match_id, outcome.seats()):
             return False
         self.store.apply_ratings()
         return True

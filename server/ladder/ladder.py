@@ -179,9 +179,9 @@ class Ladder:
             going = [resuming[m] for m in (row.matches if row else ()) if m in resuming]
             if going:
                 self._keep_settling(asyncio.ensure_future(
-                    self._end_set(set_id, "cut", "the server restarted", going)))
-            elif self.store.reveal_set(set_id, "cut", "the server restarted"):
-                log.info("ladder_set_ended", set=set_id, status="cut",
+                    self._end_set(set_id, "the server restarted", going)))
+            elif status := self.store.reveal_set(set_id, "the server restarted"):
+                log.info("ladder_set_ended", set=set_id, status=status,
                          reason="the server restarted")
         rated = self.store.apply_ratings()
         if rated:
@@ -318,7 +318,7 @@ class Ladder:
         # The set's row first: its commitment is published with its first match.
         await self.writer.run(self.store.start_set, set_id, names, server_seed, committed)
         log.info("ladder_set_started", set=set_id, names=list(names), commitment=committed)
-        played, reason = 0, "the server stopped"
+        reason = "the server stopped"
         going: list[asyncio.Future[None]] = []
         try:
             for index in range(n):
@@ -335,22 +335,21 @@ class Ladder:
                 if outcome.status != "finished":
                     reason = "a match of the set was aborted"
                     break
-                played += 1
         finally:
             # Not cancelled with the scheduler: a set once started always ends.
-            status = "complete" if played == n else "cut"
-            ended = asyncio.ensure_future(self._end_set(
-                set_id, status, None if status == "complete" else reason, going))
+            ended = asyncio.ensure_future(self._end_set(set_id, reason, going))
             self._keep_settling(ended)
             await asyncio.shield(ended)
 
-    async def _end_set(self, set_id: str, status: str, reason: str | None,
+    async def _end_set(self, set_id: str, reason: str,
                        going: Sequence[asyncio.Future[None]]) -> None:
-        """Once the set's matches still going have ended, marks it ``status`` and
-        completes its sealed records with its seed."""
+        """Once the set's matches still going have ended, ends it (complete, or cut
+        short for ``reason``) and completes its sealed records with its seed."""
         await asyncio.gather(*going, return_exceptions=True)
-        if await self.writer.run(self.store.reveal_set, set_id, status, reason):
-            log.info("ladder_set_ended", set=set_id, status=status, reason=reason)
+        status = await self.writer.run(self.store.reveal_set, set_id, reason)
+        if status is not None:
+            log.info("ladder_set_ended", set=set_id, status=status,
+                     reason=None if status == "complete" else reason)
 
     async def _play_match(self, names: tuple[str, ...],
                           deal_set: tuple[DealSet, str] | None,

@@ -512,19 +512,21 @@ class LadderStore(LadderReads):
                        (set_id, len(names), json.dumps(list(names)), server_seed, commitment,
                         time.time()))
 
-    def reveal_set(self, set_id: str, status: str, reason: str | None = None) -> bool:
-        """Marks a playing set ``complete`` or ``cut`` (``reason`` says why) and, in the
-        same transaction, completes the sealed records of its ended matches with the
-        set's seed (mammamia.fairness.unseal); returns False (changing nothing) when
-        the set is not playing. Raises ValueError for another status, RecordError for
-        a stored record that does not replay on the set's deal."""
-        if status not in ("complete", "cut"):
-            raise ValueError(f"a set ends complete or cut, got {status!r}")
+    def reveal_set(self, set_id: str, reason: str) -> str | None:
+        """Ends a playing set and returns how: ``complete`` when a match of every
+        rotation finished, else ``cut`` (``reason`` stored as why); in the same
+        transaction, completes the sealed records of its ended matches with the set's
+        seed (mammamia.fairness.unseal). Returns None (changing nothing) when the set
+        is not playing; raises RecordError for a stored record that does not replay on
+        the set's deal."""
         with self._write() as db:
-            row = db.execute("SELECT server_seed FROM ladder_sets WHERE set_id = ?"
+            row = db.execute("SELECT server_seed, players FROM ladder_sets WHERE set_id = ?"
                              " AND status = 'playing'", (set_id,)).fetchone()
             if row is None:
-                return False
+                return None
+            (finished,) = db.execute("SELECT COUNT(*) FROM ladder_matches WHERE set_id = ?"
+                                     " AND status = 'finished'", (set_id,)).fetchone()
+            status = "complete" if finished == row[1] else "cut"
             records = db.execute(
                 "SELECT s.id, s.record FROM ladder_matches m JOIN matches s ON s.id = m.match_id"
                 " WHERE m.set_id = ? AND s.record IS NOT NULL", (set_id,)).fetchall()
@@ -532,8 +534,9 @@ class LadderStore(LadderReads):
                         if (unsealed := unseal(text, row[0])) != text]
             db.executemany("UPDATE matches SET record = ? WHERE id = ?", revealed)
             db.execute("UPDATE ladder_sets SET status = ?, ended = ?, reason = ?"
-                       " WHERE set_id = ?", (status, time.time(), reason, set_id))
-        return True
+                       " WHERE set_id = ?", (status, time.time(),
+                                             None if status == "complete" else reason, set_id))
+        return status
 
     def start_match(self, match_id: str, names: Sequence[str], commitment: str = "",
                     set_id: str | None = None, set_index: int | None = None) -> None:

@@ -41,6 +41,18 @@ def listed(address: str, names: list[str]) -> dict[str, dict[str, Any]]:
     return matches
 
 
+def assignments(logs: Path) -> dict[str, dict[str, Any]]:
+    """Returns the assignments the bots logged (the SDK's ``ladder_assignment``), by
+    match id."""
+    seen = {}
+    for log in logs.glob("*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if '"ladder_assignment"' in line:
+                event = json.loads(line)
+                seen[event["match"]] = event
+    return seen
+
+
 def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
         start_server: Callable[..., Any], ladder_bots: Callable[..., None],
         tmp_path: Path) -> None:
@@ -65,9 +77,13 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
         assert {m["set"]["size"] for m in matches} == {n}
         assert len({m["commitment"] for m in matches}) == 1
         first = matches[0]["names"]
+        told = assignments(tmp_path / "bots")
         for m in matches:
             k = m["set"]["rotation"]
             assert [m["names"][(s + k) % n] for s in range(n)] == first
+            # The bots were told the set's commitment with their seats, before joining.
+            assert told[m["match"]]["commitment"] == m["commitment"]
+            assert (told[m["match"]]["set"], told[m["match"]]["set_index"]) == (set_id, k)
         if checked >= 2:
             continue
         # Every record verifies and deals the set's one game.
@@ -158,12 +174,17 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
     played = query(db, "SELECT match_id, status, rated FROM ladder_matches"
                    " WHERE set_id = ? ORDER BY set_index", set_id)
     assert 1 <= len(played) <= 2
+    ((committed,),) = query(db, "SELECT commitment FROM ladder_sets WHERE set_id = ?",
+                            set_id)
     for m, status, rated in played:
         if status == "finished":                # finished matches count
             assert rated == 1
         path = tmp_path / f"{m}.json"
         path.write_text(cli("ladder", "record", "--server", server.address, m).stdout)
         assert cli("verify", str(path), check=False).returncode == 0
+        # The match resumed after the crash is still one of the set's.
+        fair = json.loads(path.read_text())["meta"]["fairness"]
+        assert fair["commitment"] == committed and fair["set"]["id"] == set_id
 
     # A bot that leaves in the middle of a set: its match is played to its end by the
     # server's default policy and counts; the set is cut short there.

@@ -183,6 +183,17 @@ class Fairness:
                 "first_player_drawn": self.first_player_drawn}
 
 
+def is_sealed(text: str) -> bool:
+    """Returns whether the record ``text`` is a duplicate set's sealed record (no seed
+    or deal until its set ends)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    fair = data.get("meta", {}).get("fairness") if isinstance(data, dict) else None
+    return isinstance(fair, dict) and "sealed" in fair
+
+
 def seal(data: dict[str, Any]) -> dict[str, Any]:
     """Returns the record ``data`` (JSON-ready) without what would give away a sealed
     match's deal: its seed, deal and reshuffles."""
@@ -198,10 +209,10 @@ def unseal(text: str, server_seed: str) -> str:
     Raises ValueError when ``server_seed`` is not the one the commitment was made
     to, RecordError when the record is not one or does not replay on the seed's deal.
     """
-    data = json.loads(text)
-    fair = data.get("meta", {}).get("fairness") if isinstance(data, dict) else None
-    if not isinstance(fair, dict) or "sealed" not in fair:
+    if not is_sealed(text):
         return text
+    data = json.loads(text)
+    fair = data["meta"]["fairness"]
     set_id = fair.get("set", {}).get("id")
     if not isinstance(set_id, str) or fair.get("commitment") != commitment(set_id,
                                                                             server_seed):

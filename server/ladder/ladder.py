@@ -335,11 +335,12 @@ class Ladder:
                 if outcome.status != "finished":
                     reason = "a match of the set was aborted"
                     break
-        finally:
-            # Not cancelled with the scheduler: a set once started always ends.
-            ended = asyncio.ensure_future(self._end_set(set_id, reason, going))
-            self._keep_settling(ended)
-            await asyncio.shield(ended)
+        except BaseException:
+            # Cancelled (the server drains) or failed: the set still ends, once its
+            # match under way has (the drain awaits it, after the matches' grace).
+            self._keep_settling(asyncio.ensure_future(self._end_set(set_id, reason, going)))
+            raise
+        await self._end_set(set_id, reason, going)
 
     async def _end_set(self, set_id: str, reason: str,
                        going: Sequence[asyncio.Future[None]]) -> None:

@@ -8,10 +8,17 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import urllib.error
+import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import grpc
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .conftest import MAMMAMIA, free_port, query, wait_until
 
@@ -152,6 +159,25 @@ def first_of_a_set(db: Path, but: str = "") -> tuple[str, str] | None:
     return rows[0] if rows else None
 
 
+def second_of_a_set(db: Path) -> tuple[str, str] | None:
+    """Returns (set, its first match) while the set's second match runs, or None."""
+    rows = query(db, "SELECT m.set_id, f.match_id FROM ladder_matches m"
+                 " JOIN ladder_matches f ON f.set_id = m.set_id AND f.set_index = 0"
+                 " WHERE m.status = 'running' AND m.set_index = 1")
+    return rows[0] if rows else None
+
+
+def web_replay(server: Any, match_id: str) -> int:
+    """Returns the status of the server's web page's replay of ``match_id``."""
+    url = next(json.loads(line)["url"] for line in server.logs().splitlines()
+               if '"web_serving"' in line)
+    try:
+        with urllib.request.urlopen(f"{url}api/replay/{match_id}", timeout=10) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
+
+
 def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
         start_server: Callable[..., Any], ladder_bots: Callable[..., dict],
         tmp_path: Path) -> None:
@@ -162,9 +188,24 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
     bots = ladder_bots(server.address, {"slow-d": f"{slow}:Slow", "greedy-d": "greedy"})
     db = server.db_path
 
+    # While a set's second match runs, its first match's record is sealed.
+    sealed_set, sealed = wait_until(lambda: second_of_a_set(db), 60, "a set's second match")
+    with grpc.insecure_channel(server.address) as channel:
+        text = pb_grpc.LadderStub(channel).GetRecord(pb.GetRecordRequest(match_id=sealed),
+                                                     timeout=10).json
+    assert web_replay(server, sealed) == 409
+    path = tmp_path / "sealed.json"
+    path.write_text(text)
+    record = json.loads(text)
+    assert "seed" not in record and "deal" not in record
+    assert "server_seed" not in record["meta"]["fairness"]
+    out = cli("verify", str(path), check=False)
+    assert out.returncode == 2 and "cannot verify yet" in out.stderr
+
     # A crash in the middle of a set: the match under way is resumed from the journal
     # and played to its end; the set's remaining matches are never played.
-    set_id, _ = wait_until(lambda: first_of_a_set(db), 60, "a set's first match")
+    set_id, _ = wait_until(lambda: first_of_a_set(db, but=sealed_set), 60,
+                           "a set's first match")
     server.process.send_signal(signal.SIGKILL)
     server.process.wait(timeout=30)
     server.start()

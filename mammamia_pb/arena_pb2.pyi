@@ -1994,7 +1994,7 @@ class MatchesRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The bot's name."""
+    """The bot's name; empty for the recent matches of every bot."""
     limit: _builtins.int
     """At most this many (0: 20)."""
     def __init__(

@@ -44,16 +44,20 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="only matches of N players (default: all matches)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
-    m = cmds.add_parser("matches", help="list a bot's recent finished ladder matches",
-                        description="List a bot's recent finished ladder matches, newest "
+    m = cmds.add_parser("matches", help="list recent finished ladder matches",
+                        description="List a bot's (or every bot's) recent finished ladder "
+                        "matches, newest "
                         "first: one JSON object per line (match, players, names, winners, "
                         "commitment, and set: id, index, size, rotation for a match of a "
                         "duplicate set, else null).")
     m.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                    metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
                    "127.0.0.1:50051)")
-    m.add_argument("--name", required=True, help="the bot's ladder name")
+    m.add_argument("--name", default="", help="the bot's ladder name (default: every bot's "
+                   "matches)")
     m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    m.add_argument("--json", action="store_true",
+                   help="JSON lines, as without it (accepted for symmetry with standings and bot)")
     m.set_defaults(func=_matches)
     b = cmds.add_parser("bot", help="print a bot's rated results, by seat position too",
                         description="Print a ladder bot's rated results: games, wins and "

@@ -101,7 +101,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
-        rows = await self.ladder.reader.matches(request.name, limit, status="finished")
+        rows = await self.ladder.reader.matches(request.name or None, limit, status="finished")
         return wire.matches_response(rows)
 
     async def GetRecord(

@@ -133,6 +133,10 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
     rerate = cli("ladder", "rerate", "--db", str(db), check=False)
     assert rerate.returncode == 0, rerate.stdout
     assert "seat positions: agree" in rerate.stdout
+    # No set's seed ever went to the log (only its commitment).
+    logs = server.logs()
+    for seed, committed in query(db, "SELECT server_seed, commitment FROM ladder_sets"):
+        assert seed not in logs and committed in logs
 
 
 SLOW_BOT = """

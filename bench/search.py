@@ -21,6 +21,7 @@ from typing import Any
 
 from bots.counter import CounterBot
 from bots.search import SearchBot
+from client_sdk.logs import configure_quiet
 from mammamia import RESOLVE, new_game, view_of
 
 from .latency import percentile
@@ -99,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--players", type=int, default=2, help="players a game (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="first game's seed (default 0)")
     args = parser.parse_args(argv)
+    configure_quiet()           # each decision's debug line would bury the table
     result = run(args.budget_ms, args.games, args.players, args.seed)
     print("\n".join(table(result)))
     return result

@@ -250,3 +250,27 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
     assert server.stop() == 0
     assert query(db, "SELECT COUNT(*) FROM matches WHERE record LIKE '%\"sealed\"%'") == [(0,)]
     assert cli("ladder", "rerate", "--db", str(db), check=False).returncode == 0
+
+
+def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
+        start_server: Callable[..., Any], ladder_bots: Callable[..., dict],
+        tmp_path: Path) -> None:
+    slow = tmp_path / "slow_bot.py"
+    slow.write_text(SLOW_BOT.replace("time.sleep(0.1)", "time.sleep(0.5)"))
+    server = start_server(ladder_duplicate=True, ladder_concurrency=1, ladder_players="2",
+                          drain_seconds=1)
+    ladder_bots(server.address, {"slow-e": f"{slow}:Slow", "greedy-e": "greedy"})
+    db = server.db_path
+    set_id, match_id = wait_until(lambda: first_of_a_set(db), 60, "a set's first match")
+    # The drain gives the match its grace, aborts it, and only then ends the set: it
+    # does not wait for the set's match to be played out.
+    assert server.stop(timeout=30) == 0
+    assert query(db, "SELECT status, reason FROM ladder_sets WHERE set_id = ?", set_id) == [
+        ("cut", "the server stopped")]
+    assert query(db, "SELECT status, rated FROM ladder_matches WHERE match_id = ?",
+                 match_id) == [("aborted", 0)]
+    (text,) = query(db, "SELECT record FROM matches WHERE id = ?", match_id)[0]
+    path = tmp_path / "aborted.json"
+    path.write_text(text)
+    out = cli("verify", str(path), check=False)
+    assert out.returncode == 0, out.stderr

@@ -107,6 +107,9 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                    help="players per ladder match (default 2-5)")
     p.add_argument("--ladder-concurrency", type=int, default=3, metavar="N",
                    help="ladder matches at once (default 3)")
+    p.add_argument("--ladder-duplicate", action="store_true",
+                   help="play each deal as a duplicate set, once per rotation of the seats "
+                   "(docs/ladder.md)")
     p.add_argument("--every", type=float, default=20.0, metavar="SECONDS",
                    help="print the standings this often (default 20)")
     p.add_argument("--log-format", choices=["console", "json"], default=None,

@@ -30,7 +30,9 @@ too, whichever connection or host they come from):
   once: the ratings, the tallies and the match's ``rated`` marker commit together,
   so the tallies always equal a count over the rated results (:meth:`LadderReads.recount`);
 - a match cut off by a crash is marked aborted at start-up (unless the server
-  stored its record, see :meth:`LadderStore.running`) and never rated.
+  stored its record, see :meth:`LadderStore.running`) and never rated;
+- a duplicate set ends once: its status and the completion of its sealed records
+  (the server's ``matches.record``, :meth:`LadderStore.reveal_set`) commit together.
 
 Reads cost what they return, never the history: the standings and the scheduler's
 inputs come from the ratings and tallies (a row per bot), match lists walk an index

@@ -64,6 +64,7 @@ def measure(budget_ms: float, games: int, players: int, seed: int = 0) -> dict[s
         "ms_max": round(times[-1], 1),
         "within_budget_plus_10pct": round(sum(t <= promise for t in times) / len(times), 4),
         "rollouts_per_decision_p50": statistics.median(rollouts),
+        "rollouts": sum(rollouts),
         "rollouts_per_second": round(sum(rollouts) / searched, 1) if searched else 0.0,
     }
 

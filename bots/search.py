@@ -391,7 +391,11 @@ class SearchBot(BudgetedSearch):
         stop = started + self.budget_ms / 1000 * _MARGIN
         events = len(view.history) + 1
         if timed and clock() + self._per_event * events > stop:
-            return choice               # no time to deal even once: the counter's choice
+            # No time to deal even once: the counter's choice. The estimate is halved,
+            # so that one slow deal (the process kept waiting for a core) does not
+            # keep the search off for the rest of the game.
+            self._per_event *= 0.5
+            return choice
         t = clock()
         try:
             sampler = Sampler(view)

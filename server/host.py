@@ -181,8 +181,15 @@ class Host:
         self._ended_order[match.id] = match
         while len(self._ended_order) > self.max_ended:
             self._forget(next(iter(self._ended_order.values())))
+        # The timers name the match by its id, never hold it: a match forgotten by the
+        # count bound must not stay in memory until its time comes.
         self.clock.call_at(self.clock.now() + self.keep_ended,
-                           functools.partial(self._forget, match))
+                           functools.partial(self._forget_id, match.id))
+
+    def _forget_id(self, match_id: str) -> None:
+        match = self._ended_order.get(match_id)
+        if match is not None:
+            self._forget(match)
 
     def _forget(self, match: Runner) -> None:
         if self._ended_order.pop(match.id, None) is None:
@@ -196,11 +203,12 @@ class Host:
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.
         self.clock.call_at(self.clock.now() + self.keep_retired,
-                           functools.partial(self._unretire, match))
+                           functools.partial(self._unretire, match.id, match.token_hashes))
 
-    def _unretire(self, match: Runner) -> None:
-        for hashed in match.token_hashes:
-            self._retired.pop(hashed, None)
+    def _unretire(self, match_id: str, hashes: Sequence[str]) -> None:
+        for hashed in hashes:
+            if self._retired.get(hashed) == match_id:
+                del self._retired[hashed]
 
     def seat_of(self, token: str) -> tuple[Runner, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""

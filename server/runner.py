@@ -269,9 +269,12 @@ class Runner:
             self._timer = self.clock.call_at(when, self._on_clock)
             self._timer_at = when
         if match.status == ENDING and self._ending is None:
-            if self._start_timer is not None:
-                self._start_timer.cancel()
-                self._start_timer = None
+            # An ended match wakes for nothing more: its timers go, and with them the
+            # event loop's references to it.
+            for timer in (self._start_timer, self._timer):
+                if timer is not None:
+                    timer.cancel()
+            self._start_timer = self._timer = self._timer_at = None
             self._ending = asyncio.ensure_future(self._store_and_announce())
         if new:
             for hook in self.on_entries:

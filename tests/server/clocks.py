@@ -19,7 +19,13 @@ class ManualTimer:
         self.cancelled = False
 
     def cancel(self) -> None:
+        # As asyncio's handles do, let go of the callback (and what it holds).
         self.cancelled = True
+        self.callback = _nothing
+
+
+def _nothing() -> None:
+    pass
 
 
 class ManualClock:

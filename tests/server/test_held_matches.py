@@ -5,6 +5,8 @@ are held for their time (an injected clock moves it)."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from pathlib import Path
 
 from server.host import Host
@@ -45,6 +47,31 @@ def test_ended_matches_and_retired_tokens_are_bounded_in_count(tmp_path: Path) -
             assert host.retired(matches[5].tokens[1]) == matches[5].id
             clock.advance(host.keep_retired)
             assert all(host.retired(t) is None for m in matches for t in m.tokens)
+        finally:
+            storage.close()
+
+    asyncio.run(go())
+
+
+def test_a_forgotten_match_is_not_kept_alive_by_its_timers(tmp_path: Path) -> None:
+    # The count bound forgets the oldest ended match long before its keep_ended and
+    # keep_retired timers come due: nothing may hold it (its state, its log) until then.
+    async def go() -> None:
+        storage = Storage(tmp_path / "arena.db")
+        clock = ManualClock()
+        try:
+            host = Host(storage, clock=clock, max_ended=1)
+            first = host.create_match(2, seed=1)
+            await _play_out(first)
+            await _play_out(host.create_match(2, seed=2))
+            assert host.get(first.id) is None and host.retired(first.tokens[0]) == first.id
+            held = weakref.ref(first)
+            tokens = first.tokens
+            del first
+            gc.collect()
+            assert held() is None
+            clock.advance(host.keep_ended + host.keep_retired)
+            assert host.retired(tokens[0]) is None
         finally:
             storage.close()
 

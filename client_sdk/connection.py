@@ -410,7 +410,9 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
 
     async def play(assignment: wire.Assigned) -> MatchResult | None:
         try:
-            return await play_seat(factory(), server, assignment.seat_token, name=name,
+            # Another host of the ladder may run the match: play there.
+            at = assignment.host_address or server
+            return await play_seat(factory(), at, assignment.seat_token, name=name,
                                    backoff=Backoff(give_up=give_up), credentials=credentials)
         except (SeatRefused, ConnectionLost) as e:
             log.warning("ladder_match_lost", match=assignment.match_id, fault=str(e))
@@ -435,7 +437,8 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                             continue
                         seen.add(assignment.match_id)
                         log.info("ladder_assignment", match=assignment.match_id,
-                                 seat=assignment.seat, players=assignment.players)
+                                 seat=assignment.seat, players=assignment.players,
+                                 host=assignment.host_address or server)
                         task = asyncio.create_task(play(assignment))
                         tasks.add(task)
                         task.add_done_callback(finished)

@@ -122,12 +122,14 @@ Incoming = Snapshot | Asked | Happened | Defaulted | Ended | Replied
 
 @dataclass(frozen=True, slots=True)
 class Assigned:
-    """A ladder match assigned to the bot."""
+    """A ladder match assigned to the bot, on the host at ``host_address`` (empty: the
+    server the bot entered through)."""
 
     match_id: str
     seat_token: str
     seat: int
     players: int
+    host_address: str = ""
 
 
 def incomings(msg: pb.SeatEvents) -> list[Incoming]:
@@ -312,7 +314,8 @@ def enter_request(name: str) -> pb.EnterRequest:
 
 def assigned(msg: pb.Assignment) -> Assigned:
     """Returns a ladder assignment."""
-    return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players))
+    return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players),
+                    msg.host_address)
 
 
 def joined(msg: pb.JoinResponse) -> tuple[str, int, str, int, int]:

@@ -1771,6 +1771,7 @@ class Assignment(_message.Message):
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    HOST_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat_token: _builtins.str
@@ -1779,6 +1780,13 @@ class Assignment(_message.Message):
     """The seat, 0-based."""
     players: _builtins.int
     """Number of players."""
+    host_address: _builtins.str
+    """The address (HOST:PORT) of the host that runs the match, when it is not the host
+    this Enter stream is on: several hosts share one ladder, and a match runs on one
+    of them (the server's --advertise address). Play the seat there, with the same
+    credentials. Empty: the match runs on this host; play on the connection you
+    entered through.
+    """
     def __init__(
         self,
         *,
@@ -1786,10 +1794,11 @@ class Assignment(_message.Message):
         seat_token: _builtins.str = ...,
         seat: _builtins.int = ...,
         players: _builtins.int = ...,
+        host_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

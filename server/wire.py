@@ -361,7 +361,7 @@ def timestamp(iso: str) -> Timestamp:
 def assignment_message(a: Assignment) -> pb.Assignment:
     """Returns a ladder assignment (a seat to play) as a message."""
     return pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
-                         players=a.players)
+                         players=a.players, host_address=a.host_address)
 
 
 def standing_message(s: Standing, low: float, high: float, p_better: float | None

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
-    """A seat the ladder gives a bot: play it with the Seat service and this token."""
+    """A seat the ladder gives a bot: play it with the Seat service and this token, on
+    the host at ``host_address`` (empty: the host the bot entered through)."""
 
     match_id: str
     seat_token: str
     seat: int
     players: int
+    host_address: str = ""

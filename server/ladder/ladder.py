@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -40,6 +40,7 @@ from server.storage import Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
+from .hosts import Shared
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
 from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult, Standing
@@ -84,9 +85,11 @@ class Outcome:
 class MatchHost(Protocol):
     """What the ladder needs of the server: create matches, learn how they ended."""
 
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens in seat order) of a new ladder match;
-        raises LadderClosedError when no match can start any more."""
+    async def create(self, names: Sequence[str], *, match_id: str | None = None,
+                     tokens: Sequence[str] | None = None) -> tuple[str, list[str]]:
+        """Returns (match id, seat tokens in seat order) of a new ladder match, with
+        the given id and tokens when given (a ladder of many hosts records them
+        first); raises LadderClosedError when no match can start any more."""
         ...
 
     async def outcome(self, match_id: str) -> Outcome:
@@ -108,7 +111,8 @@ class Ladder:
     def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
                  settle: float = 0.25, clock: Callable[[], float] = time.time,
                  name_expiry: float = DEFAULT_NAME_EXPIRY_S,
-                 max_unentered: int = DEFAULT_MAX_UNENTERED) -> None:
+                 max_unentered: int = DEFAULT_MAX_UNENTERED, host_id: str = "",
+                 advertise: Callable[[], str] = str) -> None:
         self.store = store
         self.host = host
         self.writer = Writer("ladder-writer")
@@ -125,23 +129,32 @@ class Ladder:
         self._rated = 0
         self._standings: dict[int, tuple[int, tuple[int, list[Standing]]]] = {}
         self.closed = False
+        #: On a database that other hosts may share (PostgreSQL): this host's part of
+        #: the one ladder they run (``server.ladder.hosts``); None on an SQLite file.
+        self.shared: Shared | None = (Shared(self, host_id, advertise) if store.shared
+                                      else None)
 
     def recover(self, resumed: Collection[str] = ()) -> None:
         """Settles the matches a crash cut off, then rates every unrated result.
         ``resumed`` are the matches the server resumed from its journal: they are
         awaited and rated when they end, as if no crash had happened.
 
+        On a shared database, only the matches this host ran are settled (the other
+        hosts run theirs).
+
         For start-up, before the server serves: it writes on the calling thread."""
-        for match_id in self.store.running():
+        if self.shared is not None:
+            self.shared.recover()
+        running = (self.store.running() if self.shared is None
+                   else self.store.running(host=self.shared.host_id))
+        for match_id in running:
             outcome = self.host.stored_outcome(match_id)
             if outcome is not None and outcome.status == "finished":
                 if self._store_result(match_id, outcome):
                     self._log_finished(match_id, outcome)
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
-                settled = asyncio.ensure_future(self._settle_resumed(match_id))
-                self._settling.add(settled)
-                settled.add_done_callback(self._settling.discard)
+                self.start_settling(self._settle_resumed(match_id))
                 log.info("ladder_match_resumed", match=match_id)
             else:
                 self.store.abort_match(match_id)
@@ -155,7 +168,7 @@ class Ladder:
         cancelled; then ends every Enter stream."""
         expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
         try:
-            await self.scheduler.run()
+            await (self.scheduler.run() if self.shared is None else self.shared.run())
         finally:
             self.closed = True
             expiring.cancel()
@@ -191,12 +204,15 @@ class Ladder:
                 self.store.mark_entered, name, key, self.clock()):
             raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
                                   "its name expired): register it again")
-        return self._entry(name)
+        return self._entry(name) if self.shared is None else self.shared.entry(name)
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
         player count: read on the reader thread once after each rated result, and
         from memory until the next."""
+        if self.shared is not None:
+            # Other hosts rate results too: every reading is read afresh.
+            return await self.reader.standings(players)
         rated = self._rated
         known = self._standings.get(players)
         if known is not None and known[0] == rated:
@@ -268,9 +284,7 @@ class Ladder:
         # One task writes the match's row and then its result, and a drain does not
         # cancel it: a match once created is always settled, never left running.
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        settled = asyncio.ensure_future(self._settle(match_id, names, stored))
-        self._settling.add(settled)
-        settled.add_done_callback(self._settling.discard)
+        settled = self.start_settling(self._settle(match_id, names, stored))
         # The row first: a bot told its seat finds its match in the ladder's lists.
         await asyncio.shield(stored)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
@@ -283,6 +297,21 @@ class Ladder:
         # Shielded: when the ladder stops (the server drains), the match still ends
         # and its result is stored.
         await asyncio.shield(settled)
+
+    def start_settling(self, settling: Coroutine[object, object, None]
+                       ) -> asyncio.Future[None]:
+        """Returns the task of ``settling`` (a match to its stored result), which the
+        drain awaits (:meth:`settled`) and never cancels."""
+        task = asyncio.ensure_future(settling)
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+        return task
+
+    @property
+    def running(self) -> list[asyncio.Future[None]]:
+        """Returns the matches this server plays for the ladder, until each result is
+        stored."""
+        return list(self._settling)
 
     async def settled(self) -> None:
         """Returns once every match the ladder started has its result stored (the
@@ -304,12 +333,12 @@ class Ladder:
             for name in names:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
-        await self._settled_as(match_id, outcome)
+        await self.settle_as(match_id, outcome)
 
     async def _settle_resumed(self, match_id: str) -> None:
-        await self._settled_as(match_id, await self.host.outcome(match_id))
+        await self.settle_as(match_id, await self.host.outcome(match_id))
 
-    async def _settled_as(self, match_id: str, outcome: Outcome) -> None:
+    async def settle_as(self, match_id: str, outcome: Outcome) -> None:
         """Stores and rates a finished match's result, or marks it aborted."""
         if outcome.status == "finished":
             new = await self.writer.run(self._store_result, match_id, outcome)

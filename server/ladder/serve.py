@@ -96,7 +96,8 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
                       start_timeout=args.ladder_start_timeout)
     ladder = Ladder(LadderStore(arena.storage.path), host, policy,
                     name_expiry=args.ladder_name_expiry,
-                    max_unentered=args.ladder_max_unentered)
+                    max_unentered=args.ladder_max_unentered,
+                    host_id=arena.storage.host_id, advertise=lambda: arena.advertise)
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.host.matches))
     servicer = LadderServicer(ladder)

@@ -22,13 +22,15 @@ class ServerHost:
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
 
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens) of a new ladder match; raises
-        LadderClosedError once the server drains."""
+    async def create(self, names: Sequence[str], *, match_id: str | None = None,
+                     tokens: Sequence[str] | None = None) -> tuple[str, list[str]]:
+        """Returns (match id, seat tokens) of a new ladder match, with the given id and
+        tokens when given; raises LadderClosedError once the server drains."""
         try:
             match = self.host.create_match(len(names), names=names, ladder=True,
                                            deadline_ms=self.deadline_ms,
-                                           start_timeout=self.start_timeout)
+                                           start_timeout=self.start_timeout,
+                                           match_id=match_id, tokens=tokens)
         except HostClosed as e:
             raise LadderClosedError(str(e)) from None
         return match.id, list(match.tokens)

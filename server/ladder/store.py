@@ -15,6 +15,9 @@ their schema is the migrations in ``server/migrations`` (brought up to date by
                      player count (players 2..5)
     ladder_tallies   per bot and the same scopes: rated games, wins, pizzas delivered
     ladder_totals    per scope: rated matches
+    ladder_entries   per bot with an Enter stream open on some host: the host, the
+                     stream's id, when it entered, its host's last heartbeat (on a
+                     PostgreSQL database that many hosts share: see ``server.ladder.hosts``)
 
 Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
 writer; on PostgreSQL a transaction that first takes the advisory lock
@@ -118,6 +121,27 @@ class Tally:
     games: int
     wins: int
     delivered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A bot's seat in a running ladder match, and the host that runs the match."""
+
+    match_id: str
+    seat: int
+    players: int
+    token: str
+    host: str
+    address: str
+
+
+@dataclass(frozen=True, slots=True)
+class Formed:
+    """A ladder match a scheduling pass formed: its id, names in seat order, tokens."""
+
+    match_id: str
+    names: tuple[str, ...]
+    tokens: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,16 +256,28 @@ class LadderReads:
     def waiting(self, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
         """Returns the rating over all matches and the rated games of each of ``names``
         that has played (a row each: what the scheduler needs of waiting bots)."""
-        listed: object
-        if self._postgresql:
-            among, listed = "= ANY(?)", list(names)
-        else:
-            among, listed = "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
+        return _waiting(self._db, names)
+
+    def seats(self, names: Sequence[str]) -> dict[str, Seated]:
+        """Returns the seat each of ``names`` holds in a running ladder match (those
+        seated), with its token and the host that runs the match."""
+        among, listed = _among(self._db, names)
         rows = self._db.execute(
-            "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
-            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-            f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
-        return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
+            "SELECT r.name, r.match_id, r.seat, m.players, r.token, m.host, m.address"
+            " FROM ladder_matches m JOIN ladder_results r ON r.match_id = m.match_id"
+            f" WHERE m.status = 'running' AND r.token IS NOT NULL AND r.name {among}",
+            (listed,)).fetchall()
+        return {name: Seated(match_id, int(seat), int(players), token, host or "",
+                             address or "")
+                for name, match_id, seat, players, token, host, address in rows}
+
+    def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Returns (host, stream id) of the Enter stream each of ``names`` has open
+        (those with one)."""
+        among, listed = _among(self._db, names)
+        rows = self._db.execute("SELECT name, host, stream FROM ladder_entries"
+                                f" WHERE name {among}", (listed,)).fetchall()
+        return {name: (host, stream) for name, host, stream in rows}
 
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
@@ -262,10 +298,16 @@ class LadderReads:
                                 " AND matches > 0 ORDER BY players").fetchall()
         return [r[0] for r in rows]
 
-    def running(self) -> list[str]:
-        """Returns the ids of matches still marked running (after a crash: cut off)."""
-        rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status = 'running'"
-                                " ORDER BY created").fetchall()
+    def running(self, host: str | None = None) -> list[str]:
+        """Returns the ids of matches still marked running (after a crash: cut off), of
+        every host, or of the host named ``host`` only."""
+        if host is None:
+            rows = self._db.execute("SELECT match_id FROM ladder_matches"
+                                    " WHERE status = 'running' ORDER BY created").fetchall()
+        else:
+            rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status ="
+                                    " 'running' AND host = ? ORDER BY created",
+                                    (host,)).fetchall()
         return [r[0] for r in rows]
 
     # Standings and matches
@@ -353,6 +395,11 @@ class LadderStore(LadderReads):
         self._db.close()
         self._writes.close()
 
+    @property
+    def shared(self) -> bool:
+        """Whether other hosts may share the ladder's database (PostgreSQL)."""
+        return self._postgresql
+
     def reader(self) -> LadderReader:
         """Returns a new reader thread with its own connection to this store's file."""
         return LadderReader(self.path)
@@ -408,18 +455,13 @@ class LadderStore(LadderReads):
 
     # Matches and results
 
-    def start_match(self, match_id: str, names: Sequence[str]) -> None:
-        """Records a ladder match as running with its seats (idempotent)."""
-        created = time.time()
+    def start_match(self, match_id: str, names: Sequence[str], *, host: str | None = None,
+                    address: str | None = None, tokens: Sequence[str] | None = None) -> None:
+        """Records a ladder match as running with its seats (idempotent), run by the
+        host named ``host`` (reached at ``address``), with the seats' ``tokens`` kept
+        until it ends (for the hosts that hold its bots' Enter streams)."""
         with self._write() as db:
-            db.execute("INSERT INTO ladder_matches (match_id, players, status, created)"
-                       " VALUES (?, ?, 'running', ?) ON CONFLICT DO NOTHING",
-                       (match_id, len(names), created))
-            (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
-                                    (match_id,)).fetchone()
-            db.executemany("INSERT INTO ladder_results (match_id, seat, name, created)"
-                           " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                           [(match_id, s, n, created) for s, n in enumerate(names)])
+            _start_match(db, match_id, names, host, address, tokens)
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
         """Stores a running match's result; returns False (changing nothing) otherwise.
@@ -438,7 +480,7 @@ class LadderStore(LadderReads):
                                   " FROM ladder_matches").fetchone()
             db.execute("UPDATE ladder_matches SET status = 'finished', ended = ?,"
                        " finish_order = ? WHERE match_id = ?", (time.time(), order, match_id))
-            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?"
+            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, token = NULL"
                            " WHERE match_id = ? AND seat = ?",
                            [(r.rank, r.delivered, match_id, s) for s, r in enumerate(seats)])
         return True
@@ -449,7 +491,72 @@ class LadderStore(LadderReads):
             cur = db.execute("UPDATE ladder_matches SET status = 'aborted', ended = ?"
                              " WHERE match_id = ? AND status = 'running'",
                              (time.time(), match_id))
+            db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?",
+                       (match_id,))
             return cur.rowcount == 1
+
+    # Entries and matches of many hosts
+
+    def adopt(self, host: str) -> int:
+        """Returns how many running matches without a host (recorded before hosts were
+        named) the host ``host`` took as its own."""
+        with self._write() as db:
+            cur = db.execute("UPDATE ladder_matches SET host = ? WHERE host IS NULL"
+                             " AND status = 'running'", (host,))
+            return int(cur.rowcount)
+
+    def enter(self, name: str, host: str, stream: str, now: float) -> None:
+        """Records that the bot ``name`` has an Enter stream ``stream`` open on ``host``
+        (replacing any older entry of the bot: that stream is then replaced)."""
+        self._writes.execute(
+            "INSERT INTO ladder_entries (name, host, stream, entered, heartbeat)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
+            " stream = excluded.stream, entered = excluded.entered,"
+            " heartbeat = excluded.heartbeat", (name, host, stream, now, now))
+
+    def leave(self, name: str, stream: str) -> None:
+        """Removes the entry of ``name`` if it is still the stream ``stream``'s."""
+        self._writes.execute("DELETE FROM ladder_entries WHERE name = ? AND stream = ?",
+                             (name, stream))
+
+    def beat(self, host: str, now: float) -> None:
+        """Marks every entry held by ``host`` alive at ``now``."""
+        self._writes.execute("UPDATE ladder_entries SET heartbeat = ? WHERE host = ?",
+                             (now, host))
+
+    def clear_entries(self, host: str) -> int:
+        """Removes the entries held by ``host`` (at its start-up: its streams are gone);
+        returns how many."""
+        cur = self._writes.execute("DELETE FROM ladder_entries WHERE host = ?", (host,))
+        return int(cur.rowcount)
+
+    def take(self, host: str, address: str, alive_since: float,
+             form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
+             reserve: Callable[[int], tuple[str, Sequence[str]]]) -> list[Formed]:
+        """Returns the matches formed from the bots waiting on any host, recorded as
+        running on ``host``: one transaction under the ladder's lock, so that no other
+        host's pass sees the same bots waiting.
+
+        A bot waits when its entry beat at ``alive_since`` or later and it holds no seat
+        in a running match. ``form`` gets them as (name, rating over all matches, rated
+        games) and returns the matches to start (names in seat order); ``reserve(n)``
+        returns a new match id and ``n`` seat tokens for each."""
+        formed: list[Formed] = []
+        with self._write() as db:
+            names = [n for (n,) in db.execute(
+                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?"
+                " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
+                " JOIN ladder_results r ON r.match_id = m.match_id"
+                " WHERE m.status = 'running') ORDER BY e.entered", (alive_since,)).fetchall()]
+            if not names:
+                return formed
+            known = _waiting(db, names)
+            fresh = (initial(), 0)
+            for seated in form([(n, *known.get(n, fresh)) for n in names]):
+                match_id, tokens = reserve(len(seated))
+                _start_match(db, match_id, seated, host, address, tokens)
+                formed.append(Formed(match_id, tuple(seated), tuple(tokens)))
+        return formed
 
     # Ratings and tallies
 
@@ -531,6 +638,17 @@ class LadderReader:
         """Returns :meth:`LadderReads.match`, read on the reader's thread."""
         return await self.run(self._reads.match, match_id)
 
+    async def streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
+                                                           dict[str, tuple[str, str]]]:
+        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
+        read on the reader's thread in one snapshot."""
+        return await self.run(self._streams, names)
+
+    def _streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
+                                                      dict[str, tuple[str, str]]]:
+        with self._reads.snapshot():
+            return self._reads.seats(names), self._reads.entries(names)
+
     def close(self) -> None:
         """Waits for the reads under way, then closes the connection."""
         self._pool.shutdown(wait=True)
@@ -576,6 +694,36 @@ _ROWS_POSTGRESQL = (
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+
+
+def _start_match(db: Connection, match_id: str, names: Sequence[str], host: str | None,
+                 address: str | None, tokens: Sequence[str] | None) -> None:
+    db.execute("INSERT INTO ladder_matches (match_id, players, status, created, host, address)"
+               " VALUES (?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING",
+               (match_id, len(names), time.time(), host, address))
+    (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
+                            (match_id,)).fetchone()
+    held = list(tokens) if tokens is not None else [None] * len(names)
+    db.executemany("INSERT INTO ladder_results (match_id, seat, name, created, token)"
+                   " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                   [(match_id, s, n, created, t)
+                    for s, (n, t) in enumerate(zip(names, held, strict=True))])
+
+
+def _among(db: Connection, names: Sequence[str]) -> tuple[str, object]:
+    """Returns the SQL test "is one of ``names``" and its one parameter."""
+    if dialect(db) == POSTGRESQL:
+        return "= ANY(?)", list(names)
+    return "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
+
+
+def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
+    among, listed = _among(db, names)
+    rows = db.execute(
+        "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
+        " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+        f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
+    return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
 
 
 def _result_of(db: Connection, match_id: str) -> Result:

@@ -198,6 +198,13 @@ class Shared:
         ladder = self.ladder
         if ladder.closed or len(ladder.running) >= ladder.scheduler.policy.concurrency:
             return
+        # A task the drain awaits, shielded: a pass committed on the writer thread is
+        # followed through (its matches played, or marked aborted) even when the
+        # server drains meanwhile, so that no match is left recorded as running.
+        await asyncio.shield(ladder.start_settling(self._pass(now)))
+
+    async def _pass(self, now: float) -> None:
+        ladder = self.ladder
         formed = await ladder.writer.run(ladder.store.take, self.host_id, self.advertise(),
                                          now - self.stale, self._form, reserve)
         for match in formed:

@@ -316,7 +316,9 @@ class Ladder:
     async def settled(self) -> None:
         """Returns once every match the ladder started has its result stored (the
         server's drain awaits it after the matches have ended)."""
-        await asyncio.gather(*self._settling, return_exceptions=True)
+        # Again until none is left: a settling task may start another.
+        while pending := [t for t in self._settling if not t.done()]:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _settle(self, match_id: str, names: tuple[str, ...],
                       stored: asyncio.Future[None]) -> None:

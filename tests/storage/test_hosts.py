@@ -172,9 +172,9 @@ def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
         postgres_url, "SELECT match_id FROM ladder_matches WHERE status = 'finished'")}
     assert server_finished == ladder_finished
     assert cut <= ladder_finished
-    assert rows(postgres_url, "SELECT COUNT(*) FROM ladder_matches"
+    assert rows(postgres_url, "SELECT match_id, host, status, rated FROM ladder_matches"
                 " WHERE status = 'running' OR (status = 'finished' AND rated = 0)"
-                " OR (status = 'aborted' AND rated = 1)") == [(0,)]
+                " OR (status = 'aborted' AND rated = 1)") == []
     orders = [o for (o,) in rows(postgres_url, "SELECT finish_order FROM ladder_matches"
                                  " WHERE status = 'finished' ORDER BY finish_order")]
     assert orders == list(range(1, len(orders) + 1))
@@ -202,3 +202,58 @@ def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
     rerate = subprocess.run([str(MAMMAMIA), "ladder", "rerate", "--db", postgres_url],
                             capture_output=True, text=True, timeout=60)
     assert rerate.returncode == 0, rerate.stdout + rerate.stderr
+
+
+def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_running_host(
+        start_server: Callable[..., Any], postgres_url: str) -> None:
+    options = {"db": postgres_url, "ladder_concurrency": 1, "ladder_players": "2",
+               "ladder_start_timeout": 30}
+    port_a, port_b = free_port(), free_port()
+    a = start_server(**options, **host_flags(port_a, "host-a"))
+    b = start_server(**options, **host_flags(port_b, "host-b"))
+    with grpc.insecure_channel(a.address) as to_a, grpc.insecure_channel(b.address) as to_b:
+        ladder_a, ladder_b = pb_grpc.LadderStub(to_a), pb_grpc.LadderStub(to_b)
+        keys = {name: ladder_a.Register(pb.RegisterRequest(name=name), timeout=10).key
+                for name in ("ada", "bob")}
+
+        def enter(ladder: pb_grpc.LadderStub, name: str) -> Any:
+            return ladder.Enter(pb.EnterRequest(name=name), timeout=60,
+                                metadata=(("bot-key", keys[name]),))
+
+        # One bot entered through A, then through B (a key registered on A works on
+        # B): the newer entry plays, the older stream ends as replaced.
+        first = enter(ladder_a, "ada")
+        first.initial_metadata()
+        again = enter(ladder_b, "ada")
+        again.initial_metadata()
+        try:
+            next(first)
+            raise AssertionError("the replaced stream sent an assignment")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.ALREADY_EXISTS, e
+            assert "entered the ladder again" in (e.details() or "")
+
+        # With a second bot entered through A, the two are matched across the hosts;
+        # the bot whose stream is not on the running host is sent that host's address.
+        other = enter(ladder_a, "bob")
+        seat_ada, seat_bob = next(again), next(other)
+        assert seat_ada.match_id == seat_bob.match_id
+        (running,) = rows(postgres_url, "SELECT host, address FROM ladder_matches"
+                          " WHERE match_id = ?", seat_ada.match_id)
+        assert running in (("host-a", f"127.0.0.1:{port_a}"), ("host-b", f"127.0.0.1:{port_b}"))
+        ada_here = running[0] == "host-b"           # ada's stream is on B
+        assert seat_ada.host_address == ("" if ada_here else running[1])
+        assert seat_bob.host_address == ("" if running[0] == "host-a" else running[1])
+        assert {seat_ada.seat, seat_bob.seat} == {0, 1}
+
+        # The bot enters again through the other host in the middle of its match: it
+        # is sent the same seat, with the address as seen from there.
+        again.cancel()
+        back = enter(ladder_a, "ada")
+        seat = next(back)
+        assert (seat.match_id, seat.seat_token, seat.seat) == (
+            seat_ada.match_id, seat_ada.seat_token, seat_ada.seat)
+        assert seat.host_address == ("" if running[0] == "host-a" else running[1])
+        back.cancel()
+        other.cancel()
+    assert a.stop() == 0 and b.stop() == 0

@@ -47,11 +47,15 @@ CROWD_GRACE: Final = 60.0
 
 
 @contextlib.contextmanager
-def fresh_database(postgres: str, name: str) -> Iterator[str]:
+def fresh_database(postgres: str | None, name: str) -> Iterator[str]:
     """Yields the URL of a new, empty database ``name`` on the server of ``postgres``
-    (dropped afterwards)."""
+    (dropped afterwards), or with ``postgres`` None the path of a new SQLite file."""
     import psycopg
 
+    if postgres is None:
+        with tempfile.TemporaryDirectory(prefix="bench-hosts-db-") as tmp:
+            yield str(Path(tmp) / f"{name}.db")
+        return
     with psycopg.connect(postgres, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
         admin.execute(f'CREATE DATABASE "{name}"')
@@ -144,11 +148,12 @@ def ladder(postgres: str, count: int, *, bots: int = 8, seconds: float = 30.0,
             "decisions_per_s": round(decisions / window, 1)}
 
 
-def load(postgres: str, count: int, *, matches: int = 50, seconds: float = 10.0,
+def load(postgres: str | None, count: int, *, matches: int = 50, seconds: float = 10.0,
          warmup: float = 5.0) -> dict[str, Any]:
     """Returns the decisions per second of ``count`` hosts, each holding ``matches``
     four-player matches of a crowd that answers at once, and each host's CPU per
-    decision."""
+    decision; on the PostgreSQL server of ``postgres``, or (one host) an SQLite file
+    when it is None."""
     with tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp, \
             fresh_database(postgres, f"bench_hosts_load_{count}") as url:
         directory = Path(tmp)
@@ -198,6 +203,9 @@ def run(postgres: str, *, bots: int = 8, seconds: float = 30.0, matches: int = 5
     return {"ladder": [ladder(postgres, n, bots=bots, seconds=seconds) for n in (1, 2)],
             "load": [load(postgres, n, matches=matches, seconds=load_seconds)
                      for n in (1, 2)],
+            # The same load on one host with the embedded SQLite file: the journal in a
+            # side file, no database server (what PostgreSQL costs per decision).
+            "load_sqlite": load(None, 1, matches=matches, seconds=load_seconds),
             "pinned": bool(pinned(0)), "cores": os.cpu_count()}
 
 
@@ -210,7 +218,7 @@ def table(result: dict[str, Any]) -> list[str]:
                      f" {row['decisions_per_s']:.1f} decisions/s ({row['matches']} matches in"
                      f" {row['seconds']} s; {row['bots']} random bots, {row['players']}"
                      f" players, {row['concurrency']} at once per host)")
-    for row in result["load"]:
+    for row in [*result["load"], {**result["load_sqlite"], "hosts": "SQLite, 1"}]:
         lines.append(f"load, {row['hosts']} host(s): {row['decisions_per_s']:.1f} decisions/s"
                      f" (per host {row['per_host_decisions_per_s']}; CPU per decision"
                      f" {row['cpu_us_per_decision']} µs; {row['matches_per_host']} matches"

@@ -8,8 +8,9 @@ import re
 import subprocess
 from typing import Any
 
-from server.storage import connect
 from storage.postgres import _free_port as free_port
+
+from server.storage import connect
 
 RUN_TIMEOUT_S = 90
 

@@ -11,6 +11,7 @@ are rated once, and no result a bot was told of goes missing or counts twice."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import time
@@ -161,7 +162,7 @@ def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
         spans.setdefault(name, []).append((created, ended))
     assert set(spans) == set(BOTS)
     for name, played in spans.items():
-        for (_, ended), (created, _) in zip(played, played[1:], strict=False):
+        for (_, ended), (created, _) in itertools.pairwise(played):
             assert ended is not None and created >= ended, (name, played)
 
     # Every ladder match the server finished has its result once, rated once, in

@@ -1,8 +1,8 @@
 """End to end on PostgreSQL: ``mammamia serve --db postgresql://...`` plays a ladder of
 built-in bots and stores every match and record there (``ladder rerate`` agrees), a
-second server with the same host id on the same database refuses to start, and a PostgreSQL restart under a
-running server turns its health NOT_SERVING while writes fail and SERVING once one
-succeeds again."""
+second server with the same host id on the same database refuses to start, and a
+PostgreSQL restart under a running server turns its health NOT_SERVING while writes
+fail and SERVING once one succeeds again."""
 
 from __future__ import annotations
 

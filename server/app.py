@@ -40,7 +40,7 @@ from .guards import Guards
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS, WAITING
 from .quotas import Quotas, Rates, descriptor_limit, server_options
-from .storage import Storage, StorageError
+from .storage import Storage, StorageError, is_url
 
 log = structlog.get_logger()
 
@@ -179,6 +179,11 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
         port = server.add_insecure_port(address)
     else:
         port = server.add_secure_port(address, credentials)
+    if not host_id and not advertise and address.endswith(":0") and is_url(db_path):
+        # Its matches are its host id's: with a new port at each start, a restarted host
+        # would not find the matches it ran.
+        log.warning("host_id_from_a_free_port", port=port,
+                    hint="give --host-id (or --advertise) to resume matches after a restart")
     advertise = advertise or default_advertise(address, port)
     host_id = host_id or advertise
     try:

@@ -42,32 +42,36 @@ well within ``stale`` (NTP does).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import ParamSpec, Protocol, TypeVar
 
 import structlog
 
+from server.storage import Writer
 from server.tokens import new_match_id, new_token
 
 from .assignment import Assignment
+from .match_host import MatchHost, Outcome, ReplacedError
 from .ratings import Rating
-from .scheduler import Waiting, form_matches
-from .store import Formed, Seated
-
-if TYPE_CHECKING:
-    from .ladder import Ladder
+from .scheduler import Scheduler, Waiting, form_matches
+from .store import Formed, LadderReader, LadderStore, Seated
 
 log = structlog.get_logger()
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 #: Seconds between a host's passes and announcements (jittered by half either way).
 DEFAULT_TICK_S = 0.25
 #: Seconds between a host's heartbeats for its Enter streams.
-DEFAULT_BEAT_S = 2.0
+DEFAULT_BEAT_S = 1.0
 #: An entry whose heartbeat is older than this many seconds is not scheduled.
-DEFAULT_STALE_S = 10.0
+DEFAULT_STALE_S = 5.0
+
+#: While ticks fail, one is logged every this many seconds.
+FAILING_LOG_S = 10.0
 
 #: Put on an entry's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
@@ -76,6 +80,37 @@ REPLACED = "replaced"
 def reserve(players: int) -> tuple[str, Sequence[str]]:
     """Returns a new match id and ``players`` new seat tokens."""
     return new_match_id(), [new_token() for _ in range(players)]
+
+
+class Ladder(Protocol):
+    """What this part needs of the ladder it belongs to (``server.ladder.ladder``)."""
+
+    store: LadderStore
+    host: MatchHost
+    writer: Writer
+    reader: LadderReader
+    clock: Callable[[], float]
+    scheduler: Scheduler
+    closed: bool
+
+    @property
+    def running(self) -> list[asyncio.Future[None]]:
+        """Returns the matches this server plays for the ladder."""
+        ...
+
+    def start_settling(self, settling: Coroutine[object, object, None]
+                       ) -> asyncio.Future[None]:
+        """Returns the task of ``settling``, which the drain awaits."""
+        ...
+
+    async def settle_as(self, match_id: str, outcome: Outcome) -> None:
+        """Stores and rates a finished match's result, or marks it aborted."""
+        ...
+
+    async def stored(self, match_id: str, write: Callable[P, T], *args: P.args,
+                     **kwargs: P.kwargs) -> T:
+        """Returns what ``write`` returns on the writer, tried again after failures."""
+        ...
 
 
 class Shared:
@@ -106,19 +141,18 @@ class Shared:
             log.info("ladder_host_recovered", host=self.host_id, entries=cleared,
                      adopted=adopted)
 
-    @property
-    def streams(self) -> list[str]:
-        """Returns the bots that have an Enter stream open on this host."""
-        return list(self._streams)
-
     async def entry(self, name: str) -> AsyncIterator[Assignment]:
         """Returns the bot's entry through this host (see ``Ladder.enter``)."""
-        from .ladder import ReplacedError
-
         ladder = self.ladder
         stream = secrets.token_hex(8)
         queue: asyncio.Queue[Assignment | str | None] = asyncio.Queue()
-        await ladder.writer.run(ladder.store.enter, name, self.host_id, stream, ladder.clock())
+        try:
+            await ladder.writer.run(ladder.store.enter, name, self.host_id, stream,
+                                    ladder.clock())
+        except BaseException:
+            # (Cancelled while the row was written: it goes again, after it.)
+            ladder.writer.send(ladder.store.leave, name, stream)
+            raise
         replaced = self._streams.get(name)
         if replaced is not None:
             replaced[1].put_nowait(REPLACED)
@@ -144,18 +178,30 @@ class Shared:
         """Beats, announces and schedules every tick until cancelled; then ends every
         Enter stream on this host."""
         last_beat = -float("inf")
+        failing = False
+        logged = -float("inf")
         try:
             while True:
                 now = self.ladder.clock()
                 if now - last_beat >= self.beat:
-                    self.ladder.writer.send(self.ladder.store.beat, self.host_id, now)
+                    self.ladder.writer.send(self.ladder.store.beat, self.host_id,
+                                            [stream for stream, _ in self._streams.values()],
+                                            now)
                     last_beat = now
                 try:
                     await self.announce()
                     await self.schedule(now)
                 except Exception:
-                    # A failed tick (the database away) is logged; the next one tries again.
-                    log.exception("ladder_tick_failed", host=self.host_id)
+                    # A failed tick (the database away) is logged, then again every
+                    # FAILING_LOG_S while ticks fail; the next one tries again.
+                    if not failing or now - logged >= FAILING_LOG_S:
+                        log.exception("ladder_tick_failed", host=self.host_id)
+                        logged = now
+                    failing = True
+                else:
+                    if failing:
+                        log.info("ladder_tick_recovered", host=self.host_id)
+                    failing = False
                 await asyncio.sleep(self.tick * self._rng.uniform(0.5, 1.5))
         finally:
             for _, queue in self._streams.values():
@@ -164,15 +210,17 @@ class Shared:
     async def announce(self) -> None:
         """Sends each bot with a stream here its seat in a running match, once per
         stream, and ends the streams that a newer entry elsewhere replaced."""
-        names = self.streams
-        if not names:
+        # The streams as they were when the read began: a stream opened during the read
+        # (its row written before it counts here) waits for the next tick.
+        read = {name: stream for name, (stream, _) in self._streams.items()}
+        if not read:
             return
-        seats, entries = await self.ladder.reader.streams(names)
-        for name in names:
+        seats, entries = await self.ladder.reader.streams(list(read))
+        for name, stream in read.items():
             current = self._streams.get(name)
-            if current is None:
+            if current is None or current[0] != stream:
                 continue
-            stream, queue = current
+            queue = current[1]
             entry = entries.get(name)
             if entry is not None and entry[1] != stream:
                 del self._streams[name]
@@ -228,8 +276,7 @@ class Shared:
                                      tokens=formed.tokens)
         except Exception as e:      # LadderClosedError (a drain) or a failure
             log.warning("ladder_match_not_created", match=formed.match_id, error=repr(e))
-            with contextlib.suppress(Exception):
-                await ladder.writer.run(ladder.store.abort_match, formed.match_id)
+            await ladder.stored(formed.match_id, ladder.store.abort_match, formed.match_id)
             return
         log.info("ladder_match_started", match=formed.match_id, names=list(formed.names),
                  host=self.host_id)

@@ -29,21 +29,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine
+from typing import ParamSpec, TypeVar
 
 import structlog
 
-from server.storage import Writer
+from server.storage import ERRORS, Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
 from .hosts import Shared
+
+# Re-exported: the servicer, the server's match host and the tests import them from here.
+from .match_host import LadderClosedError as LadderClosedError
+from .match_host import MatchHost as MatchHost
+from .match_host import Outcome as Outcome
+from .match_host import ReplacedError as ReplacedError
+from .match_host import UnknownBotError as UnknownBotError
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult, Standing
+from .store import ALL_PLAYERS, LadderStore, SeatResult, Standing
 
 log = structlog.get_logger()
 
@@ -53,56 +60,21 @@ DEFAULT_NAME_EXPIRY_S = 24 * 60 * 60
 #: How many registered names that never entered may be held at once.
 DEFAULT_MAX_UNENTERED = 10_000
 
+#: The longest pause between two tries of a ladder write that failed (seconds).
+STORE_RETRY_MAX_S = 5.0
+
+#: How long a failing ladder write is still tried once the ladder has stopped (seconds).
+STORE_GIVE_UP_S = 20.0
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 #: How often names are checked for expiry, at most (a tenth of the expiry if shorter).
 EXPIRY_CHECK_S = 60.0
 
 
-class UnknownBotError(LadderError):
-    """A bot name that is not registered, or a key that is not its key."""
-
-
-class LadderClosedError(LadderError):
-    """The ladder has stopped (the server is shutting down)."""
-
-
-class ReplacedError(LadderError):
-    """The bot entered again on another stream, which takes over from this one."""
-
-
 #: Put on an entry's queue to end it because a newer entry of the same bot took over.
 _REPLACED = "replaced"
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a match ended: ``finished`` with ranks and pizzas per seat, or ``aborted``."""
-
-    status: str
-    ranks: tuple[int, ...] = ()
-    delivered: tuple[int, ...] = ()
-
-
-class MatchHost(Protocol):
-    """What the ladder needs of the server: create matches, learn how they ended."""
-
-    async def create(self, names: Sequence[str], *, match_id: str | None = None,
-                     tokens: Sequence[str] | None = None) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens in seat order) of a new ladder match, with
-        the given id and tokens when given (a ladder of many hosts records them
-        first); raises LadderClosedError when no match can start any more."""
-        ...
-
-    async def outcome(self, match_id: str) -> Outcome:
-        """Returns the match's outcome once it has ended and its record is stored."""
-        ...
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        """Returns the stored outcome of an ended match, or None (unknown or cut off)."""
-        ...
-
-    def record(self, match_id: str) -> str | None:
-        """Returns the stored game record (JSON text) of an ended match, or None."""
-        ...
 
 
 class Ladder:
@@ -341,24 +313,53 @@ class Ladder:
         await self.settle_as(match_id, await self.host.outcome(match_id))
 
     async def settle_as(self, match_id: str, outcome: Outcome) -> None:
-        """Stores and rates a finished match's result, or marks it aborted."""
+        """Stores and rates a finished match's result, or marks it aborted; a write
+        that fails (the database away) is tried again until it is stored (see
+        :meth:`stored`)."""
         if outcome.status == "finished":
-            new = await self.writer.run(self._store_result, match_id, outcome)
+            new = await self.stored(match_id, self._store_result, match_id, outcome)
             self._rated += 1        # (also when not new: read again, never stale)
             if new:
                 self._log_finished(match_id, outcome)
         else:
-            await self.writer.run(self.store.abort_match, match_id)
+            await self.stored(match_id, self.store.abort_match, match_id)
             log.info("ladder_match_aborted", match=match_id)
+
+    async def stored(self, match_id: str, write: Callable[P, T], *args: P.args,
+                     **kwargs: P.kwargs) -> T:
+        """Returns what the writer's ``write(*args, **kwargs)`` returns, trying again
+        after a failure (with growing pauses, up to :data:`STORE_RETRY_MAX_S`) for as
+        long as the server runs, and for :data:`STORE_GIVE_UP_S` more once the ladder
+        has stopped; then raises the last failure.
+
+        Why: a match's row marks its bots as seated, on every host of a shared
+        database; a result left unwritten would keep them out of the ladder (until
+        this host restarts and settles it)."""
+        pause = 0.2
+        gave_up_at: float | None = None
+        for attempt in itertools.count(1):
+            try:
+                return await self.writer.run(write, *args, **kwargs)
+            except ERRORS as e:
+                now = time.monotonic()
+                if self.closed:
+                    gave_up_at = gave_up_at or now + STORE_GIVE_UP_S
+                    if now >= gave_up_at:
+                        raise
+                log.warning("ladder_store_failed", match=match_id, attempt=attempt,
+                            error=str(e), retry_s=pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, STORE_RETRY_MAX_S)
+        raise AssertionError("unreachable")
 
     def _store_result(self, match_id: str, outcome: Outcome) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
         seats = [SeatResult(rank, delivered)
                  for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
-        if not self.store.finish_match(match_id, seats):
-            return False
+        new = self.store.finish_match(match_id, seats)
+        # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
-        return True
+        return new
 
     def _log_finished(self, match_id: str, outcome: Outcome) -> None:
         row = self.store.match(match_id)

@@ -519,10 +519,14 @@ class LadderStore(LadderReads):
         self._writes.execute("DELETE FROM ladder_entries WHERE name = ? AND stream = ?",
                              (name, stream))
 
-    def beat(self, host: str, now: float) -> None:
-        """Marks every entry held by ``host`` alive at ``now``."""
-        self._writes.execute("UPDATE ladder_entries SET heartbeat = ? WHERE host = ?",
-                             (now, host))
+    def beat(self, host: str, streams: Sequence[str], now: float) -> None:
+        """Marks the entries of ``streams`` held by ``host`` alive at ``now`` (a row
+        whose stream ended without its removal, the database away then, goes quiet)."""
+        if not streams:
+            return
+        among, listed = _among(self._writes, streams)
+        self._writes.execute("UPDATE ladder_entries SET heartbeat = ? WHERE host = ?"
+                             f" AND stream {among}", (now, host, listed))
 
     def clear_entries(self, host: str) -> int:
         """Removes the entries held by ``host`` (at its start-up: its streams are gone);

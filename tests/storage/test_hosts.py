@@ -7,7 +7,8 @@ hosts; both hosts answer the same standings; every result is stored once and rat
 once, in finish order (``ladder rerate`` agrees); a ``kill -9`` of one host in the
 middle of its matches loses nothing: the other host goes on meanwhile, and the
 killed one, started again with its host id, resumes its matches, which finish and
-are rated once, and no result a bot was told of goes missing or counts twice."""
+are rated once, and no result a bot was told of goes missing or counts twice; and
+both hosts go on after a PostgreSQL restart."""
 
 from __future__ import annotations
 
@@ -20,16 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.storage import connect
 
+from .postgres import PostgresServer, wait_accepting
 from .postgres import _free_port as free_port
 
 MAMMAMIA = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "mammamia"
-THROUGH_A = {"random-a": "random", "greedy-a": "greedy", "counter-a": "counter"}
-THROUGH_B = {"random-b": "random", "greedy-b": "greedy", "counter-b": "counter"}
+# Four through A, two through B, and B runs one two-player match at a time: while B is
+# down, at most two of A's bots are seated in its cut-off match, so A has two to go on.
+THROUGH_A = {"random-a": "random", "greedy-a": "greedy", "counter-a": "counter",
+             "random2-a": "random"}
+THROUGH_B = {"greedy-b": "greedy", "counter-b": "counter"}
 BOTS = {**THROUGH_A, **THROUGH_B}
 
 
@@ -101,10 +107,9 @@ def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
         start_server: Callable[..., Any], ladder_bots: Callable[..., Any],
         postgres_url: str, tmp_path: Path) -> None:
     port_a, port_b = free_port(), free_port()
-    options = {"db": postgres_url, "ladder_concurrency": 2, "ladder_players": "2-3",
-               "drain_seconds": 5}
-    a = start_server(**options, **host_flags(port_a, "host-a"))
-    b = start_server(**options, **host_flags(port_b, "host-b"))
+    options = {"db": postgres_url, "ladder_players": "2", "drain_seconds": 5}
+    a = start_server(**options, ladder_concurrency=2, **host_flags(port_a, "host-a"))
+    b = start_server(**options, ladder_concurrency=1, **host_flags(port_b, "host-b"))
     ladder_bots(a.address, THROUGH_A)
     ladder_bots(b.address, THROUGH_B)
     wait(lambda: rated(a.address) >= 8, 90, "8 rated matches")
@@ -258,3 +263,40 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         back.cancel()
         other.cancel()
     assert a.stop() == 0 and b.stop() == 0
+
+
+def test_two_hosts_go_on_after_a_postgresql_restart(
+        start_server: Callable[..., Any], ladder_bots: Callable[..., Any],
+        postgres: PostgresServer, postgres_url: str) -> None:
+    options = {"db": postgres_url, "ladder_concurrency": 2, "ladder_players": "2",
+               "drain_seconds": 5}
+    a = start_server(**options, **host_flags(free_port(), "host-a"))
+    b = start_server(**options, **host_flags(free_port(), "host-b"))
+    ladder_bots(a.address, {"random-a": "random", "greedy-a": "greedy"})
+    ladder_bots(b.address, {"random-b": "random", "greedy-b": "greedy"})
+    wait(lambda: rated(a.address) >= 3, 60, "3 rated matches")
+
+    def serving(address: str) -> bool:
+        with grpc.insecure_channel(address) as channel:
+            return bool(health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=5).status
+                == health_pb2.HealthCheckResponse.SERVING)
+
+    postgres.stop()
+    try:
+        # The matches' writes fail: the hosts say so.
+        wait(lambda: not serving(a.address) or not serving(b.address), 30,
+             "a host NOT_SERVING while PostgreSQL is down")
+    finally:
+        postgres.start()
+        wait_accepting(postgres)
+    before = rated(a.address)
+    wait(lambda: rated(b.address) >= before + 3, 60, "3 more rated matches after the restart")
+    wait(lambda: serving(a.address) and serving(b.address), 30, "both hosts SERVING again")
+    assert standings(a.address) == standings(b.address)
+    assert a.stop() == 0 and b.stop() == 0
+    assert rows(postgres_url, "SELECT match_id, host, status FROM ladder_matches"
+                " WHERE status = 'running' OR (status = 'finished' AND rated = 0)") == []
+    rerate = subprocess.run([str(MAMMAMIA), "ladder", "rerate", "--db", postgres_url],
+                            capture_output=True, text=True, timeout=60)
+    assert rerate.returncode == 0, rerate.stdout + rerate.stderr

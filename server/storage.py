@@ -177,6 +177,7 @@ class PostgresConnection:
         self.url = url
         self.durable = durable
         self._db: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._begun = False     # a BEGIN was sent, and no COMMIT or ROLLBACK since
         self._live()
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -210,6 +211,7 @@ class PostgresConnection:
         """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
         import psycopg
 
+        word = sql.lstrip()[:8].upper()
         with _translated():
             try:
                 cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
@@ -217,10 +219,17 @@ class PostgresConnection:
                 # A read outside a transaction on a connection found lost is asked
                 # again on a new one: it changes nothing, and a reader that waits for
                 # no writes would otherwise fail once per restart of the database.
-                if not (self._db is not None and self._db.broken
-                        and sql.lstrip().upper().startswith("SELECT")):
+                # Inside a transaction it is not: on a new connection it would run
+                # outside that transaction (without its locks), so the error stands.
+                if not (self._db is not None and self._db.broken and not self._begun
+                        and word.startswith("SELECT")):
                     raise
                 cursor = self._live().execute(_placeholders(sql), parameters)
+            finally:
+                if word.startswith(("COMMIT", "ROLLBACK")):
+                    self._begun = False     # over, committed or not
+            if word.startswith("BEGIN"):
+                self._begun = True
             return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:

@@ -110,3 +110,31 @@ def test_a_newer_entry_replaces_the_row_and_a_host_clears_its_own(
     a.enter("bob", "host-a", "s", NOW)
     assert a.clear_entries("host-a") == 1
     assert set(b.entries(["ada", "bob"])) == {"ada"}
+
+
+def test_rows_from_before_host_ids_are_taken_by_the_first_host(postgres_url: str) -> None:
+    from server.storage import Storage, connect
+
+    db = connect(postgres_url)
+    db.execute("INSERT INTO matches (id, status, players, names, ladder, created)"
+               " VALUES ('old', 'running', 2, '[]', 1, '2026-01-01')")
+    db.execute("INSERT INTO match_setups (match_id, setup) VALUES ('old', '{}')")
+    db.execute("INSERT INTO ladder_matches (match_id, players, status, created)"
+               " VALUES ('old', 2, 'running', 1.0)")
+    first, second = Storage(postgres_url, host_id="h1"), Storage(postgres_url, host_id="h2")
+    ladder = LadderStore(postgres_url)
+    try:
+        assert first.adopt() == 1 and second.adopt() == 0
+        assert ladder.adopt("h1") == 1 and ladder.adopt("h2") == 0
+        assert ladder.running(host="h1") == ["old"] and ladder.running(host="h2") == []
+        # Each host aborts its own unfinished rows only.
+        assert second.abort_unfinished("restart") == []
+        assert first.abort_unfinished("restart") == ["old"]
+        (host,) = db.execute("SELECT host FROM match_setups WHERE match_id = 'old'"
+                             ).fetchone()
+        assert host == "h1"
+    finally:
+        first.close()
+        second.close()
+        ladder.close()
+        db.close()

@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, dict[str, Any]] = {
     "load": {"seats": 8, "steps": (8,), "seconds": 1.0},
     "ladder": {"bots": 3, "seconds": 1.0, "warmup": 0.0, "repetitions": 50},
     "ladder_reads": {"matches": 2000, "repetitions": 20, "seconds": 1.0, "warmup": 1.0},
+    "search": {"budgets": (50.0,), "games": 1},
 }
 
 

@@ -21,14 +21,13 @@ rollout policy, to separate what the search adds from what its policy adds).
 
 from __future__ import annotations
 
-import gc
 import os
 import random
 import time
 from typing import Any, Final
 
-from bots.search import playout
-from client_sdk import Bot, Resolve, Turn, View
+from bots.search import BudgetedSearch, playout
+from client_sdk import View
 from client_sdk.bot import fallback, log
 from mammamia import Action, State
 from mammamia.determinize import DeterminizationError, Sampler
@@ -51,52 +50,22 @@ def win_share(state: State, seat: int) -> float:
     return 1.0 / len(winners) if seat in winners else 0.0
 
 
-class FlatMonteCarlo(Bot):
+class FlatMonteCarlo(BudgetedSearch):
     """Flat Monte Carlo over sampled deals, sequential halving over every legal option."""
 
     name = "flat-mc"
 
     def __init__(self, budget_ms: float = 200, iterations: int | None = None,
                  seed: int | None = None, rollout: str = "random") -> None:
-        if not budget_ms > 0:
-            raise ValueError(f"budget_ms must be more than 0, got {budget_ms!r}")
-        if iterations is not None and (type(iterations) is not int or iterations < 1):
-            raise ValueError(f"iterations must be a whole number of 1 or more, got "
-                             f"{iterations!r}")
+        super().__init__(budget_ms, iterations, seed)
         if rollout not in ("random", "policy"):
             raise ValueError(f"rollout must be 'random' or 'policy', got {rollout!r}")
-        self.budget_ms = float(budget_ms)
-        self.iterations = iterations
-        self.seed = seed
         self.rollout = rollout
-        self._search_rng: random.Random | None = None
-
-    def turn(self, view: View) -> Turn:
-        action = self._decide(view)
-        assert isinstance(action, Turn)
-        return action
-
-    def resolve(self, view: View) -> Resolve:
-        action = self._decide(view)
-        assert isinstance(action, Resolve)
-        return action
-
-    def _decide(self, view: View) -> Action:
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._search(view)
-        finally:
-            if collecting:
-                gc.enable()
 
     def _search(self, view: View) -> Action:
         started = time.perf_counter()
         stop = started + self.budget_ms / 1000 * _MARGIN
-        if self._search_rng is None:
-            seed = self.seed if self.seed is not None else self.rng.getrandbits(64)
-            self._search_rng = random.Random(seed)
-        rng = random.Random(self._search_rng.getrandbits(64))
+        rng = random.Random(self._seeds().getrandbits(64))
         legal = list(view.legal)
         if len(legal) == 1:
             return legal[0]

@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -61,6 +61,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         directory = Path(tmp)
         with Server(directory) as server:
             process = psutil.Process(server.pid)
+            idle_rss = process.memory_info().rss
             start_at = time.time() + warmup
             stop_at = start_at + seconds
             crowds = []
@@ -75,7 +76,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
                     *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
-            seen = _watch(process, bots, start_at, stop_at)
+            seen = _watch(process, bots, start_at, stop_at, every=max(1.0, seconds / 20))
             for _, log, child in crowds:
                 try:
                     child.wait(CLIENT_GRACE)
@@ -108,6 +109,13 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         # Ended matches stay in the server's memory a while: what each one adds.
         "rss_kb_per_ended_match": round((seen.end_rss - seen.start_rss) / 1024 / ended, 1)
         if ended else None,
+        # What a seat costs: the server's memory when the window opens (every match
+        # started and in play) over its memory before the first client came.
+        "rss_kb_per_seat": round((seen.start_rss - idle_rss) / 1024 / (matches * players), 1),
+        # Whether memory levels off: RSS through the window (seconds in, MB), and
+        # what it grew in the window's second half.
+        "rss_timeline_mb": [[round(t, 1), round(r / 2**20, 1)] for t, r in seen.timeline],
+        "rss_growth_second_half_mb": _second_half_growth(seen.timeline),
         "errors": sum(p["errors"] for p in parts),
         "error_examples": sorted({e for p in parts for e in p["error_examples"]})[:5],
         "matches_finished": sum(p["matches_finished"] for p in parts),
@@ -139,12 +147,25 @@ class Watched:
     end_rss: int = 0            # bytes, when it closed
     server_cpu: float = 0.0     # percent of one core, in the window
     bots_cpu: float = 0.0       # percent of one core, all bot processes, in the window
+    timeline: list[tuple[float, int]] = field(default_factory=list)
+    """(seconds into the window, bytes of RSS), every ``every`` seconds of the window."""
+
+
+def _second_half_growth(timeline: Sequence[tuple[float, int]]) -> float | None:
+    """Returns the MB the RSS grew from the window's middle to its end (None without
+    samples)."""
+    if len(timeline) < 2:
+        return None
+    middle = timeline[-1][0] / 2
+    at_middle = next(r for t, r in timeline if t >= middle)
+    return round((timeline[-1][1] - at_middle) / 2**20, 1)
 
 
 def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: float,
-           stop_at: float) -> Watched:
+           stop_at: float, every: float = 1.0) -> Watched:
     """Returns what the server's memory and the processes' CPU did until ``stop_at``
-    (CPU from ``start_at`` on), sampling every 0.2 s."""
+    (CPU from ``start_at`` on), sampling every 0.2 s, and the RSS every ``every``
+    seconds of the window."""
     seen = Watched()
     begun: tuple[float, float, float] | None = None    # wall time, server CPU, bots' CPU
     while (now := time.time()) < stop_at:
@@ -153,9 +174,13 @@ def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: flo
         if begun is None and now >= start_at:
             begun = (now, _cpu([server]), _cpu(bots))
             seen.start_rss = rss
+        if now >= start_at and (not seen.timeline or now - start_at >= seen.timeline[-1][0]
+                                + every):
+            seen.timeline.append((now - start_at, rss))
         time.sleep(0.2)
     seen.end_rss = server.memory_info().rss
     seen.peak_rss = max(seen.peak_rss, seen.end_rss)
+    seen.timeline.append((time.time() - start_at, seen.end_rss))
     if begun is not None:
         wall = time.time() - begun[0]
         seen.server_cpu = round(100 * (_cpu([server]) - begun[1]) / wall, 1)
@@ -215,6 +240,10 @@ def table(result: dict[str, Any]) -> list[str]:
                  f"{result['create_match_p50_ms']:.0f} ms); a new call is refused in "
                  f"{result['play_refused_p50_ms']} ms for Play, "
                  f"{result['join_refused_p50_ms']} ms for Join")
+    lines.append(f"memory: {result['rss_kb_per_seat']} KB a seat, "
+                 f"{result['rss_kb_per_ended_match']} KB an ended match; RSS (s, MB) "
+                 f"{result['rss_timeline_mb']}; grew "
+                 f"{result['rss_growth_second_half_mb']} MB in the window's second half")
     lines.append(f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
                  f"{result['max_seats_p99_under_100ms']}")
     return lines

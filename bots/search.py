@@ -275,28 +275,19 @@ class _Ranker(CounterBot):
         return [view.legal[i] for i in order]
 
 
-class SearchBot(Bot):
-    """Searches each decision over sampled deals within a time budget (module docstring).
+class BudgetedSearch(Bot):
+    """What a search bot shares: a time budget per decision, or a fixed number of
+    rollouts with a seed, and the collector kept out of the decision.
 
     ``budget_ms`` is the time per decision (default 200); ``iterations``, when given,
     is a number of rollouts instead, with no clock: the same ``seed`` (or, without
     one, the same game seed) then gives the same decisions on any machine.
-    ``candidates`` is how many turns the counter bot's ranking passes to the search.
+    Subclasses implement ``_search``; ``_seeds`` gives each decision its generator.
+    Raises ValueError for a budget, iteration count or seed out of range.
     """
 
-    name = "search"
-
-    clock = staticmethod(time.perf_counter)
-    """The clock the budget is kept by (seconds); tests put a fake one on an instance."""
-
-    to_round_end = True
-    """Whether rollouts stop once the round is resolved (else they play the game out)."""
-
-    fresh_every = _FRESH
-    """A fresh deal of the hidden cards every this many deals (variants between)."""
-
     def __init__(self, budget_ms: float = 200, iterations: int | None = None,
-                 seed: int | None = None, candidates: int = 8) -> None:
+                 seed: int | None = None) -> None:
         if type(budget_ms) not in (int, float) or not budget_ms > 0:
             raise ValueError(f"budget_ms must be more than 0, got {budget_ms!r}")
         if iterations is not None and (type(iterations) is not int or iterations < 1):
@@ -304,18 +295,10 @@ class SearchBot(Bot):
                              f"{iterations!r}")
         if seed is not None and type(seed) is not int:
             raise ValueError(f"seed must be a whole number, got {seed!r}")
-        if type(candidates) is not int or candidates < 2:
-            raise ValueError(f"candidates must be a whole number of 2 or more, got "
-                             f"{candidates!r}")
         self.budget_ms = float(budget_ms)
         self.iterations = iterations
         self.seed = seed
-        self.candidates = candidates
-        self.last_iterations = 0
-        """Rollouts the last decision ran (0 when it did not search)."""
-        self._counter = _Ranker()
         self._search_rng: random.Random | None = None
-        self._per_event = 0.0001        # seconds per history event to sample a deal
 
     def on_game_start(self, view: View) -> None:
         """Starts the game's stream of search seeds again (from ``seed`` or ``rng``)."""
@@ -344,11 +327,46 @@ class SearchBot(Bot):
             if collecting:
                 gc.enable()
 
+    def _search(self, view: View) -> Action:
+        raise NotImplementedError
+
     def _seeds(self) -> random.Random:
+        """Returns the game's generator of per-decision seeds."""
         if self._search_rng is None:
             seed = self.seed if self.seed is not None else self.rng.getrandbits(64)
             self._search_rng = random.Random(seed)
         return self._search_rng
+
+
+class SearchBot(BudgetedSearch):
+    """Searches each decision over sampled deals within a time budget (module docstring).
+
+    ``budget_ms``, ``iterations`` and ``seed`` are those of :class:`BudgetedSearch`;
+    ``candidates`` is how many turns the counter bot's ranking passes to the search.
+    """
+
+    name = "search"
+
+    clock = staticmethod(time.perf_counter)
+    """The clock the budget is kept by (seconds); tests put a fake one on an instance."""
+
+    to_round_end = True
+    """Whether rollouts stop once the round is resolved (else they play the game out)."""
+
+    fresh_every = _FRESH
+    """A fresh deal of the hidden cards every this many deals (variants between)."""
+
+    def __init__(self, budget_ms: float = 200, iterations: int | None = None,
+                 seed: int | None = None, candidates: int = 8) -> None:
+        super().__init__(budget_ms, iterations, seed)
+        if type(candidates) is not int or candidates < 2:
+            raise ValueError(f"candidates must be a whole number of 2 or more, got "
+                             f"{candidates!r}")
+        self.candidates = candidates
+        self.last_iterations = 0
+        """Rollouts the last decision ran (0 when it did not search)."""
+        self._counter = _Ranker()
+        self._per_event = 0.0001        # seconds per history event to sample a deal
 
     def _search(self, view: View) -> Action:
         clock = self.clock
@@ -373,7 +391,11 @@ class SearchBot(Bot):
         stop = started + self.budget_ms / 1000 * _MARGIN
         events = len(view.history) + 1
         if timed and clock() + self._per_event * events > stop:
-            return choice               # no time to deal even once: the counter's choice
+            # No time to deal even once: the counter's choice. The estimate is halved,
+            # so that one slow deal (the process kept waiting for a core) does not
+            # keep the search off for the rest of the game.
+            self._per_event *= 0.5
+            return choice
         t = clock()
         try:
             sampler = Sampler(view)

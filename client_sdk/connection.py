@@ -438,7 +438,10 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         seen.add(assignment.match_id)
                         log.info("ladder_assignment", match=assignment.match_id,
                                  seat=assignment.seat, players=assignment.players,
-                                 host=assignment.host_address or server)
+                                 host=assignment.host_address or server,
+                                 commitment=assignment.commitment,
+                                 **({"set": assignment.set_id, "set_index":
+                                     assignment.set_index} if assignment.set_id else {}))
                         task = asyncio.create_task(play(assignment))
                         tasks.add(task)
                         task.add_done_callback(finished)

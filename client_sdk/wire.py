@@ -129,6 +129,9 @@ class Assigned:
     seat_token: str
     seat: int
     players: int
+    commitment: str = ""        # the match's commitment to its seed (docs/fairness.md)
+    set_id: str = ""            # its duplicate set ("" for a match played alone)
+    set_index: int = 0          # its place in the set: the seats' rotation
     host_address: str = ""
 
 
@@ -314,8 +317,10 @@ def enter_request(name: str) -> pb.EnterRequest:
 
 def assigned(msg: pb.Assignment) -> Assigned:
     """Returns a ladder assignment."""
+    deal_set = msg.deal_set if msg.HasField("deal_set") else None
     return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players),
-                    msg.host_address)
+                    msg.commitment, deal_set.set_id if deal_set else "",
+                    int(deal_set.index) if deal_set else 0, msg.host_address)
 
 
 def joined(msg: pb.JoinResponse) -> tuple[str, int, str, int, int]:

@@ -89,8 +89,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if faults:
         print(f"mammamia verify: {args.record}: {'; '.join(faults)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    source = record.meta["fairness"].get("source", "server")
-    print(f"{args.record}: verified ({source} seed): commitment, game seed, deal, "
+    fair = record.meta["fairness"]
+    source = fair.get("source", "server")
+    deal_set = fair.get("set")
+    place = (f", match {deal_set.get('index', 0) + 1} of {deal_set.get('size')} of "
+             f"duplicate set {deal_set.get('id')}" if isinstance(deal_set, dict) else "")
+    print(f"{args.record}: verified ({source} seed{place}): commitment, game seed, deal, "
           f"{len(record.reshuffles or [])} reshuffles")
     return 0
 

@@ -848,7 +848,10 @@ class MatchEnded(_message.Message):
     seed the commitment was made to (64 hex digits; for a match whose seed the
     organiser chose, that seed in decimal), each seat's client seed in seat order
     (empty where none was given), and the game seed derived from them, which
-    dealt the game. Empty for a match that started from a given position.
+    dealt the game. Empty for a match that started from a given position, and
+    for a match of a ladder duplicate set other than the set's last (DealSet):
+    the set's later matches replay the same deal, so its seed is revealed only
+    in the records once the set has ended (docs/fairness.md, "Duplicate sets").
     """
     game_seed: _builtins.int
     @_builtins.property
@@ -1023,7 +1026,9 @@ class Snapshot(_message.Message):
     as 64 lowercase hex digits, of the UTF-8 text "mammamia-commitment/1\\n" +
     match_id + "\\n" + server_seed. MatchEnded reveals the server seed (and the
     seats' client seeds), so that anyone can check the deal (`mammamia verify`).
-    Empty for a match that starts from a given position.
+    Empty for a match that starts from a given position. In a ladder duplicate
+    set (DealSet) the text holds the set's id instead of the match id, so every
+    match of the set shows the same commitment.
 
     Such a match is dealt when it starts, from the seeds as they stand then: while
     it waits, `view` holds no card of the seat's own and no seat to act. When it
@@ -1601,6 +1606,8 @@ class MatchSummary(_message.Message):
     WINNERS_FIELD_NUMBER: _builtins.int
     CREATED_FIELD_NUMBER: _builtins.int
     LADDER_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_SET_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id."""
     status: Global___MatchStatus.ValueType
@@ -1609,6 +1616,10 @@ class MatchSummary(_message.Message):
     """Number of players."""
     ladder: _builtins.bool
     """True for a ladder match."""
+    commitment: _builtins.str
+    """A ladder match's commitment to its seed (as Snapshot.commitment); empty in
+    the Organiser's listings.
+    """
     @_builtins.property
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Seat names, in seat order."""
@@ -1621,6 +1632,12 @@ class MatchSummary(_message.Message):
     def created(self) -> _timestamp_pb2.Timestamp:
         """When it was created."""
 
+    @_builtins.property
+    def deal_set(self) -> Global___DealSet:
+        """The duplicate set a ladder match belongs to (`mammamia serve
+        --ladder-duplicate`); absent for a match played alone.
+        """
+
     def __init__(
         self,
         *,
@@ -1631,14 +1648,56 @@ class MatchSummary(_message.Message):
         winners: _abc.Iterable[_builtins.int] | None = ...,
         created: _timestamp_pb2.Timestamp | None = ...,
         ladder: _builtins.bool = ...,
+        commitment: _builtins.str = ...,
+        deal_set: Global___DealSet | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchSummary: _TypeAlias = MatchSummary  # noqa: Y015
+
+@_typing.final
+class DealSet(_message.Message):
+    """A ladder match's place in a duplicate set: one deal played once for every
+    rotation of the seats by the same bots (docs/ladder.md, "Duplicate sets").
+    Every match of a set has the set's commitment.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SET_ID_FIELD_NUMBER: _builtins.int
+    INDEX_FIELD_NUMBER: _builtins.int
+    SIZE_FIELD_NUMBER: _builtins.int
+    ROTATION_FIELD_NUMBER: _builtins.int
+    set_id: _builtins.str
+    """The set's id (the commitment is over it and the set's server seed)."""
+    index: _builtins.int
+    """The match's place in the set, 0 first."""
+    size: _builtins.int
+    """How many matches the set has: one per seat."""
+    rotation: _builtins.int
+    """How far the seats are rotated from the set's first match: the bot at seat
+    s of the first match sits at seat (s + rotation) mod players here. Equal to
+    `index`.
+    """
+    def __init__(
+        self,
+        *,
+        set_id: _builtins.str = ...,
+        index: _builtins.int = ...,
+        size: _builtins.int = ...,
+        rotation: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["index", b"index", "rotation", b"rotation", "set_id", b"set_id", "size", b"size"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealSet: _TypeAlias = DealSet  # noqa: Y015
 
 @_typing.final
 class ListMatchesRequest(_message.Message):
@@ -1771,6 +1830,8 @@ class Assignment(_message.Message):
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_SET_FIELD_NUMBER: _builtins.int
     HOST_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
@@ -1780,6 +1841,11 @@ class Assignment(_message.Message):
     """The seat, 0-based."""
     players: _builtins.int
     """Number of players."""
+    commitment: _builtins.str
+    """The match's commitment to its seed (as Snapshot.commitment), published with
+    the assignment, before the bot joins. In a duplicate set every match carries
+    the set's commitment.
+    """
     host_address: _builtins.str
     """The address (HOST:PORT) of the host that runs the match, when it is not the host
     this Enter stream is on: several hosts share one ladder, and a match runs on one
@@ -1787,6 +1853,10 @@ class Assignment(_message.Message):
     credentials. Empty: the match runs on this host; play on the connection you
     entered through.
     """
+    @_builtins.property
+    def deal_set(self) -> Global___DealSet:
+        """The duplicate set the match belongs to; absent for a match played alone."""
+
     def __init__(
         self,
         *,
@@ -1794,11 +1864,13 @@ class Assignment(_message.Message):
         seat_token: _builtins.str = ...,
         seat: _builtins.int = ...,
         players: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+        deal_set: Global___DealSet | None = ...,
         host_address: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1931,7 +2003,7 @@ class MatchesRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
-    """The bot's name."""
+    """The bot's name; empty for the recent matches of every bot."""
     limit: _builtins.int
     """At most this many (0: 20)."""
     def __init__(
@@ -1971,3 +2043,135 @@ class MatchesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchesResponse: _TypeAlias = MatchesResponse  # noqa: Y015
+
+@_typing.final
+class BotStatsRequest(_message.Message):
+    """Ask for a bot's statistics."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's registered name."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotStatsRequest: _TypeAlias = BotStatsRequest  # noqa: Y015
+
+@_typing.final
+class BotTally(_message.Message):
+    """A bot's rated results in one player count (or all, players 0)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DELIVERED_FIELD_NUMBER: _builtins.int
+    players: _builtins.int
+    """The player count, 2 to 5; 0 for all matches."""
+    games: _builtins.int
+    """Rated matches."""
+    wins: _builtins.int
+    """Matches won (a shared win counts as a win)."""
+    delivered: _builtins.int
+    """Pizzas delivered, summed over the matches."""
+    def __init__(
+        self,
+        *,
+        players: _builtins.int = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        delivered: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delivered", b"delivered", "games", b"games", "players", b"players", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotTally: _TypeAlias = BotTally  # noqa: Y015
+
+@_typing.final
+class SeatPositionTally(_message.Message):
+    """A bot's rated results from one seat position: where its seat came in round 1's
+    playing order (1: the first player, R-SETUP-6; `players`: the last).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    MEAN_RANK_FIELD_NUMBER: _builtins.int
+    players: _builtins.int
+    """The player count, 2 to 5."""
+    position: _builtins.int
+    """The seat's position in round 1's playing order, 1 to `players`."""
+    games: _builtins.int
+    """Rated matches played from this position."""
+    wins: _builtins.int
+    """Of them, matches won (a shared win counts as a win)."""
+    mean_rank: _builtins.float
+    """The mean rank from this position (1 best)."""
+    def __init__(
+        self,
+        *,
+        players: _builtins.int = ...,
+        position: _builtins.int = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        mean_rank: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "mean_rank", b"mean_rank", "players", b"players", "position", b"position", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPositionTally: _TypeAlias = SeatPositionTally  # noqa: Y015
+
+@_typing.final
+class BotStatsResponse(_message.Message):
+    """A bot's statistics. Per player count, the positions' games add up to the
+    count's games, and their wins to its wins.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TALLIES_FIELD_NUMBER: _builtins.int
+    POSITIONS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name."""
+    @_builtins.property
+    def tallies(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTally]:
+        """All matches first (players 0), then each player count played, ascending."""
+
+    @_builtins.property
+    def positions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPositionTally]:
+        """By player count, then position, ascending; positions never played left out."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        tallies: _abc.Iterable[Global___BotTally] | None = ...,
+        positions: _abc.Iterable[Global___SeatPositionTally] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "tallies", b"tallies"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotStatsResponse: _TypeAlias = BotStatsResponse  # noqa: Y015

@@ -618,6 +618,11 @@ class LadderStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.GetRecordRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.GameRecord.FromString,
                 _registered_method=True)
+        self.BotStats = channel.unary_unary(
+                '/mammamia.v1.Ladder/BotStats',
+                request_serializer=mammamia__pb_dot_arena__pb2.BotStatsRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.BotStatsResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -665,6 +670,15 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BotStats(self, request, context):
+        """Returns a bot's rated results: games, wins and pizzas per player count, and
+        the same by seat position (first player to last), so that an advantage of
+        playing first or last shows. NOT_FOUND for a name that is not registered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -692,6 +706,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.GetRecord,
                     request_deserializer=mammamia__pb_dot_arena__pb2.GetRecordRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.GameRecord.SerializeToString,
+            ),
+            'BotStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.BotStats,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.BotStatsRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.BotStatsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -830,6 +849,33 @@ class Ladder:
             '/mammamia.v1.Ladder/GetRecord',
             mammamia__pb_dot_arena__pb2.GetRecordRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.GameRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BotStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Ladder/BotStats',
+            mammamia__pb_dot_arena__pb2.BotStatsRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.BotStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

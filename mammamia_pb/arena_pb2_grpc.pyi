@@ -409,6 +409,11 @@ class LadderStub:
     """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
     """Returns a finished ladder match's game record (to anyone once it has ended)."""
+    BotStats: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BotStatsRequest, _arena_pb2.BotStatsResponse]
+    """Returns a bot's rated results: games, wins and pizzas per player count, and
+    the same by seat position (first player to last), so that an advantage of
+    playing first or last shows. NOT_FOUND for a name that is not registered.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -434,6 +439,11 @@ class LadderAsyncStub(LadderStub):
     """
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """Returns a finished ladder match's game record (to anyone once it has ended)."""
+    BotStats: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotStatsRequest, _arena_pb2.BotStatsResponse]  # type: ignore[assignment]
+    """Returns a bot's rated results: games, wins and pizzas per player count, and
+    the same by seat position (first player to last), so that an advantage of
+    playing first or last shows. NOT_FOUND for a name that is not registered.
+    """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     """Ladder: register a bot, enter the ladder, be matched and rated."""
@@ -486,5 +496,16 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.GameRecord, _abc.Awaitable[_arena_pb2.GameRecord]]:
         """Returns a finished ladder match's game record (to anyone once it has ended)."""
+
+    @_abc_1.abstractmethod
+    def BotStats(
+        self,
+        request: _arena_pb2.BotStatsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotStatsResponse, _abc.Awaitable[_arena_pb2.BotStatsResponse]]:
+        """Returns a bot's rated results: games, wins and pizzas per player count, and
+        the same by seat position (first player to last), so that an advantage of
+        playing first or last shows. NOT_FOUND for a name that is not registered.
+        """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

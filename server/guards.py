@@ -30,6 +30,7 @@ RATE_KINDS: Final = {
     "/mammamia.v1.Ladder/Standings": "public",
     "/mammamia.v1.Ladder/Matches": "public",
     "/mammamia.v1.Ladder/GetRecord": "public",
+    "/mammamia.v1.Ladder/BotStats": "public",
     "/mammamia.v1.Spectate/Watch": "public",
     "/mammamia.v1.Spectate/GetRecord": "public",
 }

@@ -32,7 +32,7 @@ import structlog
 
 from mammamia import State, new_game
 from mammamia.actions import Action
-from mammamia.fairness import Fairness
+from mammamia.fairness import DealSet, Fairness
 
 from . import storage as st
 from .clock import Clock, SystemClock
@@ -84,18 +84,20 @@ class Host:
                      deadline_ms: int = 0, time_bank_ms: int = 0,
                      names: Sequence[str] = (), ladder: bool = False,
                      start_timeout: float | None = None, game: State | None = None,
-                     played: Sequence[tuple[int, Action]] = (), match_id: str | None = None,
+                     played: Sequence[tuple[int, Action]] = (),
+                     deal_set: tuple[DealSet, str] | None = None, match_id: str | None = None,
                      tokens: Sequence[str] | None = None) -> Runner:
         """Returns a new match, stored as waiting and started in the background.
 
         ``deadline_ms`` 0 means the server's default. ``game`` plays a given game
         instead of shuffling one from ``seed``, and ``played`` are the actions that
         led to it from its deal (a match that starts mid-game, as the conformance
-        kit's do). ``match_id`` and ``tokens`` (one per seat) are the match's when given
-        (the ladder of many hosts draws them before it records the match), new ones
-        otherwise. Raises HostClosed while draining,
-        IllegalActionError for a bad setup and ValueError for a bad time control or a
-        wrong number of tokens.
+        kit's do). ``deal_set`` makes the match one of a ladder duplicate set: its
+        place in the set and the set's server seed (mammamia.fairness). ``match_id`` and
+        ``tokens`` (one per seat) are the match's when given (the ladder of many hosts
+        draws them before it records the match), new ones otherwise. Raises HostClosed
+        while draining, IllegalActionError for a bad setup and ValueError for a bad time
+        control or a wrong number of tokens.
         """
         if not self.accepting:
             raise HostClosed("the server is shutting down and starts no new match")
@@ -109,8 +111,12 @@ class Host:
             # and the seats' client seeds (mammamia.fairness); until then this one
             # holds the seats and colours only.
             drawn = first_player is None
-            fairness = (Fairness.drawn(match_id, players, drawn) if seed is None
-                        else Fairness.chosen(match_id, seed, players, drawn))
+            if deal_set is not None:
+                fairness = Fairness.in_set(match_id, players, drawn, *deal_set)
+            elif seed is None:
+                fairness = Fairness.drawn(match_id, players, drawn)
+            else:
+                fairness = Fairness.chosen(match_id, seed, players, drawn)
             seed = fairness.seed
             game = new_game(players, seed, colours, first_player)
         elif seed is None:

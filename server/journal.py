@@ -46,7 +46,7 @@ import structlog
 
 from mammamia import new_game
 from mammamia.actions import action_from_json, action_to_json
-from mammamia.fairness import Fairness
+from mammamia.fairness import DealSet, Fairness
 
 from . import storage as st
 from .match import Match, Settings
@@ -81,7 +81,8 @@ def setup_of(match: Match, token_hashes: Sequence[str], first_player: int | None
             "source": fair.source, "first_player_drawn": fair.first_player_drawn,
             "deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms,
             "ladder": s.ladder, "names": list(s.names), "created": match.created,
-            "tokens": list(token_hashes)}
+            "tokens": list(token_hashes),
+            "deal_set": None if fair.deal_set is None else fair.deal_set.meta()}
 
 
 def replay(unfinished: Unfinished) -> Match:
@@ -89,8 +90,11 @@ def replay(unfinished: Unfinished) -> Match:
     errors) when they do not replay."""
     s = unfinished.setup
     players = int(s["players"])
+    deal_set = s.get("deal_set")
     fairness = Fairness(unfinished.match_id, s["server_seed"], s["source"], [""] * players,
-                        bool(s["first_player_drawn"]))
+                        bool(s["first_player_drawn"]),
+                        None if deal_set is None else DealSet(
+                            deal_set["id"], deal_set["index"], deal_set["size"]))
     game = new_game(players, fairness.seed, s["colours"], s["first_player"])
     settings = Settings(deadline_ms=s["deadline_ms"], time_bank_ms=s["time_bank_ms"],
                         ladder=s["ladder"], names=list(s["names"]))

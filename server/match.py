@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from mammamia import IllegalActionError, Resolve, State, new_game, public_events, record_of, view_of
 from mammamia.actions import Action
-from mammamia.fairness import SERVER, Fairness
+from mammamia.fairness import Fairness, seal
 
 from .answers import ACCEPTED, REPEATED, Outcome, Refusal, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
@@ -135,7 +135,7 @@ class Match:
         """
         self.joined[seat] = True
         fair = self.fairness
-        if client_seed and fair is not None and fair.source == SERVER and \
+        if client_seed and fair is not None and fair.takes_client_seeds and \
                 self.status == WAITING:
             fair.client_seeds[seat] = client_seed
         if name and not self.settings.ladder and self.ended is None:
@@ -381,11 +381,10 @@ class Match:
         if self.recovered:
             meta["recovered"] = list(self.recovered)
         if self.fairness is not None:
-            # The seeds are revealed once the match is over; until then, only the
-            # commitment (the seed is the whole deal, and the reshuffles to come).
-            meta["fairness"] = self.fairness.meta() if self.revealed else {
-                "scheme": self.fairness.meta()["scheme"],
-                "commitment": self.fairness.commitment}
+            # The seeds are revealed once the match is over (a duplicate set's: once
+            # the set is); until then, only the commitment (the seed is the whole
+            # deal, and the reshuffles to come).
+            meta["fairness"] = self.fairness.meta(revealed=self.revealed)
         return meta
 
     @property
@@ -397,10 +396,13 @@ class Match:
         """Returns the game record of the actions taken so far (JSON text); while the
         match runs, without its seed."""
         record = record_of(self.state, self.actions, seed=self.seed, meta=self.meta(now))
-        if self.fairness is None or self.revealed:
+        if self.fairness is None or (self.revealed and not self.fairness.sealed):
             return record.dumps()
         data = record.to_json()
         del data["seed"]
+        if self.fairness.sealed and self.revealed:
+            # A duplicate set's later matches deal the same cards (mammamia.fairness).
+            data = seal(data)
         return json.dumps(data, separators=(",", ":"))
 
     def result(self, stored: bool) -> Ended:

@@ -41,7 +41,8 @@ from .visibility import Item, Snapshot
 if TYPE_CHECKING:
     from .ladder.assignment import Assignment
     from .ladder.store import MatchRow as LadderMatchRow
-    from .ladder.store import Standing
+    from .ladder.store import PositionTally, Standing
+    from .ladder.store import Tally as LadderTally
 
 
 DECISION_ID_LIMIT: Final = 64
@@ -241,7 +242,7 @@ def _ended(item: FinalItem, match: Match) -> bytes:
     fields = pb.MatchEnded.DESCRIPTOR.fields_by_name       # view (5) before reason (6)
     seeds = b""
     fair = match.fairness
-    if fair is not None:
+    if fair is not None and not fair.sealed:     # a set's seed: once the set ends
         seeds = pb.MatchEnded(server_seed=fair.server_seed, client_seeds=fair.client_seeds,
                               game_seed=match.seed).SerializeToString()
     return msg.SerializeToString() + enc.length(
@@ -360,8 +361,17 @@ def timestamp(iso: str) -> Timestamp:
 
 def assignment_message(a: Assignment) -> pb.Assignment:
     """Returns a ladder assignment (a seat to play) as a message."""
-    return pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
-                         players=a.players, host_address=a.host_address)
+    msg = pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
+                        players=a.players, commitment=a.commitment,
+                        host_address=a.host_address)
+    if a.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(a.set_id, a.set_index, a.players))
+    return msg
+
+
+def deal_set_message(set_id: str, index: int, players: int) -> pb.DealSet:
+    """Returns a match's place in a duplicate set of ``players`` matches."""
+    return pb.DealSet(set_id=set_id, index=index, size=players, rotation=index)
 
 
 def standing_message(s: Standing, low: float, high: float, p_better: float | None
@@ -404,8 +414,12 @@ def ladder_summary(m: LadderMatchRow) -> pb.MatchSummary:
     """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
     created = Timestamp()
     created.FromNanoseconds(int(m.created * 1e9))
-    return pb.MatchSummary(match_id=m.match_id, status=STATUSES[m.status], players=m.players,
-                           names=m.names, winners=m.winners, created=created, ladder=True)
+    msg = pb.MatchSummary(match_id=m.match_id, status=STATUSES[m.status], players=m.players,
+                          names=m.names, winners=m.winners, created=created, ladder=True,
+                          commitment=m.commitment)
+    if m.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
+    return msg
 
 
 # -- values in -------------------------------------------------------------------------
@@ -542,6 +556,24 @@ def standings_request(players: int = 0) -> pb.StandingsRequest:
     return pb.StandingsRequest(players=players)
 
 
+def bot_stats_request(name: str) -> pb.BotStatsRequest:
+    """Returns the request for a ladder bot's statistics."""
+    return pb.BotStatsRequest(name=name)
+
+
+def bot_stats_response(name: str, tallies: dict[int, LadderTally],
+                       positions: Sequence[PositionTally]) -> pb.BotStatsResponse:
+    """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
+    the positions by player count and position."""
+    return pb.BotStatsResponse(
+        name=name,
+        tallies=[pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
+                 for p, t in sorted(tallies.items())],
+        positions=[pb.SeatPositionTally(players=p.players, position=p.position,
+                                        games=p.games, wins=p.wins, mean_rank=p.mean_rank)
+                   for p in positions])
+
+
 def matches_request(name: str, limit: int) -> pb.MatchesRequest:
     """Returns the request for a ladder bot's ``limit`` most recent finished matches."""
     return pb.MatchesRequest(name=name, limit=limit)
@@ -559,9 +591,27 @@ def summary_data(msg: pb.MatchSummary) -> dict[str, Any]:
 
 
 def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
-    """Returns a ladder listing entry as ``{"match", "players", "names", "winners"}``."""
+    """Returns a ladder listing entry as ``{"match", "players", "names", "winners",
+    "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
+    match of a duplicate set, else None."""
+    deal_set = msg.deal_set if msg.HasField("deal_set") else None
     return {"match": msg.match_id, "players": msg.players, "names": list(msg.names),
-            "winners": list(msg.winners)}
+            "winners": list(msg.winners), "commitment": msg.commitment,
+            "set": None if deal_set is None else {
+                "id": deal_set.set_id, "index": deal_set.index, "size": deal_set.size,
+                "rotation": deal_set.rotation}}
+
+
+def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
+    """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
+    "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
+    "mean_rank"}, ...]}``."""
+    return {"name": msg.name,
+            "tallies": [{"players": t.players, "games": t.games, "wins": t.wins,
+                         "delivered": t.delivered} for t in msg.tallies],
+            "positions": [{"players": p.players, "position": p.position, "games": p.games,
+                           "wins": p.wins, "mean_rank": p.mean_rank}
+                          for p in msg.positions]}
 
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:

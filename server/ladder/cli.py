@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .standings import connect_command, fetch_standings, standings_table
 
@@ -28,7 +28,7 @@ _Reply = TypeVar("_Reply")
 
 
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds ``mammamia ladder standings|matches|record|rerate``."""
+    """Adds ``mammamia ladder standings|matches|bot|record|rerate``."""
     p = sub.add_parser("ladder", help="ladder standings, matches, records and ratings",
                        description="Read a ladder's standings, a bot's matches and their "
                        "game records from a server, or recompute its ratings from the "
@@ -44,15 +44,32 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="only matches of N players (default: all matches)")
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
-    m = cmds.add_parser("matches", help="list a bot's recent finished ladder matches",
-                        description="List a bot's recent finished ladder matches, newest "
-                        "first: one JSON object per line (match, players, names, winners).")
+    m = cmds.add_parser("matches", help="list recent finished ladder matches",
+                        description="List a bot's (or every bot's) recent finished ladder "
+                        "matches, newest "
+                        "first: one JSON object per line (match, players, names, winners, "
+                        "commitment, and set: id, index, size, rotation for a match of a "
+                        "duplicate set, else null).")
     m.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
                    metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
                    "127.0.0.1:50051)")
-    m.add_argument("--name", required=True, help="the bot's ladder name")
+    m.add_argument("--name", default="", help="the bot's ladder name (default: every bot's "
+                   "matches)")
     m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    m.add_argument("--json", action="store_true",
+                   help="JSON lines, as without it (accepted for symmetry with standings and bot)")
     m.set_defaults(func=_matches)
+    b = cmds.add_parser("bot", help="print a bot's rated results, by seat position too",
+                        description="Print a ladder bot's rated results: games, wins and "
+                        "pizzas for all matches and per player count, and per seat position "
+                        "(1: round 1's first player, to the last) games, wins, win rate and "
+                        "mean rank, so that an advantage of a seat shows.")
+    b.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
+                   "127.0.0.1:50051)")
+    b.add_argument("--name", required=True, help="the bot's ladder name")
+    b.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    b.set_defaults(func=_bot)
     g = cmds.add_parser("record", help="print a finished ladder match's game record",
                         description="Print the game record (JSON) of a finished ladder "
                         "match; `mammamia show FILE` replays a saved one.")
@@ -90,6 +107,9 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                    help="players per ladder match (default 2-5)")
     p.add_argument("--ladder-concurrency", type=int, default=3, metavar="N",
                    help="ladder matches at once (default 3)")
+    p.add_argument("--ladder-duplicate", action="store_true",
+                   help="play each deal as a duplicate set, once per rotation of the seats "
+                   "(docs/ladder.md)")
     p.add_argument("--every", type=float, default=20.0, metavar="SECONDS",
                    help="print the standings this often (default 20)")
     p.add_argument("--log-format", choices=["console", "json"], default=None,
@@ -133,6 +153,56 @@ def _matches(args: argparse.Namespace) -> int:
     for m in reply.matches:
         print(json.dumps(wire.ladder_match_data(m)))
     return 0
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from .. import wire
+
+    request = wire.bot_stats_request(args.name)
+    reply = _ladder_call(args, lambda stub: stub.BotStats(request, timeout=30))
+    if reply is None:
+        return 1
+    data = wire.bot_stats_data(reply)
+    if args.json:
+        print(json.dumps(data))
+        return 0
+    for line in bot_tables(data):
+        print(line)
+    return 0
+
+
+def bot_tables(data: dict[str, Any]) -> list[str]:
+    """Returns a bot's statistics (``wire.bot_stats_data``) as aligned text lines."""
+    lines = [f"{data['name']}: rated results"]
+    rows: list[tuple[str, ...]] = [("players", "games", "wins", "win%", "pizzas")]
+    for t in data["tallies"]:
+        rows.append((str(t["players"] or "all"), str(t["games"]), str(t["wins"]),
+                     _share(t["wins"], t["games"]), _mean(t["delivered"], t["games"])))
+    lines += _aligned(rows)
+    if not data["tallies"]:
+        lines.append("(no rated matches yet)")
+        return lines
+    lines.append("by seat position (1: round 1's first player)")
+    rows = [("players", "position", "games", "wins", "win%", "mean rank")]
+    for p in data["positions"]:
+        rows.append((str(p["players"]), str(p["position"]), str(p["games"]), str(p["wins"]),
+                     _share(p["wins"], p["games"]), f"{p['mean_rank']:.2f}"))
+    lines += _aligned(rows)
+    return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def _mean(total: int, n: int) -> str:
+    return f"{total / n:.2f}" if n else "-"
+
+
+def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+            for row in rows]
 
 
 def _record(args: argparse.Namespace) -> int:
@@ -261,6 +331,13 @@ def _compare(store: LadderStore) -> bool:
         print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
               f" ratings {verdict}, tallies {counts}")
         agree = agree and not differ and not miscounted
+    # The tallies by seat position, against a count over the same results.
+    held, tallied = store.stored_positions(), store.recount_positions()
+    positions = sorted({key[1] for key in held.keys() | tallied.keys()
+                        if held.get(key) != tallied.get(key)})
+    print("seat positions: " + ("agree" if not positions
+                                else f"DIFFER for {', '.join(positions)}"))
+    agree = agree and not positions
     pending = store.unrated()
     if pending:
         print(f"{_count(pending, 'finished result')} not rated yet"

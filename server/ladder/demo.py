@@ -123,7 +123,8 @@ def run_demo(args: argparse.Namespace) -> int:
     serve = [*mammamia, "serve", "--host", args.host, "--port", str(args.port),
              "--port-file", str(port_file), "--db", str(db), "--log-format", "json",
              "--ladder-players", args.ladder_players,
-             "--ladder-concurrency", str(args.ladder_concurrency)]
+             "--ladder-concurrency", str(args.ladder_concurrency),
+             *(["--ladder-duplicate"] if getattr(args, "ladder_duplicate", False) else [])]
     server_log = open(home / "logs" / "server.log", "ab")  # noqa: SIM115 (closed below)
     logs: list[IO[bytes]] = [server_log]
     server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

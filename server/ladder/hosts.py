@@ -238,7 +238,7 @@ class Shared:
         self._announced[name] = seat.match_id
         here = seat.host == self.host_id
         current[1].put_nowait(Assignment(seat.match_id, seat.token, seat.seat, seat.players,
-                                         "" if here else seat.address))
+                                         host_address="" if here else seat.address))
 
     async def schedule(self, now: float) -> None:
         """Runs one scheduling pass when this host has a free match slot, and starts

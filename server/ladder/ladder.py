@@ -13,6 +13,16 @@ One :class:`Ladder` per server. Its life:
    announced to its bots as an :class:`Assignment`, awaited, stored and rated.
 3. :meth:`Ladder.run` keeps forming matches until cancelled (server shutdown).
 
+With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the scheduler
+seats together play a **duplicate set** instead of one match: one deal (one server
+seed, committed to before the first match) once for every rotation of the seats,
+one match after another, each rated as it ends. The records of the set's matches
+but the last are sealed until the set ends (mammamia.fairness); then the ladder
+completes them (:meth:`LadderStore.reveal_set`). A set is cut short when one of its
+bots has left before its next match, a match of it is aborted, or the server stops
+or restarts: the matches it finished count, the rest are never played, and its
+records are completed at once.
+
 While the server runs, the store's writes run on the ladder's writer thread, in
 order, so the event loop never waits for the disk; the reads that return a lot
 (standings, match lists) run on its reader thread (:attr:`Ladder.reader`), and the
@@ -30,12 +40,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Coroutine
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
 from typing import ParamSpec, TypeVar
 
 import structlog
 
+from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.storage import ERRORS, Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
@@ -50,7 +62,7 @@ from .match_host import ReplacedError as ReplacedError
 from .match_host import UnknownBotError as UnknownBotError
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import ALL_PLAYERS, LadderStore, SeatResult, Standing
+from .store import ALL_PLAYERS, LadderStore, Standing
 
 log = structlog.get_logger()
 
@@ -83,9 +95,10 @@ class Ladder:
     def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
                  settle: float = 0.25, clock: Callable[[], float] = time.time,
                  name_expiry: float = DEFAULT_NAME_EXPIRY_S,
-                 max_unentered: int = DEFAULT_MAX_UNENTERED, host_id: str = "",
-                 advertise: Callable[[], str] = str) -> None:
+                 max_unentered: int = DEFAULT_MAX_UNENTERED, duplicate: bool = False,
+                 host_id: str = "", advertise: Callable[[], str] = str) -> None:
         self.store = store
+        self.duplicate = duplicate
         self.host = host
         self.writer = Writer("ladder-writer")
         self.reader = store.reader()
@@ -111,12 +124,15 @@ class Ladder:
         ``resumed`` are the matches the server resumed from its journal: they are
         awaited and rated when they end, as if no crash had happened.
 
+        A duplicate set a crash cut off is cut short: its finished matches count, and
+        its records are completed once its last match still going (resumed) has ended.
         On a shared database, only the matches this host ran are settled (the other
         hosts run theirs).
 
         For start-up, before the server serves: it writes on the calling thread."""
         if self.shared is not None:
             self.shared.recover()
+        resuming: dict[str, asyncio.Future[None]] = {}
         running = (self.store.running() if self.shared is None
                    else self.store.running(host=self.shared.host_id))
         for match_id in running:
@@ -126,11 +142,20 @@ class Ladder:
                     self._log_finished(match_id, outcome)
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
-                self.start_settling(self._settle_resumed(match_id))
+                resuming[match_id] = self.start_settling(self._settle_resumed(match_id))
                 log.info("ladder_match_resumed", match=match_id)
             else:
                 self.store.abort_match(match_id)
                 log.info("ladder_match_aborted", match=match_id, reason="server restarted")
+        for set_id in self.store.playing_sets():
+            row = self.store.deal_set(set_id)
+            going = [resuming[m] for m in (row.matches if row else ()) if m in resuming]
+            if going:
+                self._keep_settling(asyncio.ensure_future(
+                    self._end_set(set_id, "the server restarted", going)))
+            elif status := self.store.reveal_set(set_id, "the server restarted"):
+                log.info("ladder_set_ended", set=set_id, status=status,
+                         reason="the server restarted")
         rated = self.store.apply_ratings()
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
@@ -248,19 +273,85 @@ class Ladder:
         fresh = (initial(), 0)
         return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]
 
+    def _keep_settling(self, task: asyncio.Future[None]) -> None:
+        """Keeps ``task`` among those :meth:`settled` awaits (the drain)."""
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
     async def _play(self, names: tuple[str, ...]) -> None:
+        if self.duplicate:
+            await self._play_set(names)
+        else:
+            await self._play_match(names, None, None)
+
+    async def _play_set(self, names: tuple[str, ...]) -> None:
+        """Plays one deal once for every rotation of ``names``' seats, match after match,
+        until the set is complete or cut short; then reveals its seed in its records."""
+        n = len(names)
+        set_id = f"set-{secrets.token_hex(8)}"
+        server_seed = new_server_seed()
+        committed = commitment(set_id, server_seed)
+        # The set's row first: its commitment is published with its first match.
+        await self.writer.run(self.store.start_set, set_id, names, server_seed, committed)
+        log.info("ladder_set_started", set=set_id, names=list(names), commitment=committed)
+        reason = "the server stopped"
+        going: list[asyncio.Future[None]] = []
         try:
-            match_id, tokens = await self.host.create(names)
+            for index in range(n):
+                gone = [b for b in names if not self.scheduler.is_joined(b)]
+                if index and gone:
+                    reason = f"{', '.join(gone)} left the ladder"
+                    break
+                # Match ``index``: the bot at seat s of the first match sits at s + index.
+                seated = tuple(names[(seat - index) % n] for seat in range(n))
+                outcome = await self._play_match(seated, (DealSet(set_id, index, n),
+                                                          server_seed), going)
+                if outcome is None:
+                    break
+                if outcome.status != "finished":
+                    reason = "a match of the set was aborted"
+                    break
+        except BaseException:
+            # Cancelled (the server drains) or failed: the set still ends, once its
+            # match under way has (the drain awaits it, after the matches' grace).
+            self._keep_settling(asyncio.ensure_future(self._end_set(set_id, reason, going)))
+            raise
+        await self._end_set(set_id, reason, going)
+
+    async def _end_set(self, set_id: str, reason: str,
+                       going: Sequence[asyncio.Future[None]]) -> None:
+        """Once the set's matches still going have ended, ends it (complete, or cut
+        short for ``reason``) and completes its sealed records with its seed."""
+        await asyncio.gather(*going, return_exceptions=True)
+        status = await self.writer.run(self.store.reveal_set, set_id, reason)
+        if status is not None:
+            log.info("ladder_set_ended", set=set_id, status=status,
+                     reason=None if status == "complete" else reason)
+
+    async def _play_match(self, names: tuple[str, ...],
+                          deal_set: tuple[DealSet, str] | None,
+                          going: list[asyncio.Future[None]] | None) -> Outcome | None:
+        """Returns the outcome of one match of ``names`` (None when the ladder closed
+        before it was created); ``going`` receives the task that settles it."""
+        try:
+            match_id, tokens, committed = await self.host.create(names, deal_set)
         except LadderClosedError:
-            return
+            return None
+        place = deal_set[0] if deal_set is not None else None
         # One task writes the match's row and then its result, and a drain does not
         # cancel it: a match once created is always settled, never left running.
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        settled = self.start_settling(self._settle(match_id, names, stored))
+        outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        settled = self.start_settling(self._settle(match_id, names, stored, committed,
+                                                   place, outcome))
+        if going is not None:
+            going.append(settled)
         # The row first: a bot told its seat finds its match in the ladder's lists.
         await asyncio.shield(stored)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
-            assignment = Assignment(match_id, token, seat, len(names))
+            assignment = Assignment(match_id, token, seat, len(names), committed,
+                                    place.set_id if place else None,
+                                    place.index if place else 0)
             self._seated[name] = assignment
             queue = self._streams.get(name)
             # A bot gone since it was seated is played by the server's default policy.
@@ -269,6 +360,7 @@ class Ladder:
         # Shielded: when the ladder stops (the server drains), the match still ends
         # and its result is stored.
         await asyncio.shield(settled)
+        return outcome.result() if outcome.done() else None
 
     def start_settling(self, settling: Coroutine[object, object, None]
                        ) -> asyncio.Future[None]:
@@ -293,9 +385,13 @@ class Ladder:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def _settle(self, match_id: str, names: tuple[str, ...],
-                      stored: asyncio.Future[None]) -> None:
+                      stored: asyncio.Future[None], committed: str = "",
+                      place: DealSet | None = None,
+                      ended: asyncio.Future[Outcome] | None = None) -> None:
         try:
-            await self.writer.run(self.store.start_match, match_id, names)
+            await self.writer.run(self.store.start_match, match_id, names, committed,
+                                  place.set_id if place else None,
+                                  place.index if place else None)
         except BaseException as e:
             stored.set_exception(e)
             raise
@@ -308,6 +404,8 @@ class Ladder:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
         await self.settle_as(match_id, outcome)
+        if ended is not None:
+            ended.set_result(outcome)
 
     async def _settle_resumed(self, match_id: str) -> None:
         await self.settle_as(match_id, await self.host.outcome(match_id))
@@ -354,9 +452,7 @@ class Ladder:
 
     def _store_result(self, match_id: str, outcome: Outcome) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
-        seats = [SeatResult(rank, delivered)
-                 for rank, delivered in zip(outcome.ranks, outcome.delivered, strict=True)]
-        new = self.store.finish_match(match_id, seats)
+        new = self.store.finish_match(match_id, outcome.seats())
         # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
         return new

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .store import LadderError
+from mammamia.fairness import DealSet
+
+from .store import LadderError, SeatResult
 
 
 class UnknownBotError(LadderError):
@@ -33,16 +35,27 @@ class Outcome:
     status: str
     ranks: tuple[int, ...] = ()
     delivered: tuple[int, ...] = ()
+    first_player: int | None = None     # who started round 1 (None: not known)
+
+    def seats(self) -> list[SeatResult]:
+        """Returns the seats' results with their positions in round 1's order."""
+        n = len(self.ranks)
+        first = self.first_player
+        return [SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
+                for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered,
+                                                          strict=True))]
 
 
 class MatchHost(Protocol):
     """What the ladder needs of the server: create matches, learn how they ended."""
 
-    async def create(self, names: Sequence[str], *, match_id: str | None = None,
-                     tokens: Sequence[str] | None = None) -> tuple[str, list[str]]:
-        """Returns (match id, seat tokens in seat order) of a new ladder match, with
-        the given id and tokens when given (a ladder of many hosts records them
-        first); raises LadderClosedError when no match can start any more."""
+    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None,
+                     *, match_id: str | None = None, tokens: Sequence[str] | None = None
+                     ) -> tuple[str, list[str], str]:
+        """Returns (match id, seat tokens in seat order, commitment) of a new ladder
+        match, one of a duplicate set with ``deal_set`` (its place, the set's server
+        seed), with the given id and tokens when given (a ladder of many hosts records
+        them first); raises LadderClosedError when no match can start any more."""
         ...
 
     async def outcome(self, match_id: str) -> Outcome:

@@ -137,6 +137,10 @@ class Scheduler:
             self._joined.pop(name, None)
         self._wake.set()
 
+    def is_joined(self, name: str) -> bool:
+        """Returns whether ``name`` has an Enter stream open (busy in a match or not)."""
+        return name in self._joined
+
     @property
     def waiting(self) -> list[str]:
         """Returns the joined bots not in a match."""

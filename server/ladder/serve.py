@@ -44,10 +44,21 @@ def _expiry(text: str) -> float:
     return value
 
 
+@checked
+def _on_off(text: str) -> bool:
+    """Returns True for on (1, yes, true), False for off (0, no, false)."""
+    word = text.strip().lower()
+    if word in ("on", "1", "yes", "true"):
+        return True
+    if word in ("off", "0", "no", "false", ""):
+        return False
+    raise ValueError("need on or off")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
-    ``--ladder-start-timeout``, ``--ladder-name-expiry`` and ``--ladder-max-unentered``
-    to ``mammamia serve``."""
+    ``--ladder-start-timeout``, ``--ladder-name-expiry``, ``--ladder-max-unentered``
+    and ``--ladder-duplicate`` to ``mammamia serve``."""
     g = parser.add_argument_group("ladder", "the server-run ladder (bots enter with "
                                   "`mammamia bot SPEC --ladder --name NAME`)")
     g.add_argument("--ladder-players", type=_players,
@@ -78,6 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    metavar="N", help="registered names that never entered, at most; "
                    "Register beyond it is refused with RESOURCE_EXHAUSTED "
                    f"(MAMMAMIA_LADDER_MAX_UNENTERED, default {DEFAULT_MAX_UNENTERED})")
+    g.add_argument("--ladder-duplicate", type=_on_off, nargs="?", const=True,
+                   default=env_default("MAMMAMIA_LADDER_DUPLICATE", "off"), metavar="on|off",
+                   help="play every ladder deal as a duplicate set: once for every rotation "
+                   "of the seats, by the same bots (docs/ladder.md); off by default, as it "
+                   "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
+                   "default off)")
 
 
 def install(arena: Arena, args: argparse.Namespace) -> None:
@@ -97,6 +114,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     ladder = Ladder(LadderStore(arena.storage.path), host, policy,
                     name_expiry=args.ladder_name_expiry,
                     max_unentered=args.ladder_max_unentered,
+                    duplicate=args.ladder_duplicate,
                     host_id=arena.storage.host_id, advertise=lambda: arena.advertise)
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.host.matches))

@@ -9,8 +9,8 @@ a taken name, and to end an entry that a newer entry of the same bot took over;
 RESOURCE_EXHAUSTED for a name registered while too many names never entered;
 UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
 bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
-for a match that is not a ladder match; FAILED_PRECONDITION for a record asked for
-while its match runs.
+for a match that is not a ladder match, or a bot that is not registered (BotStats);
+FAILED_PRECONDITION for a record asked for while its match runs.
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
@@ -38,7 +38,7 @@ MAX_MATCHES = 500
 
 
 class LadderServicer(pb_grpc.LadderServicer):
-    """Register, Enter, Standings, Matches and GetRecord over one Ladder."""
+    """Register, Enter, Standings, Matches, GetRecord and BotStats over one Ladder."""
 
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
@@ -102,7 +102,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
-        rows = await self.ladder.reader.matches(request.name, limit, status="finished")
+        rows = await self.ladder.reader.matches(request.name or None, limit, status="finished")
         return wire.matches_response(rows)
 
     async def GetRecord(
@@ -121,3 +121,13 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.NOT_FOUND,
                         f"match {request.match_id!r} has no stored record")
         return wire.game_record(request.match_id, record)
+
+    async def BotStats(
+            self, request: pb.BotStatsRequest,
+            context: grpc.aio.ServicerContext[pb.BotStatsRequest, pb.BotStatsResponse],
+    ) -> pb.BotStatsResponse:
+        if not await self.ladder.reader.is_registered(request.name):
+            await abort(context, grpc.StatusCode.NOT_FOUND,
+                        f"bot {request.name!r} is not registered on this ladder")
+        tallies, positions = await self.ladder.reader.bot_stats(request.name)
+        return wire.bot_stats_response(request.name, tallies, positions)

@@ -15,6 +15,10 @@ their schema is the migrations in ``server/migrations`` (brought up to date by
                      player count (players 2..5)
     ladder_tallies   per bot and the same scopes: rated games, wins, pizzas delivered
     ladder_totals    per scope: rated matches
+    ladder_positions per player count, bot and seat position (1: round 1's first
+                     player): rated games, wins and summed ranks
+    ladder_sets      one row per duplicate set: its bots, its server seed (secret
+                     until the set ends), commitment and status playing | complete | cut
     ladder_entries   per bot with an Enter stream open on some host: the host, the
                      stream's id, when it entered, its host's last heartbeat (on a
                      PostgreSQL database that many hosts share: see ``server.ladder.hosts``)
@@ -29,7 +33,9 @@ too, whichever connection or host they come from):
   once: the ratings, the tallies and the match's ``rated`` marker commit together,
   so the tallies always equal a count over the rated results (:meth:`LadderReads.recount`);
 - a match cut off by a crash is marked aborted at start-up (unless the server
-  stored its record, see :meth:`LadderStore.running`) and never rated.
+  stored its record, see :meth:`LadderStore.running`) and never rated;
+- a duplicate set ends once: its status and the completion of its sealed records
+  (the server's ``matches.record``, :meth:`LadderStore.reveal_set`) commit together.
 
 Reads cost what they return, never the history: the standings and the scheduler's
 inputs come from the ratings and tallies (a row per bot), match lists walk an index
@@ -56,6 +62,8 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
+
+from mammamia.fairness import unseal
 
 from .. import schema
 from ..storage import (
@@ -94,10 +102,41 @@ class LadderFullError(LadderError):
 
 @dataclass(frozen=True, slots=True)
 class SeatResult:
-    """One seat's outcome: rank (1 best, ties share) and pizzas delivered."""
+    """One seat's outcome: rank (1 best, ties share), pizzas delivered, and where the
+    seat came in round 1's playing order (1: the first player; None: not known)."""
 
     rank: int
     delivered: int
+    position: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PositionTally:
+    """A bot's rated games from one seat position of one player count."""
+
+    players: int
+    position: int
+    games: int
+    wins: int
+    rank_sum: int
+
+    @property
+    def mean_rank(self) -> float:
+        """Returns the mean rank from this position (1 best)."""
+        return self.rank_sum / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DealSetRow:
+    """A duplicate set as stored: its bots in the first match's seat order, its
+    server seed, commitment, status (playing, complete, cut) and matches in order."""
+
+    set_id: str
+    names: tuple[str, ...]
+    server_seed: str
+    commitment: str
+    status: str
+    matches: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +193,9 @@ class MatchRow:
     created: float
     names: tuple[str, ...]
     winners: tuple[int, ...]
+    commitment: str = ""
+    set_id: str | None = None
+    set_index: int = 0
 
 
 def hash_key(key: str) -> str:
@@ -210,6 +252,11 @@ class LadderReads:
                                (name,)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def is_registered(self, name: str) -> bool:
+        """Returns whether ``name`` is a registered bot."""
+        return self._db.execute("SELECT 1 FROM ladder_bots WHERE name = ?",
+                                (name,)).fetchone() is not None
+
     def unentered(self) -> int:
         """Returns how many registered names never entered."""
         (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL"
@@ -242,6 +289,54 @@ class LadderReads:
             (players, players)).fetchall()
         return {name: Tally(int(games), int(wins), int(delivered))
                 for name, games, wins, delivered in rows}
+
+    def positions(self, name: str) -> list[PositionTally]:
+        """Returns the bot's rated games by player count and seat position, ascending."""
+        rows = self._db.execute(
+            "SELECT players, position, games, wins, rank_sum FROM ladder_positions"
+            " WHERE name = ? ORDER BY players, position", (name,)).fetchall()
+        return [PositionTally(*map(int, row)) for row in rows]
+
+    def bot_tallies(self, name: str) -> dict[int, Tally]:
+        """Returns the bot's tallies per scope (0: all matches; 2..5), scopes without
+        a rated game left out."""
+        rows = self._db.execute("SELECT players, games, wins, delivered FROM ladder_tallies"
+                                " WHERE name = ? ORDER BY players", (name,)).fetchall()
+        return {int(p): Tally(int(g), int(w), int(d)) for p, g, w, d in rows}
+
+    def recount_positions(self) -> dict[tuple[int, str, int], tuple[int, int, int]]:
+        """Returns (games, wins, rank sum) per (players, bot, position) counted afresh
+        from the rated results: what ladder_positions must hold (for checks only)."""
+        rows = self._db.execute(
+            "SELECT m.players, r.name, r.position, COUNT(*),"
+            " SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END), SUM(r.rank)"
+            " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
+            " WHERE m.rated = 1 AND r.position IS NOT NULL"
+            " GROUP BY m.players, r.name, r.position").fetchall()
+        return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
+
+    def stored_positions(self) -> dict[tuple[int, str, int], tuple[int, int, int]]:
+        """Returns ladder_positions as :meth:`recount_positions` counts it."""
+        rows = self._db.execute("SELECT players, name, position, games, wins, rank_sum"
+                                " FROM ladder_positions").fetchall()
+        return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
+
+    def deal_set(self, set_id: str) -> DealSetRow | None:
+        """Returns a duplicate set with its matches in order, or None when unknown."""
+        row = self._db.execute("SELECT names, server_seed, commitment, status FROM ladder_sets"
+                               " WHERE set_id = ?", (set_id,)).fetchone()
+        if row is None:
+            return None
+        matches = self._db.execute("SELECT match_id FROM ladder_matches WHERE set_id = ?"
+                                   " ORDER BY set_index", (set_id,)).fetchall()
+        return DealSetRow(set_id, tuple(json.loads(row[0])), row[1], row[2], row[3],
+                          tuple(m for (m,) in matches))
+
+    def playing_sets(self) -> list[str]:
+        """Returns the ids of the sets still marked playing (after a crash: cut off)."""
+        rows = self._db.execute("SELECT set_id FROM ladder_sets WHERE status = 'playing'"
+                                " ORDER BY created").fetchall()
+        return [r[0] for r in rows]
 
     def rated(self, players: int = ALL_PLAYERS) -> int:
         """Returns how many matches are rated, of all (0) or of one player count."""
@@ -359,12 +454,14 @@ class LadderReads:
             (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page),
             params).fetchall()
         rows = []
-        for match_id, players, status, created, seats in json.loads(listed):
+        for match_id, players, status, created, commitment, set_id, set_index, seats in (
+                json.loads(listed)):
             seated = sorted(seats)
             winners = tuple(seat for seat, _, rank in seated if rank == 1)
             rows.append(MatchRow(match_id, players, status, created,
                                  tuple(name for _, name, _ in seated),
-                                 winners if status == "finished" else ()))
+                                 winners if status == "finished" else (),
+                                 commitment or "", set_id, int(set_index or 0)))
         return rows
 
 
@@ -455,13 +552,52 @@ class LadderStore(LadderReads):
 
     # Matches and results
 
-    def start_match(self, match_id: str, names: Sequence[str], *, host: str | None = None,
-                    address: str | None = None, tokens: Sequence[str] | None = None) -> None:
-        """Records a ladder match as running with its seats (idempotent), run by the
-        host named ``host`` (reached at ``address``), with the seats' ``tokens`` kept
-        until it ends (for the hosts that hold its bots' Enter streams)."""
+    def start_set(self, set_id: str, names: Sequence[str], server_seed: str,
+                  commitment: str) -> None:
+        """Records a duplicate set as playing, before its first match (idempotent)."""
         with self._write() as db:
-            _start_match(db, match_id, names, host, address, tokens)
+            db.execute("INSERT INTO ladder_sets (set_id, players, names, server_seed,"
+                       " commitment, created) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       (set_id, len(names), json.dumps(list(names)), server_seed, commitment,
+                        time.time()))
+
+    def reveal_set(self, set_id: str, reason: str) -> str | None:
+        """Ends a playing set and returns how: ``complete`` when a match of every
+        rotation finished, else ``cut`` (``reason`` stored as why); in the same
+        transaction, completes the sealed records of its ended matches with the set's
+        seed (mammamia.fairness.unseal). Returns None (changing nothing) when the set
+        is not playing; raises RecordError for a stored record that does not replay on
+        the set's deal."""
+        with self._write() as db:
+            row = db.execute("SELECT server_seed, players FROM ladder_sets WHERE set_id = ?"
+                             " AND status = 'playing'", (set_id,)).fetchone()
+            if row is None:
+                return None
+            (finished,) = db.execute("SELECT COUNT(*) FROM ladder_matches WHERE set_id = ?"
+                                     " AND status = 'finished'", (set_id,)).fetchone()
+            status = "complete" if finished == row[1] else "cut"
+            records = db.execute(
+                "SELECT s.id, s.record FROM ladder_matches m JOIN matches s ON s.id = m.match_id"
+                " WHERE m.set_id = ? AND s.record IS NOT NULL", (set_id,)).fetchall()
+            revealed = [(unsealed, match_id) for match_id, text in records
+                        if (unsealed := unseal(text, row[0])) != text]
+            db.executemany("UPDATE matches SET record = ? WHERE id = ?", revealed)
+            db.execute("UPDATE ladder_sets SET status = ?, ended = ?, reason = ?"
+                       " WHERE set_id = ?", (status, time.time(),
+                                             None if status == "complete" else reason, set_id))
+        return status
+
+    def start_match(self, match_id: str, names: Sequence[str], commitment: str = "",
+                    set_id: str | None = None, set_index: int | None = None, *,
+                    host: str | None = None, address: str | None = None,
+                    tokens: Sequence[str] | None = None) -> None:
+        """Records a ladder match as running with its seats, its commitment and its
+        place in a duplicate set, if any (idempotent); run by the host named ``host``
+        (reached at ``address``), with the seats' ``tokens`` kept until it ends (for the
+        hosts that hold its bots' Enter streams)."""
+        with self._write() as db:
+            _start_match(db, match_id, names, host, address, tokens, commitment, set_id,
+                         set_index)
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
         """Stores a running match's result; returns False (changing nothing) otherwise.
@@ -480,9 +616,11 @@ class LadderStore(LadderReads):
                                   " FROM ladder_matches").fetchone()
             db.execute("UPDATE ladder_matches SET status = 'finished', ended = ?,"
                        " finish_order = ? WHERE match_id = ?", (time.time(), order, match_id))
-            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, token = NULL"
+            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, position = ?,"
+                           " token = NULL"
                            " WHERE match_id = ? AND seat = ?",
-                           [(r.rank, r.delivered, match_id, s) for s, r in enumerate(seats)])
+                           [(r.rank, r.delivered, r.position, match_id, s)
+                            for s, r in enumerate(seats)])
         return True
 
     def abort_match(self, match_id: str) -> bool:
@@ -580,10 +718,19 @@ class LadderStore(LadderReads):
                 if row is None:
                     return applied
                 match_id, players = row
-                seats = db.execute("SELECT name, rank, delivered FROM ladder_results"
-                                   " WHERE match_id = ? ORDER BY seat", (match_id,)).fetchall()
+                placed = db.execute("SELECT name, rank, delivered, position FROM ladder_results"
+                                    " WHERE match_id = ? ORDER BY seat", (match_id,)).fetchall()
+                seats = [(n, k, d) for n, k, d, _ in placed]
                 names = tuple(n for n, _, _ in seats)
                 ranks = tuple(int(k) for _, k, _ in seats)
+                db.executemany(
+                    "INSERT INTO ladder_positions (players, name, position, games, wins,"
+                    " rank_sum) VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (players, name, position)"
+                    " DO UPDATE SET games = ladder_positions.games + 1,"
+                    " wins = ladder_positions.wins + excluded.wins,"
+                    " rank_sum = ladder_positions.rank_sum + excluded.rank_sum",
+                    [(players, n, p, int(k == 1), int(k)) for n, k, _, p in placed
+                     if p is not None])
                 for scope in (ALL_PLAYERS, players):
                     before = [self._rating(db, scope, name) for name in names]
                     after = rate(before, ranks)
@@ -642,6 +789,18 @@ class LadderReader:
         """Returns :meth:`LadderReads.match`, read on the reader's thread."""
         return await self.run(self._reads.match, match_id)
 
+    async def bot_stats(self, name: str) -> tuple[dict[int, Tally], list[PositionTally]]:
+        """Returns the bot's tallies per scope and by seat position, read in one
+        snapshot on the reader's thread."""
+        def read() -> tuple[dict[int, Tally], list[PositionTally]]:
+            with self._reads.snapshot():
+                return self._reads.bot_tallies(name), self._reads.positions(name)
+        return await self.run(read)
+
+    async def is_registered(self, name: str) -> bool:
+        """Returns whether ``name`` is a registered bot, read on the reader's thread."""
+        return await self.run(self._reads.is_registered, name)
+
     async def streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
                                                            dict[str, tuple[str, str]]]:
         """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
@@ -690,21 +849,26 @@ _STANDINGS_POSTGRESQL = (
 #: The matches whose ids the query ``{page}`` selects, with their seats, in one JSON text.
 _ROWS = (
     "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
+    " m.commitment, m.set_id, m.set_index,"
     " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
     " FROM ladder_results r WHERE r.match_id = m.match_id))))"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
 _ROWS_POSTGRESQL = (
     "SELECT COALESCE(json_agg(json_build_array(m.match_id, m.players, m.status, m.created,"
+    " m.commitment, m.set_id, m.set_index,"
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
 
 
 def _start_match(db: Connection, match_id: str, names: Sequence[str], host: str | None,
-                 address: str | None, tokens: Sequence[str] | None) -> None:
-    db.execute("INSERT INTO ladder_matches (match_id, players, status, created, host, address)"
-               " VALUES (?, ?, 'running', ?, ?, ?) ON CONFLICT DO NOTHING",
-               (match_id, len(names), time.time(), host, address))
+                 address: str | None, tokens: Sequence[str] | None, commitment: str = "",
+                 set_id: str | None = None, set_index: int | None = None) -> None:
+    db.execute("INSERT INTO ladder_matches (match_id, players, status, created, commitment,"
+               " set_id, set_index, host, address) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)"
+               " ON CONFLICT DO NOTHING",
+               (match_id, len(names), time.time(), commitment or None, set_id, set_index,
+                host, address))
     (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
                             (match_id,)).fetchone()
     held = list(tokens) if tokens is not None else [None] * len(names)

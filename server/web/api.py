@@ -27,6 +27,7 @@ import structlog
 from aiohttp import web
 
 from mammamia import RecordError
+from mammamia.fairness import is_sealed
 
 from ..app import Arena
 from ..ladder.store import MatchRow, Standing
@@ -224,6 +225,10 @@ async def _replay(request: web.Request) -> web.StreamResponse:
             return _error(404, f"no match {match_id!r}")
         if stored.status not in ("finished", "aborted") or stored.record is None:
             return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
+        if is_sealed(stored.record):
+            # A duplicate set's later matches deal the same cards (docs/ladder.md).
+            return _error(409, f"match {match_id!r} belongs to a duplicate set still being "
+                          "played: its record comes when the set ends")
         try:
             steps = await page.reads.run(replay.replay, stored.record, stored.names)
         except RecordError as e:

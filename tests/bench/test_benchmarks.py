@@ -20,7 +20,8 @@ RUN_TIMEOUT_S = 180
 KEYS = {
     "protocol": ("bare_p50_us", "server_p50_us", "ratio_p50", "server_p99_us"),
     "load": ("matches", "seats", "decisions_per_s", "p50_ms", "p99_ms", "server_rss_mb",
-             "errors", "max_seats_p99_under_100ms"),
+             "errors", "max_seats_p99_under_100ms", "rss_kb_per_seat", "rss_timeline_mb",
+             "rss_growth_second_half_mb"),
     "ladder": ("matches_per_min", "rating_update_ms"),
 }
 
@@ -70,6 +71,10 @@ def test_load_plays_matches_from_other_processes_without_errors(tmp_path: Path) 
     assert fig["errors"] == 0, fig["error_examples"]
     assert fig["decisions_per_s"] > 0
     assert fig["server_rss_mb"] > 0
+    # RSS through the window: from its start to its end, in order.
+    times = [t for t, _ in fig["rss_timeline_mb"]]
+    assert len(times) >= 2 and times == sorted(times) and times[-1] >= 0.9
+    assert all(mb > 0 for _, mb in fig["rss_timeline_mb"])
     assert [s["seats"] for s in fig["steps"]] == [fig["seats"]]
     # The probe's calls with an unknown token were refused, and timed.
     assert fig["play_refused_p50_ms"] > 0 and fig["join_refused_p50_ms"] > 0
@@ -97,3 +102,13 @@ def test_percentiles_are_nearest_rank() -> None:
     assert (fig["n"], fig["mean"], fig["p50"], fig["max"]) == (3, 2.0, 2.0, 3.0)
     with pytest.raises(ValueError, match="no samples"):
         percentile([], 50)
+
+
+def test_search_times_its_decisions_and_counts_rollouts(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "search")["search"]
+    (row,) = fig["rows"]
+    assert row["budget_ms"] == 50 and row["decisions"] > 0
+    assert 0 < row["ms_p50"] <= row["ms_p99"] <= row["ms_max"]
+    assert 0 <= row["within_budget_plus_10pct"] <= 1
+    # On a busy machine a decision may get no rollout in; a game's worth gets some.
+    assert row["rollouts"] > 0 and row["rollouts_per_second"] > 0

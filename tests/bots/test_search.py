@@ -117,6 +117,41 @@ def test_the_time_budget_is_kept_by_the_clock(budget_ms: int) -> None:
         assert bot.last_iterations > 0
 
 
+class StallingClock(FakeClock):
+    """A FakeClock that jumps ``stall`` seconds once, at its ``at``-th read."""
+
+    def __init__(self, step: float, at: int, stall: float) -> None:
+        super().__init__(step)
+        self.reads = 0
+        self.at = at
+        self.stall = stall
+
+    def __call__(self) -> float:
+        self.reads += 1
+        if self.reads == self.at:
+            self.now += self.stall
+        return super().__call__()
+
+
+def test_one_stalled_deal_does_not_keep_the_search_off() -> None:
+    # The fourth read of a decision's clock ends its first deal: a second's stall
+    # there (the process waiting for a core) makes dealing look far too slow for a
+    # 20 ms budget. The next decisions answer at once, but search again soon.
+    state = new_game(2, seed=7)
+    for _ in range(9):
+        state.apply(state.legal_actions()[-1])
+    view = view_of(state, state.to_act)
+    bot = SearchBot(budget_ms=20, seed=1)
+    bot.clock = StallingClock(0.0002, at=4, stall=1.0)  # type: ignore[method-assign,assignment]
+    bot.turn(view)
+    searched = []
+    for _ in range(12):
+        bot.clock = FakeClock(0.0002)  # type: ignore[method-assign,assignment]
+        assert bot.turn(view) in view.legal
+        searched.append(bot.last_iterations > 0)
+    assert not searched[0] and any(searched), searched
+
+
 def test_a_view_it_cannot_sample_gets_the_counter_bots_answer() -> None:
     state = new_game(2, seed=8)
     for _ in range(5):

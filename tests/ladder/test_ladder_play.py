@@ -111,6 +111,14 @@ def test_ladder_commands_print_standings_matches_and_records(
                                       capture_output=True, text=True, timeout=30,
                                       check=True).stdout)
     assert state["winners"] == match["winners"]
+    # The assignment told the bot the match's commitment, which the record keeps and
+    # the listing shows; a match played alone belongs to no set.
+    committed = json.loads(record.read_text())["meta"]["fairness"]["commitment"]
+    assert match["commitment"] == committed and match["set"] is None
+    told = [json.loads(line) for line in (tmp_path / "bots" / "greedy-a.log").read_text(
+        ).splitlines() if '"ladder_assignment"' in line]
+    assert {"match": match["match"], "commitment": committed}.items() <= next(
+        a for a in told if a["match"] == match["match"]).items()
     unknown = subprocess.run([str(MAMMAMIA), "ladder", "record", "--server", server.address,
                               "m-nope"], capture_output=True, text=True, timeout=30)
     assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr

@@ -128,6 +128,7 @@ def test_a_crash_between_stored_record_and_ladder_result_is_recovered(
         conn.execute("DELETE FROM ladder_ratings")
         conn.execute("DELETE FROM ladder_tallies")
         conn.execute("DELETE FROM ladder_totals")
+        conn.execute("DELETE FROM ladder_positions")
         conn.execute("UPDATE ladder_matches SET rated = 0")
     server.start()
     assert query(db, "SELECT status, rated FROM ladder_matches WHERE match_id = ?",

@@ -31,7 +31,8 @@ class Clock:
 
 
 class NoMatches:
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+    async def create(self, names: Sequence[str], deal_set: object = None
+                     ) -> tuple[str, list[str], str]:
         raise AssertionError("no match in these tests")
 
     async def outcome(self, match_id: str) -> Outcome:

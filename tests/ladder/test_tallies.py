@@ -239,7 +239,8 @@ class FakeHost:
     def __init__(self, stored: dict[str, Outcome]) -> None:
         self.stored = stored
 
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+    async def create(self, names: Sequence[str], deal_set: object = None
+                     ) -> tuple[str, list[str], str]:
         raise AssertionError("no match is created in these tests")
 
     async def outcome(self, match_id: str) -> Outcome:
@@ -275,9 +276,10 @@ class PlayingHost(FakeHost):
         super().__init__({})
         self.created = 0
 
-    async def create(self, names: Sequence[str]) -> tuple[str, list[str]]:
+    async def create(self, names: Sequence[str], deal_set: object = None
+                     ) -> tuple[str, list[str], str]:
         self.created += 1
-        return f"m-{self.created}", [f"token-{i}" for i in range(len(names))]
+        return f"m-{self.created}", [f"token-{i}" for i in range(len(names))], ""
 
     async def outcome(self, match_id: str) -> Outcome:
         return Outcome("finished", (1, 2), (3, 1))

@@ -367,7 +367,15 @@ def test_ladder_messages_and_the_replies_the_commands_read():
     assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder
     assert summary.created.ToNanoseconds() == 1_700_000_000_500_000_000
     assert wire.ladder_match_data(summary) == {"match": "m9", "players": 3,
-                                               "names": ["a", "b", "c"], "winners": [0, 2]}
+                                               "names": ["a", "b", "c"], "winners": [0, 2],
+                                               "commitment": "", "set": None}
+    # A match of a duplicate set: its commitment and its place in the set.
+    in_set = MatchRow("m8", 3, "finished", 1.0, ("b", "c", "a"), (1,), "c0ffee", "set-1", 1)
+    assert wire.ladder_match_data(wire.ladder_summary(in_set))["set"] == {
+        "id": "set-1", "index": 1, "size": 3, "rotation": 1}
+    told = wire.assignment_message(Assignment("m8", "tok", 0, 3, "c0ffee", "set-1", 1))
+    assert (told.commitment, told.deal_set.set_id, told.deal_set.rotation) == (
+        "c0ffee", "set-1", 1)
 
 
 def test_create_requests_carry_what_the_organiser_asked_for():

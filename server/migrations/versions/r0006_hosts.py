@@ -15,16 +15,16 @@ that holds it, the stream's own id (a newer entry of the same bot replaces the r
 and the older stream learns it is replaced), when it entered and its last heartbeat
 (a host that dies stops beating; its rows are passed over, then removed).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -116,8 +116,9 @@ class Ladder:
         self.closed = False
         #: On a database that other hosts may share (PostgreSQL): this host's part of
         #: the one ladder they run (``server.ladder.hosts``); None on an SQLite file.
-        self.shared: Shared | None = (Shared(self, host_id, advertise) if store.shared
-                                      else None)
+        #: Duplicate sets are played on a ladder of one host (``LadderStore.claim``).
+        self.shared: Shared | None = (Shared(self, host_id, advertise)
+                                      if store.shared and not duplicate else None)
 
     def recover(self, resumed: Collection[str] = ()) -> None:
         """Settles the matches a crash cut off, then rates every unrated result.

@@ -71,9 +71,11 @@ from ..storage import (
     LADDER_LOCK,
     POSTGRESQL,
     Connection,
+    StorageError,
     connect,
     dialect,
     is_url,
+    shown,
     transaction,
 )
 from .ratings import Rating, Result, initial, rate
@@ -483,6 +485,7 @@ class LadderStore(LadderReads):
         try:
             schema.upgrade(self.path)      # the tables: server/migrations, up to date
             self._writes = _connect(self.path)
+            self._claimed: Connection | None = None     # see claim
         except BaseException:
             self._db.close()
             raise
@@ -491,11 +494,35 @@ class LadderStore(LadderReads):
         """Closes the connections."""
         self._db.close()
         self._writes.close()
+        if self._claimed is not None:
+            self._claimed.close()
 
     @property
     def shared(self) -> bool:
         """Whether other hosts may share the ladder's database (PostgreSQL)."""
         return self._postgresql
+
+    def claim(self, alone: bool) -> None:
+        """On PostgreSQL, takes the ladder for this host alone (``alone``: duplicate
+        sets, which ``server.ladder.hosts`` does not schedule across hosts, need a
+        ladder of one host), or as one of the hosts that share it; raises StorageError
+        when another host holds it the other way. A session advisory lock on
+        (``LADDER_LOCK``, 1), exclusive or shared, held by a connection of its own for
+        as long as the process runs. On an SQLite file, nothing to take."""
+        if not self._postgresql:
+            return
+        take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
+        db = connect(self.path)
+        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)",
+                              (LADDER_LOCK,)).fetchone()
+        if not taken:
+            db.close()
+            raise StorageError(
+                f"{shown(self.path)}: another host runs this database's ladder "
+                + ("with other hosts; --ladder-duplicate needs a ladder of one host"
+                   if alone else "alone (with --ladder-duplicate); stop it, or give this "
+                   "host another --db"))
+        self._claimed = db
 
     def reader(self) -> LadderReader:
         """Returns a new reader thread with its own connection to this store's file."""

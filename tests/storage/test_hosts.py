@@ -300,3 +300,28 @@ def test_two_hosts_go_on_after_a_postgresql_restart(
     rerate = subprocess.run([str(MAMMAMIA), "ladder", "rerate", "--db", postgres_url],
                             capture_output=True, text=True, timeout=60)
     assert rerate.returncode == 0, rerate.stdout + rerate.stderr
+
+
+def test_duplicate_sets_keep_a_ladder_of_one_host(
+        start_server: Callable[..., Any], postgres_url: str, tmp_path: Path) -> None:
+    """Duplicate sets are not scheduled across hosts: a host with --ladder-duplicate
+    takes the database's ladder alone, and a host that shares it is refused (and the
+    other way round), each with one line and status 2."""
+    def serve(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(MAMMAMIA), "serve", "--host", "127.0.0.1", "--port", "0", "--db",
+             postgres_url, "--organiser-key", "k", *flags],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    shared = start_server(db=postgres_url, **host_flags(free_port(), "host-a"))
+    alone = serve("--host-id", "host-d", "--ladder-duplicate")
+    assert alone.returncode == 2, alone.stderr
+    assert "--ladder-duplicate needs a ladder of one host" in alone.stderr
+    assert shared.stop() == 0
+
+    duplicate = start_server(db=postgres_url, ladder_duplicate=True,
+                             **host_flags(free_port(), "host-d"))
+    other = serve("--host-id", "host-b")
+    assert other.returncode == 2, other.stderr
+    assert "runs this database's ladder alone" in other.stderr
+    assert duplicate.stop() == 0

@@ -16,9 +16,10 @@ the database is the only thing they share (no coordinator process):
   free bots run one at a time) it reads the bots waiting anywhere (alive and not
   seated in a running match), forms at most one match with the pure
   :func:`~server.ladder.scheduler.form_matches`, and records it as running on this
-  host with its seats and their tokens before it commits. A bot is in one running
-  match at a time across all hosts, because a pass sees the seats every earlier
-  pass committed.
+  host with its seats before it commits (the seats' tokens and the match's
+  commitment are published once the match exists: ``LadderStore.publish``). A bot is
+  in one running match at a time across all hosts, because a pass sees the seats
+  every earlier pass committed.
 - **The forming host runs the match.** It creates the match with the recorded id
   and tokens and tells the bots whose streams it holds at once.
 - **Every host announces to its own streams.** Each tick it reads the seats of its
@@ -238,6 +239,7 @@ class Shared:
         self._announced[name] = seat.match_id
         here = seat.host == self.host_id
         current[1].put_nowait(Assignment(seat.match_id, seat.token, seat.seat, seat.players,
+                                         seat.commitment,
                                          host_address="" if here else seat.address))
 
     async def schedule(self, now: float) -> None:
@@ -272,16 +274,20 @@ class Shared:
         wait again)."""
         ladder = self.ladder
         try:
-            await ladder.host.create(formed.names, match_id=formed.match_id,
-                                     tokens=formed.tokens)
+            _, _, committed = await ladder.host.create(formed.names, match_id=formed.match_id,
+                                                       tokens=formed.tokens)
         except Exception as e:      # LadderClosedError (a drain) or a failure
             log.warning("ladder_match_not_created", match=formed.match_id, error=repr(e))
             await ladder.stored(formed.match_id, ladder.store.abort_match, formed.match_id)
             return
         log.info("ladder_match_started", match=formed.match_id, names=list(formed.names),
                  host=self.host_id)
+        # The seats go out once the match exists, with its commitment (published with
+        # the assignment, before the bots join).
+        await ladder.stored(formed.match_id, ladder.store.publish, formed.match_id,
+                            formed.tokens, committed)
         for seat, (name, token) in enumerate(zip(formed.names, formed.tokens, strict=True)):
             self._send(name, Seated(formed.match_id, seat, len(formed.names), token,
-                                    self.host_id, ""))
+                                    self.host_id, "", committed))
         outcome = await ladder.host.outcome(formed.match_id)
         await ladder.settle_as(formed.match_id, outcome)

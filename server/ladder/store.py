@@ -174,6 +174,7 @@ class Seated:
     token: str
     host: str
     address: str
+    commitment: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,13 +361,15 @@ class LadderReads:
         seated), with its token and the host that runs the match."""
         among, listed = _among(self._db, names)
         rows = self._db.execute(
-            "SELECT r.name, r.match_id, r.seat, m.players, r.token, m.host, m.address"
-            " FROM ladder_matches m JOIN ladder_results r ON r.match_id = m.match_id"
+            "SELECT r.name, r.match_id, r.seat, m.players, r.token, m.host, m.address,"
+            " m.commitment FROM ladder_matches m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
             f" WHERE m.status = 'running' AND r.token IS NOT NULL AND r.name {among}",
             (listed,)).fetchall()
         return {name: Seated(match_id, int(seat), int(players), token, host or "",
-                             address or "")
-                for name, match_id, seat, players, token, host, address in rows}
+                             address or "", commitment or "")
+                for name, match_id, seat, players, token, host, address, commitment
+                in rows}
 
     def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Returns (host, stream id) of the Enter stream each of ``names`` has open
@@ -699,6 +702,19 @@ class LadderStore(LadderReads):
         cur = self._writes.execute("DELETE FROM ladder_entries WHERE host = ?", (host,))
         return int(cur.rowcount)
 
+    def publish(self, match_id: str, tokens: Sequence[str], commitment: str) -> None:
+        """Gives a running match formed by :meth:`take` its seats' tokens and its
+        commitment, once the match exists: from then on the hosts of its bots' Enter
+        streams hand its seats out, commitment included (a match that ended meanwhile
+        keeps none)."""
+        with self._write() as db:
+            db.execute("UPDATE ladder_matches SET commitment = ? WHERE match_id = ?"
+                       " AND status = 'running'", (commitment or None, match_id))
+            db.executemany("UPDATE ladder_results SET token = ? WHERE match_id = ?"
+                           " AND seat = ? AND EXISTS (SELECT 1 FROM ladder_matches m"
+                           " WHERE m.match_id = ? AND m.status = 'running')",
+                           [(t, match_id, s, match_id) for s, t in enumerate(tokens)])
+
     def take(self, host: str, address: str, alive_since: float,
              form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
              reserve: Callable[[int], tuple[str, Sequence[str]]]) -> list[Formed]:
@@ -709,7 +725,8 @@ class LadderStore(LadderReads):
         A bot waits when its entry beat at ``alive_since`` or later and it holds no seat
         in a running match. ``form`` gets them as (name, rating over all matches, rated
         games) and returns the matches to start (names in seat order); ``reserve(n)``
-        returns a new match id and ``n`` seat tokens for each."""
+        returns a new match id and ``n`` seat tokens for each. The seats are recorded
+        without their tokens: :meth:`publish` adds them once the match exists."""
         formed: list[Formed] = []
         with self._write() as db:
             names = [n for (n,) in db.execute(
@@ -723,7 +740,7 @@ class LadderStore(LadderReads):
             fresh = (initial(), 0)
             for seated in form([(n, *known.get(n, fresh)) for n in names]):
                 match_id, tokens = reserve(len(seated))
-                _start_match(db, match_id, seated, host, address, tokens)
+                _start_match(db, match_id, seated, host, address, None)
                 formed.append(Formed(match_id, tuple(seated), tuple(tokens)))
         return formed
 

@@ -251,6 +251,8 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         assert seat_ada.host_address == ("" if ada_here else running[1])
         assert seat_bob.host_address == ("" if running[0] == "host-a" else running[1])
         assert {seat_ada.seat, seat_bob.seat} == {0, 1}
+        # Both are sent the match's commitment to its seed, before they join.
+        assert seat_ada.commitment and seat_ada.commitment == seat_bob.commitment
 
         # The bot enters again through the other host in the middle of its match: it
         # is sent the same seat, with the address as seen from there.

@@ -36,6 +36,8 @@ def test_node_bot_plays_its_seat_on_the_host_the_assignment_names(
     assert len(assigned) == 2 and all(f"127.0.0.1:{port_b}" in line for line in assigned), \
         assigned
     assert len(re.findall(r" info match_ended .*status=finished", done.stderr)) == 2
+    # (Stopped first: a host's drain waits until the ladder has stored every result.)
+    assert a.stop() == 0 and b.stop() == 0
     db = connect(postgres_url)
     try:
         played = db.execute("SELECT m.host, m.status FROM ladder_matches m JOIN"
@@ -44,4 +46,3 @@ def test_node_bot_plays_its_seat_on_the_host_the_assignment_names(
     finally:
         db.close()
     assert sorted(tuple(r) for r in played) == [("host-b", "finished")] * 2
-    assert a.stop() == 0 and b.stop() == 0

@@ -139,7 +139,8 @@ def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     from server.ladder.store import LadderStore
 
     class NoHost:
-        async def create(self, names: Sequence[str], deal_set: object = None
+        async def create(self, names: Sequence[str], deal_set: object = None, *,
+                         match_id: str | None = None, tokens: Sequence[str] | None = None
                          ) -> tuple[str, list[str], str]:
             raise RuntimeError("no match is created here")
 

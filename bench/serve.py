@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
@@ -81,11 +82,14 @@ def stop(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> Non
 
 class Server:
     """A ``mammamia serve`` process on 127.0.0.1 with a database in ``directory``;
-    ``extra`` are further ``serve`` flags. Started by ``with``, stopped on the way out."""
+    ``extra`` are further ``serve`` flags (a later ``--db`` or ``--port`` wins), and
+    ``prefix`` a command the server runs under (``taskset -c 0``). Started by ``with``,
+    stopped on the way out."""
 
-    def __init__(self, directory: Path, *extra: str) -> None:
+    def __init__(self, directory: Path, *extra: str, prefix: Sequence[str] = ()) -> None:
         self.directory = directory
         self.extra = extra
+        self.prefix = tuple(prefix)
         self.organiser_key = ORGANISER_KEY
         self.address = ""
         self.process: subprocess.Popen[bytes] | None = None
@@ -102,7 +106,7 @@ class Server:
         port_file = self.directory / "port"
         self._log = open(self.directory / "server.log", "ab")  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(
-            [*mammamia(), "serve", "--host", "127.0.0.1", "--port", "0",
+            [*self.prefix, *mammamia(), "serve", "--host", "127.0.0.1", "--port", "0",
              "--port-file", str(port_file), "--db", str(self.directory / "bench.db"),
              "--organiser-key", self.organiser_key, "--log-format", "json",
              "--drain-seconds", "1", *self.extra,

@@ -410,7 +410,9 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
 
     async def play(assignment: wire.Assigned) -> MatchResult | None:
         try:
-            return await play_seat(factory(), server, assignment.seat_token, name=name,
+            # Another host of the ladder may run the match: play there.
+            at = assignment.host_address or server
+            return await play_seat(factory(), at, assignment.seat_token, name=name,
                                    backoff=Backoff(give_up=give_up), credentials=credentials)
         except (SeatRefused, ConnectionLost) as e:
             log.warning("ladder_match_lost", match=assignment.match_id, fault=str(e))
@@ -436,6 +438,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         seen.add(assignment.match_id)
                         log.info("ladder_assignment", match=assignment.match_id,
                                  seat=assignment.seat, players=assignment.players,
+                                 host=assignment.host_address or server,
                                  commitment=assignment.commitment,
                                  **({"set": assignment.set_id, "set_index":
                                      assignment.set_index} if assignment.set_id else {}))

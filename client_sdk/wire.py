@@ -122,7 +122,8 @@ Incoming = Snapshot | Asked | Happened | Defaulted | Ended | Replied
 
 @dataclass(frozen=True, slots=True)
 class Assigned:
-    """A ladder match assigned to the bot."""
+    """A ladder match assigned to the bot, on the host at ``host_address`` (empty: the
+    server the bot entered through)."""
 
     match_id: str
     seat_token: str
@@ -131,6 +132,7 @@ class Assigned:
     commitment: str = ""        # the match's commitment to its seed (docs/fairness.md)
     set_id: str = ""            # its duplicate set ("" for a match played alone)
     set_index: int = 0          # its place in the set: the seats' rotation
+    host_address: str = ""
 
 
 def incomings(msg: pb.SeatEvents) -> list[Incoming]:
@@ -318,7 +320,7 @@ def assigned(msg: pb.Assignment) -> Assigned:
     deal_set = msg.deal_set if msg.HasField("deal_set") else None
     return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players),
                     msg.commitment, deal_set.set_id if deal_set else "",
-                    int(deal_set.index) if deal_set else 0)
+                    int(deal_set.index) if deal_set else 0, msg.host_address)
 
 
 def joined(msg: pb.JoinResponse) -> tuple[str, int, str, int, int]:

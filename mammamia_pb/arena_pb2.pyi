@@ -1832,6 +1832,7 @@ class Assignment(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
+    HOST_ADDRESS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat_token: _builtins.str
@@ -1844,6 +1845,13 @@ class Assignment(_message.Message):
     """The match's commitment to its seed (as Snapshot.commitment), published with
     the assignment, before the bot joins. In a duplicate set every match carries
     the set's commitment.
+    """
+    host_address: _builtins.str
+    """The address (HOST:PORT) of the host that runs the match, when it is not the host
+    this Enter stream is on: several hosts share one ladder, and a match runs on one
+    of them (the server's --advertise address). Play the seat there, with the same
+    credentials. Empty: the match runs on this host; play on the connection you
+    entered through.
     """
     @_builtins.property
     def deal_set(self) -> Global___DealSet:
@@ -1858,10 +1866,11 @@ class Assignment(_message.Message):
         players: _builtins.int = ...,
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
+        host_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from .guards import Guards
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS, WAITING
 from .quotas import Quotas, Rates, descriptor_limit, server_options
-from .storage import Storage, StorageError
+from .storage import Storage, StorageError, is_url
 
 log = structlog.get_logger()
 
@@ -56,6 +57,8 @@ class Arena:
     organiser_key: str
     server: grpc.aio.Server
     health: HealthServicer
+    #: The address this server gives bots entered through other hosts (HOST:PORT).
+    advertise: str = ""
     services: list[str] = field(default_factory=list)
     tasks: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     running: list[asyncio.Task[None]] = field(default_factory=list)
@@ -137,27 +140,68 @@ class Arena:
         self.stopped.set()
 
 
+def default_advertise(address: str, port: int) -> str:
+    """Returns the address a server bound to ``address`` (``host:port``) on ``port``
+    gives by default to bots entered through other hosts: its own host and port, the
+    machine's name in place of a wildcard host (``0.0.0.0``, ``::``, empty)."""
+    host = address.rpartition(":")[0].strip("[]")
+    if host in ("", "0.0.0.0", "::"):
+        host = socket.gethostname()
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 async def create_server(address: str, *, db_path: str | Path, organiser_key: str,
                         deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
                         credentials: grpc.ServerCredentials | None = None,
                         extensions: Sequence[Callable[[Arena], None]] = (),
                         clock: Clock | None = None, exclusive: bool = False,
-                        quotas: Quotas | None = None) -> tuple[Arena, int]:
+                        quotas: Quotas | None = None, host_id: str = "",
+                        advertise: str = "") -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
     wall clock when None). ``exclusive`` claims the database file for this process
     and checks its integrity first. ``quotas`` bound what clients may hold and ask
-    (the defaults when None). Raises StorageError for a damaged file or one
-    another server claimed."""
+    (the defaults when None). ``host_id`` names this server among the hosts sharing a
+    PostgreSQL database (its match rows carry it; see ``server.storage.Storage``), and
+    ``advertise`` is the address at which the other hosts' bots reach it (kept in
+    ``Arena.advertise`` for extensions: the ladder). Raises StorageError for a damaged
+    file or one another server claimed (on PostgreSQL: the same host id)."""
     quotas = quotas or Quotas()
-    storage = Storage(db_path)
+    rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
+    server = grpc.aio.server(interceptors=[Guards(rates)], options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ("grpc.so_reuseport", 0),
+        *server_options(quotas, descriptor_limit()),
+    ])
+    # Bound first: the port (0 picks one) makes the default address and host id.
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
+    if not host_id and not advertise and address.endswith(":0") and is_url(db_path):
+        # Its matches are its host id's: with a new port at each start, a restarted host
+        # would not find the matches it ran.
+        log.warning("host_id_from_a_free_port", port=port,
+                    hint="give --host-id (or --advertise) to resume matches after a restart")
+    advertise = advertise or default_advertise(address, port)
+    host_id = host_id or advertise
+    try:
+        storage = Storage(db_path, host_id=host_id)
+    except StorageError:
+        await server.stop(None)
+        raise
     if exclusive:
         try:
             storage.claim()
             storage.check()
         except StorageError:
             storage.close()
+            await server.stop(None)
             raise
+    adopted = storage.adopt()
+    if adopted:
+        log.info("matches_adopted", matches=adopted, host=host_id)
     host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
     # Matches the journal holds go on where they were; the others a crash cut off
     # (started before the journal, or not replayable) are marked aborted.
@@ -169,19 +213,12 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     cut = [m for m in cut if m not in resumed]
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
-    rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
-    server = grpc.aio.server(interceptors=[Guards(rates)], options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_send_message_length", MAX_SEND_BYTES),
-        ("grpc.so_reuseport", 0),
-        *server_options(quotas, descriptor_limit()),
-    ])
     # The asyncio servicer: its Watch streams end with the server (the threaded one's
     # would keep the process alive after a drain).
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     arena = Arena(host=host, storage=storage, organiser_key=organiser_key, server=server,
-                  health=health_servicer)
+                  health=health_servicer, advertise=advertise)
     arena.services.extend(services.register(server, host, organiser_key, quotas))
     for install in extensions:
         install(arena)
@@ -189,10 +226,6 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
         (*arena.services, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     for name in ("", *arena.services):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-    if credentials is None:
-        port = server.add_insecure_port(address)
-    else:
-        port = server.add_secure_port(address, credentials)
     return arena, port
 
 

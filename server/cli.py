@@ -50,6 +50,16 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="address to bind (MAMMAMIA_HOST, default 127.0.0.1)")
     p.add_argument("--port", type=options.port, default=env_default("MAMMAMIA_PORT", "50051"),
                    help="port to bind, 0 for any free one (MAMMAMIA_PORT, default 50051)")
+    p.add_argument("--advertise", type=options.address,
+                   default=env_default("MAMMAMIA_ADVERTISE", ""), metavar="HOST:PORT",
+                   help="the address bots reach this server at, given to bots entered "
+                   "through other hosts of a shared PostgreSQL database whose ladder match "
+                   "runs here (MAMMAMIA_ADVERTISE, default the bound address, the "
+                   "machine's name for a wildcard --host)")
+    p.add_argument("--host-id", default=env("MAMMAMIA_HOST_ID"), metavar="NAME",
+                   help="this server's name among the hosts of a shared PostgreSQL "
+                   "database: it resumes the matches of its name after a restart, so keep "
+                   "it across restarts (MAMMAMIA_HOST_ID, default the --advertise address)")
     p.add_argument("--port-file", default=env("MAMMAMIA_PORT_FILE"), metavar="PATH",
                    help="write the bound port to PATH once serving (MAMMAMIA_PORT_FILE)")
     p.add_argument("--db", default=env("MAMMAMIA_DB", "mammamia.db"), metavar="PATH",
@@ -283,13 +293,15 @@ async def _run(args: argparse.Namespace) -> None:
         arena, port = await create_server(
             address, db_path=args.db, organiser_key=key, deadline_ms=args.deadline_ms,
             start_timeout=args.start_timeout, credentials=credentials, extensions=extensions,
-            exclusive=True, quotas=_quotas(args))
+            exclusive=True, quotas=_quotas(args), host_id=args.host_id or "",
+            advertise=args.advertise or "")
     except StorageError:
         raise                      # the database's own message, not the address's
     except RuntimeError as e:
         raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()
     log.info("serving", address=f"{host}:{port}", db=arena.storage.name,
+             advertise=arena.advertise, host_id=arena.storage.host_id,
              tls=credentials is not None,
              services=arena.services, open_file_limit=descriptors)
     if credentials is None and host not in LOOPBACK:

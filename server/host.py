@@ -85,20 +85,26 @@ class Host:
                      names: Sequence[str] = (), ladder: bool = False,
                      start_timeout: float | None = None, game: State | None = None,
                      played: Sequence[tuple[int, Action]] = (),
-                     deal_set: tuple[DealSet, str] | None = None) -> Runner:
+                     deal_set: tuple[DealSet, str] | None = None, match_id: str | None = None,
+                     tokens: Sequence[str] | None = None) -> Runner:
         """Returns a new match, stored as waiting and started in the background.
 
         ``deadline_ms`` 0 means the server's default. ``game`` plays a given game
         instead of shuffling one from ``seed``, and ``played`` are the actions that
         led to it from its deal (a match that starts mid-game, as the conformance
         kit's do). ``deal_set`` makes the match one of a ladder duplicate set: its
-        place in the set and the set's server seed (mammamia.fairness). Raises
-        HostClosed while draining, IllegalActionError for a bad setup and ValueError
-        for a bad time control.
+        place in the set and the set's server seed (mammamia.fairness). ``match_id`` and
+        ``tokens`` (one per seat) are the match's when given (the ladder of many hosts
+        draws them before it records the match), new ones otherwise. Raises HostClosed
+        while draining, IllegalActionError for a bad setup and ValueError for a bad time
+        control or a wrong number of tokens.
         """
         if not self.accepting:
             raise HostClosed("the server is shutting down and starts no new match")
-        match_id = new_match_id()
+        if tokens is not None and len(tokens) != players:
+            raise ValueError(f"a match of {players} players needs {players} seat tokens, "
+                             f"got {len(tokens)}")
+        match_id = match_id or new_match_id()
         fairness = None
         if game is None:
             # The game is dealt when the match starts, from a seed committed to now
@@ -123,7 +129,8 @@ class Host:
         settings = Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder,
                             names=list(names))
         state = Match(match_id, game, seed, settings, self.clock.now(), played, fairness)
-        tokens = tuple(new_token() for _ in range(game.players))
+        tokens = tuple(tokens) if tokens is not None else tuple(
+            new_token() for _ in range(game.players))
         hashes = tuple(token_hash(t) for t in tokens)
         journal = self.journal if fairness is not None else None
         if journal is not None:

@@ -25,7 +25,9 @@ Where the journal is kept:
   ``match_inputs``), through the writer thread: appends are grouped, the inputs of
   every match that came while one commit ran going in one transaction after it.
 
-Rows go once the match's end is stored (its record then holds everything).
+Rows go once the match's end is stored (its record then holds everything). On a
+PostgreSQL database that many hosts share, each setup names the host that runs the
+match (``match_setups.host``), and a host resumes its own matches only.
 """
 
 from __future__ import annotations
@@ -195,7 +197,9 @@ class Journal:
     def unfinished(self) -> list[Unfinished]:
         """Returns the journalled matches (for start-up: every one has not ended)."""
         db = self._db if self.local else self.storage.db
-        setups = db.execute("SELECT match_id, setup FROM match_setups").fetchall()
+        setups = db.execute("SELECT match_id, setup FROM match_setups" if self.local else
+                            "SELECT match_id, setup FROM match_setups WHERE host = ?",
+                            () if self.local else (self.storage.host_id,)).fetchall()
         out = []
         for match_id, setup in setups:
             rows = db.execute("SELECT input FROM match_inputs WHERE match_id = ? ORDER BY n",
@@ -278,9 +282,16 @@ class Journal:
     def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
                 ) -> None:
         with st.transaction(self._db) as db:
-            db.executemany("INSERT INTO match_setups (match_id, setup) VALUES (?, ?) "
-                           "ON CONFLICT (match_id) DO UPDATE SET setup = excluded.setup",
-                           setups)
+            if self.local:
+                db.executemany("INSERT INTO match_setups (match_id, setup) VALUES (?, ?) "
+                               "ON CONFLICT (match_id) DO UPDATE SET setup = excluded.setup",
+                               setups)
+            else:
+                host = self.storage.host_id
+                db.executemany("INSERT INTO match_setups (match_id, setup, host) "
+                               "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
+                               "setup = excluded.setup",
+                               [(match_id, setup, host) for match_id, setup in setups])
             db.executemany("INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?) "
                            "ON CONFLICT (match_id, n) DO UPDATE SET input = excluded.input",
                            inputs)

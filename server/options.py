@@ -88,6 +88,19 @@ def port(text: str) -> int:
 
 
 @checked
+def address(text: str) -> str:
+    """Returns a ``HOST:PORT`` address (``[v6]:PORT`` for an IPv6 host), port 1 to 65535,
+    or the empty text (the caller's default) for an empty one."""
+    if not text.strip():
+        return ""
+    host, colon, number = text.strip().rpartition(":")
+    if not colon or not host.strip("[]") or (":" in host and not host.startswith("[")):
+        raise ValueError("need HOST:PORT, e.g. host-a.example.org:50051 or [::1]:50051")
+    _whole(number, 1, 65535)
+    return text.strip()
+
+
+@checked
 def deadline_ms(text: str) -> int:
     """Returns a per-decision deadline in milliseconds, 1 to MAX_DEADLINE_MS."""
     return _whole(text, 1, MAX_DEADLINE_MS)

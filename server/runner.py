@@ -103,6 +103,7 @@ class Runner:
         self.journal = journal
         self.visible = len(match.log)   # the log entries streams may send
         self._committed: asyncio.Future[None] | None = None
+        self._advanced = asyncio.Event()    # set whenever ``visible`` moves on
         self.followers: set[Follower] = set()
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
@@ -234,6 +235,20 @@ class Runner:
         if self._committed is not None:
             await asyncio.shield(self._committed)
 
+    async def caught_up(self) -> None:
+        """Returns once the whole log so far is visible (every input it came from is
+        committed, or the match's end is stored); raises StorageError when an input
+        could not be committed.
+
+        Why not only :meth:`committed`: the last input may be committed while earlier
+        entries still wait (a match cut off by a failed write shows its log once its
+        end is stored), and waiting on a done future again would spin the event loop."""
+        while self.visible < len(self.match.log):
+            await self.committed()
+            if self.visible < len(self.match.log):
+                self._advanced.clear()
+                await self._advanced.wait()
+
     def _shown(self, upto: int, done: asyncio.Future[None]) -> None:
         if not done.cancelled() and done.exception() is not None:
             # The input is not durable: what it caused stays unsent, and the match is
@@ -247,6 +262,7 @@ class Runner:
         if upto > self.visible:
             new = self.match.log[self.visible:upto]
             self.visible = upto
+            self._advanced.set()
             self._notify(new)
 
     def _after(self, before: int) -> None:

@@ -142,8 +142,7 @@ async def _stream(match: Runner, viewer: int | None, after: int,
     state = match.match
     # The snapshot shows only what is committed (server.journal): wait for the inputs
     # still being written.
-    while match.visible < len(state.log):
-        await match.committed()
+    await match.caught_up()
     follower = match.follow(viewer)
     if opened is not None:
         opened(follower)

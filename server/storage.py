@@ -62,8 +62,8 @@ class StorageError(RuntimeError):
 
 _END_MATCH = (
     "INSERT INTO matches (id, status, players, names, ladder, created, ended, "
-    "winners, ranks, delivered, reason, record) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "winners, ranks, delivered, reason, record, host) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET status = excluded.status, names = excluded.names, "
     "ended = excluded.ended, winners = excluded.winners, ranks = excluded.ranks, "
     "delivered = excluded.delivered, reason = excluded.reason, "
@@ -177,6 +177,7 @@ class PostgresConnection:
         self.url = url
         self.durable = durable
         self._db: psycopg.Connection[tuple[Any, ...]] | None = None
+        self._begun = False     # a BEGIN was sent, and no COMMIT or ROLLBACK since
         self._live()
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -210,6 +211,7 @@ class PostgresConnection:
         """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
         import psycopg
 
+        word = sql.lstrip()[:8].upper()
         with _translated():
             try:
                 cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
@@ -217,10 +219,17 @@ class PostgresConnection:
                 # A read outside a transaction on a connection found lost is asked
                 # again on a new one: it changes nothing, and a reader that waits for
                 # no writes would otherwise fail once per restart of the database.
-                if not (self._db is not None and self._db.broken
-                        and sql.lstrip().upper().startswith("SELECT")):
+                # Inside a transaction it is not: on a new connection it would run
+                # outside that transaction (without its locks), so the error stands.
+                if not (self._db is not None and self._db.broken and not self._begun
+                        and word.startswith("SELECT")):
                     raise
                 cursor = self._live().execute(_placeholders(sql), parameters)
+            finally:
+                if word.startswith(("COMMIT", "ROLLBACK")):
+                    self._begun = False     # over, committed or not
+            if word.startswith("BEGIN"):
+                self._begun = True
             return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
@@ -384,13 +393,20 @@ class Storage:
     """The server's database: reads on the event loop, writes on its :class:`Writer`.
 
     ``path`` is an SQLite file, or a ``postgresql://`` URL (kept as given in ``path``).
-    Raises StorageError when the database cannot be opened or brought to this
-    server's schema.
+    ``host_id`` names this server among the hosts that share a PostgreSQL database
+    (``mammamia serve --host-id``): each match row carries it, and this server resumes
+    or aborts only its own matches at start-up. An SQLite file has one host, so there
+    every row is this server's. Raises StorageError when the database cannot be
+    opened or brought to this server's schema.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, host_id: str = "") -> None:
         self.path: str | Path = str(path) if is_url(path) else Path(path)
         self.dialect = POSTGRESQL if is_url(path) else SQLITE
+        self.host_id = host_id
+        #: Whether other hosts may share the database (PostgreSQL): rows are then
+        #: this server's only when they carry its ``host_id``.
+        self.shared = self.dialect == POSTGRESQL
         self.writer = Writer()
         try:
             # Reads: on the event loop, quick (SQLite's WAL and PostgreSQL's snapshots:
@@ -450,11 +466,13 @@ class Storage:
             raise StorageError(f"{self.path}: the database is damaged: {rows[0]}")
 
     def claim(self) -> None:
-        """Takes the database for this process alone; raises StorageError when another
-        server holds it. Two servers on one database would abort each other's matches.
-        The claim is an advisory lock that ends with the process: on a file, ``flock``;
-        on PostgreSQL, a session advisory lock (:data:`CLAIM_LOCK`) held by a
-        connection of its own."""
+        """Takes the database (an SQLite file), or this server's ``host_id`` in it (a
+        PostgreSQL database that many hosts share), for this process alone; raises
+        StorageError when another server holds it. Two servers on one file, or with one
+        host id, would resume and abort each other's matches. The claim is an advisory
+        lock that ends with the process: on a file, ``flock``; on PostgreSQL, a session
+        advisory lock on (:data:`CLAIM_LOCK`, the host id's hash) held by a connection
+        of its own."""
         if self.dialect == POSTGRESQL:
             self._claim_postgres()
             return
@@ -470,14 +488,34 @@ class Storage:
     def _claim_postgres(self) -> None:
         try:
             db = connect(self.path)
-            (taken,) = db.execute("SELECT pg_try_advisory_lock(?)", (CLAIM_LOCK,)).fetchone()
+            (taken,) = db.execute("SELECT pg_try_advisory_lock(CAST(? AS INTEGER), "
+                                  "hashtext(?))", (CLAIM_LOCK, self.host_id)).fetchone()
         except PostgresError as e:
             raise StorageError(f"{self.name}: {e}") from e
         if not taken:
             db.close()
-            raise StorageError(f"{self.name}: another server uses this database; stop it, "
-                               f"or give this one another --db")
+            raise StorageError(f"{self.name}: another server uses this database as host "
+                               f"{self.host_id!r}; stop it, or give this one another "
+                               f"--host-id (or --advertise)")
         self._claimed = db
+
+    def adopt(self) -> int:
+        """Returns how many unfinished matches without a host (written before hosts
+        were named) this server took as its own. On PostgreSQL only (an SQLite file's
+        rows are all its one server's); call it once the claim is held, before
+        :meth:`abort_unfinished`."""
+        if not self.shared:
+            return 0
+        with transaction(self.db, CLAIM_LOCK) as db:
+            cur = db.execute("UPDATE matches SET host = ? WHERE host IS NULL AND status IN "
+                             "('waiting', 'running')", (self.host_id,))
+            db.execute("UPDATE match_setups SET host = ? WHERE host IS NULL",
+                       (self.host_id,))
+            return int(cur.rowcount)
+
+    def _own(self) -> tuple[str, tuple[str, ...]]:
+        """Returns the SQL condition (and its parameters) of this server's match rows."""
+        return (" AND host = ?", (self.host_id,)) if self.shared else ("", ())
 
     def connect(self) -> Connection:
         """Returns a new connection to the same database (for another thread or module)."""
@@ -489,10 +527,11 @@ class Storage:
 
         For start-up, before any match is created: it writes on the calling thread.
         """
+        own, mine = self._own()
         with transaction(self.db):
             ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM matches WHERE status IN ('waiting', 'running')").fetchall()
-                if r[0] not in keep]
+                "SELECT id FROM matches WHERE status IN ('waiting', 'running')" + own,
+                mine).fetchall() if r[0] not in keep]
             self.db.executemany(
                 "UPDATE matches SET status = 'aborted', ended = ?, reason = ? WHERE id = ?",
                 [(now_iso(), reason, match_id) for match_id in ids])
@@ -503,8 +542,9 @@ class Storage:
         """Queues storing a new match as waiting (a second time changes nothing)."""
         self.writer.send(self._quick.execute,
                          "INSERT INTO matches (id, status, players, names, ladder, "
-                         "created) VALUES (?, 'waiting', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                         (match_id, players, json.dumps(list(names)), int(ladder), created))
+                         "created, host) VALUES (?, 'waiting', ?, ?, ?, ?, ?) "
+                         "ON CONFLICT DO NOTHING", (match_id, players, json.dumps(list(names)),
+                                                    int(ladder), created, self.host_id))
 
     def set_running(self, match_id: str) -> None:
         """Queues marking a waiting match as running."""
@@ -535,7 +575,7 @@ class Storage:
             cur = await self.writer.run(self._durable.execute, _END_MATCH, (
                 match_id, status, players, json.dumps(list(names)), int(ladder), created,
                 now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
-                json.dumps(list(delivered)), reason, record))
+                json.dumps(list(delivered)), reason, record, self.host_id))
         except ERRORS as e:
             raise StorageError(f"match {match_id}: its end was not stored: {e}") from e
         return bool(cur.rowcount == 1)

@@ -362,7 +362,8 @@ def timestamp(iso: str) -> Timestamp:
 def assignment_message(a: Assignment) -> pb.Assignment:
     """Returns a ladder assignment (a seat to play) as a message."""
     msg = pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
-                        players=a.players, commitment=a.commitment)
+                        players=a.players, commitment=a.commitment,
+                        host_address=a.host_address)
     if a.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(a.set_id, a.set_index, a.players))
     return msg

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Assignment:
-    """A seat the ladder gives a bot: play it with the Seat service and this token."""
+    """A seat the ladder gives a bot: play it with the Seat service and this token, on
+    the host at ``host_address`` (empty: the host the bot entered through)."""
 
     match_id: str
     seat_token: str
@@ -20,3 +21,4 @@ class Assignment:
     commitment: str = ""            # the match's commitment to its seed (a set's)
     set_id: str | None = None       # the duplicate set it belongs to, if any
     set_index: int = 0              # its place in the set (= the seats' rotation)
+    host_address: str = ""

@@ -39,22 +39,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
+from typing import ParamSpec, TypeVar
 
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
-from server.storage import Writer
+from server.storage import ERRORS, Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
+from .hosts import Shared
+
+# Re-exported: the servicer, the server's match host and the tests import them from here.
+from .match_host import LadderClosedError as LadderClosedError
+from .match_host import MatchHost as MatchHost
+from .match_host import Outcome as Outcome
+from .match_host import ReplacedError as ReplacedError
+from .match_host import UnknownBotError as UnknownBotError
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import ALL_PLAYERS, LadderError, LadderStore, SeatResult, Standing
+from .store import ALL_PLAYERS, LadderStore, Standing
 
 log = structlog.get_logger()
 
@@ -64,65 +72,21 @@ DEFAULT_NAME_EXPIRY_S = 24 * 60 * 60
 #: How many registered names that never entered may be held at once.
 DEFAULT_MAX_UNENTERED = 10_000
 
+#: The longest pause between two tries of a ladder write that failed (seconds).
+STORE_RETRY_MAX_S = 5.0
+
+#: How long a failing ladder write is still tried once the ladder has stopped (seconds).
+STORE_GIVE_UP_S = 20.0
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 #: How often names are checked for expiry, at most (a tenth of the expiry if shorter).
 EXPIRY_CHECK_S = 60.0
 
 
-class UnknownBotError(LadderError):
-    """A bot name that is not registered, or a key that is not its key."""
-
-
-class LadderClosedError(LadderError):
-    """The ladder has stopped (the server is shutting down)."""
-
-
-class ReplacedError(LadderError):
-    """The bot entered again on another stream, which takes over from this one."""
-
-
 #: Put on an entry's queue to end it because a newer entry of the same bot took over.
 _REPLACED = "replaced"
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a match ended: ``finished`` with ranks and pizzas per seat, or ``aborted``."""
-
-    status: str
-    ranks: tuple[int, ...] = ()
-    delivered: tuple[int, ...] = ()
-    first_player: int | None = None     # who started round 1 (None: not known)
-
-    def seats(self) -> list[SeatResult]:
-        """Returns the seats' results with their positions in round 1's order."""
-        n = len(self.ranks)
-        first = self.first_player
-        return [SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
-                for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered,
-                                                          strict=True))]
-
-
-class MatchHost(Protocol):
-    """What the ladder needs of the server: create matches, learn how they ended."""
-
-    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None
-                     ) -> tuple[str, list[str], str]:
-        """Returns (match id, seat tokens in seat order, commitment) of a new ladder
-        match, one of a duplicate set with ``deal_set`` (its place, the set's server
-        seed); raises LadderClosedError when no match can start any more."""
-        ...
-
-    async def outcome(self, match_id: str) -> Outcome:
-        """Returns the match's outcome once it has ended and its record is stored."""
-        ...
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        """Returns the stored outcome of an ended match, or None (unknown or cut off)."""
-        ...
-
-    def record(self, match_id: str) -> str | None:
-        """Returns the stored game record (JSON text) of an ended match, or None."""
-        ...
 
 
 class Ladder:
@@ -131,7 +95,8 @@ class Ladder:
     def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
                  settle: float = 0.25, clock: Callable[[], float] = time.time,
                  name_expiry: float = DEFAULT_NAME_EXPIRY_S,
-                 max_unentered: int = DEFAULT_MAX_UNENTERED, duplicate: bool = False) -> None:
+                 max_unentered: int = DEFAULT_MAX_UNENTERED, duplicate: bool = False,
+                 host_id: str = "", advertise: Callable[[], str] = str) -> None:
         self.store = store
         self.duplicate = duplicate
         self.host = host
@@ -149,6 +114,11 @@ class Ladder:
         self._rated = 0
         self._standings: dict[int, tuple[int, tuple[int, list[Standing]]]] = {}
         self.closed = False
+        #: On a database that other hosts may share (PostgreSQL): this host's part of
+        #: the one ladder they run (``server.ladder.hosts``); None on an SQLite file.
+        #: Duplicate sets are played on a ladder of one host (``LadderStore.claim``).
+        self.shared: Shared | None = (Shared(self, host_id, advertise)
+                                      if store.shared and not duplicate else None)
 
     def recover(self, resumed: Collection[str] = ()) -> None:
         """Settles the matches a crash cut off, then rates every unrated result.
@@ -157,19 +127,23 @@ class Ladder:
 
         A duplicate set a crash cut off is cut short: its finished matches count, and
         its records are completed once its last match still going (resumed) has ended.
+        On a shared database, only the matches this host ran are settled (the other
+        hosts run theirs).
 
         For start-up, before the server serves: it writes on the calling thread."""
+        if self.shared is not None:
+            self.shared.recover()
         resuming: dict[str, asyncio.Future[None]] = {}
-        for match_id in self.store.running():
+        running = (self.store.running() if self.shared is None
+                   else self.store.running(host=self.shared.host_id))
+        for match_id in running:
             outcome = self.host.stored_outcome(match_id)
             if outcome is not None and outcome.status == "finished":
                 if self._store_result(match_id, outcome):
                     self._log_finished(match_id, outcome)
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
-                settled = asyncio.ensure_future(self._settle_resumed(match_id))
-                self._keep_settling(settled)
-                resuming[match_id] = settled
+                resuming[match_id] = self.start_settling(self._settle_resumed(match_id))
                 log.info("ladder_match_resumed", match=match_id)
             else:
                 self.store.abort_match(match_id)
@@ -192,7 +166,7 @@ class Ladder:
         cancelled; then ends every Enter stream."""
         expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
         try:
-            await self.scheduler.run()
+            await (self.scheduler.run() if self.shared is None else self.shared.run())
         finally:
             self.closed = True
             expiring.cancel()
@@ -228,12 +202,15 @@ class Ladder:
                 self.store.mark_entered, name, key, self.clock()):
             raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
                                   "its name expired): register it again")
-        return self._entry(name)
+        return self._entry(name) if self.shared is None else self.shared.entry(name)
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
         player count: read on the reader thread once after each rated result, and
         from memory until the next."""
+        if self.shared is not None:
+            # Other hosts rate results too: every reading is read afresh.
+            return await self.reader.standings(players)
         rated = self._rated
         known = self._standings.get(players)
         if known is not None and known[0] == rated:
@@ -366,9 +343,8 @@ class Ladder:
         # cancel it: a match once created is always settled, never left running.
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        settled = asyncio.ensure_future(self._settle(match_id, names, stored, committed,
-                                                     place, outcome))
-        self._keep_settling(settled)
+        settled = self.start_settling(self._settle(match_id, names, stored, committed,
+                                                   place, outcome))
         if going is not None:
             going.append(settled)
         # The row first: a bot told its seat finds its match in the ladder's lists.
@@ -387,10 +363,27 @@ class Ladder:
         await asyncio.shield(settled)
         return outcome.result() if outcome.done() else None
 
+    def start_settling(self, settling: Coroutine[object, object, None]
+                       ) -> asyncio.Future[None]:
+        """Returns the task of ``settling`` (a match to its stored result), which the
+        drain awaits (:meth:`settled`) and never cancels."""
+        task = asyncio.ensure_future(settling)
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+        return task
+
+    @property
+    def running(self) -> list[asyncio.Future[None]]:
+        """Returns the matches this server plays for the ladder, until each result is
+        stored."""
+        return list(self._settling)
+
     async def settled(self) -> None:
         """Returns once every match the ladder started has its result stored (the
         server's drain awaits it after the matches have ended)."""
-        await asyncio.gather(*self._settling, return_exceptions=True)
+        # Again until none is left: a settling task may start another.
+        while pending := [t for t in self._settling if not t.done()]:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _settle(self, match_id: str, names: tuple[str, ...],
                       stored: asyncio.Future[None], committed: str = "",
@@ -411,30 +404,59 @@ class Ladder:
             for name in names:
                 if (seat := self._seated.get(name)) is not None and seat.match_id == match_id:
                     del self._seated[name]
-        await self._settled_as(match_id, outcome)
+        await self.settle_as(match_id, outcome)
         if ended is not None:
             ended.set_result(outcome)
 
     async def _settle_resumed(self, match_id: str) -> None:
-        await self._settled_as(match_id, await self.host.outcome(match_id))
+        await self.settle_as(match_id, await self.host.outcome(match_id))
 
-    async def _settled_as(self, match_id: str, outcome: Outcome) -> None:
-        """Stores and rates a finished match's result, or marks it aborted."""
+    async def settle_as(self, match_id: str, outcome: Outcome) -> None:
+        """Stores and rates a finished match's result, or marks it aborted; a write
+        that fails (the database away) is tried again until it is stored (see
+        :meth:`stored`)."""
         if outcome.status == "finished":
-            new = await self.writer.run(self._store_result, match_id, outcome)
+            new = await self.stored(match_id, self._store_result, match_id, outcome)
             self._rated += 1        # (also when not new: read again, never stale)
             if new:
                 self._log_finished(match_id, outcome)
         else:
-            await self.writer.run(self.store.abort_match, match_id)
+            await self.stored(match_id, self.store.abort_match, match_id)
             log.info("ladder_match_aborted", match=match_id)
+
+    async def stored(self, match_id: str, write: Callable[P, T], *args: P.args,
+                     **kwargs: P.kwargs) -> T:
+        """Returns what the writer's ``write(*args, **kwargs)`` returns, trying again
+        after a failure (with growing pauses, up to :data:`STORE_RETRY_MAX_S`) for as
+        long as the server runs, and for :data:`STORE_GIVE_UP_S` more once the ladder
+        has stopped; then raises the last failure.
+
+        Why: a match's row marks its bots as seated, on every host of a shared
+        database; a result left unwritten would keep them out of the ladder (until
+        this host restarts and settles it)."""
+        pause = 0.2
+        gave_up_at: float | None = None
+        for attempt in itertools.count(1):
+            try:
+                return await self.writer.run(write, *args, **kwargs)
+            except ERRORS as e:
+                now = time.monotonic()
+                if self.closed:
+                    gave_up_at = gave_up_at or now + STORE_GIVE_UP_S
+                    if now >= gave_up_at:
+                        raise
+                log.warning("ladder_store_failed", match=match_id, attempt=attempt,
+                            error=str(e), retry_s=pause)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, STORE_RETRY_MAX_S)
+        raise AssertionError("unreachable")
 
     def _store_result(self, match_id: str, outcome: Outcome) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
-        if not self.store.finish_match(match_id, outcome.seats()):
-            return False
+        new = self.store.finish_match(match_id, outcome.seats())
+        # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
-        return True
+        return new
 
     def _log_finished(self, match_id: str, outcome: Outcome) -> None:
         row = self.store.match(match_id)

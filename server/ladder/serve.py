@@ -111,10 +111,14 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
     host = ServerHost(arena.host, deadline_ms=args.ladder_deadline_ms,
                       start_timeout=args.ladder_start_timeout)
-    ladder = Ladder(LadderStore(arena.storage.path), host, policy,
+    store = LadderStore(arena.storage.path)
+    # On PostgreSQL: one ladder among many hosts, or (duplicate sets) one host's alone.
+    store.claim(alone=bool(args.ladder_duplicate))
+    ladder = Ladder(store, host, policy,
                     name_expiry=args.ladder_name_expiry,
                     max_unentered=args.ladder_max_unentered,
-                    duplicate=args.ladder_duplicate)
+                    duplicate=args.ladder_duplicate,
+                    host_id=arena.storage.host_id, advertise=lambda: arena.advertise)
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.host.matches))
     servicer = LadderServicer(ladder)

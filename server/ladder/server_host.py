@@ -24,15 +24,18 @@ class ServerHost:
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
 
-    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None
+    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None,
+                     *, match_id: str | None = None, tokens: Sequence[str] | None = None
                      ) -> tuple[str, list[str], str]:
         """Returns (match id, seat tokens, commitment) of a new ladder match (of a
-        duplicate set with ``deal_set``); raises LadderClosedError once the server drains."""
+        duplicate set with ``deal_set``), with the given id and tokens when given;
+        raises LadderClosedError once the server drains."""
         try:
             match = self.host.create_match(len(names), names=names, ladder=True,
                                            deadline_ms=self.deadline_ms,
                                            start_timeout=self.start_timeout,
-                                           deal_set=deal_set)
+                                           deal_set=deal_set, match_id=match_id,
+                                           tokens=tokens)
         except HostClosed as e:
             raise LadderClosedError(str(e)) from None
         fair = match.match.fairness

@@ -15,7 +15,8 @@ FAILED_PRECONDITION for a record asked for while its match runs.
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
 each scope's reply is read and built once after each rated result
-(:meth:`Ladder.standings`) and served from memory until the next.
+(:meth:`Ladder.standings`) and served from memory until the next; on a database
+that many hosts share (whose results other hosts rate too) they are read at each call.
 """
 
 from __future__ import annotations

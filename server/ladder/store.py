@@ -19,6 +19,9 @@ their schema is the migrations in ``server/migrations`` (brought up to date by
                      player): rated games, wins and summed ranks
     ladder_sets      one row per duplicate set: its bots, its server seed (secret
                      until the set ends), commitment and status playing | complete | cut
+    ladder_entries   per bot with an Enter stream open on some host: the host, the
+                     stream's id, when it entered, its host's last heartbeat (on a
+                     PostgreSQL database that many hosts share: see ``server.ladder.hosts``)
 
 Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
 writer; on PostgreSQL a transaction that first takes the advisory lock
@@ -68,9 +71,11 @@ from ..storage import (
     LADDER_LOCK,
     POSTGRESQL,
     Connection,
+    StorageError,
     connect,
     dialect,
     is_url,
+    shown,
     transaction,
 )
 from .ratings import Rating, Result, initial, rate
@@ -157,6 +162,28 @@ class Tally:
     games: int
     wins: int
     delivered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A bot's seat in a running ladder match, and the host that runs the match."""
+
+    match_id: str
+    seat: int
+    players: int
+    token: str
+    host: str
+    address: str
+    commitment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Formed:
+    """A ladder match a scheduling pass formed: its id, names in seat order, tokens."""
+
+    match_id: str
+    names: tuple[str, ...]
+    tokens: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,16 +354,30 @@ class LadderReads:
     def waiting(self, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
         """Returns the rating over all matches and the rated games of each of ``names``
         that has played (a row each: what the scheduler needs of waiting bots)."""
-        listed: object
-        if self._postgresql:
-            among, listed = "= ANY(?)", list(names)
-        else:
-            among, listed = "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
+        return _waiting(self._db, names)
+
+    def seats(self, names: Sequence[str]) -> dict[str, Seated]:
+        """Returns the seat each of ``names`` holds in a running ladder match (those
+        seated), with its token and the host that runs the match."""
+        among, listed = _among(self._db, names)
         rows = self._db.execute(
-            "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
-            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-            f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
-        return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
+            "SELECT r.name, r.match_id, r.seat, m.players, r.token, m.host, m.address,"
+            " m.commitment FROM ladder_matches m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
+            f" WHERE m.status = 'running' AND r.token IS NOT NULL AND r.name {among}",
+            (listed,)).fetchall()
+        return {name: Seated(match_id, int(seat), int(players), token, host or "",
+                             address or "", commitment or "")
+                for name, match_id, seat, players, token, host, address, commitment
+                in rows}
+
+    def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """Returns (host, stream id) of the Enter stream each of ``names`` has open
+        (those with one)."""
+        among, listed = _among(self._db, names)
+        rows = self._db.execute("SELECT name, host, stream FROM ladder_entries"
+                                f" WHERE name {among}", (listed,)).fetchall()
+        return {name: (host, stream) for name, host, stream in rows}
 
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
@@ -357,10 +398,16 @@ class LadderReads:
                                 " AND matches > 0 ORDER BY players").fetchall()
         return [r[0] for r in rows]
 
-    def running(self) -> list[str]:
-        """Returns the ids of matches still marked running (after a crash: cut off)."""
-        rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status = 'running'"
-                                " ORDER BY created").fetchall()
+    def running(self, host: str | None = None) -> list[str]:
+        """Returns the ids of matches still marked running (after a crash: cut off), of
+        every host, or of the host named ``host`` only."""
+        if host is None:
+            rows = self._db.execute("SELECT match_id FROM ladder_matches"
+                                    " WHERE status = 'running' ORDER BY created").fetchall()
+        else:
+            rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status ="
+                                    " 'running' AND host = ? ORDER BY created",
+                                    (host,)).fetchall()
         return [r[0] for r in rows]
 
     # Standings and matches
@@ -441,6 +488,7 @@ class LadderStore(LadderReads):
         try:
             schema.upgrade(self.path)      # the tables: server/migrations, up to date
             self._writes = _connect(self.path)
+            self._claimed: Connection | None = None     # see claim
         except BaseException:
             self._db.close()
             raise
@@ -449,6 +497,35 @@ class LadderStore(LadderReads):
         """Closes the connections."""
         self._db.close()
         self._writes.close()
+        if self._claimed is not None:
+            self._claimed.close()
+
+    @property
+    def shared(self) -> bool:
+        """Whether other hosts may share the ladder's database (PostgreSQL)."""
+        return self._postgresql
+
+    def claim(self, alone: bool) -> None:
+        """On PostgreSQL, takes the ladder for this host alone (``alone``: duplicate
+        sets, which ``server.ladder.hosts`` does not schedule across hosts, need a
+        ladder of one host), or as one of the hosts that share it; raises StorageError
+        when another host holds it the other way. A session advisory lock on
+        (``LADDER_LOCK``, 1), exclusive or shared, held by a connection of its own for
+        as long as the process runs. On an SQLite file, nothing to take."""
+        if not self._postgresql:
+            return
+        take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
+        db = connect(self.path)
+        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)",
+                              (LADDER_LOCK,)).fetchone()
+        if not taken:
+            db.close()
+            raise StorageError(
+                f"{shown(self.path)}: another host runs this database's ladder "
+                + ("with other hosts; --ladder-duplicate needs a ladder of one host"
+                   if alone else "alone (with --ladder-duplicate); stop it, or give this "
+                   "host another --db"))
+        self._claimed = db
 
     def reader(self) -> LadderReader:
         """Returns a new reader thread with its own connection to this store's file."""
@@ -541,20 +618,16 @@ class LadderStore(LadderReads):
         return status
 
     def start_match(self, match_id: str, names: Sequence[str], commitment: str = "",
-                    set_id: str | None = None, set_index: int | None = None) -> None:
+                    set_id: str | None = None, set_index: int | None = None, *,
+                    host: str | None = None, address: str | None = None,
+                    tokens: Sequence[str] | None = None) -> None:
         """Records a ladder match as running with its seats, its commitment and its
-        place in a duplicate set, if any (idempotent)."""
-        created = time.time()
+        place in a duplicate set, if any (idempotent); run by the host named ``host``
+        (reached at ``address``), with the seats' ``tokens`` kept until it ends (for the
+        hosts that hold its bots' Enter streams)."""
         with self._write() as db:
-            db.execute("INSERT INTO ladder_matches (match_id, players, status, created,"
-                       " commitment, set_id, set_index) VALUES (?, ?, 'running', ?, ?, ?, ?)"
-                       " ON CONFLICT DO NOTHING",
-                       (match_id, len(names), created, commitment or None, set_id, set_index))
-            (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
-                                    (match_id,)).fetchone()
-            db.executemany("INSERT INTO ladder_results (match_id, seat, name, created)"
-                           " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                           [(match_id, s, n, created) for s, n in enumerate(names)])
+            _start_match(db, match_id, names, host, address, tokens, commitment, set_id,
+                         set_index)
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
         """Stores a running match's result; returns False (changing nothing) otherwise.
@@ -573,7 +646,8 @@ class LadderStore(LadderReads):
                                   " FROM ladder_matches").fetchone()
             db.execute("UPDATE ladder_matches SET status = 'finished', ended = ?,"
                        " finish_order = ? WHERE match_id = ?", (time.time(), order, match_id))
-            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, position = ?"
+            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, position = ?,"
+                           " token = NULL"
                            " WHERE match_id = ? AND seat = ?",
                            [(r.rank, r.delivered, r.position, match_id, s)
                             for s, r in enumerate(seats)])
@@ -585,7 +659,90 @@ class LadderStore(LadderReads):
             cur = db.execute("UPDATE ladder_matches SET status = 'aborted', ended = ?"
                              " WHERE match_id = ? AND status = 'running'",
                              (time.time(), match_id))
+            db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?",
+                       (match_id,))
             return cur.rowcount == 1
+
+    # Entries and matches of many hosts
+
+    def adopt(self, host: str) -> int:
+        """Returns how many running matches without a host (recorded before hosts were
+        named) the host ``host`` took as its own."""
+        with self._write() as db:
+            cur = db.execute("UPDATE ladder_matches SET host = ? WHERE host IS NULL"
+                             " AND status = 'running'", (host,))
+            return int(cur.rowcount)
+
+    def enter(self, name: str, host: str, stream: str, now: float) -> None:
+        """Records that the bot ``name`` has an Enter stream ``stream`` open on ``host``
+        (replacing any older entry of the bot: that stream is then replaced)."""
+        self._writes.execute(
+            "INSERT INTO ladder_entries (name, host, stream, entered, heartbeat)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
+            " stream = excluded.stream, entered = excluded.entered,"
+            " heartbeat = excluded.heartbeat", (name, host, stream, now, now))
+
+    def leave(self, name: str, stream: str) -> None:
+        """Removes the entry of ``name`` if it is still the stream ``stream``'s."""
+        self._writes.execute("DELETE FROM ladder_entries WHERE name = ? AND stream = ?",
+                             (name, stream))
+
+    def beat(self, host: str, streams: Sequence[str], now: float) -> None:
+        """Marks the entries of ``streams`` held by ``host`` alive at ``now`` (a row
+        whose stream ended without its removal, the database away then, goes quiet)."""
+        if not streams:
+            return
+        among, listed = _among(self._writes, streams)
+        self._writes.execute("UPDATE ladder_entries SET heartbeat = ? WHERE host = ?"
+                             f" AND stream {among}", (now, host, listed))
+
+    def clear_entries(self, host: str) -> int:
+        """Removes the entries held by ``host`` (at its start-up: its streams are gone);
+        returns how many."""
+        cur = self._writes.execute("DELETE FROM ladder_entries WHERE host = ?", (host,))
+        return int(cur.rowcount)
+
+    def publish(self, match_id: str, tokens: Sequence[str], commitment: str) -> None:
+        """Gives a running match formed by :meth:`take` its seats' tokens and its
+        commitment, once the match exists: from then on the hosts of its bots' Enter
+        streams hand its seats out, commitment included (a match that ended meanwhile
+        keeps none)."""
+        with self._write() as db:
+            db.execute("UPDATE ladder_matches SET commitment = ? WHERE match_id = ?"
+                       " AND status = 'running'", (commitment or None, match_id))
+            db.executemany("UPDATE ladder_results SET token = ? WHERE match_id = ?"
+                           " AND seat = ? AND EXISTS (SELECT 1 FROM ladder_matches m"
+                           " WHERE m.match_id = ? AND m.status = 'running')",
+                           [(t, match_id, s, match_id) for s, t in enumerate(tokens)])
+
+    def take(self, host: str, address: str, alive_since: float,
+             form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
+             reserve: Callable[[int], tuple[str, Sequence[str]]]) -> list[Formed]:
+        """Returns the matches formed from the bots waiting on any host, recorded as
+        running on ``host``: one transaction under the ladder's lock, so that no other
+        host's pass sees the same bots waiting.
+
+        A bot waits when its entry beat at ``alive_since`` or later and it holds no seat
+        in a running match. ``form`` gets them as (name, rating over all matches, rated
+        games) and returns the matches to start (names in seat order); ``reserve(n)``
+        returns a new match id and ``n`` seat tokens for each. The seats are recorded
+        without their tokens: :meth:`publish` adds them once the match exists."""
+        formed: list[Formed] = []
+        with self._write() as db:
+            names = [n for (n,) in db.execute(
+                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?"
+                " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
+                " JOIN ladder_results r ON r.match_id = m.match_id"
+                " WHERE m.status = 'running') ORDER BY e.entered", (alive_since,)).fetchall()]
+            if not names:
+                return formed
+            known = _waiting(db, names)
+            fresh = (initial(), 0)
+            for seated in form([(n, *known.get(n, fresh)) for n in names]):
+                match_id, tokens = reserve(len(seated))
+                _start_match(db, match_id, seated, host, address, None)
+                formed.append(Formed(match_id, tuple(seated), tuple(tokens)))
+        return formed
 
     # Ratings and tallies
 
@@ -688,6 +845,17 @@ class LadderReader:
         """Returns whether ``name`` is a registered bot, read on the reader's thread."""
         return await self.run(self._reads.is_registered, name)
 
+    async def streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
+                                                           dict[str, tuple[str, str]]]:
+        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
+        read on the reader's thread in one snapshot."""
+        return await self.run(self._streams, names)
+
+    def _streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
+                                                      dict[str, tuple[str, str]]]:
+        with self._reads.snapshot():
+            return self._reads.seats(names), self._reads.entries(names)
+
     def close(self) -> None:
         """Waits for the reads under way, then closes the connection."""
         self._pool.shutdown(wait=True)
@@ -735,6 +903,39 @@ _ROWS_POSTGRESQL = (
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+
+
+def _start_match(db: Connection, match_id: str, names: Sequence[str], host: str | None,
+                 address: str | None, tokens: Sequence[str] | None, commitment: str = "",
+                 set_id: str | None = None, set_index: int | None = None) -> None:
+    db.execute("INSERT INTO ladder_matches (match_id, players, status, created, commitment,"
+               " set_id, set_index, host, address) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)"
+               " ON CONFLICT DO NOTHING",
+               (match_id, len(names), time.time(), commitment or None, set_id, set_index,
+                host, address))
+    (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
+                            (match_id,)).fetchone()
+    held = list(tokens) if tokens is not None else [None] * len(names)
+    db.executemany("INSERT INTO ladder_results (match_id, seat, name, created, token)"
+                   " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                   [(match_id, s, n, created, t)
+                    for s, (n, t) in enumerate(zip(names, held, strict=True))])
+
+
+def _among(db: Connection, names: Sequence[str]) -> tuple[str, object]:
+    """Returns the SQL test "is one of ``names``" and its one parameter."""
+    if dialect(db) == POSTGRESQL:
+        return "= ANY(?)", list(names)
+    return "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
+
+
+def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
+    among, listed = _among(db, names)
+    rows = db.execute(
+        "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
+        " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+        f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
+    return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
 
 
 def _result_of(db: Connection, match_id: str) -> Result:

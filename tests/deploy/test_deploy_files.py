@@ -52,7 +52,8 @@ def kube_objects() -> list[dict[str, Any]]:
 
 
 def deployment() -> dict[str, Any]:
-    (dep,) = [o for o in kube_objects() if o["kind"] == "Deployment"]
+    """Returns the hosts' workload (a StatefulSet: each pod's name is its host id)."""
+    (dep,) = [o for o in kube_objects() if o["kind"] in ("Deployment", "StatefulSet")]
     return dep
 
 
@@ -165,7 +166,8 @@ def test_liveness_outlasts_a_short_database_outage() -> None:
 
 
 def test_the_service_routes_grpc_and_the_web_page() -> None:
-    (svc,) = [o for o in kube_objects() if o["kind"] == "Service"]
+    (svc,) = [o for o in kube_objects() if o["kind"] == "Service"
+              and o["metadata"]["name"] == "mammamia"]
     ports = {p["name"]: p for p in svc["spec"]["ports"]}
     assert ports["grpc"]["targetPort"] == "grpc"
     assert ports["grpc"]["appProtocol"] == "kubernetes.io/h2c"
@@ -179,13 +181,28 @@ def test_no_service_link_variables_reach_the_server() -> None:
     assert deployment()["spec"]["template"]["spec"]["enableServiceLinks"] is False
 
 
-def test_one_host_per_database() -> None:
-    spec = deployment()["spec"]
-    assert spec["replicas"] == 1
-    assert spec["strategy"]["type"] == "Recreate"
-    urls = [flag_value(a, "--db") for a in compose_commands("serve").values()]
-    assert len(urls) == 2 and None not in urls
-    assert len(set(urls)) == len(urls), "two compose hosts on one database"
+def test_hosts_share_one_database_each_with_a_host_id_and_address_of_its_own() -> None:
+    """Many hosts on one database: each needs a host id kept across restarts (the
+    matches it resumes) and an address that other hosts' bots reach."""
+    hosts = deployment()
+    assert hosts["kind"] == "StatefulSet" and hosts["spec"]["replicas"] >= 2
+    args = [str(a) for a in host_container()["args"]]
+    assert flag_value(args, "--host-id") == "$(POD_NAME)"
+    advertise = flag_value(args, "--advertise") or ""
+    (headless,) = [o for o in kube_objects() if o["kind"] == "Service"
+                   and o["spec"].get("clusterIP") == "None"]
+    assert hosts["spec"]["serviceName"] == headless["metadata"]["name"]
+    assert advertise.startswith(f"$(POD_NAME).{headless['metadata']['name']}.")
+    env = {v["name"]: v for v in host_container()["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+
+    serves = compose_commands("serve")
+    assert len(serves) == 2
+    assert len({flag_value(a, "--db") for a in serves.values()}) == 1, "one database"
+    ids = [flag_value(a, "--host-id") for a in serves.values()]
+    addresses = [flag_value(a, "--advertise") for a in serves.values()]
+    assert None not in ids and len(set(ids)) == 2
+    assert None not in addresses and len(set(addresses)) == 2
 
 
 def test_the_image_checks_health_with_the_health_protocol() -> None:
@@ -295,7 +312,10 @@ def test_every_bot_flag_used_exists() -> None:
     for where, args in bots.items():
         unknown = used_flags(args) - known
         assert not unknown, f"{where} passes {sorted(unknown)}, which `mammamia bot` lacks"
-        assert flag_value(args, "--server") == "host-a:50051"
+        assert flag_value(args, "--server") in ("host-a:50051", "host-b:50051")
+    # One bot enters through each host: one ladder, whichever host a bot enters by.
+    assert {flag_value(a, "--server") for a in bots.values()} == {"host-a:50051",
+                                                                  "host-b:50051"}
 
 
 def test_every_serve_variable_used_exists() -> None:

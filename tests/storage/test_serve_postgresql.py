@@ -1,8 +1,8 @@
 """End to end on PostgreSQL: ``mammamia serve --db postgresql://...`` plays a ladder of
 built-in bots and stores every match and record there (``ladder rerate`` agrees), a
-second server on the same database refuses to start, and a PostgreSQL restart under a
-running server turns its health NOT_SERVING while writes fail and SERVING once one
-succeeds again."""
+second server with the same host id on the same database refuses to start, and a
+PostgreSQL restart under a running server turns its health NOT_SERVING while writes
+fail and SERVING once one succeeds again."""
 
 from __future__ import annotations
 
@@ -56,12 +56,14 @@ def test_a_ladder_plays_on_postgresql_and_rerate_agrees(
     ladder_bots(server.address, BOTS)
     _wait(lambda: _rated(server.address) >= 6, 120, "6 rated ladder matches")
 
-    # A second server on the same database is refused, the first one untouched.
+    # A second server with the same host id (by default its advertised address) on the
+    # same database is refused, the first one untouched.
     second = subprocess.run(
         [str(MAMMAMIA), "serve", "--host", "127.0.0.1", "--port", "0",
-         "--db", postgres_url, "--organiser-key", "k"],
+         "--db", postgres_url, "--organiser-key", "k", "--host-id", server.address],
         cwd=tmp_path, capture_output=True, text=True, timeout=MAMMAMIA_TIMEOUT_S)
-    assert second.returncode == 2 and "another server uses this database" in second.stderr
+    assert second.returncode == 2, second.stderr
+    assert f"another server uses this database as host '{server.address}'" in second.stderr
     assert server.running
 
     with grpc.insecure_channel(server.address) as channel:

@@ -50,9 +50,12 @@ async function playLadder({
   const play = (assignment) => {
     assigned += 1;
     const seatLog = log.bind({ match: assignment.match_id, seat: assignment.seat });
-    seatLog.info('assigned', { players: assignment.players, assignment: assigned });
+    // Another host of the ladder may run the match (host_address): play there, with
+    // the same credentials; empty means the server the bot entered through.
+    const host = assignment.host_address || target;
+    seatLog.info('assigned', { players: assignment.players, assignment: assigned, host });
     const game = playSeat({
-      arena, target, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit, retryForMs,
+      arena, target: host, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit, retryForMs,
       trace, chooser,
     })
       .then((end) => { if (end !== null) played += 1; })

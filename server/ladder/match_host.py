@@ -1,0 +1,71 @@
+"""What the ladder needs of the server's matches (:class:`MatchHost`), how a match
+ended (:class:`Outcome`), and the errors of an entry.
+
+Its own module, so that both the ladder (``server.ladder.ladder``) and its part for
+many hosts (``server.ladder.hosts``) use them without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from mammamia.fairness import DealSet
+
+from .store import LadderError, SeatResult
+
+
+class UnknownBotError(LadderError):
+    """A bot name that is not registered, or a key that is not its key."""
+
+
+class LadderClosedError(LadderError):
+    """The ladder has stopped (the server is shutting down)."""
+
+
+class ReplacedError(LadderError):
+    """The bot entered again on another stream, which takes over from this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a match ended: ``finished`` with ranks and pizzas per seat, or ``aborted``."""
+
+    status: str
+    ranks: tuple[int, ...] = ()
+    delivered: tuple[int, ...] = ()
+    first_player: int | None = None     # who started round 1 (None: not known)
+
+    def seats(self) -> list[SeatResult]:
+        """Returns the seats' results with their positions in round 1's order."""
+        n = len(self.ranks)
+        first = self.first_player
+        return [SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
+                for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered,
+                                                          strict=True))]
+
+
+class MatchHost(Protocol):
+    """What the ladder needs of the server: create matches, learn how they ended."""
+
+    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None,
+                     *, match_id: str | None = None, tokens: Sequence[str] | None = None
+                     ) -> tuple[str, list[str], str]:
+        """Returns (match id, seat tokens in seat order, commitment) of a new ladder
+        match, one of a duplicate set with ``deal_set`` (its place, the set's server
+        seed), with the given id and tokens when given (a ladder of many hosts records
+        them first); raises LadderClosedError when no match can start any more."""
+        ...
+
+    async def outcome(self, match_id: str) -> Outcome:
+        """Returns the match's outcome once it has ended and its record is stored."""
+        ...
+
+    def stored_outcome(self, match_id: str) -> Outcome | None:
+        """Returns the stored outcome of an ended match, or None (unknown or cut off)."""
+        ...
+
+    def record(self, match_id: str) -> str | None:
+        """Returns the stored game record (JSON text) of an ended match, or None."""
+        ...

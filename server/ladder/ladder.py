@@ -292,12 +292,16 @@ class Ladder:
         set_id = f"set-{secrets.token_hex(8)}"
         server_seed = new_server_seed()
         committed = commitment(set_id, server_seed)
-        # The set's row first: its commitment is published with its first match.
-        await self.writer.run(self.store.start_set, set_id, names, server_seed, committed)
-        log.info("ladder_set_started", set=set_id, names=list(names), commitment=committed)
         reason = "the server stopped"
         going: list[asyncio.Future[None]] = []
         try:
+            # The set's row first: its commitment is published with its first match.
+            # (Inside the try: a drain that cancels the set while the row is written
+            # still ends it, after the row, as the writer runs in order.)
+            await self.writer.run(self.store.start_set, set_id, names, server_seed,
+                                  committed)
+            log.info("ladder_set_started", set=set_id, names=list(names),
+                     commitment=committed)
             for index in range(n):
                 gone = [b for b in names if not self.scheduler.is_joined(b)]
                 if index and gone:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from typing import Any
 
 import grpc
@@ -52,9 +53,16 @@ def test_node_bot_registers_enters_and_plays_its_assignments(
     assert len(re.findall(r" info match_ended .*status=finished", again.stderr)) == 1
 
     # The ladder holds three finished matches of the bot, all its decisions its own.
+    # (The bot may exit on its last MatchEnded before the ladder has stored that
+    # result: the listing is read again until it shows, for at most 10 s.)
     with grpc.insecure_channel(server.address) as channel:
         ladder = pb_grpc.LadderStub(channel)
-        played = ladder.Matches(pb.MatchesRequest(name=NODE_NAME), timeout=10).matches
+        deadline = time.monotonic() + 10
+        while True:
+            played = ladder.Matches(pb.MatchesRequest(name=NODE_NAME), timeout=10).matches
+            if len(played) >= 3 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert len(played) == 3
         for match in played:
             assert match.ladder and match.status == pb.MATCH_STATUS_FINISHED

@@ -9,6 +9,7 @@ in what the seat cannot see (R-VIEW-3) give the same samples for the same seed.
 from __future__ import annotations
 
 import random
+
 import pytest
 from rules_support import hide_from
 

@@ -21,7 +21,9 @@ but the last are sealed until the set ends (mammamia.fairness); then the ladder
 completes them (:meth:`LadderStore.reveal_set`). A set is cut short when one of its
 bots has left before its next match, a match of it is aborted, or the server stops
 or restarts: the matches it finished count, the rest are never played, and its
-records are completed at once.
+records are completed at once. On PostgreSQL a ladder of duplicate sets is one
+host's alone (``LadderStore.claim``): it schedules as on an SQLite file, never
+through :attr:`Ladder.shared`.
 
 While the server runs, the store's writes run on the ladder's writer thread, in
 order, so the event loop never waits for the disk; the reads that return a lot
@@ -127,15 +129,16 @@ class Ladder:
 
         A duplicate set a crash cut off is cut short: its finished matches count, and
         its records are completed once its last match still going (resumed) has ended.
+
         On a shared database, only the matches this host ran are settled (the other
         hosts run theirs).
 
         For start-up, before the server serves: it writes on the calling thread."""
         if self.shared is not None:
             self.shared.recover()
-        resuming: dict[str, asyncio.Future[None]] = {}
         running = (self.store.running() if self.shared is None
                    else self.store.running(host=self.shared.host_id))
+        resuming: dict[str, asyncio.Future[None]] = {}
         for match_id in running:
             outcome = self.host.stored_outcome(match_id)
             if outcome is not None and outcome.status == "finished":
@@ -152,8 +155,7 @@ class Ladder:
             row = self.store.deal_set(set_id)
             going = [resuming[m] for m in (row.matches if row else ()) if m in resuming]
             if going:
-                self._keep_settling(asyncio.ensure_future(
-                    self._end_set(set_id, "the server restarted", going)))
+                self.start_settling(self._end_set(set_id, "the server restarted", going))
             elif status := self.store.reveal_set(set_id, "the server restarted"):
                 log.info("ladder_set_ended", set=set_id, status=status,
                          reason="the server restarted")
@@ -274,11 +276,6 @@ class Ladder:
         fresh = (initial(), 0)
         return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]
 
-    def _keep_settling(self, task: asyncio.Future[None]) -> None:
-        """Keeps ``task`` among those :meth:`settled` awaits (the drain)."""
-        self._settling.add(task)
-        task.add_done_callback(self._settling.discard)
-
     async def _play(self, names: tuple[str, ...]) -> None:
         if self.duplicate:
             await self._play_set(names)
@@ -319,7 +316,7 @@ class Ladder:
         except BaseException:
             # Cancelled (the server drains) or failed: the set still ends, once its
             # match under way has (the drain awaits it, after the matches' grace).
-            self._keep_settling(asyncio.ensure_future(self._end_set(set_id, reason, going)))
+            self.start_settling(self._end_set(set_id, reason, going))
             raise
         await self._end_set(set_id, reason, going)
 

@@ -1,7 +1,8 @@
 """End to end: a ladder started with --ladder-duplicate plays every deal as a set of
 rotated matches with one commitment; complete sets verify; a set cut short (a bot
 leaves, the server is killed) keeps its finished matches and reveals its seed; a
-bot's results by seat position add up to its totals."""
+bot's results by seat position add up to its totals. On PostgreSQL, one host with the
+flag plays sets as a ladder of its own."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import grpc
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.storage import connect
 
 from .conftest import MAMMAMIA, free_port, query, wait_until
 
@@ -274,3 +276,46 @@ def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
     path.write_text(text)
     out = cli("verify", str(path), check=False)
     assert out.returncode == 0, out.stderr
+
+
+def test_one_host_on_postgresql_plays_duplicate_sets_as_a_ladder_of_its_own(
+        start_server: Callable[..., Any], ladder_bots: Callable[..., None],
+        postgres_url: str, tmp_path: Path) -> None:
+    # On PostgreSQL the flag keeps the ladder one host's (LadderStore.claim), scheduled
+    # as on a file: rotated sets with one commitment, told with the seats, that verify.
+    def rows(sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        db = connect(postgres_url)
+        try:
+            return [tuple(r) for r in db.execute(sql, params).fetchall()]
+        finally:
+            db.close()
+
+    def complete() -> list[str]:
+        return [s for (s,) in rows("SELECT set_id FROM ladder_sets WHERE status = 'complete'"
+                                   " ORDER BY created")]
+
+    server = start_server(db=postgres_url, ladder_duplicate=True, ladder_concurrency=1,
+                          ladder_players="2", args=["--host-id", "host-d"])
+    ladder_bots(server.address, {"random-p": "random", "greedy-p": "greedy"})
+    wait_until(lambda: len(complete()) >= 2, 120, "2 complete sets on PostgreSQL")
+    every = listed(server.address)
+    told = assignments(tmp_path / "bots")
+    for set_id in complete()[:2]:
+        matches = sorted((m for m in every.values() if m["set"] and m["set"]["id"] == set_id),
+                         key=lambda m: m["set"]["index"])
+        assert [m["set"]["index"] for m in matches] == [0, 1]
+        assert len({m["commitment"] for m in matches}) == 1
+        assert matches[1]["names"] == matches[0]["names"][::-1]
+        for m in matches:
+            assert told[m["match"]]["commitment"] == m["commitment"]
+            assert told[m["match"]]["set"] == set_id
+            path = tmp_path / f"{m['match']}.json"
+            path.write_text(cli("ladder", "record", "--server", server.address,
+                                m["match"]).stdout)
+            out = cli("verify", str(path), check=False)
+            assert out.returncode == 0, out.stderr
+    # Scheduled by this host alone: no entry rows, no tokens kept in the database.
+    assert rows("SELECT COUNT(*) FROM ladder_entries") == [(0,)]
+    assert rows("SELECT COUNT(*) FROM ladder_results WHERE token IS NOT NULL") == [(0,)]
+    assert server.stop() == 0
+    assert rows("SELECT COUNT(*) FROM ladder_sets WHERE status = 'playing'") == [(0,)]

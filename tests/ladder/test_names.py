@@ -31,7 +31,8 @@ class Clock:
 
 
 class NoMatches:
-    async def create(self, names: Sequence[str], deal_set: object = None
+    async def create(self, names: Sequence[str], deal_set: object = None, *,
+                     match_id: str | None = None, tokens: Sequence[str] | None = None
                      ) -> tuple[str, list[str], str]:
         raise AssertionError("no match in these tests")
 

@@ -1,16 +1,19 @@
 """Results by seat position: tallied with the other tallies when a result is rated,
 counted afresh the same, filled by migration 0005 from the stored records; on an
-SQLite file and on PostgreSQL. And the --ladder-duplicate flag and its variable."""
+SQLite file and on PostgreSQL. And the --ladder-duplicate flag and its variable, and a
+ladder of duplicate sets on PostgreSQL scheduled as one host's."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 
 import pytest
 
 from server import schema
-from server.ladder.ladder import Outcome
+from server.ladder.ladder import Ladder, Outcome
+from server.ladder.scheduler import Policy
 from server.ladder.serve import add_arguments
 from server.ladder.store import LadderStore, PositionTally, Tally
 from server.storage import connect, transaction
@@ -110,3 +113,35 @@ def test_the_duplicate_flag_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("MAMMAMIA_LADDER_DUPLICATE", "maybe")
     with pytest.raises(SystemExit):
         parsed()
+
+
+def test_a_ladder_of_duplicate_sets_on_postgresql_is_one_hosts(postgres_url: str) -> None:
+    # Sets are not scheduled across hosts: with them, the ladder schedules as on a file.
+    store = LadderStore(postgres_url)
+    ladders = [Ladder(store, NoHost(), Policy(), duplicate=duplicate)
+               for duplicate in (True, False)]
+    try:
+        assert store.shared
+        assert [ladder.shared is None for ladder in ladders] == [True, False]
+    finally:
+        for ladder in ladders:
+            ladder.reader.close()
+        store.close()
+
+
+class NoHost:
+    """A match host that is never asked for a match."""
+
+    async def create(self, names: Sequence[str], deal_set: object = None, *,
+                     match_id: str | None = None, tokens: Sequence[str] | None = None
+                     ) -> tuple[str, list[str], str]:
+        raise AssertionError("no match is created here")
+
+    async def outcome(self, match_id: str) -> Outcome:
+        raise AssertionError("no match is played here")
+
+    def stored_outcome(self, match_id: str) -> Outcome | None:
+        return None
+
+    def record(self, match_id: str) -> str | None:
+        return None

@@ -239,7 +239,8 @@ class FakeHost:
     def __init__(self, stored: dict[str, Outcome]) -> None:
         self.stored = stored
 
-    async def create(self, names: Sequence[str], deal_set: object = None
+    async def create(self, names: Sequence[str], deal_set: object = None, *,
+                     match_id: str | None = None, tokens: Sequence[str] | None = None
                      ) -> tuple[str, list[str], str]:
         raise AssertionError("no match is created in these tests")
 
@@ -276,7 +277,8 @@ class PlayingHost(FakeHost):
         super().__init__({})
         self.created = 0
 
-    async def create(self, names: Sequence[str], deal_set: object = None
+    async def create(self, names: Sequence[str], deal_set: object = None, *,
+                     match_id: str | None = None, tokens: Sequence[str] | None = None
                      ) -> tuple[str, list[str], str]:
         self.created += 1
         return f"m-{self.created}", [f"token-{i}" for i in range(len(names))], ""

@@ -25,6 +25,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.ladder.store import LadderStore
 from server.storage import connect
 
 from .postgres import PostgresServer, wait_accepting
@@ -186,6 +187,16 @@ def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
     assert orders == list(range(1, len(orders) + 1))
     assert rows(postgres_url, "SELECT COUNT(*) FROM ladder_results WHERE token IS NOT NULL"
                 ) == [(0,)]
+    # Every finished match has its seats' positions (round 1's playing order), and
+    # the positions' tallies agree with a count afresh.
+    assert rows(postgres_url, "SELECT COUNT(*) FROM ladder_results r JOIN ladder_matches m"
+                " ON m.match_id = r.match_id WHERE m.status = 'finished'"
+                " AND r.position IS NULL") == [(0,)]
+    reads = LadderStore(postgres_url)
+    try:
+        assert reads.stored_positions() == reads.recount_positions() != {}
+    finally:
+        reads.close()
 
     # No result a bot was told of is lost or counted twice: each finished match a bot
     # logged is finished and rated with the ranks it was told, once per seat.
@@ -251,8 +262,13 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         assert seat_ada.host_address == ("" if ada_here else running[1])
         assert seat_bob.host_address == ("" if running[0] == "host-a" else running[1])
         assert {seat_ada.seat, seat_bob.seat} == {0, 1}
-        # Both are sent the match's commitment to its seed, before they join.
-        assert seat_ada.commitment and seat_ada.commitment == seat_bob.commitment
+        # Both are sent the match's commitment to its seed, before they join: the one
+        # the running host published.
+        (committed,) = rows(postgres_url, "SELECT commitment FROM ladder_matches"
+                            " WHERE match_id = ?", seat_ada.match_id)
+        assert len(committed[0]) == 64
+        assert seat_ada.commitment == seat_bob.commitment == committed[0]
+        assert not seat_ada.HasField("deal_set")
 
         # The bot enters again through the other host in the middle of its match: it
         # is sent the same seat, with the address as seen from there.
@@ -262,6 +278,7 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         assert (seat.match_id, seat.seat_token, seat.seat) == (
             seat_ada.match_id, seat_ada.seat_token, seat_ada.seat)
         assert seat.host_address == ("" if running[0] == "host-a" else running[1])
+        assert seat.commitment == committed[0]
         back.cancel()
         other.cancel()
     assert a.stop() == 0 and b.stop() == 0

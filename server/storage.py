@@ -445,6 +445,11 @@ class Storage:
             self._claim.close()
             self._claim = None
         if self._claimed is not None:
+            # Given up here, not by the connection's end: PostgreSQL releases a closed
+            # session's locks a moment later, and a server started at once after this
+            # one would find its host id still claimed.
+            with contextlib.suppress(*ERRORS):
+                self._claimed.execute("SELECT pg_advisory_unlock_all()")
             self._claimed.close()
             self._claimed = None
 

@@ -54,7 +54,7 @@ from server.storage import Writer
 from server.tokens import new_match_id, new_token
 
 from .assignment import Assignment
-from .match_host import MatchHost, Outcome, ReplacedError
+from .match_host import REPLACED, EntryQueue, MatchHost, Outcome, assignments
 from .ratings import Rating
 from .scheduler import Scheduler, Waiting, form_matches
 from .store import Formed, LadderReader, LadderStore, Seated
@@ -74,8 +74,6 @@ DEFAULT_STALE_S = 5.0
 #: While ticks fail, one is logged every this many seconds.
 FAILING_LOG_S = 10.0
 
-#: Put on an entry's queue to end it because a newer entry of the same bot took over.
-REPLACED = "replaced"
 
 
 def reserve(players: int) -> tuple[str, Sequence[str]]:
@@ -128,7 +126,7 @@ class Shared:
         self.stale = stale
         self._rng = rng or random.Random()
         # The bot's open stream on this host: its id and its queue.
-        self._streams: dict[str, tuple[str, asyncio.Queue[Assignment | str | None]]] = {}
+        self._streams: dict[str, tuple[str, EntryQueue]] = {}
         self._announced: dict[str, str] = {}    # bot -> match last sent on its stream
 
     def recover(self) -> None:
@@ -146,7 +144,7 @@ class Shared:
         """Returns the bot's entry through this host (see ``Ladder.enter``)."""
         ladder = self.ladder
         stream = secrets.token_hex(8)
-        queue: asyncio.Queue[Assignment | str | None] = asyncio.Queue()
+        queue: EntryQueue = asyncio.Queue()
         try:
             await ladder.writer.run(ladder.store.enter, name, self.host_id, stream,
                                     ladder.clock())
@@ -161,12 +159,8 @@ class Shared:
         self._announced.pop(name, None)      # a seat held is sent again on this stream
         log.info("ladder_bot_entered", bot=name, host=self.host_id)
         try:
-            while (item := await queue.get()) is not None:
-                if isinstance(item, Assignment):
-                    yield item
-                else:
-                    raise ReplacedError(f"bot {name!r} entered the ladder again elsewhere; "
-                                        "the newer entry plays")
+            async for assignment in assignments(name, queue):
+                yield assignment
         finally:
             current = self._streams.get(name)
             if current is not None and current[0] == stream:

@@ -55,6 +55,7 @@ from server.storage import ERRORS, Writer
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
 from .hosts import Shared
+from .match_host import REPLACED, EntryQueue, assignments
 
 # Re-exported: the servicer, the server's match host and the tests import them from here.
 from .match_host import LadderClosedError as LadderClosedError
@@ -87,8 +88,6 @@ T = TypeVar("T")
 EXPIRY_CHECK_S = 60.0
 
 
-#: Put on an entry's queue to end it because a newer entry of the same bot took over.
-_REPLACED = "replaced"
 
 
 class Ladder:
@@ -108,7 +107,7 @@ class Ladder:
         self.name_expiry = name_expiry
         self.max_unentered = max_unentered
         self.scheduler = Scheduler(policy, self._waiting, self._play, settle=settle)
-        self._streams: dict[str, asyncio.Queue[Assignment | str | None]] = {}
+        self._streams: dict[str, EntryQueue] = {}
         self._settling: set[asyncio.Future[None]] = set()
         self._seated: dict[str, Assignment] = {}
         # The standings last read per scope, with the count of results rated when the
@@ -246,10 +245,10 @@ class Ladder:
             await asyncio.sleep(every)
 
     async def _entry(self, name: str) -> AsyncIterator[Assignment]:
-        queue: asyncio.Queue[Assignment | str | None] = asyncio.Queue()
+        queue: EntryQueue = asyncio.Queue()
         replaced = self._streams.get(name)
         if replaced is not None:
-            replaced.put_nowait(_REPLACED)
+            replaced.put_nowait(REPLACED)
         self._streams[name] = queue
         current = self._seated.get(name)
         if current is not None:
@@ -258,12 +257,8 @@ class Ladder:
         self.scheduler.join(name)
         log.info("ladder_bot_entered", bot=name)
         try:
-            while (item := await queue.get()) is not None:
-                if isinstance(item, Assignment):
-                    yield item
-                else:
-                    raise ReplacedError(f"bot {name!r} entered the ladder again elsewhere; "
-                                        "the newer entry plays")
+            async for assignment in assignments(name, queue):
+                yield assignment
         finally:
             if self._streams.get(name) is queue:
                 del self._streams[name]

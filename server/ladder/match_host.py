@@ -7,13 +7,21 @@ many hosts (``server.ladder.hosts``) use them without importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from mammamia.fairness import DealSet
 
+from .assignment import Assignment
 from .store import LadderError, SeatResult
+
+#: Put on an entry's queue to end it because a newer entry of the same bot took over.
+REPLACED = "replaced"
+
+#: An entry's queue: its assignments, REPLACED, or None when the ladder stops.
+EntryQueue = asyncio.Queue[Assignment | str | None]
 
 
 class UnknownBotError(LadderError):
@@ -69,3 +77,14 @@ class MatchHost(Protocol):
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record (JSON text) of an ended match, or None."""
         ...
+
+
+async def assignments(name: str, queue: EntryQueue) -> AsyncIterator[Assignment]:
+    """Yields the bot's assignments as they come on ``queue`` until None; raises
+    ReplacedError when a newer entry of the bot took over."""
+    while (item := await queue.get()) is not None:
+        if isinstance(item, Assignment):
+            yield item
+        else:
+            raise ReplacedError(f"bot {name!r} entered the ladder again elsewhere; "
+                                "the newer entry plays")

@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import ParamSpec, Protocol, TypeVar
 
 import structlog
@@ -54,7 +54,7 @@ from server.storage import Writer
 from server.tokens import new_match_id, new_token
 
 from .assignment import Assignment
-from .match_host import REPLACED, EntryQueue, MatchHost, Outcome, assignments
+from .match_host import REPLACED, Entry, EntryQueue, MatchHost, Outcome
 from .ratings import Rating
 from .scheduler import Scheduler, Waiting, form_matches
 from .store import Formed, LadderReader, LadderStore, Seated
@@ -140,8 +140,9 @@ class Shared:
             log.info("ladder_host_recovered", host=self.host_id, entries=cleared,
                      adopted=adopted)
 
-    async def entry(self, name: str) -> AsyncIterator[Assignment]:
-        """Returns the bot's entry through this host (see ``Ladder.enter``)."""
+    async def entry(self, name: str) -> Entry:
+        """Returns the bot's entry through this host, its row written (see
+        ``Ladder.enter``)."""
         ladder = self.ladder
         stream = secrets.token_hex(8)
         queue: EntryQueue = asyncio.Queue()
@@ -158,16 +159,16 @@ class Shared:
         self._streams[name] = (stream, queue)
         self._announced.pop(name, None)      # a seat held is sent again on this stream
         log.info("ladder_bot_entered", bot=name, host=self.host_id)
-        try:
-            async for assignment in assignments(name, queue):
-                yield assignment
-        finally:
+
+        def leave() -> None:
             current = self._streams.get(name)
             if current is not None and current[0] == stream:
                 del self._streams[name]
                 self._announced.pop(name, None)
                 ladder.writer.send(ladder.store.leave, name, stream)
             log.info("ladder_bot_left", bot=name)
+
+        return Entry(name, queue, leave)
 
     async def run(self) -> None:
         """Beats, announces and schedules every tick until cancelled; then ends every

@@ -44,7 +44,7 @@ import contextlib
 import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from typing import ParamSpec, TypeVar
 
 import structlog
@@ -55,7 +55,7 @@ from server.storage import ERRORS, Writer
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
 from .hosts import Shared
-from .match_host import REPLACED, EntryQueue, assignments
+from .match_host import REPLACED, Entry, EntryQueue
 
 # Re-exported: the servicer, the server's match host and the tests import them from here.
 from .match_host import LadderClosedError as LadderClosedError
@@ -184,8 +184,9 @@ class Ladder:
         log.info("ladder_bot_registered", bot=name)
         return key
 
-    async def enter(self, name: str, key: str) -> AsyncIterator[Assignment]:
-        """Returns the bot's entry: its assignments, for as long as the caller listens.
+    async def enter(self, name: str, key: str) -> Entry:
+        """Returns the bot's entry, recorded before this returns: its assignments, for
+        as long as the caller listens, until the caller closes it.
 
         Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
         once the ladder has stopped (both at once, before any assignment). The entry
@@ -203,7 +204,7 @@ class Ladder:
                 self.store.mark_entered, name, key, self.clock()):
             raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
                                   "its name expired): register it again")
-        return self._entry(name) if self.shared is None else self.shared.entry(name)
+        return self._entry(name) if self.shared is None else await self.shared.entry(name)
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
@@ -244,7 +245,7 @@ class Ladder:
                 log.exception("ladder_expiry_failed")
             await asyncio.sleep(every)
 
-    async def _entry(self, name: str) -> AsyncIterator[Assignment]:
+    def _entry(self, name: str) -> Entry:
         queue: EntryQueue = asyncio.Queue()
         replaced = self._streams.get(name)
         if replaced is not None:
@@ -256,14 +257,14 @@ class Ladder:
             queue.put_nowait(current)
         self.scheduler.join(name)
         log.info("ladder_bot_entered", bot=name)
-        try:
-            async for assignment in assignments(name, queue):
-                yield assignment
-        finally:
+
+        def leave() -> None:
             if self._streams.get(name) is queue:
                 del self._streams[name]
             self.scheduler.leave(name)
             log.info("ladder_bot_left", bot=name)
+
+        return Entry(name, queue, leave)
 
     def _waiting(self, names: list[str]) -> list[Waiting]:
         # On the loop: a row per waiting bot, from the ratings and the tallies.

@@ -8,7 +8,7 @@ many hosts (``server.ladder.hosts``) use them without importing each other.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -79,12 +79,34 @@ class MatchHost(Protocol):
         ...
 
 
-async def assignments(name: str, queue: EntryQueue) -> AsyncIterator[Assignment]:
-    """Yields the bot's assignments as they come on ``queue`` until None; raises
-    ReplacedError when a newer entry of the bot took over."""
-    while (item := await queue.get()) is not None:
+class Entry:
+    """A bot's entry, already recorded: its assignments, as an async iterator, until
+    the ladder stops. Iterating raises ReplacedError when a newer entry of the bot
+    took over. ``close`` ends the entry (the caller's part when its stream ends)."""
+
+    def __init__(self, name: str, queue: EntryQueue, leave: Callable[[], None]) -> None:
+        self.name = name
+        self._queue = queue
+        self._leave: Callable[[], None] | None = leave
+
+    def __aiter__(self) -> Entry:
+        return self
+
+    async def __anext__(self) -> Assignment:
+        """Returns the next assignment; raises StopAsyncIteration once the ladder has
+        stopped, ReplacedError once a newer entry took over."""
+        item = await self._queue.get()
+        if item is None:
+            self._queue.put_nowait(None)        # stays ended
+            raise StopAsyncIteration
         if isinstance(item, Assignment):
-            yield item
-        else:
-            raise ReplacedError(f"bot {name!r} entered the ladder again elsewhere; "
-                                "the newer entry plays")
+            return item
+        self._queue.put_nowait(item)
+        raise ReplacedError(f"bot {self.name!r} entered the ladder again elsewhere; "
+                            "the newer entry plays")
+
+    def close(self) -> None:
+        """Ends the entry (once; later calls do nothing)."""
+        leave, self._leave = self._leave, None
+        if leave is not None:
+            leave()

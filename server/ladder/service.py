@@ -73,15 +73,18 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
-        # Headers now: the bot knows it has entered before its first assignment.
-        await context.send_initial_metadata(())
         try:
+            # Headers now, the entry recorded: the bot knows it has entered (and that
+            # a later entry replaces this one) before its first assignment.
+            await context.send_initial_metadata(())
             async for assignment in entry:
                 yield wire.assignment_message(assignment)
         except ReplacedError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+        finally:
+            entry.close()
 
     async def Standings(
             self, request: pb.StandingsRequest,

@@ -1,5 +1,6 @@
-"""Registered names that never enter expire, on an injected clock; and only so many
-such names may be registered at once (RESOURCE_EXHAUSTED beyond)."""
+"""Registered names that never enter expire, on an injected clock; only so many
+such names may be registered at once (RESOURCE_EXHAUSTED beyond); an entry counts
+from the moment it is made."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.ladder import ladder as ladder_module
 from server.ladder import serve
-from server.ladder.ladder import Ladder, Outcome, UnknownBotError
+from server.ladder.ladder import Ladder, Outcome, ReplacedError, UnknownBotError
 from server.ladder.scheduler import Policy
 from server.ladder.store import LadderFullError, LadderStore
 
@@ -58,7 +59,7 @@ def test_names_that_never_entered_expire_and_entered_ones_stay(tmp_path: Path) -
 
     async def scenario() -> None:
         keys = {n: await ladder.register(n) for n in ("early", "player")}
-        await ladder.enter("player", keys["player"])       # first entry: recorded
+        (await ladder.enter("player", keys["player"])).close()       # first entry: recorded
         assert ladder.store.entered("player") == clock.now
         clock.now += 50
         keys["late"] = await ladder.register("late")
@@ -71,10 +72,10 @@ def test_names_that_never_entered_expire_and_entered_ones_stay(tmp_path: Path) -
         assert await ladder.expire_names() == []
         # An expired name is gone: its key no longer enters, and the name is free.
         with pytest.raises(UnknownBotError):
-            await ladder.enter("early", keys["early"])
+            (await ladder.enter("early", keys["early"])).close()
         await ladder.register("early")
         # The bot that entered keeps its name for ever, and enters again.
-        await ladder.enter("player", keys["player"])
+        (await ladder.enter("player", keys["player"])).close()
         assert ladder.store.entered("player") == clock.now - 10_101
 
     asyncio.run(scenario())
@@ -145,7 +146,7 @@ def test_names_that_never_entered_are_bounded(tmp_path: Path) -> None:
         with pytest.raises(LadderFullError, match="2 registered names that never entered"):
             await ladder.register("three")
         assert ladder.store.check_key("three", "anything") is False     # not kept
-        await ladder.enter("one", keys["one"])     # an entered name no longer counts
+        (await ladder.enter("one", keys["one"])).close()     # an entered name no longer counts
         await ladder.register("three")
         with pytest.raises(LadderFullError):
             await ladder.register("four")
@@ -190,3 +191,38 @@ def test_register_beyond_the_bound_is_resource_exhausted(
     e = caught.value
     assert e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "never entered" in e.details() and "expired" in e.details()
+
+
+def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
+    """An entry counts from the moment ``enter`` returns (the Enter stream's headers
+    are sent then): a second entry of the bot replaces it even if the first was never
+    read from, on one host and, on PostgreSQL, through another host."""
+    clock = Clock()
+    ladders = [Ladder(LadderStore(database), NoMatches(), Policy(), clock=clock,
+                      host_id=f"host-{i}", advertise=lambda: "127.0.0.1:1")
+               for i in range(2)]
+    first, other = ladders
+
+    async def replaced(entry: object) -> None:
+        with pytest.raises(ReplacedError, match="entered the ladder again"):
+            await asyncio.wait_for(anext(entry), 10)     # type: ignore[call-overload]
+
+    async def scenario() -> None:
+        key = await first.register("ada")
+        older = await first.enter("ada", key)
+        newer = await first.enter("ada", key)             # on the same host
+        await replaced(older)
+        newer.close()
+        if first.shared is None:
+            return
+        assert other.shared is not None
+        older = await first.enter("ada", key)
+        newer = await other.enter("ada", key)             # through another host
+        await first.shared.announce()
+        await replaced(older)
+        older.close()
+        newer.close()
+
+    asyncio.run(scenario())
+    for ladder in ladders:
+        ladder.store.close()

@@ -4,7 +4,16 @@
 --stop-at U --out FILE`` keeps ``M`` matches of ``--players`` seats running on the
 server until the wall-clock time ``U``: it creates each match (Organiser.CreateMatch),
 plays all its seats with a trivial policy (a random option, answered at once), and
-creates the next one when a match ends. Each match has its own connection.
+creates the next one when a match ends. Each of the ``M`` places has its own
+connection, and on it one ``Organiser.CreateMatches`` call that creates its matches
+and one ``Seat.PlayMatches`` call per seat that plays them (``--calls matches``, the
+default: no new call per match), or a CreateMatch call and a new ``Seat.Play`` call
+per seat for every match (``--calls play``).
+
+With ``--window FILE`` instead of the two times, it writes ``--ready FILE`` (the
+time, once every one of its matches has had a decision request) and then waits for
+``FILE`` to hold the window as JSON (``{"start_at": T, "stop_at": U}``): so that
+``bench.load`` opens the window only after every seat's call has been taken up.
 
 Between ``T`` and ``U`` it counts decisions and measures each one's latency as a
 client sees it: from the arrival of a decision request in a match to the arrival
@@ -22,7 +31,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,7 +40,10 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 
 PLAY: Final = "/mammamia.v1.Seat/Play"
+PLAY_MATCHES: Final = "/mammamia.v1.Seat/PlayMatches"
+CALLS: Final = ("matches", "play")
 CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
+CREATE_MATCHES: Final = "/mammamia.v1.Organiser/CreateMatches"
 JOIN: Final = "/mammamia.v1.Seat/Join"
 _OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
 
@@ -44,12 +56,15 @@ class Tally:
         self.decisions = 0
         self.latencies_us: list[int] = []
         self.starts_us: list[int] = []      # CreateMatch sent -> first decision request
+        self.ends_us: list[int] = []        # last decision request -> last match_ended
         self.creates_us: list[int] = []     # CreateMatch sent -> its reply
         self.errors: list[str] = []
         self.matches_finished = 0
         self.matches_ended_in_window = 0
         self.matches_started = 0
         self.refusals_us: dict[str, list[int]] = {"Play": [], "Join": []}
+        self.holders_in_play = 0            # holders whose first match has been asked
+        self.holders_at_window: int | None = None   # how many, when the window was set
 
     def inside(self) -> bool:
         """Returns whether now is inside the measuring window."""
@@ -73,40 +88,147 @@ def decision_in(event: pb.SeatEvent) -> pb.DecisionRequest | None:
 
 
 async def hold(server: str, key: str, players: int, deadline_ms: int, rng: random.Random,
-               tally: Tally) -> None:
-    """Plays match after match on one connection until cancelled."""
+               tally: Tally, calls: str = "matches",
+               opening: Opening | None = None) -> None:
+    """Plays match after match on one connection until cancelled: created on one
+    CreateMatches call, every seat on one PlayMatches call for all the matches
+    (``calls="matches"``), or by a CreateMatch call each, every seat on a Play call of
+    its own per match (``calls="play"``). With ``opening``, the first match waits
+    until every holder's calls have been taken up."""
     options = [("grpc.use_local_subchannel_pool", 1)]   # a connection of its own
     async with grpc.aio.insecure_channel(server, options=options) as channel:
-        create = channel.unary_unary(
+        creator = Creator(channel, key, calls == "matches")
+        play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
+        seats = ([Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
+                 if calls == "matches" else [])
+        played = False
+        if opening is not None:
+            with contextlib.suppress(grpc.aio.AioRpcError):     # (counted when used)
+                await creator.open()
+                for s in seats:
+                    await s.call.initial_metadata()
+            await opening.opened()
+
+        def started() -> None:
+            nonlocal played
+            if not played:
+                played = True
+                tally.holders_in_play += 1
+
+        try:
+            while True:
+                asked = time.perf_counter_ns()
+                try:
+                    created = await creator.create(pb.CreateMatchRequest(
+                        players=players, seed=rng.randrange(2**62),
+                        time_control=pb.TimeControl(deadline_ms=deadline_ms)))
+                except grpc.aio.AioRpcError as e:
+                    tally.error(f"{creator.method}: {e.code().name}: {e.details()}")
+                    await asyncio.sleep(1)
+                    continue
+                tally.matches_started += 1
+                if tally.inside():
+                    tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
+                if seats and any(s.broken for s in seats):
+                    seats = [Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
+                await _play(play, seats, created.seat_tokens, rng, tally, asked, started)
+        finally:
+            for s in seats:
+                s.call.cancel()
+            creator.close()
+
+
+class Opening:
+    """The crowd's start: no holder creates a match before every holder's calls are
+    taken up, so that the server takes them up while it is idle."""
+
+    def __init__(self, holders: int) -> None:
+        self._waiting = holders
+        self._open = asyncio.Event()
+
+    async def opened(self) -> None:
+        """Counts one holder's calls as taken up; returns once every holder's are."""
+        self._waiting -= 1
+        if self._waiting <= 0:
+            self._open.set()
+        await self._open.wait()
+
+
+class Creator:
+    """Creates matches on one CreateMatches call (``streamed``) or a CreateMatch call
+    each."""
+
+    def __init__(self, channel: grpc.aio.Channel, key: str, streamed: bool) -> None:
+        self.method = "CreateMatches" if streamed else "CreateMatch"
+        self._metadata = (("organiser-key", key),)
+        self._one = channel.unary_unary(
             CREATE, request_serializer=pb.CreateMatchRequest.SerializeToString,
             response_deserializer=pb.CreateMatchResponse.FromString)
-        play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
-        while True:
-            asked = time.perf_counter_ns()
-            try:
-                created = await create(
-                    pb.CreateMatchRequest(players=players, seed=rng.randrange(2**62),
-                                          time_control=pb.TimeControl(deadline_ms=deadline_ms)),
-                    metadata=(("organiser-key", key),), timeout=30)
-            except grpc.aio.AioRpcError as e:
-                tally.error(f"CreateMatch: {e.code().name}: {e.details()}")
-                await asyncio.sleep(1)
-                continue
-            tally.matches_started += 1
-            if tally.inside():
-                tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
-            await _play(play, created.seat_tokens, rng, tally, asked)
+        self._many: grpc.aio.StreamStreamMultiCallable[
+            pb.CreateMatchRequest, pb.CreateMatchResponse] | None = channel.stream_stream(
+            CREATE_MATCHES, request_serializer=pb.CreateMatchRequest.SerializeToString,
+            response_deserializer=pb.CreateMatchResponse.FromString) if streamed else None
+        self._call: grpc.aio.StreamStreamCall[pb.CreateMatchRequest,
+                                              pb.CreateMatchResponse] | None = None
+
+    async def open(self) -> None:
+        """Opens the CreateMatches call (if streamed) and returns once it is taken up."""
+        if self._many is not None:
+            self._call = self._call or self._many(metadata=self._metadata)
+            await self._call.initial_metadata()
+
+    async def create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+        """Returns the new match; raises AioRpcError (after which a new call is used)."""
+        if self._many is None:
+            return await self._one(request, metadata=self._metadata, timeout=30)
+        call = self._call = self._call or self._many(metadata=self._metadata)
+        try:
+            await call.write(request)
+            answer = await call.read()
+        except grpc.aio.AioRpcError:
+            self._call = None
+            raise
+        if not isinstance(answer, pb.CreateMatchResponse):      # EOF: it ended with OK
+            self._call = None
+            raise grpc.aio.AioRpcError(grpc.StatusCode.UNKNOWN, grpc.aio.Metadata(),
+                                       grpc.aio.Metadata(), "the call ended early")
+        return answer
+
+    def close(self) -> None:
+        """Ends the CreateMatches call, if one is open."""
+        if self._call is not None:
+            self._call.cancel()
 
 
-async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], tokens: Sequence[str],
-                rng: random.Random, tally: Tally, asked: int) -> None:
+class Seats:
+    """One PlayMatches call: the seat it plays now is sent with :meth:`sit`."""
+
+    def __init__(self, open_call: grpc.aio.StreamStreamMultiCallable[bytes, bytes]) -> None:
+        self.call = open_call()
+        self.broken = False
+
+    async def sit(self, token: str) -> grpc.aio.StreamStreamCall[bytes, bytes]:
+        """Returns the call, after asking it to play the seat of ``token``."""
+        await self.call.write(pb.PlayRequest(sit=pb.SitRequest(seat_token=token))
+                              .SerializeToString())
+        return self.call
+
+
+async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequence[Seats],
+                tokens: Sequence[str], rng: random.Random, tally: Tally, asked: int,
+                started: Callable[[], None]) -> None:
     last: list[int] = []      # arrival of the match's previous decision request
 
-    async def seat(token: str) -> None:
-        call = play(metadata=(("seat-token", token),))
+    async def seat(i: int, token: str) -> None:
+        held = on[i] if on else None
+        if held is None:
+            call = play(metadata=(("seat-token", token),))
         try:
-            await call.write(_OBSERVE)
-            async for raw in call:
+            if held is None:
+                await call.write(_OBSERVE)
+            else:
+                call = await held.sit(token)
+            while isinstance(raw := await call.read(), bytes):     # (not EOF)
                 now = time.perf_counter_ns()
                 for event in pb.SeatEvents.FromString(raw).events:
                     which = event.WhichOneof("event")
@@ -115,8 +237,10 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], tokens: 
                         if last and tally.inside():
                             tally.decisions += 1
                             tally.latencies_us.append((now - last[0]) // 1000)
-                        elif not last and tally.inside():
-                            tally.starts_us.append((now - asked) // 1000)
+                        elif not last:
+                            started()
+                            if tally.inside():
+                                tally.starts_us.append((now - asked) // 1000)
                         last[:] = [now]
                         act = pb.ActRequest(decision_id=d.decision_id,
                                             option=rng.randrange(len(d.options)))
@@ -128,15 +252,23 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], tokens: 
                             tally.error("match aborted")
                         return
             tally.error("stream closed before the match ended")
+            if held is not None:
+                held.broken = True
         except grpc.aio.AioRpcError as e:
-            tally.error(f"Play: {e.code().name}: {e.details()}")
+            tally.error(f"{'Play' if held is None else 'PlayMatches'}: {e.code().name}: "
+                        f"{e.details()}")
+            if held is not None:
+                held.broken = True
         finally:
-            call.cancel()
+            if held is None:
+                call.cancel()
 
-    await asyncio.gather(*(seat(t) for t in tokens))
+    await asyncio.gather(*(seat(i, t) for i, t in enumerate(tokens)))
     tally.matches_finished += 1
     if tally.inside():
         tally.matches_ended_in_window += 1
+        if last:
+            tally.ends_us.append((time.perf_counter_ns() - last[0]) // 1000)
 
 
 async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
@@ -174,28 +306,52 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
 
 async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: int,
                 start_at: float, stop_at: float, seed: int,
-                probing: bool = False) -> dict[str, Any]:
+                probing: bool = False, calls: str = "matches",
+                window: Path | None = None, ready: Path | None = None) -> dict[str, Any]:
     """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``
-    (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`)."""
+    (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`); with
+    ``window``, the window is read from that file once ``ready`` is written (see the
+    module)."""
     tally = Tally(start_at, stop_at)
     rng = random.Random(seed)
+    opening = Opening(matches) if calls == "matches" else None
     holders = [asyncio.ensure_future(hold(server, key, players, deadline_ms,
-                                          random.Random(rng.random()), tally))
+                                          random.Random(rng.random()), tally, calls, opening))
                for _ in range(matches)]
+    if window is not None:
+        await _await_window(tally, matches, window, ready)
     if probing:
         holders.append(asyncio.ensure_future(probe(server, tally)))
-    await asyncio.sleep(max(0.0, stop_at - time.time()))
+    await asyncio.sleep(max(0.0, tally.stop_at - time.time()))
     for task in holders:
         task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*holders, return_exceptions=True)
     return {"decisions": tally.decisions, "latencies_us": tally.latencies_us,
             "starts_us": tally.starts_us, "creates_us": tally.creates_us,
+            "ends_us": tally.ends_us,
             "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
             "matches_started": tally.matches_started,
             "matches_finished": tally.matches_finished,
             "matches_ended_in_window": tally.matches_ended_in_window,
-            "refusals_us": tally.refusals_us}
+            "refusals_us": tally.refusals_us, "holders_at_window": tally.holders_at_window}
+
+
+async def _await_window(tally: Tally, matches: int, window: Path, ready: Path | None,
+                        every: float = 0.1) -> None:
+    """Writes ``ready`` once every holder's first match has been asked a decision, then
+    returns once ``window`` holds the window, set into ``tally``."""
+    told = ready is None
+    while True:
+        if not told and tally.holders_in_play >= matches and ready is not None:
+            ready.write_text(str(time.time()), encoding="utf-8")
+            told = True
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            times = json.loads(window.read_text(encoding="utf-8"))
+            tally.start_at, tally.stop_at = float(times["start_at"]), float(times["stop_at"])
+            tally.holders_at_window = tally.holders_in_play
+            return
+        await asyncio.sleep(every)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -207,16 +363,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--matches", type=int, required=True)
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--deadline-ms", type=int, default=5000)
-    parser.add_argument("--start-at", type=float, required=True, help="UNIX time")
-    parser.add_argument("--stop-at", type=float, required=True, help="UNIX time")
+    parser.add_argument("--start-at", type=float, default=float("inf"), help="UNIX time")
+    parser.add_argument("--stop-at", type=float, default=float("inf"), help="UNIX time")
+    parser.add_argument("--window", type=Path,
+                        help="the file that will hold the window (instead of the times)")
+    parser.add_argument("--ready", type=Path,
+                        help="with --window: the file written once every match is in play")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--probe", action="store_true",
                         help="also time refused Play and Join calls in the window")
+    parser.add_argument("--calls", choices=CALLS, default="matches",
+                        help="a PlayMatches call per seat for every match (matches) or a "
+                        "Play call per seat and match (play)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
+    if args.window is None and args.stop_at == float("inf"):
+        parser.error("give --start-at and --stop-at, or --window")
     result = asyncio.run(crowd(args.server, args.organiser_key, args.matches, args.players,
                                args.deadline_ms, args.start_at, args.stop_at, args.seed,
-                               args.probe))
+                               args.probe, args.calls, args.window, args.ready))
     args.out.write_text(json.dumps(result), encoding="utf-8")
 
 

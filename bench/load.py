@@ -6,8 +6,9 @@ stream and answering at once with a random option, so the server is never
 waiting for a bot to think: a closed loop that runs as fast as the machine allows.
 Everything is on 127.0.0.1 and bounded in time.
 
-One run holds ``seats / players`` matches for a warm-up and then a measuring
-window, and reports decisions per second, the decision latency a client sees
+One run holds ``seats / players`` matches: it waits for the opening (until every
+match has been asked its first decision, ``opening_s``; at most 30 s and a second
+per 20 seats), then a short warm-up, then a measuring window, and reports decisions per second, the decision latency a client sees
 (request received -> the match's next request received) at p50 and p99, the
 server's peak resident memory (psutil) and CPU use (and the bots'), errors (refused
 answers, aborted matches, failed calls: there must be none), and how long a new
@@ -45,25 +46,30 @@ TARGET_SEATS: Final = 1000
 STEPS: Final = (100, 200, 400, 1000)
 P99_LIMIT_MS: Final = 100.0
 CLIENT_GRACE: Final = 60.0     # how long a crowd may take to stop after its window
+OPENING_LIMIT_S: Final = 30.0  # (plus a second per 20 seats) for every match to start
 
 
 def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
-            warmup: float | None = None, seed: int = 0) -> dict[str, Any]:
+            warmup: float | None = None, seed: int = 0, calls: str = "matches"
+            ) -> dict[str, Any]:
     """Returns the figures of ``seats`` seats (``seats // players`` matches) held by
-    ``clients`` crowd processes for a warm-up and then ``seconds`` of measurement."""
+    ``clients`` crowd processes through the opening, a warm-up of ``warmup``
+    seconds (default: 3 s and a second per 100 matches), then ``seconds`` of
+    measurement,
+    each seat on a PlayMatches call for every match (``calls="matches"``) or on a new
+    Play call per match (``calls="play"``)."""
     matches = max(1, seats // players)
     clients = max(1, min(clients, matches))
     if warmup is None:
-        # Processes start, matches are created, every seat's stream is opened, and the
-        # first finished matches are replaced: 13 s for 250 matches.
-        warmup = 3.0 + matches / 25
+        # After the opening, the first matches end and are replaced.
+        warmup = 3.0 + matches / 100
     with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
         directory = Path(tmp)
+        window = directory / "window.json"
         with Server(directory) as server:
             process = psutil.Process(server.pid)
             idle_rss = process.memory_info().rss
-            start_at = time.time() + warmup
-            stop_at = start_at + seconds
+            launched = time.time()
             crowds = []
             for i in range(clients):
                 share = matches // clients + (i < matches % clients)
@@ -72,10 +78,17 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                 crowds.append((out, log, python_module(
                     "bench.crowd", "--server", server.address,
                     "--organiser-key", server.organiser_key, "--matches", str(share),
-                    "--players", str(players), "--start-at", str(start_at),
-                    "--stop-at", str(stop_at), "--seed", str(seed + i), "--out", str(out),
+                    "--players", str(players), "--window", str(window),
+                    "--ready", str(directory / f"crowd-{i}.ready"),
+                    "--seed", str(seed + i), "--out", str(out),
+                    "--calls", calls,
                     *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
+            opening = _opening(directory, clients, OPENING_LIMIT_S + seats / 20)
+            start_at = time.time() + warmup
+            stop_at = start_at + seconds
+            window.write_text(json.dumps({"start_at": start_at, "stop_at": stop_at}),
+                              encoding="utf-8")
             seen = _watch(process, bots, start_at, stop_at, every=max(1.0, seconds / 20))
             for _, log, child in crowds:
                 try:
@@ -91,12 +104,18 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                 for m, v in parts[0].get("refusals_us", {}).items()}
     starts = [x for p in parts for x in p.get("starts_us", ())]
     start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
+    ends = [x for p in parts for x in p.get("ends_us", ())]
+    end_fig = summary(ends, 1000, 1) if ends else {"p50": 0.0, "p99": 0.0}
     creates = [x for p in parts for x in p.get("creates_us", ())]
     create_fig = summary(creates, 1000, 1) if creates else {"p50": 0.0, "p99": 0.0}
     fig = summary(latencies, 1000, 2) if latencies else {
         "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
     return {
-        "matches": matches, "seats": matches * players, "players": players,
+        "matches": matches, "seats": matches * players, "players": players, "calls": calls,
+        # The opening: from the bots' launch until every match had been asked a first
+        # decision (None: not within the limit), and how many had when the window opened.
+        "opening_s": None if opening is None else round(opening - launched, 1),
+        "matches_started_before_window": sum(p.get("holders_at_window") or 0 for p in parts),
         "client_processes": clients, "seconds": seconds,
         "decisions_per_s": round(decisions / seconds, 1),
         "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
@@ -123,10 +142,24 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         # and the CreateMatch call alone.
         "match_start_p50_ms": start_fig["p50"], "match_start_p99_ms": start_fig["p99"],
         "create_match_p50_ms": create_fig["p50"], "create_match_p99_ms": create_fig["p99"],
+        # The match's last decision request -> the last of its seats told it has ended.
+        "match_end_p50_ms": end_fig["p50"], "match_end_p99_ms": end_fig["p99"],
         # How long a new call waits before the server takes it up, per method: a call
         # with an unknown seat token, timed until it is refused (p50).
         "play_refused_p50_ms": refusals.get("Play"), "join_refused_p50_ms": refusals.get("Join"),
     }
+
+
+def _opening(directory: Path, clients: int, limit: float) -> float | None:
+    """Returns when the last crowd wrote that all its matches are in play, waiting at
+    most ``limit`` seconds (None if they did not all)."""
+    ready = [directory / f"crowd-{i}.ready" for i in range(clients)]
+    give_up = time.time() + limit
+    while time.time() < give_up:
+        with contextlib.suppress(OSError, ValueError):
+            return max(float(r.read_text(encoding="utf-8")) for r in ready)
+        time.sleep(0.1)
+    return None
 
 
 def _cpu(processes: Sequence[psutil.Process]) -> float:
@@ -201,16 +234,16 @@ def _read(out: Path, log: str) -> dict[str, Any]:
 
 def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,
         clients: int = 2, seconds: float = 15.0, step_seconds: float = 8.0,
-        limit_ms: float = P99_LIMIT_MS) -> dict[str, Any]:
+        limit_ms: float = P99_LIMIT_MS, calls: str = "matches") -> dict[str, Any]:
     """Returns the figures of the target (``seats`` seats) and of the step-up: each
     step's figures and the largest seat count whose p99 stayed under ``limit_ms``
     (with no error), stopping at the first step that missed."""
-    target = measure(seats, players=players, clients=clients, seconds=seconds)
+    target = measure(seats, players=players, clients=clients, seconds=seconds, calls=calls)
     stepped: list[dict[str, Any]] = []
     best = 0
     for n in steps:
         fig = target if n == seats else measure(n, players=players, clients=clients,
-                                                seconds=step_seconds)
+                                                seconds=step_seconds, calls=calls)
         stepped.append({k: fig[k] for k in ("seats", "decisions_per_s", "p50_ms", "p99_ms",
                                              "server_rss_mb", "server_cpu_percent",
                                              "bots_cpu_percent", "errors")})
@@ -237,7 +270,8 @@ def table(result: dict[str, Any]) -> list[str]:
                  f"{result['server_rss_mb']} MB, {result['errors']} errors")
     lines.append(f"matches in play on average: {result['matches_in_play']}; a new match took "
                  f"{result['match_start_p50_ms']:.0f} ms to start at p50 (CreateMatch "
-                 f"{result['create_match_p50_ms']:.0f} ms); a new call is refused in "
+                 f"{result['create_match_p50_ms']:.0f} ms) and "
+                 f"{result['match_end_p50_ms']:.0f} ms to end; a new call is refused in "
                  f"{result['play_refused_p50_ms']} ms for Play, "
                  f"{result['join_refused_p50_ms']} ms for Join")
     lines.append(f"memory: {result['rss_kb_per_seat']} KB a seat, "
@@ -259,9 +293,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--clients", type=int, default=2, help="crowd processes")
     parser.add_argument("--seconds", type=float, default=15.0, help="window of the target")
     parser.add_argument("--step-seconds", type=float, default=8.0, help="window of a step")
+    parser.add_argument("--calls", choices=("matches", "play"), default="matches",
+                        help="each seat on one PlayMatches call for all its matches "
+                        "(matches), or on a new Play call per match (play)")
     args = parser.parse_args(argv)
     result = run(args.seats, args.steps, players=args.players, clients=args.clients,
-                 seconds=args.seconds, step_seconds=args.step_seconds)
+                 seconds=args.seconds, step_seconds=args.step_seconds, calls=args.calls)
     print("\n".join(table(result)))
     return result
 

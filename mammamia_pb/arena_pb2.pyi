@@ -1380,29 +1380,63 @@ class PlayRequest(_message.Message):
 
     OBSERVE_FIELD_NUMBER: _builtins.int
     ACT_FIELD_NUMBER: _builtins.int
+    SIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def observe(self) -> Global___ObserveRequest:
-        """Where to (re)start the event stream (first message only)."""
+        """Where to (re)start the event stream (Play's first message only)."""
 
     @_builtins.property
     def act(self) -> Global___ActRequest:
         """An answer to a decision."""
+
+    @_builtins.property
+    def sit(self) -> Global___SitRequest:
+        """The seat to play next (PlayMatches only)."""
 
     def __init__(
         self,
         *,
         observe: Global___ObserveRequest | None = ...,
         act: Global___ActRequest | None = ...,
+        sit: Global___SitRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["observe", "act"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["observe", "act", "sit"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class SitRequest(_message.Message):
+    """Takes a seat on a PlayMatches call (see Seat.PlayMatches)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    seat_token: _builtins.str
+    """The seat's token (CreateMatchResponse.seat_tokens, Assignment.seat_token)."""
+    after_sequence: _builtins.int
+    """As ObserveRequest.after_sequence: the highest event sequence the client has
+    seen of this match (0: none; the Snapshot's history lists the events after it).
+    """
+    def __init__(
+        self,
+        *,
+        seat_token: _builtins.str = ...,
+        after_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "seat_token", b"seat_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SitRequest: _TypeAlias = SitRequest  # noqa: Y015
 
 @_typing.final
 class WatchRequest(_message.Message):

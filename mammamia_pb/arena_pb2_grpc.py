@@ -64,6 +64,11 @@ class SeatStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.PlayRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.SeatEvents.FromString,
                 _registered_method=True)
+        self.PlayMatches = channel.stream_stream(
+                '/mammamia.v1.Seat/PlayMatches',
+                request_serializer=mammamia__pb_dot_arena__pb2.PlayRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.SeatEvents.FromString,
+                _registered_method=True)
 
 
 class SeatServicer:
@@ -139,6 +144,29 @@ class SeatServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayMatches(self, request_iterator, context):
+        """Play for one seat after another on one call, so that a bot playing many
+        matches (a ladder bot, a client holding many seats) opens no new call per
+        match. The server sends the response headers as soon as it has taken the call
+        up (a client may wait for them before its first `sit`; under load a new call
+        can wait a while for that). No `seat-token` metadata: the client's first
+        message, and its first message after each `match_ended`, carries `sit` (the
+        next seat's token and where to resume). From a `sit` to that match's
+        `match_ended` the call is a Play call of that seat: the same events, starting
+        with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
+        before the match has ended is refused with an `act_result`
+        (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+        for the next `sit`; an `act` that arrives then is not answered (its match has
+        ended; on Play the call has closed by then). The server closes the call with
+        OK once the client has closed its side and the match in play, if any, has
+        ended. A `sit` with a token that Play would refuse ends the call with Play's
+        status (UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED); any other message
+        between matches ends it with INVALID_ARGUMENT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SeatServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -159,6 +187,11 @@ def add_SeatServicer_to_server(servicer, server):
             ),
             'Play': grpc.stream_stream_rpc_method_handler(
                     servicer.Play,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.PlayRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.SeatEvents.SerializeToString,
+            ),
+            'PlayMatches': grpc.stream_stream_rpc_method_handler(
+                    servicer.PlayMatches,
                     request_deserializer=mammamia__pb_dot_arena__pb2.PlayRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.SeatEvents.SerializeToString,
             ),
@@ -279,6 +312,33 @@ class Seat:
             request_iterator,
             target,
             '/mammamia.v1.Seat/Play',
+            mammamia__pb_dot_arena__pb2.PlayRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.SeatEvents.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMatches(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/mammamia.v1.Seat/PlayMatches',
             mammamia__pb_dot_arena__pb2.PlayRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.SeatEvents.FromString,
             options,
@@ -432,6 +492,11 @@ class OrganiserStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.CreateMatchRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.CreateMatchResponse.FromString,
                 _registered_method=True)
+        self.CreateMatches = channel.stream_stream(
+                '/mammamia.v1.Organiser/CreateMatches',
+                request_serializer=mammamia__pb_dot_arena__pb2.CreateMatchRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.CreateMatchResponse.FromString,
+                _registered_method=True)
         self.ListMatches = channel.unary_unary(
                 '/mammamia.v1.Organiser/ListMatches',
                 request_serializer=mammamia__pb_dot_arena__pb2.ListMatchesRequest.SerializeToString,
@@ -456,6 +521,20 @@ class OrganiserServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateMatches(self, request_iterator, context):
+        """CreateMatch for one match after another on one call, so that an organiser
+        that keeps creating matches (a tournament runner, a load generator) opens no
+        new call per match. Each request is answered, in order, with the response
+        CreateMatch would return. A request that CreateMatch would refuse ends the
+        call with CreateMatch's status (INVALID_ARGUMENT, UNAVAILABLE); the matches
+        created before it stand. The `organiser-key` metadata is checked once, as the
+        call opens; the response headers follow as soon as the key is accepted. The
+        server closes the call with OK once the client has closed its side.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListMatches(self, request, context):
         """Lists matches, newest first.
         """
@@ -475,6 +554,11 @@ def add_OrganiserServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'CreateMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateMatch,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.CreateMatchRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.CreateMatchResponse.SerializeToString,
+            ),
+            'CreateMatches': grpc.stream_stream_rpc_method_handler(
+                    servicer.CreateMatches,
                     request_deserializer=mammamia__pb_dot_arena__pb2.CreateMatchRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.CreateMatchResponse.SerializeToString,
             ),
@@ -516,6 +600,33 @@ class Organiser:
             request,
             target,
             '/mammamia.v1.Organiser/CreateMatch',
+            mammamia__pb_dot_arena__pb2.CreateMatchRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.CreateMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateMatches(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/mammamia.v1.Organiser/CreateMatches',
             mammamia__pb_dot_arena__pb2.CreateMatchRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.CreateMatchResponse.FromString,
             options,
@@ -642,7 +753,10 @@ class LadderServicer:
         Each Assignment names a match and a seat token: play it with the Seat service
         while staying on this stream for the next one. Leaving the stream leaves the
         ladder (a match in progress goes on; its seat is played by the server's
-        default policy if the bot does not come back).
+        default policy if the bot does not come back). The response headers are sent
+        once the entry is recorded: from then on a newer Enter of the same bot, through
+        this server or another host of the same ladder, takes over, and this stream
+        ends with ALREADY_EXISTS.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -117,6 +117,25 @@ class SeatStub:
     reply to an accepted answer within the batching bound (SeatEvents), usually
     with the seat's next request. Acts are answered in the order they were sent.
     """
+    PlayMatches: _grpc.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]
+    """Play for one seat after another on one call, so that a bot playing many
+    matches (a ladder bot, a client holding many seats) opens no new call per
+    match. The server sends the response headers as soon as it has taken the call
+    up (a client may wait for them before its first `sit`; under load a new call
+    can wait a while for that). No `seat-token` metadata: the client's first
+    message, and its first message after each `match_ended`, carries `sit` (the
+    next seat's token and where to resume). From a `sit` to that match's
+    `match_ended` the call is a Play call of that seat: the same events, starting
+    with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
+    before the match has ended is refused with an `act_result`
+    (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+    for the next `sit`; an `act` that arrives then is not answered (its match has
+    ended; on Play the call has closed by then). The server closes the call with
+    OK once the client has closed its side and the match in play, if any, has
+    ended. A `sit` with a token that Play would refuse ends the call with Play's
+    status (UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED); any other message
+    between matches ends it with INVALID_ARGUMENT.
+    """
 
 @_typing.type_check_only
 class SeatAsyncStub(SeatStub):
@@ -176,6 +195,25 @@ class SeatAsyncStub(SeatStub):
     answer caused (which travel in the same message): a refusal at once, the
     reply to an accepted answer within the batching bound (SeatEvents), usually
     with the seat's next request. Acts are answered in the order they were sent.
+    """
+    PlayMatches: _aio.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]  # type: ignore[assignment]
+    """Play for one seat after another on one call, so that a bot playing many
+    matches (a ladder bot, a client holding many seats) opens no new call per
+    match. The server sends the response headers as soon as it has taken the call
+    up (a client may wait for them before its first `sit`; under load a new call
+    can wait a while for that). No `seat-token` metadata: the client's first
+    message, and its first message after each `match_ended`, carries `sit` (the
+    next seat's token and where to resume). From a `sit` to that match's
+    `match_ended` the call is a Play call of that seat: the same events, starting
+    with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
+    before the match has ended is refused with an `act_result`
+    (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+    for the next `sit`; an `act` that arrives then is not answered (its match has
+    ended; on Play the call has closed by then). The server closes the call with
+    OK once the client has closed its side and the match in play, if any, has
+    ended. A `sit` with a token that Play would refuse ends the call with Play's
+    status (UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED); any other message
+    between matches ends it with INVALID_ARGUMENT.
     """
 
 class SeatServicer(metaclass=_abc_1.ABCMeta):
@@ -259,6 +297,31 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         with the seat's next request. Acts are answered in the order they were sent.
         """
 
+    @_abc_1.abstractmethod
+    def PlayMatches(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_pb2.PlayRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
+        """Play for one seat after another on one call, so that a bot playing many
+        matches (a ladder bot, a client holding many seats) opens no new call per
+        match. The server sends the response headers as soon as it has taken the call
+        up (a client may wait for them before its first `sit`; under load a new call
+        can wait a while for that). No `seat-token` metadata: the client's first
+        message, and its first message after each `match_ended`, carries `sit` (the
+        next seat's token and where to resume). From a `sit` to that match's
+        `match_ended` the call is a Play call of that seat: the same events, starting
+        with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
+        before the match has ended is refused with an `act_result`
+        (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+        for the next `sit`; an `act` that arrives then is not answered (its match has
+        ended; on Play the call has closed by then). The server closes the call with
+        OK once the client has closed its side and the match in play, if any, has
+        ended. A `sit` with a token that Play would refuse ends the call with Play's
+        status (UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED); any other message
+        between matches ends it with INVALID_ARGUMENT.
+        """
+
 def add_SeatServicer_to_server(servicer: SeatServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SpectateStub:
@@ -333,6 +396,16 @@ class OrganiserStub:
     def __new__(cls, channel: _aio.Channel) -> OrganiserAsyncStub: ...
     CreateMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]
     """Creates a match and returns its id and one seat token per seat, in seat order."""
+    CreateMatches: _grpc.StreamStreamMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]
+    """CreateMatch for one match after another on one call, so that an organiser
+    that keeps creating matches (a tournament runner, a load generator) opens no
+    new call per match. Each request is answered, in order, with the response
+    CreateMatch would return. A request that CreateMatch would refuse ends the
+    call with CreateMatch's status (INVALID_ARGUMENT, UNAVAILABLE); the matches
+    created before it stand. The `organiser-key` metadata is checked once, as the
+    call opens; the response headers follow as soon as the key is accepted. The
+    server closes the call with OK once the client has closed its side.
+    """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]
     """Lists matches, newest first."""
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
@@ -347,6 +420,16 @@ class OrganiserAsyncStub(OrganiserStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Creates a match and returns its id and one seat token per seat, in seat order."""
+    CreateMatches: _aio.StreamStreamMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]  # type: ignore[assignment]
+    """CreateMatch for one match after another on one call, so that an organiser
+    that keeps creating matches (a tournament runner, a load generator) opens no
+    new call per match. Each request is answered, in order, with the response
+    CreateMatch would return. A request that CreateMatch would refuse ends the
+    call with CreateMatch's status (INVALID_ARGUMENT, UNAVAILABLE); the matches
+    created before it stand. The `organiser-key` metadata is checked once, as the
+    call opens; the response headers follow as soon as the key is accepted. The
+    server closes the call with OK once the client has closed its side.
+    """
     ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]  # type: ignore[assignment]
     """Lists matches, newest first."""
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
@@ -364,6 +447,22 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.CreateMatchResponse, _abc.Awaitable[_arena_pb2.CreateMatchResponse]]:
         """Creates a match and returns its id and one seat token per seat, in seat order."""
+
+    @_abc_1.abstractmethod
+    def CreateMatches(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_pb2.CreateMatchRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.CreateMatchResponse], _abc.AsyncIterator[_arena_pb2.CreateMatchResponse]]:
+        """CreateMatch for one match after another on one call, so that an organiser
+        that keeps creating matches (a tournament runner, a load generator) opens no
+        new call per match. Each request is answered, in order, with the response
+        CreateMatch would return. A request that CreateMatch would refuse ends the
+        call with CreateMatch's status (INVALID_ARGUMENT, UNAVAILABLE); the matches
+        created before it stand. The `organiser-key` metadata is checked once, as the
+        call opens; the response headers follow as soon as the key is accepted. The
+        server closes the call with OK once the client has closed its side.
+        """
 
     @_abc_1.abstractmethod
     def ListMatches(
@@ -399,7 +498,10 @@ class LadderStub:
     Each Assignment names a match and a seat token: play it with the Seat service
     while staying on this stream for the next one. Leaving the stream leaves the
     ladder (a match in progress goes on; its seat is played by the server's
-    default policy if the bot does not come back).
+    default policy if the bot does not come back). The response headers are sent
+    once the entry is recorded: from then on a newer Enter of the same bot, through
+    this server or another host of the same ladder, takes over, and this stream
+    ends with ALREADY_EXISTS.
     """
     Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]
     """Returns the current standings, best conservative rating first."""
@@ -429,7 +531,10 @@ class LadderAsyncStub(LadderStub):
     Each Assignment names a match and a seat token: play it with the Seat service
     while staying on this stream for the next one. Leaving the stream leaves the
     ladder (a match in progress goes on; its seat is played by the server's
-    default policy if the bot does not come back).
+    default policy if the bot does not come back). The response headers are sent
+    once the entry is recorded: from then on a newer Enter of the same bot, through
+    this server or another host of the same ladder, takes over, and this stream
+    ends with ALREADY_EXISTS.
     """
     Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]  # type: ignore[assignment]
     """Returns the current standings, best conservative rating first."""
@@ -468,7 +573,10 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         Each Assignment names a match and a seat token: play it with the Seat service
         while staying on this stream for the next one. Leaving the stream leaves the
         ladder (a match in progress goes on; its seat is played by the server's
-        default policy if the bot does not come back).
+        default policy if the bot does not come back). The response headers are sent
+        once the entry is recorded: from then on a newer Enter of the same bot, through
+        this server or another host of the same ladder, takes over, and this stream
+        ends with ALREADY_EXISTS.
         """
 
     @_abc_1.abstractmethod

@@ -136,6 +136,9 @@ def _add_quotas(p: argparse.ArgumentParser) -> None:
     bound("--streams-per-connection", "MAMMAMIA_STREAMS_PER_CONNECTION", options.positive,
           q.streams_per_connection, "N", "calls open at once on one connection (HTTP/2 "
           "concurrent streams; a client queues the calls beyond it)")
+    bound("--pending-calls", "MAMMAMIA_PENDING_CALLS", options.positive, q.pending_calls,
+          "N", "new calls that may wait to be taken up; beyond it gRPC cancels new calls "
+          "at random, all of them beyond twice it")
     bound("--streams-per-seat", "MAMMAMIA_STREAMS_PER_SEAT", options.positive,
           q.streams_per_seat, "N", "Observe and Play streams open at once for one seat "
           "token; more are refused with RESOURCE_EXHAUSTED")
@@ -166,6 +169,7 @@ def _quotas(args: argparse.Namespace) -> Quotas:
                   handshake_seconds=args.handshake_timeout,
                   keepalive_seconds=args.keepalive_seconds,
                   streams_per_connection=args.streams_per_connection,
+                  pending_calls=args.pending_calls,
                   streams_per_seat=args.streams_per_seat, reply_queue=args.reply_queue,
                   register_rate=args.register_rate, public_rate=args.public_rate)
 

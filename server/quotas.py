@@ -43,6 +43,7 @@ class Quotas:
     handshake_seconds: float = 10.0
     keepalive_seconds: float = 60.0
     streams_per_connection: int = 200
+    pending_calls: int = 10_000
     streams_per_seat: int = 4
     reply_queue: int = 64
     register_rate: str = "20/minute"
@@ -65,6 +66,12 @@ def server_options(quotas: Quotas, descriptors: int) -> list[tuple[str, int]]:
         ("grpc.max_connection_age_grace_ms", int(quotas.age_grace_seconds * ms)),
         ("grpc.server_handshake_timeout_ms", int(quotas.handshake_seconds * ms)),
         ("grpc.max_concurrent_streams", quotas.streams_per_connection),
+        # New calls wait in gRPC's queue until the server takes them up, one at a time
+        # per method; past the soft bound gRPC cancels new ones at random, certainly
+        # past the hard one. A crowd of bots connecting at once (a ladder's restart)
+        # queues thousands: gRPC's default of 1,000 would cancel some.
+        ("grpc.server.max_pending_requests", quotas.pending_calls),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * quotas.pending_calls),
         # Pings find connections whose peer vanished (no FIN), so that their streams
         # and descriptors are freed; clients may ping as often as every 10 s.
         ("grpc.keepalive_time_ms", int(quotas.keepalive_seconds * ms)),

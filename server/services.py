@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn, TypeAlias
 
 import grpc
@@ -201,6 +202,10 @@ class SeatService:
         if not token:
             raise Refused(grpc.StatusCode.UNAUTHENTICATED,
                           f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
+        return self._seat_of(token, f"'{SEAT_TOKEN}'")
+
+    def _seat_of(self, token: str, named: str) -> tuple[Runner, int]:
+        """Returns (match, seat) of ``token`` (the input ``named``); raises Refused."""
         found = self.host.seat_of(token)
         if found is None and (gone := self.host.retired(token)) is not None:
             raise Refused(grpc.StatusCode.NOT_FOUND,
@@ -208,7 +213,7 @@ class SeatService:
                           f"its record is in Spectate.GetRecord")
         if found is None:
             raise Refused(grpc.StatusCode.UNAUTHENTICATED,
-                          f"unknown '{SEAT_TOKEN}': no seat of a match on this server has it")
+                          f"unknown {named}: no seat of a match on this server has it")
         # Every line logged for this call names the match and the seat.
         structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
         return found
@@ -295,77 +300,176 @@ class SeatService:
                     await asyncio.wait_for(_next(requests), FIRST_MESSAGE_SECONDS)
                 _refuse_stream(context, e)
                 return
-            async for message in self._play(match, seat, requests, context):
-                yield message
-
-    async def _play(self, match: Runner, seat: int, requests: AsyncIterator[pb.PlayRequest],
-                    context: Context) -> AsyncIterator[bytes]:
-        """Yields the messages of an admitted Play call (see Play)."""
-        try:
-            first = await _next(requests)
-        except Exception:           # bytes that do not decode as a PlayRequest
-            _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
-                                            "the first Play message could not be read as a "
-                                            "PlayRequest"))
-            return
-        if first is None or first.WhichOneof("message") != "observe":
-            _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
-                                            "the first message of Play must carry 'observe'"))
-            return
-        match.join(seat)
-        replies = Replies(self.quotas.reply_queue)
-        followers: list[Follower] = []
-
-        failed: list[str] = []
-
-        async def read() -> None:
             try:
-                await answer_all()
-            except Exception as e:
-                # A message gRPC could not decode (or a broken read) ends the call: a
-                # stream that no longer reads its answers must not look alive.
-                log.warning("play_read_failed", error=f"{type(e).__name__}: {e}"[:200])
-                failed.append("a Play message could not be read as a PlayRequest")
-                for follower in followers:
-                    follower.wake.set()
+                first = await _next(requests)
+            except Exception:           # bytes that do not decode as a PlayRequest
+                _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                                                "the first Play message could not be read "
+                                                "as a PlayRequest"))
+                return
+            if first is None or first.WhichOneof("message") != "observe":
+                _refuse_stream(context, Refused(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "the first message of Play must carry 'observe'"))
+                return
+            call = PlayCall(requests, self.quotas.reply_queue, "Play")
+            try:
+                async for message in call.sit(match, seat, first.observe.after_sequence):
+                    yield message
+                if call.failed:
+                    _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                                                    call.failed))
+            finally:
+                call.close()
 
-        async def answer_all() -> None:
-            while True:
-                await replies.room()
-                req = await _next(requests)
-                if req is None:
-                    return
-                # The reply goes out ahead of what the answer caused: the log entries
-                # appended from this length on.
-                position = len(match.match.log)
-                if req.WhichOneof("message") == "act":
-                    outcome = _act(match, seat, req.act)
-                    decision_id = req.act.decision_id
-                else:
-                    outcome = refused(Refusal.MALFORMED,
-                                      "after the first message, Play takes only 'act'")
-                    decision_id = ""
-                replies.append(position, wire.act_result(
-                    decision_id, outcome, STATUS_OF[outcome.refusal].value[0]),
-                    len(match.match.log))
-                # A refusal goes at once: the seat may have to answer again. An accepted
-                # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
-                # with what it caused and usually with the seat's next request.
-                for follower in followers:
-                    if outcome.accepted:
-                        match.hold(follower)
-                    else:
-                        follower.wake.set()
-
-        reader = asyncio.ensure_future(read())
+    async def PlayMatches(self, requests: AsyncIterator[pb.PlayRequest], context: Context
+                          ) -> AsyncIterator[bytes]:
+        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches")
         try:
-            async for message in _stream(match, seat, first.observe.after_sequence, replies,
-                                         followers.append, lambda: bool(failed)):
-                yield message
-            if failed:
-                _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, failed[0]))
+            # Headers at once: the client knows its call is taken up before it sits.
+            await context.send_initial_metadata(())
+            while (sit := await call.next_sit()) is not None:
+                try:
+                    match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
+                    with self._stream_of(match, seat):
+                        async for message in call.sit(match, seat, sit.after_sequence):
+                            yield message
+                except Refused as e:
+                    _refuse_stream(context, e)
+                    return
+                finally:
+                    structlog.contextvars.unbind_contextvars("match", "seat")
+            if call.failed:
+                _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, call.failed))
         finally:
-            reader.cancel()
+            call.close()
+
+
+@dataclass(slots=True)
+class Sitting:
+    """The seat a Play or PlayMatches call plays now: its match, its replies not yet
+    sent, and the followers of its stream (the stream's one, once open)."""
+
+    match: Runner
+    seat: int
+    replies: Replies
+    followers: list[Follower] = field(default_factory=list)
+
+
+class PlayCall:
+    """The client's side of a Play or PlayMatches call, read by one task for the
+    whole call (a read is never cancelled midway, so no message is lost between two
+    matches): answers go to the seat in play, and, on PlayMatches, each ``sit``
+    between matches waits for :meth:`next_sit`."""
+
+    def __init__(self, requests: AsyncIterator[pb.PlayRequest], reply_limit: int,
+                 method: str) -> None:
+        self._requests = requests
+        self._reply_limit = reply_limit
+        self._method = method
+        self._sitting: Sitting | None = None
+        self._sits: asyncio.Queue[pb.SitRequest | None] = asyncio.Queue()
+        # Set once the seat of the last sit taken is in play: the reader waits for it,
+        # so that every later message meets the seat it was sent to.
+        self._seated = asyncio.Event()
+        #: Why the call must end with INVALID_ARGUMENT ("" while nothing is wrong).
+        self.failed = ""
+        self._reader: asyncio.Future[None] | None = None
+
+    async def next_sit(self) -> pb.SitRequest | None:
+        """Returns the client's next ``sit`` (PlayMatches, between matches), or None once
+        the client has closed its side or the call has failed (see ``failed``)."""
+        self._start()
+        return await self._sits.get()
+
+    async def sit(self, match: Runner, seat: int, after: int) -> AsyncIterator[bytes]:
+        """Yields the messages of ``seat``'s stream until its match's end has been sent,
+        answering the acts that come meanwhile."""
+        match.join(seat)
+        sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
+        self._seated.set()
+        self._start()
+        try:
+            async for message in _stream(match, seat, after, sitting.replies,
+                                         sitting.followers.append, lambda: bool(self.failed)):
+                yield message
+        finally:
+            self._sitting = None
+
+    def close(self) -> None:
+        """Stops reading the client's messages."""
+        if self._reader is not None:
+            self._reader.cancel()
+
+    def _start(self) -> None:
+        if self._reader is None:
+            self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        try:
+            await self._read_all()
+        except Exception as e:
+            # A message gRPC could not decode (or a broken read) ends the call: a
+            # stream that no longer reads its answers must not look alive.
+            log.warning("play_read_failed", error=f"{type(e).__name__}: {e}"[:200])
+            self._fail(f"a {self._method} message could not be read as a PlayRequest")
+
+    def _fail(self, why: str) -> None:
+        self.failed = self.failed or why
+        self._sits.put_nowait(None)
+        if self._sitting is not None:
+            for follower in self._sitting.followers:
+                follower.wake.set()
+
+    async def _read_all(self) -> None:
+        while True:
+            if self._sitting is not None:
+                await self._sitting.replies.room()
+            req = await _next(self._requests)
+            if req is None:
+                self._sits.put_nowait(None)
+                return
+            kind = req.WhichOneof("message")
+            sitting = self._sitting
+            between = sitting is None or sitting.match.match.ended is not None
+            if self._method == "PlayMatches" and between:
+                if kind == "sit":
+                    self._seated.clear()
+                    self._sits.put_nowait(req.sit)
+                    await self._seated.wait()
+                elif kind != "act":         # (a late answer to an ended match: dropped)
+                    self._fail(f"between matches PlayMatches takes only 'sit', got "
+                               f"{kind or 'an empty message'!r}")
+                    return
+                continue
+            if sitting is None:
+                continue
+            self._answer(sitting, req, kind)
+
+    def _answer(self, sitting: Sitting, req: pb.PlayRequest, kind: str | None) -> None:
+        match = sitting.match
+        # The reply goes out ahead of what the answer caused: the log entries
+        # appended from this length on.
+        position = len(match.match.log)
+        if kind == "act":
+            outcome = _act(match, sitting.seat, req.act)
+            decision_id = req.act.decision_id
+        else:
+            outcome = refused(Refusal.MALFORMED, "after the first message, Play takes only "
+                              "'act'" if self._method == "Play" else "while a match is in "
+                              "play, PlayMatches takes only 'act' (the next 'sit' goes after "
+                              "match_ended)")
+            decision_id = ""
+        sitting.replies.append(position, wire.act_result(
+            decision_id, outcome, STATUS_OF[outcome.refusal].value[0]), len(match.match.log))
+        # A refusal goes at once: the seat may have to answer again. An accepted
+        # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
+        # with what it caused and usually with the seat's next request.
+        for follower in sitting.followers:
+            if outcome.accepted:
+                match.hold(follower)
+            else:
+                follower.wake.set()
 
 
 def _refuse_stream(context: Context, refusal: Refused) -> None:
@@ -450,32 +554,57 @@ class OrganiserService(pb_grpc.OrganiserServicer):
         self.host = host
         self.key = organiser_key
 
-    async def _check(self, context: Context) -> None:
+    def _refusal(self, context: Context) -> Refused | None:
+        """Returns why the call's organiser key is refused, or None when it is right."""
         key = metadata(context, ORGANISER_KEY)
         if not key:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
-                         f"missing '{ORGANISER_KEY}' metadata")
+            return Refused(grpc.StatusCode.UNAUTHENTICATED, f"missing '{ORGANISER_KEY}' metadata")
         if not same_secret(key, self.key):
-            await abort(context, grpc.StatusCode.PERMISSION_DENIED,
-                         f"wrong '{ORGANISER_KEY}'")
+            return Refused(grpc.StatusCode.PERMISSION_DENIED, f"wrong '{ORGANISER_KEY}'")
+        return None
 
-    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
-                          ) -> pb.CreateMatchResponse:
-        await self._check(context)
+    async def _check(self, context: Context) -> None:
+        if (refusal := self._refusal(context)) is not None:
+            await abort(context, refusal.code, refusal.message)
+
+    def _create(self, request: pb.CreateMatchRequest) -> pb.CreateMatchResponse:
+        """Returns the response to a CreateMatch request; raises Refused."""
         try:
             setup = wire.match_setup(request, NAME_LIMIT)
         except wire.WireError as e:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
         try:
             match = self.host.create_match(
                 setup.players, seed=setup.seed, colours=setup.colours,
                 first_player=setup.first_player, deadline_ms=setup.deadline_ms,
                 time_bank_ms=setup.time_bank_ms, names=setup.names)
         except HostClosed as e:
-            await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+            raise Refused(grpc.StatusCode.UNAVAILABLE, str(e)) from e
         except (IllegalActionError, ValueError) as e:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
         return wire.create_response(match.match, match.tokens)
+
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
+                          ) -> pb.CreateMatchResponse:
+        await self._check(context)
+        try:
+            return self._create(request)
+        except Refused as e:
+            await abort(context, e.code, e.message)
+
+    async def CreateMatches(self, requests: AsyncIterator[pb.CreateMatchRequest],
+                            context: Context) -> AsyncIterator[pb.CreateMatchResponse]:
+        if (refusal := self._refusal(context)) is not None:
+            _refuse_stream(context, refusal)
+            return
+        await context.send_initial_metadata(())     # taken up: see PlayMatches
+        async for request in requests:
+            try:
+                response = self._create(request)
+            except Refused as e:
+                _refuse_stream(context, e)
+                return
+            yield response
 
     async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
                           ) -> pb.ListMatchesResponse:
@@ -503,6 +632,7 @@ def register(server: grpc.aio.Server, host: Host, organiser_key: str,
              "Observe": grpc.unary_stream_rpc_method_handler,
              "Act": grpc.unary_unary_rpc_method_handler,
              "Play": grpc.stream_stream_rpc_method_handler,
+             "PlayMatches": grpc.stream_stream_rpc_method_handler,
              "Watch": grpc.unary_stream_rpc_method_handler,
              "GetRecord": grpc.unary_unary_rpc_method_handler}
     servicers: dict[str, Any] = {"mammamia.v1.Seat": seat, "mammamia.v1.Spectate": spectate}

@@ -302,6 +302,7 @@ CODECS: Final[dict[str, dict[str, Codec]]] = {
         "Observe": (pb.ObserveRequest.FromString, _raw),
         "Act": (pb.ActRequest.FromString, pb.ActResponse.SerializeToString),
         "Play": (pb.PlayRequest.FromString, _raw),
+        "PlayMatches": (pb.PlayRequest.FromString, _raw),
     },
     "mammamia.v1.Spectate": {
         "Watch": (pb.WatchRequest.FromString, _raw),

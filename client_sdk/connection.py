@@ -2,6 +2,8 @@
 
 The loop joins the seat, opens the Play stream (the fast path: answers go up the
 stream that brings the requests) and answers every decision before its deadline.
+A ladder bot keeps one PlayMatches call per server for match after match instead
+(``_Table``), and resumes a match whose call failed on a Play stream of its own.
 It keeps the public events it has seen, so each decision's view carries the
 match's history, and the sequence number of the last one: after a dropped
 connection it joins again and resumes from there (the new stream's snapshot
@@ -154,6 +156,7 @@ class _Seat:
 
     def __init__(self, bot: Bot, token: str) -> None:
         self.bot = bot
+        self.token = token
         self.metadata = (("seat-token", token),)
         self.match_id = ""
         self.seat = -1
@@ -183,9 +186,13 @@ async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = Non
     stays unreachable; reconnects and resumes on any other failure. ``credentials``
     connect with TLS (see ``tls_credentials``).
     """
-    backoff = backoff or Backoff()
-    seat = _Seat(bot, token)
-    name = name or bot.name
+    return await _play_seat(_Seat(bot, token), server, name or bot.name,
+                            backoff or Backoff(), credentials)
+
+
+async def _play_seat(seat: _Seat, server: str, name: str, backoff: Backoff,
+                     credentials: grpc.ChannelCredentials | None) -> MatchResult:
+    """Returns the result once the match ends, playing ``seat`` from where it is."""
     while True:
         try:
             async with _channel(server, credentials) as channel:
@@ -222,37 +229,88 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
              colour=colour, players=players, deadline_ms=deadline_ms, bot=seat.bot.name,
              after_sequence=seat.after)
     call = stub.Play(metadata=seat.metadata)
-    await call.write(wire.observe(seat.after))
     try:
-        async for msg in call:
-            backoff.reset()
-            for item in wire.incomings(msg):
-                if isinstance(item, wire.Snapshot):
-                    for happened in item.history:
-                        seat.history.append(happened.event)
-                    seat.after = max(seat.after, item.sequence)
-                    seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
-                    if item.asked is not None:
-                        await _answer(seat, call, item.asked)
-                elif isinstance(item, wire.Happened):
-                    seat.after = item.sequence
-                    seat.history.append(item.event)
-                elif isinstance(item, wire.Defaulted):
-                    seat.after = item.sequence
-                    if item.seat == seat.seat:
-                        log.warning("decision_defaulted", match=seat.match_id, seat=seat.seat,
-                                    decision=item.decision_id, strikes=item.strikes,
-                                    autopilot=item.autopilot)
-                elif isinstance(item, wire.Asked):
-                    await _answer(seat, call, item)
-                elif isinstance(item, wire.Replied):
-                    _replied(seat, item)
-                elif isinstance(item, wire.Ended):
-                    call.cancel()
-                    return _ended(seat, item, idle=await _idle(seat))
+        await call.write(wire.observe(seat.after))
+        return await _follow(seat, call, backoff)
     finally:
         call.cancel()
+
+
+async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff) -> MatchResult | None:
+    """Returns the result once the seat's match has ended, playing it on ``call``; None
+    if the call ended first. Raises AioRpcError when the call fails."""
+    while (msg := wire.arrived(await call.read())) is not None:
+        backoff.reset()
+        for item in wire.incomings(msg):
+            if isinstance(item, wire.Snapshot):
+                for happened in item.history:
+                    seat.history.append(happened.event)
+                seat.after = max(seat.after, item.sequence)
+                seat.view = dataclasses.replace(item.view, history=tuple(seat.history))
+                if item.asked is not None:
+                    await _answer(seat, call, item.asked)
+            elif isinstance(item, wire.Happened):
+                seat.after = item.sequence
+                seat.history.append(item.event)
+            elif isinstance(item, wire.Defaulted):
+                seat.after = item.sequence
+                if item.seat == seat.seat:
+                    log.warning("decision_defaulted", match=seat.match_id, seat=seat.seat,
+                                decision=item.decision_id, strikes=item.strikes,
+                                autopilot=item.autopilot)
+            elif isinstance(item, wire.Asked):
+                await _answer(seat, call, item)
+            elif isinstance(item, wire.Replied):
+                _replied(seat, item)
+            elif isinstance(item, wire.Ended):
+                return _ended(seat, item, idle=await _idle(seat))
     return None
+
+
+class _Table:
+    """The bot's place on one server for match after match: a connection and, on it,
+    one PlayMatches call, where each seat is taken with a ``sit`` instead of a Join
+    and a Play call of its own (on a busy server a new call can wait seconds to be
+    taken up). Opened on first use; dropped after a failure, and opened again for the
+    next seat."""
+
+    def __init__(self, server: str, credentials: grpc.ChannelCredentials | None) -> None:
+        self.server = server
+        self._credentials = credentials
+        self._channel: grpc.aio.Channel | None = None
+        self._call: wire.PlayCall | None = None
+        self.busy = False
+
+    async def play(self, seat: _Seat, name: str, backoff: Backoff) -> MatchResult | None:
+        """Returns the result once the seat's match has ended, or None if the call
+        ended first (the table is dropped then). Raises AioRpcError (the table dropped)
+        when the call fails."""
+        self.busy = True
+        try:
+            if self._call is None:
+                self._channel = _channel(self.server, self._credentials)
+                self._call = rpc.SeatStub(self._channel).PlayMatches()
+                log.info("table_opened", server=self.server)
+            await self._call.write(wire.sit(seat.token, seat.after, name, seat.client_seed))
+            log.info("seat_taken", match=seat.match_id, seat=seat.seat, bot=seat.bot.name,
+                     call="PlayMatches", after_sequence=seat.after)
+            result = await _follow(seat, self._call, backoff)
+        except BaseException:
+            await self.close()
+            raise
+        finally:
+            self.busy = False
+        if result is None:
+            await self.close()
+        return result
+
+    async def close(self) -> None:
+        """Closes the call and the connection, if open."""
+        call, channel, self._call, self._channel = self._call, self._channel, None, None
+        if call is not None:
+            call.cancel()
+        if channel is not None:
+            await channel.close()
 
 
 async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
@@ -408,12 +466,31 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
             if matches is not None and played >= matches:
                 done.set()
 
+    tables: dict[str, _Table] = {}
+
     async def play(assignment: wire.Assigned) -> MatchResult | None:
+        # Another host of the ladder may run the match: play there.
+        at = assignment.host_address or server
+        seat = _Seat(factory(), assignment.seat_token)
+        seat.match_id, seat.seat = assignment.match_id, assignment.seat
+        table = tables.setdefault(at, _Table(at, credentials))
         try:
-            # Another host of the ladder may run the match: play there.
-            at = assignment.host_address or server
-            return await play_seat(factory(), at, assignment.seat_token, name=name,
-                                   backoff=Backoff(give_up=give_up), credentials=credentials)
+            if not table.busy:
+                try:
+                    result = await table.play(seat, name, Backoff(give_up=give_up))
+                    if result is not None:
+                        return result
+                except grpc.aio.AioRpcError as e:
+                    if e.code() in _REFUSED:
+                        raise SeatRefused(f"{at}: {e.code().name}: {e.details()}") from None
+                    log.warning("connection_lost", server=at, match=seat.match_id,
+                                seat=seat.seat, code=e.code().name, after_sequence=seat.after)
+                except asyncio.InvalidStateError:
+                    log.warning("connection_lost", server=at, match=seat.match_id,
+                                seat=seat.seat, code="STREAM_FINISHED",
+                                after_sequence=seat.after)
+            # Resumed (or, with the table taken, played) on a Play call of its own.
+            return await _play_seat(seat, at, name, Backoff(give_up=give_up), credentials)
         except (SeatRefused, ConnectionLost) as e:
             log.warning("ladder_match_lost", match=assignment.match_id, fault=str(e))
             return None
@@ -467,6 +544,8 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
     finally:
         for task in (entering, waiting, *tasks):
             task.cancel()
+        for table in tables.values():
+            await table.close()
 
 
 def run_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,

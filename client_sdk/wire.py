@@ -280,6 +280,18 @@ def join_request(name: str, client_seed: str = "") -> pb.JoinRequest:
     return pb.JoinRequest(name=name, client_seed=client_seed)
 
 
+def arrived(read: object) -> pb.SeatEvents | None:
+    """Returns what a read of a Play call gave as a message, None at the stream's end."""
+    return read if isinstance(read, pb.SeatEvents) else None
+
+
+def sit(token: str, after_sequence: int, name: str, client_seed: str) -> pb.PlayRequest:
+    """Returns the PlayMatches message that takes the seat ``token`` (resuming after
+    ``after_sequence``) under ``name``, with the seat's own entropy."""
+    return pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after_sequence,
+                                            name=name, client_seed=client_seed))
+
+
 def observe(after_sequence: int) -> pb.PlayRequest:
     """Returns the first Play message: resume after ``after_sequence``."""
     return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence))

@@ -1418,21 +1418,33 @@ class SitRequest(_message.Message):
 
     SEAT_TOKEN_FIELD_NUMBER: _builtins.int
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
     seat_token: _builtins.str
     """The seat's token (CreateMatchResponse.seat_tokens, Assignment.seat_token)."""
     after_sequence: _builtins.int
     """As ObserveRequest.after_sequence: the highest event sequence the client has
     seen of this match (0: none; the Snapshot's history lists the events after it).
     """
+    name: _builtins.str
+    """As JoinRequest.name (empty: keep the seat's name), so that no Join call is
+    needed; a name too long ends the call with INVALID_ARGUMENT.
+    """
+    client_seed: _builtins.str
+    """As JoinRequest.client_seed (empty: none given here); one that JoinRequest
+    would refuse ends the call with INVALID_ARGUMENT.
+    """
     def __init__(
         self,
         *,
         seat_token: _builtins.str = ...,
         after_sequence: _builtins.int = ...,
+        name: _builtins.str = ...,
+        client_seed: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "client_seed", b"client_seed", "name", b"name", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

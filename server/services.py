@@ -245,14 +245,11 @@ class SeatService:
 
     async def Join(self, request: pb.JoinRequest, context: Context) -> pb.JoinResponse:
         match, seat = await self._unary_seat(context)
-        if len(request.name) > NAME_LIMIT:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                        f"name: at most {NAME_LIMIT} characters, got {len(request.name)}")
         try:
-            client_seed = check_client_seed(request.client_seed)
-        except ValueError as e:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        match.join(seat, request.name, client_seed)
+            name, client_seed = _joining(request.name, request.client_seed)
+        except Refused as e:
+            await abort(context, e.code, e.message)
+        match.join(seat, name, client_seed)
         return wire.join_response(match.match, seat)
 
     async def Observe(self, request: pb.ObserveRequest, context: Context
@@ -331,7 +328,9 @@ class SeatService:
             while (sit := await call.next_sit()) is not None:
                 try:
                     match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
+                    name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
                     with self._stream_of(match, seat):
+                        match.join(seat, name, client_seed)
                         async for message in call.sit(match, seat, sit.after_sequence):
                             yield message
                 except Refused as e:
@@ -470,6 +469,18 @@ class PlayCall:
                 match.hold(follower)
             else:
                 follower.wake.set()
+
+
+def _joining(name: str, client_seed: str, prefix: str = "") -> tuple[str, str]:
+    """Returns the name and the client seed ("": none) a seat joins with, checked;
+    raises Refused naming the field (``prefix`` before its name)."""
+    if len(name) > NAME_LIMIT:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                      f"{prefix}name: at most {NAME_LIMIT} characters, got {len(name)}")
+    try:
+        return name, check_client_seed(client_seed)
+    except ValueError as e:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, f"{prefix}{e}") from e
 
 
 def _refuse_stream(context: Context, refusal: Refused) -> None:

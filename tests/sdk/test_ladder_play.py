@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from bots.greedy import GreedyBot
 from bots.random_bot import RandomBot
@@ -39,6 +40,23 @@ def test_two_bots_register_enter_and_each_play_a_match(ladder: Any) -> None:
             play_ladder(RandomBot, ladder.address, "bob", bob, matches=1))
 
     assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [1, 1]
+
+
+def test_a_ladder_bot_plays_match_after_match_on_one_call(ladder: Any) -> None:
+    async def main() -> list[int]:
+        keys = [await register(ladder.address, name) for name in ("carol", "dave")]
+        return await asyncio.gather(
+            play_ladder(GreedyBot, ladder.address, "carol", keys[0], matches=3),
+            play_ladder(RandomBot, ladder.address, "dave", keys[1], matches=3))
+
+    with capture_logs() as logs:
+        assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [3, 3]
+    events = [e["event"] for e in logs]
+    # One PlayMatches call a bot, every seat taken on it: no Join and Play per match.
+    assert events.count("table_opened") == 2
+    assert events.count("seat_taken") == 6
+    assert "seat_joined" not in events
+    assert events.count("match_ended") == 6
 
 
 def test_a_wrong_key_is_refused(ladder: Any) -> None:

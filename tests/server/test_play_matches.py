@@ -36,11 +36,13 @@ class Matches:
         self._queue.put_nowait(request)
 
     async def sit(self, token: str, choose: Chooser, after: int = 0,
-                  also: pb.PlayRequest | None = None) -> SeatPlay:
+                  also: pb.PlayRequest | None = None, **joining: str) -> SeatPlay:
         """Returns the seat's events, from its Snapshot to ``match_ended``, after
-        playing it with ``choose`` (sending ``also`` once, after the snapshot)."""
+        playing it with ``choose`` (sending ``also`` once, after the snapshot);
+        ``joining`` are SitRequest's name and client seed."""
         out = SeatPlay()
-        self.send(pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after)))
+        self.send(pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after,
+                                                   **joining)))
         async with asyncio.timeout(MATCH_TIMEOUT_S):
             while out.ended is None:
                 message = await anext(self._messages)
@@ -139,3 +141,27 @@ def test_a_bad_message_between_matches_ends_the_call(server, message, code, deta
 
     asyncio.run(scenario())
 
+
+
+def test_a_sit_names_the_seat_and_gives_its_client_seed(server) -> None:
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            created = await create_match(channel, server.organiser_key, 2)
+            calls = [Matches(channel), Matches(channel)]
+            played = await asyncio.gather(*(
+                call.sit(token, random_options(i), name=f"bot-{i}", client_seed=f"seed-{i}")
+                for i, (call, token) in enumerate(zip(calls, created.seat_tokens))))
+            ended = played[0].ended
+            assert ended is not None
+            assert [s.name for s in ended.view.seats] == ["bot-0", "bot-1"]
+            assert list(ended.client_seeds) == ["seed-0", "seed-1"]
+            # A name too long ends the call, naming the field.
+            calls[0].send(pb.PlayRequest(sit=pb.SitRequest(
+                seat_token=created.seat_tokens[0], name="x" * 65)))
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                await calls[0].close()
+            assert failed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "sit.name: at most 64 characters" in (failed.value.details() or "")
+            assert await calls[1].close() == grpc.StatusCode.OK
+
+    asyncio.run(scenario())

@@ -282,7 +282,9 @@ class Journal:
     def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
                 ) -> None:
         with st.transaction(self._db) as db:
-            if self.local:
+            if not setups:
+                pass
+            elif self.local:
                 db.executemany("INSERT INTO match_setups (match_id, setup) VALUES (?, ?) "
                                "ON CONFLICT (match_id) DO UPDATE SET setup = excluded.setup",
                                setups)
@@ -292,9 +294,10 @@ class Journal:
                                "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
                                "setup = excluded.setup",
                                [(match_id, setup, host) for match_id, setup in setups])
-            db.executemany("INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?) "
-                           "ON CONFLICT (match_id, n) DO UPDATE SET input = excluded.input",
-                           inputs)
+            if inputs:
+                db.executemany("INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?)"
+                               " ON CONFLICT (match_id, n) DO UPDATE SET input = "
+                               "excluded.input", inputs)
 
     def _delete(self, match_id: str) -> None:
         with st.transaction(self._db) as db:

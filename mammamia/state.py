@@ -55,6 +55,8 @@ _RECIPES: Final[dict[str, tuple[str, int, tuple[tuple[int, int], ...], list[str]
            [INGREDIENTS[k] for k in _USE_ORDER[o.id] for _ in range(o.need[k])])
     for o in ORDERS.values()
 }
+_OVEN_KIND: Final[dict[str, int]] = {**KIND_INDEX, **dict.fromkeys(ORDERS, -1)}
+"""The kind of each card that goes into the oven: an ingredient's index, -1 for an order."""
 _OTHER_KINDS: Final = tuple(tuple(k for k in range(5) if k != p) for p in range(5))
 """The kinds a Monotoni's "J" may be, by the owner's personal ingredient (R-RES-7)."""
 
@@ -219,6 +221,15 @@ def _minimale_kinds(table: Sequence[int], personal: int) -> list[int]:
     return [k for k, t in enumerate(table) if k != personal and t == low]
 
 
+def _counts_of(cards: Sequence[str]) -> list[int]:
+    """Returns how many of ``cards`` are of each ingredient kind."""
+    counts = [0, 0, 0, 0, 0]
+    kind_index = KIND_INDEX
+    for card in cards:
+        counts[kind_index[card]] += 1
+    return counts
+
+
 def _counts(values: Sequence[int]) -> Counts:
     a, b, c, d, e = values
     return (a, b, c, d, e)
@@ -362,7 +373,7 @@ class State:
         s.table = [0, 0, 0, 0, 0]
         s.used = []
         s.holder = None
-        s.hand_ings = [list(map(h.count, INGREDIENTS)) for h in hands]
+        s.hand_ings = [_counts_of(h) for h in hands]
         s.waiters = waiters
         s.hand_orders = [[w.pop(0)] for w in waiters]   # R-SETUP-5
         s.delivered = [[] for _ in range(players)]
@@ -562,44 +573,112 @@ class State:
             raise IllegalActionError("the game is over", "R-END-1")
 
     def _apply_turn(self, action: Turn) -> None:
+        """Plays a turn of ``to_act``: cards onto the oven, then the refill (R-TURN-*);
+        raises IllegalActionError, leaving the state unchanged, if it is not legal."""
         seat = self.to_act
         assert seat is not None
         if self._shared and self._shared >> seat & 1:
             self._own(seat)
+        kind = action.ingredient
+        if kind is None:
+            self._apply_pass(seat, action)
+            return
         ings = self.hand_ings[seat]
         orders = self.hand_orders[seat]
-        kind = action.ingredient
         order = action.order
         # Check everything first so that a refused action changes nothing.
-        if kind is None:
-            if any(ings):
-                raise IllegalActionError("must play at least one ingredient card while "
-                                         "holding one", "R-TURN-1")
-            if order is not None:
-                raise IllegalActionError(f"a pass plays no order card, got {order!r}",
-                                         "R-TURN-3")
-            k = -1
-            count = 0
-            size_after = len(orders)
-        else:
-            k = KIND_INDEX.get(kind, -1)
-            if k < 0:
-                raise IllegalActionError(f"unknown ingredient {kind!r}", "R-COMP-1")
-            count = action.count
-            if type(count) is not int or count < 1:
-                raise IllegalActionError(f"must play 1 or more cards, got count {count!r}",
-                                         "R-TURN-1")
-            if ings[k] < count:
-                raise IllegalActionError(f"cannot play {count} {kind}: the hand holds "
-                                         f"{ings[k]}", "R-TURN-1")
-            if order is None:
-                size_after = sum(ings) + len(orders) - count
-            elif order in orders:
-                size_after = sum(ings) + len(orders) - count - 1
-            else:
+        k = KIND_INDEX.get(kind, -1)
+        if k < 0:
+            raise IllegalActionError(f"unknown ingredient {kind!r}", "R-COMP-1")
+        count = action.count
+        if type(count) is not int or count < 1:
+            raise IllegalActionError(f"must play 1 or more cards, got count {count!r}",
+                                     "R-TURN-1")
+        if ings[k] < count:
+            raise IllegalActionError(f"cannot play {count} {kind}: the hand holds "
+                                     f"{ings[k]}", "R-TURN-1")
+        need = HAND_LIMIT + count - sum(ings) - len(orders)     # cards to refill
+        if order is not None:
+            if order not in orders:
                 raise IllegalActionError(f"order {order!r} is not in the hand", "R-TURN-2")
+            need += 1
         draw = action.draw
-        if size_after >= HAND_LIMIT:
+        if need < 1 or (draw != SUPPLY and (draw != WAITER or not self.waiters[seat])):
+            self._check_draw(seat, need, draw)      # raises unless a full hand draws nothing
+        self._turns = None
+
+        # Play onto the oven (R-TURN-1/2).
+        ings[k] -= count
+        oven = self.oven
+        if count == 1:
+            oven.append(kind)
+        else:
+            oven += [kind] * count
+        if order is not None:
+            orders.remove(order)
+            oven.append(order)
+
+        # Refill from one source (R-TURN-4).
+        if draw == SUPPLY:
+            supply = self.supply
+            top = supply[-need:]
+            if len(supply) <= need or MAMMA_MIA in top:
+                drawn, mamma_mia = self._draw_supply(seat, need)
+                self._end_turn(seat, ("turn", seat, kind, count, order, draw, drawn, mamma_mia),
+                               not supply)
+                return
+            # Usual case: the top cards are all ingredients and some remain.
+            if need == 1:
+                ings[KIND_INDEX[supply.pop()]] += 1
+            else:
+                del supply[-need:]
+                kind_index = KIND_INDEX
+                for card in top:
+                    ings[kind_index[card]] += 1
+        elif draw == WAITER:
+            # Written out rather than a call to _draw_waiter: a third of all turns.
+            waiter = self.waiters[seat]
+            if need > len(waiter):
+                need = len(waiter)
+            orders += waiter[:need]
+            del waiter[:need]
+            orders.sort()
+        else:
+            need = 0
+        self.events.append(("turn", seat, kind, count, order, draw, need, False))
+        self.last_actor = seat
+        self.stall = 0
+        self.to_act = seat + 1 if seat + 1 < self.players else 0
+
+    def _apply_pass(self, seat: int, action: Turn) -> None:
+        """Plays a turn of ``seat`` that plays no card (R-TURN-3): a hand without
+        ingredients refills, unless it holds 7 orders; raises IllegalActionError,
+        leaving the state unchanged, if it is not legal."""
+        if any(self.hand_ings[seat]):
+            raise IllegalActionError("must play at least one ingredient card while "
+                                     "holding one", "R-TURN-1")
+        if action.order is not None:
+            raise IllegalActionError(f"a pass plays no order card, got {action.order!r}",
+                                     "R-TURN-3")
+        need = HAND_LIMIT - len(self.hand_orders[seat])
+        draw = action.draw
+        self._check_draw(seat, need, draw)
+        self._turns = None
+        mamma_mia = round_over = False
+        if draw == SUPPLY:
+            drawn, mamma_mia = self._draw_supply(seat, need)
+            round_over = not self.supply
+        elif draw == WAITER:
+            drawn = self._draw_waiter(seat, need)
+        else:
+            drawn = 0
+        self._end_turn(seat, ("turn", seat, None, 0, None, draw, drawn, mamma_mia), round_over)
+
+    def _check_draw(self, seat: int, need: int, draw: str | None) -> None:
+        """Raises IllegalActionError unless a hand ``need`` cards short of 7 may refill
+        from ``draw`` (R-TURN-4, R-TURN-5): a full hand draws nothing, any other one
+        from the supply or a waiter with cards."""
+        if need < 1:
             if draw is not None:
                 raise IllegalActionError(f"a hand of 7 draws nothing, got draw {draw!r}",
                                          "R-TURN-4")
@@ -611,64 +690,44 @@ class State:
             raise IllegalActionError(f"a hand below 7 cards must draw from 'supply' or "
                                      f"'waiter', got {draw!r}", "R-TURN-4")
 
-        self._turns = None
+    def _draw_supply(self, seat: int, need: int) -> tuple[int, bool]:
+        """Draws ``need`` cards from the supply into ``seat``'s hand, laying the Mamma
+        Mia! card aside (R-TURN-6) and stopping if the supply runs out (R-TURN-7);
+        returns (ingredient cards drawn, whether the Mamma Mia! card was drawn)."""
+        supply = self.supply
+        ings = self.hand_ings[seat]
+        drawn = 0
+        mamma_mia = False
+        while need > 0 and supply:
+            card = supply.pop()
+            if card == MAMMA_MIA:
+                self.holder = seat
+                mamma_mia = True
+                continue
+            ings[KIND_INDEX[card]] += 1
+            drawn += 1
+            need -= 1
+        return drawn, mamma_mia
 
-        # Play onto the oven (R-TURN-1/2).
-        if kind is not None:
-            ings[k] -= count
-            oven = self.oven
-            if count == 1:
-                oven.append(kind)
-            else:
-                oven += [kind] * count
-            if order is not None:
-                orders.remove(order)
-                oven.append(order)
+    def _draw_waiter(self, seat: int, need: int) -> int:
+        """Moves up to ``need`` orders from the top of ``seat``'s waiter into its hand
+        (R-TURN-4); returns how many."""
+        waiter = self.waiters[seat]
+        if need > len(waiter):
+            need = len(waiter)
+        orders = self.hand_orders[seat]
+        orders += waiter[:need]
+        del waiter[:need]
+        orders.sort()
+        return need
 
-        # Refill from one source (R-TURN-4, R-TURN-6, R-TURN-7).
-        mamma_mia = round_over = False
-        if draw == SUPPLY:
-            supply = self.supply
-            need = HAND_LIMIT - size_after
-            kind_index = KIND_INDEX
-            top = supply[-need:]
-            if need == 1 and len(supply) > 1 and top[0] != MAMMA_MIA:
-                ings[kind_index[supply.pop()]] += 1
-                drawn = 1
-            elif len(supply) > need and MAMMA_MIA not in top:
-                # Usual case: the top cards are all ingredients and some remain.
-                del supply[-need:]
-                for card in top:
-                    ings[kind_index[card]] += 1
-                drawn = need
-            else:
-                drawn = 0
-                while need and supply:
-                    card = supply.pop()
-                    if card == MAMMA_MIA:
-                        self.holder = seat
-                        mamma_mia = True
-                        continue
-                    ings[kind_index[card]] += 1
-                    drawn += 1
-                    need -= 1
-                round_over = not supply
-        elif draw == WAITER:
-            waiter = self.waiters[seat]
-            need = HAND_LIMIT - size_after
-            if need > len(waiter):
-                need = len(waiter)
-            orders += waiter[:need]
-            del waiter[:need]
-            orders.sort()
-            drawn = need
-        else:
-            drawn = 0
-        self.events.append(("turn", seat, kind, count, order, draw, drawn, mamma_mia))
+    def _end_turn(self, seat: int, event: tuple[Any, ...], round_over: bool) -> None:
+        """Records the turn ``event`` of ``seat`` and passes play on, or ends the round
+        when the supply has run out (``round_over``, R-TURN-7) or a full circle of
+        passes drew nothing (R-TURN-8)."""
+        self.events.append(event)
         self.last_actor = seat
-
-        # R-TURN-8: a full circle of passes that draw nothing ends the round.
-        if draw is None and kind is None:
+        if event[2] is None and event[5] is None:       # played and drew nothing
             self.stall += 1
             if self.stall >= self.players:
                 self.events.append(("round_end", self.round, True))
@@ -694,13 +753,14 @@ class State:
         """Reveals oven cards until an owner must decide or the oven is empty."""
         oven = self.oven
         table = self.table
-        kind_index = KIND_INDEX
+        oven_kind = _OVEN_KIND
         reveal = self._reveal
         # Nothing below changes the oven, so it can be walked by a for loop.
         for card in oven[reveal:] if reveal else oven:
             reveal += 1
-            if card in kind_index:
-                table[kind_index[card]] += 1
+            k = oven_kind[card]
+            if k >= 0:
+                table[k] += 1
                 continue
             seat = self._owner[card]
             kind, _, pairs, _ = _RECIPES[card]
@@ -896,8 +956,11 @@ class State:
             self.events.append(("over",))
             return
         # R-NEXT-1: the table's leftovers become the new oven, in canonical order.
-        table = self.table
-        self.oven = [INGREDIENTS[k] for k in range(5) for _ in range(table[k])]
+        oven: list[str] = []
+        for name, n in zip(INGREDIENTS, self.table, strict=True):
+            if n:
+                oven += [name] * n
+        self.oven = oven
         self.table = [0, 0, 0, 0, 0]
         # R-NEXT-2: used pile, the Mamma Mia! card and any supply left over make the
         # new supply; the used pile leaves the kitchen with them.

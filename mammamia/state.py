@@ -547,42 +547,19 @@ class State:
     def apply(self, action: Action) -> None:
         """Applies ``action`` for ``to_act``; raises IllegalActionError citing the rule.
 
-        On error the state is unchanged.
+        On error the state is unchanged. A turn that plays cards, the commonest action
+        by far, is played here, a method call less for each; _apply_decision takes
+        every other action (passes, resolution decisions, the wrong kind of action).
         """
-        phase = self.phase
-        if phase == TURN:
-            if not isinstance(action, Turn):
-                raise IllegalActionError(f"a turn is asked, not a resolution decision: {action}",
-                                         "R-TURN-1")
-            self._apply_turn(action)
-        elif phase == RESOLVE:
-            if not isinstance(action, Resolve):
-                raise IllegalActionError(
-                    f"the owner of {self.deciding} must decide how to resolve it, "
-                    f"not take a turn", "R-RES-8")
-            # The options are interned and a caller usually hands one of them back:
-            # look for the very object before comparing field by field.
-            for option in self._options:
-                if option is action:
-                    break
-            else:
-                if action not in self._options:
-                    raise IllegalActionError(self._resolve_fault(action), self._resolve_rule())
-            self._apply_resolve(action)
-        else:
-            raise IllegalActionError("the game is over", "R-END-1")
-
-    def _apply_turn(self, action: Turn) -> None:
-        """Plays a turn of ``to_act``: cards onto the oven, then the refill (R-TURN-*);
-        raises IllegalActionError, leaving the state unchanged, if it is not legal."""
+        if self.phase != TURN or not isinstance(action, Turn) or action.ingredient is None:
+            self._apply_decision(action)
+            return
+        # R-TURN-1/2: play cards of one kind, maybe an order on top, then refill.
         seat = self.to_act
         assert seat is not None
         if self._shared and self._shared >> seat & 1:
             self._own(seat)
         kind = action.ingredient
-        if kind is None:
-            self._apply_pass(seat, action)
-            return
         ings = self.hand_ings[seat]
         orders = self.hand_orders[seat]
         order = action.order
@@ -649,6 +626,37 @@ class State:
         self.last_actor = seat
         self.stall = 0
         self.to_act = seat + 1 if seat + 1 < self.players else 0
+
+    def _apply_decision(self, action: Action) -> None:
+        """Applies an action that is not a turn playing cards (see ``apply``): a pass,
+        or the owner's decision on the order being resolved; raises IllegalActionError,
+        leaving the state unchanged, when it is not legal."""
+        phase = self.phase
+        if phase == TURN:
+            if not isinstance(action, Turn):
+                raise IllegalActionError(f"a turn is asked, not a resolution decision: {action}",
+                                         "R-TURN-1")
+            seat = self.to_act
+            assert seat is not None
+            if self._shared and self._shared >> seat & 1:
+                self._own(seat)
+            self._apply_pass(seat, action)
+        elif phase == RESOLVE:
+            if not isinstance(action, Resolve):
+                raise IllegalActionError(
+                    f"the owner of {self.deciding} must decide how to resolve it, "
+                    f"not take a turn", "R-RES-8")
+            # The options are interned and a caller usually hands one of them back:
+            # look for the very object before comparing field by field.
+            for option in self._options:
+                if option is action:
+                    break
+            else:
+                if action not in self._options:
+                    raise IllegalActionError(self._resolve_fault(action), self._resolve_rule())
+            self._apply_resolve(action)
+        else:
+            raise IllegalActionError("the game is over", "R-END-1")
 
     def _apply_pass(self, seat: int, action: Turn) -> None:
         """Plays a turn of ``seat`` that plays no card (R-TURN-3): a hand without

@@ -564,9 +564,10 @@ class State:
         orders = self.hand_orders[seat]
         order = action.order
         # Check everything first so that a refused action changes nothing.
-        k = KIND_INDEX.get(kind, -1)
-        if k < 0:
-            raise IllegalActionError(f"unknown ingredient {kind!r}", "R-COMP-1")
+        try:
+            k = KIND_INDEX[kind]
+        except KeyError:
+            raise IllegalActionError(f"unknown ingredient {kind!r}", "R-COMP-1") from None
         count = action.count
         if type(count) is not int or count < 1:
             raise IllegalActionError(f"must play 1 or more cards, got count {count!r}",
@@ -771,7 +772,7 @@ class State:
                 table[k] += 1
                 continue
             seat = self._owner[card]
-            kind, _, pairs, _ = _RECIPES[card]
+            kind, _, pairs, cards = _RECIPES[card]
             auto: Counts | None = None
             options: tuple[Resolve, ...] = ()
             if kind == STANDARD:
@@ -790,7 +791,17 @@ class State:
                         missing[k] = short
                 else:
                     if missing is None:
-                        auto = ORDERS[card].need
+                        # The table holds the recipe: baked unasked (R-RES-8), as
+                        # _bake would, written out for the commonest bake.
+                        if self._shared >> seat & 1:
+                            self._own(seat)
+                        for k, n in pairs:
+                            table[k] -= n
+                        self.used += cards
+                        self.delivered[seat].append(card)
+                        self.events.append(("bake", seat, card, None, None, True,
+                                            ORDERS[card].need))
+                        continue
                     else:
                         options = _standard_asks(_counts(missing))
             else:

@@ -42,10 +42,11 @@ from mammamia_pb import arena_pb2 as pb
 PLAY: Final = "/mammamia.v1.Seat/Play"
 PLAY_MATCHES: Final = "/mammamia.v1.Seat/PlayMatches"
 CALLS: Final = ("matches", "play")
+_OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
+BATCH_MS: Final = 1000      # as the SDK's bots ask (client_sdk.connection.BATCH_MS)
 CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
 CREATE_MATCHES: Final = "/mammamia.v1.Organiser/CreateMatches"
 JOIN: Final = "/mammamia.v1.Seat/Join"
-_OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
 
 
 class Tally:
@@ -54,6 +55,7 @@ class Tally:
     def __init__(self, start_at: float, stop_at: float) -> None:
         self.start_at, self.stop_at = start_at, stop_at
         self.decisions = 0
+        self.messages = 0                   # SeatEvents messages received in the window
         self.latencies_us: list[int] = []
         self.starts_us: list[int] = []      # CreateMatch sent -> first decision request
         self.ends_us: list[int] = []        # last decision request -> last match_ended
@@ -89,7 +91,7 @@ def decision_in(event: pb.SeatEvent) -> pb.DecisionRequest | None:
 
 async def hold(server: str, key: str, players: int, deadline_ms: int, rng: random.Random,
                tally: Tally, calls: str = "matches",
-               opening: Opening | None = None) -> None:
+               opening: Opening | None = None, batch_ms: int = 0) -> None:
     """Plays match after match on one connection until cancelled: created on one
     CreateMatches call, every seat on one PlayMatches call for all the matches
     (``calls="matches"``), or by a CreateMatch call each, every seat on a Play call of
@@ -131,7 +133,8 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
                     tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
                 if seats and any(s.broken for s in seats):
                     seats = [Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
-                await _play(play, seats, created.seat_tokens, rng, tally, asked, started)
+                await _play(play, seats, created.seat_tokens, rng, tally, asked, started,
+                            batch_ms)
         finally:
             for s in seats:
                 s.call.cancel()
@@ -207,16 +210,16 @@ class Seats:
         self.call = open_call()
         self.broken = False
 
-    async def sit(self, token: str) -> grpc.aio.StreamStreamCall[bytes, bytes]:
+    async def sit(self, token: str, batch_ms: int) -> grpc.aio.StreamStreamCall[bytes, bytes]:
         """Returns the call, after asking it to play the seat of ``token``."""
-        await self.call.write(pb.PlayRequest(sit=pb.SitRequest(seat_token=token))
-                              .SerializeToString())
+        await self.call.write(pb.PlayRequest(sit=pb.SitRequest(
+            seat_token=token, batch_ms=batch_ms)).SerializeToString())
         return self.call
 
 
 async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequence[Seats],
                 tokens: Sequence[str], rng: random.Random, tally: Tally, asked: int,
-                started: Callable[[], None]) -> None:
+                started: Callable[[], None], batch_ms: int) -> None:
     last: list[int] = []      # arrival of the match's previous decision request
 
     async def seat(i: int, token: str) -> None:
@@ -225,11 +228,14 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequ
             call = play(metadata=(("seat-token", token),))
         try:
             if held is None:
-                await call.write(_OBSERVE)
+                await call.write(pb.PlayRequest(observe=pb.ObserveRequest(
+                    batch_ms=batch_ms)).SerializeToString())
             else:
-                call = await held.sit(token)
+                call = await held.sit(token, batch_ms)
             while isinstance(raw := await call.read(), bytes):     # (not EOF)
                 now = time.perf_counter_ns()
+                if tally.inside():
+                    tally.messages += 1
                 for event in pb.SeatEvents.FromString(raw).events:
                     which = event.WhichOneof("event")
                     d = decision_in(event)
@@ -307,7 +313,8 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
 async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: int,
                 start_at: float, stop_at: float, seed: int,
                 probing: bool = False, calls: str = "matches",
-                window: Path | None = None, ready: Path | None = None) -> dict[str, Any]:
+                window: Path | None = None, ready: Path | None = None,
+                batch_ms: int = 0) -> dict[str, Any]:
     """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``
     (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`); with
     ``window``, the window is read from that file once ``ready`` is written (see the
@@ -316,7 +323,8 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
     rng = random.Random(seed)
     opening = Opening(matches) if calls == "matches" else None
     holders = [asyncio.ensure_future(hold(server, key, players, deadline_ms,
-                                          random.Random(rng.random()), tally, calls, opening))
+                                          random.Random(rng.random()), tally, calls, opening,
+                                          batch_ms))
                for _ in range(matches)]
     if window is not None:
         await _await_window(tally, matches, window, ready)
@@ -327,7 +335,8 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
         task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*holders, return_exceptions=True)
-    return {"decisions": tally.decisions, "latencies_us": tally.latencies_us,
+    return {"decisions": tally.decisions, "messages": tally.messages,
+            "latencies_us": tally.latencies_us,
             "starts_us": tally.starts_us, "creates_us": tally.creates_us,
             "ends_us": tally.ends_us,
             "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
@@ -375,13 +384,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", choices=CALLS, default="matches",
                         help="a PlayMatches call per seat for every match (matches) or a "
                         "Play call per seat and match (play)")
+    parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
+                        help="the batching bound every seat's stream asks for "
+                        "(ObserveRequest.batch_ms; 0: the server's 20 ms)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.window is None and args.stop_at == float("inf"):
         parser.error("give --start-at and --stop-at, or --window")
     result = asyncio.run(crowd(args.server, args.organiser_key, args.matches, args.players,
                                args.deadline_ms, args.start_at, args.stop_at, args.seed,
-                               args.probe, args.calls, args.window, args.ready))
+                               args.probe, args.calls, args.window, args.ready,
+                               args.batch_ms))
     args.out.write_text(json.dumps(result), encoding="utf-8")
 
 

@@ -39,6 +39,7 @@ from typing import Any, Final
 
 import psutil
 
+from .crowd import BATCH_MS
 from .latency import summary
 from .serve import Server, python_module, stop
 
@@ -50,14 +51,15 @@ OPENING_LIMIT_S: Final = 30.0  # (plus a second per 20 seats) for every match to
 
 
 def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
-            warmup: float | None = None, seed: int = 0, calls: str = "matches"
-            ) -> dict[str, Any]:
+            warmup: float | None = None, seed: int = 0, calls: str = "matches",
+            batch_ms: int = BATCH_MS) -> dict[str, Any]:
     """Returns the figures of ``seats`` seats (``seats // players`` matches) held by
     ``clients`` crowd processes through the opening, a warm-up of ``warmup``
     seconds (default: 3 s and a second per 100 matches), then ``seconds`` of
     measurement,
     each seat on a PlayMatches call for every match (``calls="matches"``) or on a new
-    Play call per match (``calls="play"``)."""
+    Play call per match (``calls="play"``), every stream asking for ``batch_ms``
+    (ObserveRequest.batch_ms; 0: the server's 20 ms)."""
     matches = max(1, seats // players)
     clients = max(1, min(clients, matches))
     if warmup is None:
@@ -81,7 +83,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--players", str(players), "--window", str(window),
                     "--ready", str(directory / f"crowd-{i}.ready"),
                     "--seed", str(seed + i), "--out", str(out),
-                    "--calls", calls,
+                    "--calls", calls, "--batch-ms", str(batch_ms),
                     *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
             opening = _opening(directory, clients, OPENING_LIMIT_S + seats / 20)
@@ -99,6 +101,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
             parts = [_read(out, log.name) for out, log, _ in crowds]
     latencies = [x for p in parts for x in p["latencies_us"]]
     decisions = sum(p["decisions"] for p in parts)
+    messages = sum(p.get("messages", 0) for p in parts)
     ended = sum(p.get("matches_ended_in_window", 0) for p in parts)
     refusals = {m: summary(v, 1000, 1)["p50"] if v else None
                 for m, v in parts[0].get("refusals_us", {}).items()}
@@ -112,12 +115,16 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
     return {
         "matches": matches, "seats": matches * players, "players": players, "calls": calls,
+        "batch_ms": batch_ms,
         # The opening: from the bots' launch until every match had been asked a first
         # decision (None: not within the limit), and how many had when the window opened.
         "opening_s": None if opening is None else round(opening - launched, 1),
         "matches_started_before_window": sum(p.get("holders_at_window") or 0 for p in parts),
         "client_processes": clients, "seconds": seconds,
         "decisions_per_s": round(decisions / seconds, 1),
+        # Messages down all the seats' streams per decision (a seat not asked gets the
+        # others' turns within the 20 ms batching bound: more messages when slow).
+        "messages_per_decision": round(messages / decisions, 2) if decisions else None,
         "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
         "p99_ms": fig["p99"], "max_ms": fig["max"],
         # Matches with a decision in flight, on average (Little's law: throughput times
@@ -234,18 +241,21 @@ def _read(out: Path, log: str) -> dict[str, Any]:
 
 def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,
         clients: int = 2, seconds: float = 15.0, step_seconds: float = 8.0,
-        limit_ms: float = P99_LIMIT_MS, calls: str = "matches") -> dict[str, Any]:
+        limit_ms: float = P99_LIMIT_MS, calls: str = "matches",
+        batch_ms: int = BATCH_MS) -> dict[str, Any]:
     """Returns the figures of the target (``seats`` seats) and of the step-up: each
     step's figures and the largest seat count up to which every step's p99 stayed
     under ``limit_ms`` with no error. Every step runs, whatever the ones before it
     measured."""
-    target = measure(seats, players=players, clients=clients, seconds=seconds, calls=calls)
+    target = measure(seats, players=players, clients=clients, seconds=seconds, calls=calls,
+                     batch_ms=batch_ms)
     stepped: list[dict[str, Any]] = []
     best = 0
     holding = True          # every step so far under the limit, without errors
     for n in steps:
         fig = target if n == seats else measure(n, players=players, clients=clients,
-                                                seconds=step_seconds, calls=calls)
+                                                seconds=step_seconds, calls=calls,
+                                                batch_ms=batch_ms)
         stepped.append({k: fig[k] for k in ("seats", "decisions_per_s", "p50_ms", "p99_ms",
                                              "server_rss_mb", "server_cpu_percent",
                                              "bots_cpu_percent", "errors", "matches_in_play",
@@ -302,9 +312,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--calls", choices=("matches", "play"), default="matches",
                         help="each seat on one PlayMatches call for all its matches "
                         "(matches), or on a new Play call per match (play)")
+    parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
+                        help="the batching bound every stream asks for, as the SDK's bots "
+                        "do (0: the server's 20 ms)")
     args = parser.parse_args(argv)
     result = run(args.seats, args.steps, players=args.players, clients=args.clients,
-                 seconds=args.seconds, step_seconds=args.step_seconds, calls=args.calls)
+                 seconds=args.seconds, step_seconds=args.step_seconds, calls=args.calls,
+                 batch_ms=args.batch_ms)
     print("\n".join(table(result)))
     return result
 

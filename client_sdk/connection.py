@@ -50,6 +50,10 @@ MAX_DELAY: Final = 5.0
 GIVE_UP: Final = 120.0
 SAFETY_MS: Final = 150
 """Time kept in hand before a deadline to send the answer."""
+BATCH_MS: Final = 1000
+"""The batching bound the seat's streams ask for (ObserveRequest.batch_ms): a bot reads
+the others' turns only when it is asked, so they may wait for its next request (or a
+second) instead of costing the server a message each."""
 
 _REFUSED: Final = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
                    grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT,
@@ -230,7 +234,7 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
              after_sequence=seat.after)
     call = stub.Play(metadata=seat.metadata)
     try:
-        await call.write(wire.observe(seat.after))
+        await call.write(wire.observe(seat.after, BATCH_MS))
         return await _follow(seat, call, backoff)
     finally:
         call.cancel()
@@ -291,7 +295,8 @@ class _Table:
                 self._channel = _channel(self.server, self._credentials)
                 self._call = rpc.SeatStub(self._channel).PlayMatches()
                 log.info("table_opened", server=self.server)
-            await self._call.write(wire.sit(seat.token, seat.after, name, seat.client_seed))
+            await self._call.write(wire.sit(seat.token, seat.after, name, seat.client_seed,
+                                            BATCH_MS))
             log.info("seat_taken", match=seat.match_id, seat=seat.seat, bot=seat.bot.name,
                      call="PlayMatches", after_sequence=seat.after)
             result = await _follow(seat, self._call, backoff)

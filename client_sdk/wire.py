@@ -285,16 +285,21 @@ def arrived(read: object) -> pb.SeatEvents | None:
     return read if isinstance(read, pb.SeatEvents) else None
 
 
-def sit(token: str, after_sequence: int, name: str, client_seed: str) -> pb.PlayRequest:
+def sit(token: str, after_sequence: int, name: str, client_seed: str, batch_ms: int = 0
+        ) -> pb.PlayRequest:
     """Returns the PlayMatches message that takes the seat ``token`` (resuming after
-    ``after_sequence``) under ``name``, with the seat's own entropy."""
+    ``after_sequence``) under ``name``, with the seat's own entropy and the batching
+    bound its stream asks for (0: the server's)."""
     return pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after_sequence,
-                                            name=name, client_seed=client_seed))
+                                            name=name, client_seed=client_seed,
+                                            batch_ms=batch_ms))
 
 
-def observe(after_sequence: int) -> pb.PlayRequest:
-    """Returns the first Play message: resume after ``after_sequence``."""
-    return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence))
+def observe(after_sequence: int, batch_ms: int = 0) -> pb.PlayRequest:
+    """Returns the first Play message: resume after ``after_sequence``, with the
+    batching bound the stream asks for (0: the server's)."""
+    return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence,
+                                                    batch_ms=batch_ms))
 
 
 def watch_request(match_id: str, after_sequence: int = 0) -> pb.WatchRequest:

@@ -1178,7 +1178,8 @@ class SeatEvents(_message.Message):
     ready when the message is sent. Batching bound: a decision request, a
     refused act result, a snapshot and the end of the match are sent at once
     (with every event before them); other events, and the reply to an accepted
-    answer, wait at most 20 ms to travel with what follows, so a seat usually
+    answer, wait at most 20 ms (or the stream's ObserveRequest.batch_ms, which
+    Watch streams do not have) to travel with what follows, so a seat usually
     receives its act result and the turns of the others in the same message as
     its next decision request: about one message per decision. How events are
     grouped changes nothing about them.
@@ -1292,19 +1293,29 @@ class ObserveRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
+    BATCH_MS_FIELD_NUMBER: _builtins.int
     after_sequence: _builtins.int
     """The highest event sequence the client has seen (0: none). The stream's
     Snapshot then lists, in `history`, the log events after it; a value above
     the log's length lists none.
     """
+    batch_ms: _builtins.int
+    """The batching bound this stream asks for, in ms (see SeatEvents): how long
+    events that ask nothing of the seat (the others' turns, the reply to an
+    accepted answer) may wait to travel with what follows. 0: the default, 20 ms;
+    at most 10,000 (more counts as 10,000). A bot that reads the others' turns only
+    when it is asked saves the server a message per turn of each other seat by
+    asking for more, e.g. 1,000.
+    """
     def __init__(
         self,
         *,
         after_sequence: _builtins.int = ...,
+        batch_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batch_ms", b"batch_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1420,6 +1431,7 @@ class SitRequest(_message.Message):
     AFTER_SEQUENCE_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    BATCH_MS_FIELD_NUMBER: _builtins.int
     seat_token: _builtins.str
     """The seat's token (CreateMatchResponse.seat_tokens, Assignment.seat_token)."""
     after_sequence: _builtins.int
@@ -1434,6 +1446,8 @@ class SitRequest(_message.Message):
     """As JoinRequest.client_seed (empty: none given here); one that JoinRequest
     would refuse ends the call with INVALID_ARGUMENT.
     """
+    batch_ms: _builtins.int
+    """As ObserveRequest.batch_ms, for this seat's stream."""
     def __init__(
         self,
         *,
@@ -1441,10 +1455,11 @@ class SitRequest(_message.Message):
         after_sequence: _builtins.int = ...,
         name: _builtins.str = ...,
         client_seed: _builtins.str = ...,
+        batch_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "client_seed", b"client_seed", "name", b"name", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batch_ms", b"batch_ms", "client_seed", b"client_seed", "name", b"name", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -47,7 +47,17 @@ log = structlog.get_logger()
 
 HOLD_SECONDS: Final = 0.02
 """How long events that ask nothing of a stream's seat may wait before its stream is
-woken: one gRPC message per decision instead of one per event."""
+woken: one gRPC message per decision instead of one per event (a stream may ask for
+longer, see ``holding``)."""
+
+MAX_HOLD_SECONDS: Final = 10.0
+"""The longest hold a stream may ask for."""
+
+
+def holding(batch_ms: int) -> float:
+    """Returns the hold of a stream that asked for ``batch_ms`` (ObserveRequest.batch_ms,
+    0: the default HOLD_SECONDS), in seconds, at most MAX_HOLD_SECONDS."""
+    return HOLD_SECONDS if batch_ms <= 0 else min(batch_ms / 1000, MAX_HOLD_SECONDS)
 
 STORE_ATTEMPTS: Final = 5
 
@@ -80,11 +90,12 @@ class Follower:
     """One open stream of a match: its viewer (a seat, or None for a spectator), the
     event that wakes it, and how far into the match's log it has read."""
 
-    __slots__ = ("cursor", "viewer", "wake")
+    __slots__ = ("cursor", "hold", "viewer", "wake")
 
-    def __init__(self, viewer: int | None, cursor: int) -> None:
+    def __init__(self, viewer: int | None, cursor: int, hold: float = HOLD_SECONDS) -> None:
         self.viewer = viewer
         self.cursor = cursor
+        self.hold = hold                    # seconds events may wait that ask nothing of it
         self.wake = asyncio.Event()
 
 
@@ -107,8 +118,8 @@ class Runner:
         self.followers: set[Follower] = set()
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
-        self._held: set[Follower] = set()
-        self._hold: Timer | None = None
+        # The followers held, by their hold: the timer that wakes them and who they are.
+        self._held: dict[float, tuple[Timer, set[Follower]]] = {}
         self._timer: Timer | None = None
         self._timer_at: float | None = None
         self._ending: asyncio.Task[None] | None = None
@@ -287,10 +298,12 @@ class Runner:
         if match.status == ENDING and self._ending is None:
             # An ended match wakes for nothing more: its timers go, and with them the
             # event loop's references to it.
-            for timer in (self._start_timer, self._timer):
+            for timer in (self._start_timer, self._timer,
+                          *(timer for timer, _ in self._held.values())):
                 if timer is not None:
                     timer.cancel()
             self._start_timer = self._timer = self._timer_at = None
+            self._held.clear()      # (the end wakes every follower)
             self._ending = asyncio.ensure_future(self._store_and_announce())
         if new:
             for hook in self.on_entries:
@@ -304,34 +317,41 @@ class Runner:
         for f in self.followers:
             if ended or f.viewer in asked:
                 f.wake.set()
-                self._held.discard(f)
+                self._unhold(f)
             else:
                 self.hold(f)
 
     def hold(self, f: Follower) -> None:
-        """Wakes a follower at most ``HOLD_SECONDS`` from now (sooner if something
-        urgent for it comes first)."""
-        self._held.add(f)
-        if self._hold is None:
-            self._hold = self.clock.call_at(self.clock.now() + HOLD_SECONDS, self._release)
+        """Wakes a follower at most its hold from now (sooner if something urgent for it
+        comes first)."""
+        held = self._held.get(f.hold)
+        if held is None:
+            timer = self.clock.call_at(self.clock.now() + f.hold,
+                                       functools.partial(self._release, f.hold))
+            held = self._held[f.hold] = (timer, set())
+        held[1].add(f)
 
-    def _release(self) -> None:
-        self._hold = None
-        for f in self._held:
+    def _release(self, hold: float) -> None:
+        for f in self._held.pop(hold)[1]:
             f.wake.set()
-        self._held.clear()
 
-    def follow(self, viewer: int | None) -> Follower:
+    def _unhold(self, f: Follower) -> None:
+        held = self._held.get(f.hold)
+        if held is not None:
+            held[1].discard(f)
+
+    def follow(self, viewer: int | None, hold: float = HOLD_SECONDS) -> Follower:
         """Returns a new follower of the match's log from its end (the stream's snapshot
-        covers what came before)."""
-        f = Follower(viewer, len(self.match.log))
+        covers what came before), whose events that ask nothing of it may wait ``hold``
+        seconds."""
+        f = Follower(viewer, len(self.match.log), hold)
         self.followers.add(f)
         return f
 
     def unfollow(self, f: Follower) -> None:
         """Forgets a follower whose stream has closed."""
         self.followers.discard(f)
-        self._held.discard(f)
+        self._unhold(f)
 
     # -- the end -------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from .events import Ended
 from .host import Host, HostClosed
 from .match import NAME_LIMIT
 from .quotas import Quotas
-from .runner import Follower, Runner
+from .runner import HOLD_SECONDS, Follower, Runner, holding
 from .storage import StorageError
 from .tokens import same_secret
 
@@ -131,20 +131,21 @@ class Replies:
 async def _stream(match: Runner, viewer: int | None, after: int,
                   replies: Replies | None = None,
                   opened: Callable[[Follower], None] | None = None,
-                  stopped: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
+                  stopped: Callable[[], bool] | None = None,
+                  hold: float = HOLD_SECONDS) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
     each time the stream is woken (see ``server.runner``), every pending item as one
     message, until the match's end has been sent, or until ``stopped()`` is true when
     the stream is woken.
 
     ``replies`` (Play): each reply goes out before the log entries that came after
-    its answer.
+    its answer. ``hold``: how long events that ask nothing of ``viewer`` may wait.
     """
     state = match.match
     # The snapshot shows only what is committed (server.journal): wait for the inputs
     # still being written.
     await match.caught_up()
-    follower = match.follow(viewer)
+    follower = match.follow(viewer, hold)
     if opened is not None:
         opened(follower)
     try:
@@ -262,7 +263,8 @@ class SeatService:
                 _refuse_stream(context, e)
                 return
             match.join(seat)
-            async for message in _stream(match, seat, request.after_sequence):
+            async for message in _stream(match, seat, request.after_sequence,
+                                         hold=holding(request.batch_ms)):
                 yield message
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
@@ -311,7 +313,8 @@ class SeatService:
                 return
             call = PlayCall(requests, self.quotas.reply_queue, "Play")
             try:
-                async for message in call.sit(match, seat, first.observe.after_sequence):
+                async for message in call.sit(match, seat, first.observe.after_sequence,
+                                              holding(first.observe.batch_ms)):
                     yield message
                 if call.failed:
                     _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
@@ -331,7 +334,8 @@ class SeatService:
                     name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
                     with self._stream_of(match, seat):
                         match.join(seat, name, client_seed)
-                        async for message in call.sit(match, seat, sit.after_sequence):
+                        async for message in call.sit(match, seat, sit.after_sequence,
+                                                      holding(sit.batch_ms)):
                             yield message
                 except Refused as e:
                     _refuse_stream(context, e)
@@ -381,16 +385,18 @@ class PlayCall:
         self._start()
         return await self._sits.get()
 
-    async def sit(self, match: Runner, seat: int, after: int) -> AsyncIterator[bytes]:
+    async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS
+                  ) -> AsyncIterator[bytes]:
         """Yields the messages of ``seat``'s stream until its match's end has been sent,
-        answering the acts that come meanwhile."""
+        answering the acts that come meanwhile (``hold``: see ``_stream``)."""
         match.join(seat)
         sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
         self._seated.set()
         self._start()
         try:
             async for message in _stream(match, seat, after, sitting.replies,
-                                         sitting.followers.append, lambda: bool(self.failed)):
+                                         sitting.followers.append, lambda: bool(self.failed),
+                                         hold):
                 yield message
         finally:
             self._sitting = None
@@ -462,7 +468,7 @@ class PlayCall:
         sitting.replies.append(position, wire.act_result(
             decision_id, outcome, STATUS_OF[outcome.refusal].value[0]), len(match.match.log))
         # A refusal goes at once: the seat may have to answer again. An accepted
-        # answer's reply waits, as other events do, at most HOLD_SECONDS, to go
+        # answer's reply waits, as other events do, at most the stream's hold, to go
         # with what it caused and usually with the seat's next request.
         for follower in sitting.followers:
             if outcome.accepted:

@@ -14,7 +14,7 @@ from server.answers import Refusal
 from server.events import Asked, Defaulted, Ended, Happened
 from server.host import Host
 from server.match import FINISHED, Match, Settings
-from server.runner import HOLD_SECONDS
+from server.runner import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 from server.storage import Storage
 
 from .clocks import START, ManualClock
@@ -163,6 +163,46 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             numbered = [[i for i in s if isinstance(i, Happened | Defaulted)] for s in seen]
             assert numbered[0] == numbered[1] == numbered[2]
             assert all(i is None or not isinstance(i, Asked) for s in seen for i in s)
+        finally:
+            storage.close()
+
+    asyncio.run(go())
+
+
+def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -> None:
+    async def go() -> None:
+        clock = ManualClock()
+        storage = Storage(tmp_path / "arena.db")
+        try:
+            host = Host(storage, clock=clock, start_timeout=30.0)
+            match = host.create_match(3, seed=5, deadline_ms=5000)
+            long = holding(1000)
+            assert (holding(0), holding(10**9)) == (HOLD_SECONDS, MAX_HOLD_SECONDS)
+            waiting = {seat: match.follow(seat, long if seat else HOLD_SECONDS)
+                       for seat in range(3)}
+            for seat in range(3):
+                match.join(seat)
+            await match.committed()
+            d = match.match.decision
+            assert d is not None
+            others = [s for s in waiting if s != d.seat]
+            short = [waiting[s] for s in others if waiting[s].hold == HOLD_SECONDS]
+            held = [waiting[s] for s in others if waiting[s].hold == long]
+            assert held and not any(f.wake.is_set() for f in (*short, *held))
+            clock.advance(HOLD_SECONDS)
+            assert all(f.wake.is_set() for f in short)
+            assert not any(f.wake.is_set() for f in held)
+            clock.advance(long - HOLD_SECONDS)
+            assert all(f.wake.is_set() for f in held)
+            # A decision for a held seat wakes it at once, its hold left behind.
+            for f in waiting.values():
+                f.wake.clear()
+            match.answer(d.seat, d.id, 0, None)
+            await match.committed()
+            asked = match.match.decision
+            assert asked is not None and waiting[asked.seat].wake.is_set()
+            match.abort("the test is over")
+            await asyncio.wait_for(match.result(), 30)
         finally:
             storage.close()
 

@@ -1,24 +1,29 @@
 """Load: many concurrent matches, the bots real gRPC clients in other processes.
 
 The server runs in its own process (``mammamia serve``); the bots are ``bench.crowd``
-processes, each holding its share of the matches with every seat on its own Play
-stream and answering at once with a random option, so the server is never
-waiting for a bot to think: a closed loop that runs as fast as the machine allows.
-Everything is on 127.0.0.1 and bounded in time.
+processes, each holding its share of the matches and answering at once with a
+random option, so the server is never waiting for a bot to think: a closed loop
+that runs as fast as the machine allows. Each match place keeps a connection with
+one CreateMatches call and a PlayMatches call per seat for all its matches (no new
+call per match; ``--calls play`` opens a CreateMatch and a Play call per seat for
+every match instead), every stream asking for the batching bound the SDK's bots
+ask for (``--batch-ms``). Everything is on 127.0.0.1 and bounded in time.
 
 One run holds ``seats / players`` matches: it waits for the opening (until every
-match has been asked its first decision, ``opening_s``; at most 30 s and a second
-per 20 seats), then a short warm-up, then a measuring window, and reports decisions per second, the decision latency a client sees
-(request received -> the match's next request received) at p50 and p99, the
+match has been asked its first decision, ``opening_s``; at most 20 s and a second
+per 50 seats), then a short warm-up, then a measuring window, and reports
+decisions per second and messages per decision, the decision latency a client
+sees (request received -> the match's next request received) at p50 and p99, the
 server's peak resident memory (psutil) and CPU use (and the bots'), errors (refused
-answers, aborted matches, failed calls: there must be none), and how long a new
-match takes to start (CreateMatch sent -> its first decision request; the
-CreateMatch call alone beside it), how many matches were in play on average, and,
-probed meanwhile with calls that carry an unknown seat token, how long a new Play
-call and a new Join call wait before the server takes them up (and refuses them).
-The step-up runs 100, 200, 400
-and 1,000 seats (fresh server each) and stops at the first whose p99 reaches
-100 ms; the largest one under it is ``max_seats_p99_under_100ms``.
+answers, aborted matches, failed calls: there must be none), how long a new match
+takes to start (CreateMatch sent -> its first decision request; the CreateMatch
+alone beside it) and to end (its last request -> its last seat told), how many
+matches were in play on average, and, probed meanwhile with calls that carry an
+unknown seat token, how long a new Play call and a new Join call wait before the
+server takes them up (and refuses them). The step-up runs 100, 200, 400, 1,000,
+2,000 and 4,000 seats (a fresh server each), every step whatever the ones before
+measured; ``max_seats_p99_under_100ms`` is the largest up to which every step kept
+its p99 under 100 ms with no error.
 
 ``python -m bench.load`` prints a table; ``run()`` returns the figures.
 """
@@ -47,7 +52,7 @@ TARGET_SEATS: Final = 1000
 STEPS: Final = (100, 200, 400, 1000, 2000, 4000)
 P99_LIMIT_MS: Final = 100.0
 CLIENT_GRACE: Final = 60.0     # how long a crowd may take to stop after its window
-OPENING_LIMIT_S: Final = 30.0  # (plus a second per 20 seats) for every match to start
+OPENING_LIMIT_S: Final = 20.0  # (plus a second per 50 seats) for every match to start
 
 
 def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
@@ -86,7 +91,7 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--calls", calls, "--batch-ms", str(batch_ms),
                     *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
-            opening = _opening(directory, clients, OPENING_LIMIT_S + seats / 20)
+            opening = _opening(directory, clients, OPENING_LIMIT_S + seats / 50)
             start_at = time.time() + warmup
             stop_at = start_at + seconds
             window.write_text(json.dumps({"start_at": start_at, "stop_at": stop_at}),

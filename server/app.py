@@ -40,7 +40,7 @@ from .guards import Guards
 from .host import Host
 from .match import DEFAULT_DEADLINE_MS, WAITING
 from .quotas import Quotas, Rates, descriptor_limit, server_options
-from .storage import Storage, StorageError, is_url
+from .storage import Storage, StorageError, Writer, is_url
 
 log = structlog.get_logger()
 
@@ -66,6 +66,8 @@ class Arena:
     draining: bool = False
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     _setting: asyncio.Future[None] | None = None    # the latest health change in flight
+    #: The writers whose failing writes make health NOT_SERVING (``watch_storage``).
+    writers: list[Writer] = field(default_factory=list)
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Adds a servicer to the server (before it starts) under its full service name."""
@@ -82,15 +84,19 @@ class Arena:
         mean to it."""
         self.drained.append(finish)
 
-    def watch_storage(self) -> None:
-        """Makes health NOT_SERVING while the database's writes fail, and SERVING again
-        once one succeeds (unless the server is draining)."""
+    def watch_storage(self, writer: Writer | None = None) -> None:
+        """Makes health NOT_SERVING while the database's writes fail (those of the
+        server's writer, or of ``writer``, an extension's own), and SERVING again once
+        every watched writer's succeed (unless the server is draining). Call before
+        ``start``, or from it for the server's writer."""
+        watched = writer or self.storage.writer
+        self.writers.append(watched)
         loop = asyncio.get_running_loop()
 
         def changed(failing: bool) -> None:      # on the writer thread
             loop.call_soon_threadsafe(self._storage_changed, failing)
 
-        self.storage.writer.watch(changed)
+        watched.watch(changed)
 
     def _storage_changed(self, failing: bool) -> None:
         if failing:
@@ -99,7 +105,10 @@ class Arena:
         else:
             log.info("storage_recovered", db=self.storage.name)
         if not self.draining:
-            self._setting = asyncio.ensure_future(self._set_serving(not failing))
+            self._setting = asyncio.ensure_future(self._set_serving(not self._failing()))
+
+    def _failing(self) -> bool:
+        return any(writer.failing for writer in self.writers)
 
     async def _set_serving(self, serving: bool) -> None:
         status = (health_pb2.HealthCheckResponse.SERVING if serving
@@ -111,7 +120,7 @@ class Arena:
         """Starts the server, then the extensions' background tasks."""
         await self.server.start()
         self.watch_storage()
-        await self._set_serving(not self.storage.writer.failing)
+        await self._set_serving(not self._failing())
         for factory in self.tasks:
             self.running.append(asyncio.ensure_future(factory()))
 

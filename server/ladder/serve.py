@@ -126,3 +126,6 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
                       lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server))
     arena.add_task(ladder.run)
     arena.on_drained(ladder.settled)
+    # The ladder's writes (entries, heartbeats, results) failing is the database away
+    # for this host too, even with no match running to say so.
+    arena.watch_storage(ladder.writer)

@@ -143,16 +143,26 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
 
 class Opening:
     """The crowd's start: no holder creates a match before every holder's calls are
-    taken up, so that the server takes them up while it is idle."""
+    taken up, so that the server takes them up while it is idle. With ``opened`` and
+    ``go`` files, the crowds of one run start together: each writes its ``opened``
+    file once its calls are up, and starts once ``go`` exists."""
 
-    def __init__(self, holders: int) -> None:
+    def __init__(self, holders: int, opened: Path | None = None, go: Path | None = None
+                 ) -> None:
         self._waiting = holders
         self._open = asyncio.Event()
+        self._files = (opened, go)
 
     async def opened(self) -> None:
-        """Counts one holder's calls as taken up; returns once every holder's are."""
+        """Counts one holder's calls as taken up; returns once every holder's are (and,
+        with files, once every crowd's are)."""
         self._waiting -= 1
-        if self._waiting <= 0:
+        if self._waiting == 0:
+            opened, go = self._files
+            if opened is not None and go is not None:
+                opened.write_text(str(time.time()), encoding="utf-8")
+                while not go.exists():
+                    await asyncio.sleep(0.05)
             self._open.set()
         await self._open.wait()
 
@@ -314,14 +324,15 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
                 start_at: float, stop_at: float, seed: int,
                 probing: bool = False, calls: str = "matches",
                 window: Path | None = None, ready: Path | None = None,
-                batch_ms: int = 0) -> dict[str, Any]:
+                batch_ms: int = 0, opened: Path | None = None, go: Path | None = None
+                ) -> dict[str, Any]:
     """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``
     (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`); with
     ``window``, the window is read from that file once ``ready`` is written (see the
     module)."""
     tally = Tally(start_at, stop_at)
     rng = random.Random(seed)
-    opening = Opening(matches) if calls == "matches" else None
+    opening = Opening(matches, opened, go)
     holders = [asyncio.ensure_future(hold(server, key, players, deadline_ms,
                                           random.Random(rng.random()), tally, calls, opening,
                                           batch_ms))
@@ -384,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", choices=CALLS, default="matches",
                         help="a PlayMatches call per seat for every match (matches) or a "
                         "Play call per seat and match (play)")
+    parser.add_argument("--opened", type=Path,
+                        help="with --go: the file written once every match's calls are up")
+    parser.add_argument("--go", type=Path,
+                        help="with --opened: no match is created before this file exists")
     parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
                         help="the batching bound every seat's stream asks for "
                         "(ObserveRequest.batch_ms; 0: the server's 20 ms)")
@@ -394,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     result = asyncio.run(crowd(args.server, args.organiser_key, args.matches, args.players,
                                args.deadline_ms, args.start_at, args.stop_at, args.seed,
                                args.probe, args.calls, args.window, args.ready,
-                               args.batch_ms))
+                               args.batch_ms, args.opened, args.go))
     args.out.write_text(json.dumps(result), encoding="utf-8")
 
 

@@ -87,11 +87,17 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                     "--organiser-key", server.organiser_key, "--matches", str(share),
                     "--players", str(players), "--window", str(window),
                     "--ready", str(directory / f"crowd-{i}.ready"),
+                    "--opened", str(directory / f"crowd-{i}.opened"),
+                    "--go", str(directory / "go"),
                     "--seed", str(seed + i), "--out", str(out),
                     "--calls", calls, "--batch-ms", str(batch_ms),
                     *(["--probe"] if i == 0 else []), log=log)))
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
-            opening = _opening(directory, clients, OPENING_LIMIT_S + seats / 50)
+            # Every crowd's calls up before any match starts (on an idle server they
+            # are taken up at once), then every match in play.
+            _wait_for(directory, "opened", clients, OPENING_LIMIT_S + seats / 50)
+            (directory / "go").touch()
+            opening = _wait_for(directory, "ready", clients, OPENING_LIMIT_S + seats / 50)
             start_at = time.time() + warmup
             stop_at = start_at + seconds
             window.write_text(json.dumps({"start_at": start_at, "stop_at": stop_at}),
@@ -162,10 +168,11 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     }
 
 
-def _opening(directory: Path, clients: int, limit: float) -> float | None:
-    """Returns when the last crowd wrote that all its matches are in play, waiting at
-    most ``limit`` seconds (None if they did not all)."""
-    ready = [directory / f"crowd-{i}.ready" for i in range(clients)]
+def _wait_for(directory: Path, what: str, clients: int, limit: float) -> float | None:
+    """Returns when the last crowd wrote its ``what`` file (its calls are up: "opened";
+    its matches in play: "ready"), waiting at most ``limit`` seconds (None if they did
+    not all)."""
+    ready = [directory / f"crowd-{i}.{what}" for i in range(clients)]
     give_up = time.time() + limit
     while time.time() < give_up:
         with contextlib.suppress(OSError, ValueError):

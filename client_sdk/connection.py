@@ -284,6 +284,7 @@ class _Table:
         self._channel: grpc.aio.Channel | None = None
         self._call: wire.PlayCall | None = None
         self.busy = False
+        self.unsupported = False        # a server older than PlayMatches
 
     async def play(self, seat: _Seat, name: str, backoff: Backoff) -> MatchResult | None:
         """Returns the result once the seat's match has ended, or None if the call
@@ -480,7 +481,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
         seat.match_id, seat.seat = assignment.match_id, assignment.seat
         table = tables.setdefault(at, _Table(at, credentials))
         try:
-            if not table.busy:
+            if not table.busy and not table.unsupported:
                 try:
                     result = await table.play(seat, name, Backoff(give_up=give_up))
                     if result is not None:
@@ -488,8 +489,14 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                 except grpc.aio.AioRpcError as e:
                     if e.code() in _REFUSED:
                         raise SeatRefused(f"{at}: {e.code().name}: {e.details()}") from None
-                    log.warning("connection_lost", server=at, match=seat.match_id,
-                                seat=seat.seat, code=e.code().name, after_sequence=seat.after)
+                    if e.code() == grpc.StatusCode.UNIMPLEMENTED:
+                        # A server without PlayMatches: a Play call per match from now on.
+                        table.unsupported = True
+                        log.info("play_matches_unsupported", server=at)
+                    else:
+                        log.warning("connection_lost", server=at, match=seat.match_id,
+                                    seat=seat.seat, code=e.code().name,
+                                    after_sequence=seat.after)
                 except asyncio.InvalidStateError:
                     log.warning("connection_lost", server=at, match=seat.match_id,
                                 seat=seat.seat, code="STREAM_FINISHED",

@@ -315,13 +315,8 @@ class State:
         """
         if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise IllegalActionError(f"players must be 2 to 5, got {players!r}", "R-SETUP-1")
-        colours = tuple(colours) if colours is not None else COLOURS[:players]
-        if len(colours) != players or len(set(colours)) != players or \
-                not _COLOUR_SET.issuperset(colours):
-            raise IllegalActionError(
-                f"colours must be {players} distinct colours of {list(COLOURS)}, "
-                f"got {list(colours)!r}",
-                "R-SETUP-1")
+        # The default colours need no checking.
+        colours = COLOURS[:players] if colours is None else _checked_colours(players, colours)
         if first_player is not None and (type(first_player) is not int
                                          or not 0 <= first_player < players):
             raise IllegalActionError(f"first_player must be a seat 0..{players - 1}, "
@@ -599,16 +594,17 @@ class State:
         # Refill from one source (R-TURN-4).
         if draw == SUPPLY:
             supply = self.supply
-            top = supply[-need:]
-            if len(supply) <= need or MAMMA_MIA in top:
-                drawn, mamma_mia = self._draw_supply(seat, need)
-                self._end_turn(seat, ("turn", seat, kind, count, order, draw, drawn, mamma_mia),
-                               not supply)
-                return
-            # Usual case: the top cards are all ingredients and some remain.
-            if need == 1:
+            # Usual cases: the top cards are all ingredients and some remain. A single
+            # card, the commonest draw, is looked at without slicing the supply.
+            if need == 1 and len(supply) > 1 and supply[-1] != MAMMA_MIA:
                 ings[KIND_INDEX[supply.pop()]] += 1
             else:
+                top = supply[-need:]
+                if len(supply) <= need or MAMMA_MIA in top:
+                    drawn, mamma_mia = self._draw_supply(seat, need)
+                    self._end_turn(seat, ("turn", seat, kind, count, order, draw, drawn,
+                                          mamma_mia), not supply)
+                    return
                 del supply[-need:]
                 kind_index = KIND_INDEX
                 for card in top:
@@ -655,9 +651,42 @@ class State:
             else:
                 if action not in self._options:
                     raise IllegalActionError(self._resolve_fault(action), self._resolve_rule())
-            self._apply_resolve(action)
+            # The decision is applied here rather than in a method of its own: a
+            # call less for each of the many decisions of a resolution.
+            card = self.deciding
+            seat = self.to_act
+            assert card is not None and seat is not None
+            if action.bake:
+                hand = action.hand
+                if _RECIPES[card][0] == STANDARD:
+                    # R-RES-4: the table gives what the hand does not add.
+                    from_table = _minus(ORDERS[card].need, hand or _ZERO)
+                else:
+                    from_table = self._special_from_table(card, action)
+                self._bake(card, seat, from_table, hand, action.ingredient, False)
+            else:
+                if self._shared >> seat & 1:
+                    self._own(seat)
+                self.waiters[seat].append(card)
+                self.events.append(("fail", seat, card, True))
+            self._advance()
         else:
             raise IllegalActionError("the game is over", "R-END-1")
+
+    def _special_from_table(self, card: str, action: Resolve) -> Counts:
+        """Returns the table cards, by kind, that baking the special order ``card`` as
+        ``action`` takes: the recipe less the cards added from hand (R-RES-6/7), or the
+        whole table for a Bombastica (R-RES-5)."""
+        kind, p, _, _ = _RECIPES[card]
+        hand = action.hand or _ZERO
+        if kind == BOMBASTICA:
+            return _counts(self.table)
+        k = KIND_INDEX[action.ingredient] if action.ingredient else \
+            _minimale_kinds(self.table, p)[0]
+        need = [0, 0, 0, 0, 0]
+        need[p] = 1
+        need[k] = 3 if kind == MINIMALE else 6
+        return _minus(need, hand)
 
     def _apply_pass(self, seat: int, action: Turn) -> None:
         """Plays a turn of ``seat`` that plays no card (R-TURN-3): a hand without
@@ -906,32 +935,6 @@ class State:
         allowed = "; ".join(str(o) for o in self._options)
         return f"{action} is not a way to resolve {self.deciding}: choose one of: {allowed}"
 
-    def _apply_resolve(self, action: Resolve) -> None:
-        card = self.deciding
-        seat = self.to_act
-        assert card is not None and seat is not None
-        if action.bake:
-            kind, p, _, _ = _RECIPES[card]
-            hand = action.hand or _ZERO
-            if kind == BOMBASTICA:
-                from_table: Counts = _counts(self.table)
-            elif kind == STANDARD:
-                from_table = _minus(ORDERS[card].need, hand)
-            else:
-                k = KIND_INDEX[action.ingredient] if action.ingredient else \
-                    _minimale_kinds(self.table, p)[0]
-                need = [0, 0, 0, 0, 0]
-                need[p] = 1
-                need[k] = 3 if kind == MINIMALE else 6
-                from_table = _minus(need, hand)
-            self._bake(card, seat, from_table, action.hand, action.ingredient, False)
-        else:
-            if self._shared >> seat & 1:
-                self._own(seat)
-            self.waiters[seat].append(card)
-            self.events.append(("fail", seat, card, True))
-        self._advance()
-
     def _bake(self, card: str, seat: int, from_table: Counts, hand: Counts | None,
               ingredient: str | None, auto: bool) -> None:
         if self._shared >> seat & 1:
@@ -1008,6 +1011,19 @@ class State:
         self.stall = 0
         self.events.append(("round", self.round, start))
 
+
+
+def _checked_colours(players: int, colours: Sequence[str]) -> tuple[str, ...]:
+    """Returns ``colours`` as a tuple; raises IllegalActionError (R-SETUP-1) unless they
+    are ``players`` distinct colours of the game."""
+    chosen = tuple(colours)
+    if len(chosen) != players or len(set(chosen)) != players or \
+            not _COLOUR_SET.issuperset(chosen):
+        raise IllegalActionError(
+            f"colours must be {players} distinct colours of {list(COLOURS)}, "
+            f"got {list(chosen)!r}",
+            "R-SETUP-1")
+    return chosen
 
 
 def _describe(cards: Sequence[str]) -> str:

@@ -15,8 +15,7 @@ import pytest
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .client import MATCH_TIMEOUT_S, Chooser, SeatPlay, _take, create_match, play, \
-    random_options
+from .client import MATCH_TIMEOUT_S, Chooser, SeatPlay, _take, create_match, play, random_options
 
 
 class Matches:
@@ -74,15 +73,16 @@ def test_one_call_plays_match_after_match_as_play_would(server) -> None:
             calls = [Matches(channel), Matches(channel)]
             for seed in (11, 12, 13):
                 created = await create_match(channel, key, 2, seed=seed)
+                seated = zip(calls, created.seat_tokens, strict=True)
                 played = await asyncio.gather(*(
                     call.sit(token, random_options(seed + i))
-                    for i, (call, token) in enumerate(zip(calls, created.seat_tokens))))
+                    for i, (call, token) in enumerate(seated)))
                 # The same match played on Play streams, seat for seat.
                 again = await create_match(channel, key, 2, seed=seed)
                 on_play = await asyncio.gather(*(
                     play(channel, token, random_options(seed + i))
                     for i, token in enumerate(again.seat_tokens)))
-                for mine, theirs in zip(played, on_play):
+                for mine, theirs in zip(played, on_play, strict=True):
                     assert mine.events[0].HasField("snapshot")
                     assert mine.events[-1].HasField("match_ended")
                     assert sum(e.HasField("match_ended") for e in mine.events) == 1
@@ -112,7 +112,7 @@ def test_a_sit_while_a_match_is_in_play_is_refused_and_changes_nothing(server) -
             # The calls go on to the next match as if nothing had been sent.
             after = await asyncio.gather(*(
                 call.sit(token, random_options(i))
-                for i, (call, token) in enumerate(zip(calls, second.seat_tokens))))
+                for i, (call, token) in enumerate(zip(calls, second.seat_tokens, strict=True))))
             assert all(p.ended is not None and p.events[0].HasField("snapshot") for p in after)
             assert [await call.close() for call in calls] == [grpc.StatusCode.OK] * 2
 
@@ -131,7 +131,7 @@ def test_a_bad_message_between_matches_ends_the_call(server, message, code, deta
             created = await create_match(channel, server.organiser_key, 2, seed=7)
             calls = [Matches(channel), Matches(channel)]
             await asyncio.gather(*(call.sit(token, random_options(i)) for i, (call, token)
-                                   in enumerate(zip(calls, created.seat_tokens))))
+                                   in enumerate(zip(calls, created.seat_tokens, strict=True))))
             calls[0].send(message)
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await calls[0].close()
@@ -150,7 +150,7 @@ def test_a_sit_names_the_seat_and_gives_its_client_seed(server) -> None:
             calls = [Matches(channel), Matches(channel)]
             played = await asyncio.gather(*(
                 call.sit(token, random_options(i), name=f"bot-{i}", client_seed=f"seed-{i}")
-                for i, (call, token) in enumerate(zip(calls, created.seat_tokens))))
+                for i, (call, token) in enumerate(zip(calls, created.seat_tokens, strict=True))))
             ended = played[0].ended
             assert ended is not None
             assert [s.name for s in ended.view.seats] == ["bot-0", "bot-1"]

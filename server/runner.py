@@ -332,7 +332,8 @@ class Runner:
         held[1].add(f)
 
     def _release(self, hold: float) -> None:
-        for f in self._held.pop(hold)[1]:
+        _, held = self._held.pop(hold, (None, set()))
+        for f in held:
             f.wake.set()
 
     def _unhold(self, f: Follower) -> None:

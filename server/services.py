@@ -311,6 +311,7 @@ class SeatService:
                     grpc.StatusCode.INVALID_ARGUMENT,
                     "the first message of Play must carry 'observe'"))
                 return
+            match.join(seat)
             call = PlayCall(requests, self.quotas.reply_queue, "Play")
             try:
                 async for message in call.sit(match, seat, first.observe.after_sequence,
@@ -388,8 +389,8 @@ class PlayCall:
     async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS
                   ) -> AsyncIterator[bytes]:
         """Yields the messages of ``seat``'s stream until its match's end has been sent,
-        answering the acts that come meanwhile (``hold``: see ``_stream``)."""
-        match.join(seat)
+        answering the acts that come meanwhile (``hold``: see ``_stream``). The caller
+        has taken the seat (``Runner.join``)."""
         sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
         self._seated.set()
         self._start()

@@ -225,4 +225,5 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
 
     asyncio.run(scenario())
     for ladder in ladders:
+        ladder.writer.close()       # the entries' removals run before their store closes
         ladder.store.close()

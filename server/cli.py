@@ -209,9 +209,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     logs.configure(args.log_format)
-    fresh = [f"{args.db}{end}" for end in ("", "-wal", "-shm", ".inputs", ".inputs-wal",
-                                           ".inputs-shm") if not os.path.exists(
-        f"{args.db}{end}")]
+    fresh = [f"{args.db}{end}" for end in ("", "-wal", "-shm", ".journal")
+             if not os.path.exists(f"{args.db}{end}")]
     try:
         if args.event_loop == "uvloop":
             import uvloop

@@ -14,13 +14,13 @@ to what is committed (``server.runner``), and a unary answer is replied to after
 
 Where the journal is kept:
 
-- with an SQLite database, in a file of its own beside it (``<db>.inputs``), written
-  on the event loop as each input comes: a commit there is a write to the operating
-  system's cache (no sync: ``synchronous=OFF``), which a crash of the process cannot
-  lose, and no other connection ever waits for its lock. It survives the process,
-  not a power cut: a damaged file is set aside at start-up and its matches are
-  aborted, as before journals. The cost per decision is a few tens of µs and no
-  hand-off to another thread;
+- with an SQLite database, in a file of its own beside it (``<db>.journal``,
+  ``server.journal_file``), one line appended per input on the event loop: once
+  the write returns the line is in the operating system's cache, which a crash of
+  the process cannot lose. It survives the process, not a power cut. The cost per
+  decision is a few µs and no hand-off to another thread. (Earlier versions kept
+  an SQLite file, ``<db>.inputs``; its matches are moved to the new file at the
+  first start.)
 - with PostgreSQL, in the database itself (tables ``match_setups`` and
   ``match_inputs``), through the writer thread: appends are grouped, the inputs of
   every match that came while one commit ran going in one transaction after it.
@@ -40,7 +40,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
@@ -49,6 +49,7 @@ from mammamia.actions import action_from_json, action_to_json
 from mammamia.fairness import DealSet, Fairness
 
 from . import storage as st
+from .journal_file import JournalFile
 from .match import Match, Settings
 
 log = structlog.get_logger()
@@ -127,51 +128,59 @@ def answer_input(seat: int, decision_id: str, action: Any, at: float) -> Input:
             "action": action_to_json(seat, action), "at": at}
 
 
-SIDE_FILE_VERSION = 1
-"""The side file's layout; a file of another version is set aside, not read."""
-
-SIDE_FILE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS match_setups (match_id TEXT PRIMARY KEY, setup TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS match_inputs (
-    match_id TEXT NOT NULL, n INTEGER NOT NULL, input TEXT NOT NULL,
-    PRIMARY KEY (match_id, n));
-"""
-
-
-def side_file(db_path: str | Path) -> Path:
+def journal_file(db_path: str | Path) -> Path:
     """Returns the journal file kept beside an SQLite database."""
-    return Path(f"{db_path}.inputs")
+    return Path(f"{db_path}.journal")
 
 
-def _open_side_file(path: Path) -> sqlite3.Connection:
-    """Returns a connection to the side file, a new one when the file is damaged or of
-    another version (that one is kept as ``<file>.damaged`` for a look)."""
+OLD_SIDE_FILE_ENDS: Final = (".inputs", ".inputs-wal", ".inputs-shm")
+"""The files of the SQLite journal file of earlier versions (after the database's
+name)."""
+
+
+def _open_journal_file(db_path: str | Path) -> JournalFile:
+    """Returns the journal file beside an SQLite database, open, after moving into it
+    the matches of an earlier version's journal (``<db>.inputs``) if there is one."""
+    path = journal_file(db_path)
+    old = Path(f"{db_path}.inputs")
+    if old.exists():
+        try:
+            setups, inputs = _read_old_side_file(old)
+        except sqlite3.DatabaseError as e:
+            # As that version did with a file it could not read: set aside, its
+            # matches aborted at start-up.
+            log.error("journal_set_aside", file=str(old), error=str(e))
+            for end in OLD_SIDE_FILE_ENDS:
+                with contextlib.suppress(OSError):
+                    Path(f"{db_path}{end}").replace(f"{db_path}{end}.damaged")
+            return JournalFile(path)
+        moved = JournalFile(path)
+        try:
+            for match_id, setup in setups:
+                moved.setup(match_id, setup)
+            for match_id, n, step in inputs:
+                moved.input(match_id, n, step)
+        finally:
+            moved.close()
+        # Only once every line is in the new file does the old one go.
+        for end in OLD_SIDE_FILE_ENDS:
+            with contextlib.suppress(OSError):
+                Path(f"{db_path}{end}").unlink()
+        log.info("journal_moved", file=str(old), to=str(path), matches=len(setups))
+    return JournalFile(path)
+
+
+def _read_old_side_file(path: Path
+                        ) -> tuple[list[tuple[str, str]], list[tuple[str, int, str]]]:
+    """Returns the setups and the inputs, in order, of an earlier version's journal."""
+    db = sqlite3.connect(str(path))
     try:
-        db = _side_connection(path)
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if version == SIDE_FILE_VERSION or (version == 0 and tables == 0):
-            db.executescript(SIDE_FILE_SCHEMA)
-            db.execute(f"PRAGMA user_version = {SIDE_FILE_VERSION}")
-            return db
+        setups = db.execute("SELECT match_id, setup FROM match_setups").fetchall()
+        inputs = db.execute("SELECT match_id, n, input FROM match_inputs "
+                            "ORDER BY match_id, n").fetchall()
+    finally:
         db.close()
-        log.error("journal_set_aside", file=str(path), version=version)
-    except sqlite3.DatabaseError as e:
-        log.error("journal_set_aside", file=str(path), error=str(e))
-    for end in ("-wal", "-shm", ""):
-        with contextlib.suppress(OSError):
-            Path(f"{path}{end}").replace(f"{path}.damaged{end}")
-    db = _side_connection(path)
-    db.executescript(SIDE_FILE_SCHEMA)
-    db.execute(f"PRAGMA user_version = {SIDE_FILE_VERSION}")
-    return db
-
-
-def _side_connection(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=OFF")     # the OS's cache is enough: see the module
-    return db
+    return setups, inputs
 
 
 class Journal:
@@ -179,11 +188,14 @@ class Journal:
 
     def __init__(self, storage: st.Storage) -> None:
         self.storage = storage
-        self.local = storage.dialect == st.SQLITE
-        # Local: the side file, used on the event loop only. Else: the database,
-        # through a connection the writer thread alone uses.
-        self._db: st.Connection = (_open_side_file(side_file(storage.path)) if self.local
-                                   else st.connect(storage.path, durable=False))
+        # With SQLite: the journal file, written on the event loop only. Else: the
+        # database, through a connection the writer thread alone uses.
+        self._file: JournalFile | None = None
+        self._db: st.Connection | None = None
+        if storage.dialect == st.SQLITE:
+            self._file = _open_journal_file(storage.path)
+        else:
+            self._db = st.connect(storage.path, durable=False)
         self._pending: list[tuple[str, int, str, asyncio.Future[None]]] = []
         self._setups: list[tuple[str, str]] = []
         self._flushing = False
@@ -191,15 +203,26 @@ class Journal:
         self._count: dict[str, int] = {}
 
     def close(self) -> None:
-        """Closes the journal's connection (after the writer has run every write)."""
-        self._db.close()
+        """Closes the journal's file or connection (after the writer has run every
+        write)."""
+        if self._file is not None:
+            self._file.close()
+        if self._db is not None:
+            self._db.close()
 
     def unfinished(self) -> list[Unfinished]:
         """Returns the journalled matches (for start-up: every one has not ended)."""
-        db = self._db if self.local else self.storage.db
-        setups = db.execute("SELECT match_id, setup FROM match_setups" if self.local else
-                            "SELECT match_id, setup FROM match_setups WHERE host = ?",
-                            () if self.local else (self.storage.host_id,)).fetchall()
+        if self._file is not None:
+            out = []
+            for match_id, held in self._file.held().items():
+                inputs = held.ordered()
+                assert held.setup is not None and inputs is not None  # (only whole ones)
+                out.append(Unfinished(match_id, held.setup, tuple(inputs)))
+                self._count[match_id] = len(inputs)
+            return out
+        db = self.storage.db
+        setups = db.execute("SELECT match_id, setup FROM match_setups WHERE host = ?",
+                            (self.storage.host_id,)).fetchall()
         out = []
         for match_id, setup in setups:
             rows = db.execute("SELECT input FROM match_inputs WHERE match_id = ? ORDER BY n",
@@ -220,8 +243,11 @@ class Journal:
     def begin(self, match_id: str, setup: dict[str, Any]) -> None:
         """Queues a new match's setup, to be committed before any of its inputs."""
         self._count[match_id] = 0
-        if self.local:
-            self._commit([(match_id, json.dumps(setup))], [])
+        if self._file is not None:
+            try:
+                self._file.setup(match_id, json.dumps(setup))
+            except OSError as e:
+                raise st.StorageError(f"journal: {e}") from e
             return
         self._setups.append((match_id, json.dumps(setup)))
         self._kick()
@@ -232,10 +258,10 @@ class Journal:
         n = self._count.get(match_id, 0)
         self._count[match_id] = n + 1
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self.local:
+        if self._file is not None:
             try:
-                self._commit([], [(match_id, n, json.dumps(step))])
-            except (sqlite3.Error, OSError) as e:
+                self._file.input(match_id, n, json.dumps(step))
+            except OSError as e:
                 log.error("journal_write_failed", error=str(e), inputs=1)
                 done.set_exception(st.StorageError(f"journal: {e}"))
             else:
@@ -248,9 +274,11 @@ class Journal:
     def forget(self, match_id: str) -> None:
         """Queues removing an ended match's rows (its record is stored)."""
         self._count.pop(match_id, None)
-        if self.local:
-            with contextlib.suppress(sqlite3.Error):   # left rows are only replayed again
-                self._delete(match_id)
+        if self._file is not None:
+            try:
+                self._file.end(match_id)
+            except OSError as e:        # its lines are only replayed again, and forgotten
+                log.warning("journal_end_not_written", match=match_id, error=str(e))
             return
         self.storage.writer.send(self._delete, match_id)
 
@@ -281,14 +309,9 @@ class Journal:
 
     def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
                 ) -> None:
+        assert self._db is not None
         with st.transaction(self._db) as db:
-            if not setups:
-                pass
-            elif self.local:
-                db.executemany("INSERT INTO match_setups (match_id, setup) VALUES (?, ?) "
-                               "ON CONFLICT (match_id) DO UPDATE SET setup = excluded.setup",
-                               setups)
-            else:
+            if setups:
                 host = self.storage.host_id
                 db.executemany("INSERT INTO match_setups (match_id, setup, host) "
                                "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
@@ -300,6 +323,7 @@ class Journal:
                                "excluded.input", inputs)
 
     def _delete(self, match_id: str) -> None:
+        assert self._db is not None
         with st.transaction(self._db) as db:
             db.execute("DELETE FROM match_inputs WHERE match_id = ?", (match_id,))
             db.execute("DELETE FROM match_setups WHERE match_id = ?", (match_id,))

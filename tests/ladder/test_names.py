@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -16,9 +16,11 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.ladder import ladder as ladder_module
 from server.ladder import serve
-from server.ladder.ladder import Ladder, Outcome, ReplacedError, UnknownBotError
+from server.ladder.ladder import Ladder, ReplacedError, UnknownBotError
 from server.ladder.scheduler import Policy
 from server.ladder.store import LadderFullError, LadderStore
+
+from .hosts import NoMatchHost
 
 
 class Clock:
@@ -31,25 +33,9 @@ class Clock:
         return self.now
 
 
-class NoMatches:
-    async def create(self, names: Sequence[str], deal_set: object = None, *,
-                     match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
-        raise AssertionError("no match in these tests")
-
-    async def outcome(self, match_id: str) -> Outcome:
-        raise AssertionError("no match in these tests")
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        return None
-
-    def record(self, match_id: str) -> str | None:
-        return None
-
-
 def make_ladder(tmp_path: Path, clock: Clock, name_expiry: float,
                 max_unentered: int = 10_000) -> Ladder:
-    return Ladder(LadderStore(tmp_path / "arena.db"), NoMatches(), Policy(), clock=clock,
+    return Ladder(LadderStore(tmp_path / "arena.db"), NoMatchHost(), Policy(), clock=clock,
                   name_expiry=name_expiry, max_unentered=max_unentered)
 
 
@@ -198,7 +184,7 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
     are sent then): a second entry of the bot replaces it even if the first was never
     read from, on one host and, on PostgreSQL, through another host."""
     clock = Clock()
-    ladders = [Ladder(LadderStore(database), NoMatches(), Policy(), clock=clock,
+    ladders = [Ladder(LadderStore(database), NoMatchHost(), Policy(), clock=clock,
                       host_id=f"host-{i}", advertise=lambda: "127.0.0.1:1")
                for i in range(2)]
     first, other = ladders

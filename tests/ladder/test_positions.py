@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
 
 import pytest
 
@@ -17,6 +16,8 @@ from server.ladder.scheduler import Policy
 from server.ladder.serve import add_arguments
 from server.ladder.store import LadderStore, PositionTally, Tally
 from server.storage import connect, transaction
+
+from .hosts import NoMatchHost
 
 
 def test_positions_count_from_round_ones_first_player(database: str) -> None:
@@ -118,7 +119,7 @@ def test_the_duplicate_flag_is_off_unless_asked_for(monkeypatch: pytest.MonkeyPa
 def test_a_ladder_of_duplicate_sets_on_postgresql_is_one_hosts(postgres_url: str) -> None:
     # Sets are not scheduled across hosts: with them, the ladder schedules as on a file.
     store = LadderStore(postgres_url)
-    ladders = [Ladder(store, NoHost(), Policy(), duplicate=duplicate)
+    ladders = [Ladder(store, NoMatchHost(), Policy(), duplicate=duplicate)
                for duplicate in (True, False)]
     try:
         assert store.shared
@@ -127,21 +128,3 @@ def test_a_ladder_of_duplicate_sets_on_postgresql_is_one_hosts(postgres_url: str
         for ladder in ladders:
             ladder.reader.close()
         store.close()
-
-
-class NoHost:
-    """A match host that is never asked for a match."""
-
-    async def create(self, names: Sequence[str], deal_set: object = None, *,
-                     match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
-        raise AssertionError("no match is created here")
-
-    async def outcome(self, match_id: str) -> Outcome:
-        raise AssertionError("no match is played here")
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        return None
-
-    def record(self, match_id: str) -> str | None:
-        return None

@@ -18,6 +18,8 @@ from server.ladder.ladder import Ladder, Outcome
 from server.ladder.scheduler import Policy
 from server.ladder.store import ALL_PLAYERS, LadderStore, SeatResult, Tally
 
+from .hosts import NoMatchHost
+
 BOTS = [f"bot{i}" for i in range(8)]
 
 
@@ -93,7 +95,7 @@ def test_a_crash_between_a_result_and_its_rating_is_counted_once_at_restart(
     assert again.unrated() == 1
     assert again.rated() == 10      # the unrated result is not counted yet
     assert_tallies_agree(again)
-    ladder = Ladder(again, FakeHost({}), Policy())
+    ladder = Ladder(again, NoMatchHost({}), Policy())
     ladder.recover()
     assert again.unrated() == 0
     assert_tallies_agree(again)
@@ -115,7 +117,7 @@ def test_recovery_takes_a_cut_off_result_from_the_servers_record_and_counts_it(
     store.close()                                     # ... and the process died
 
     again = LadderStore(path)
-    host = FakeHost({"stored": Outcome("finished", (2, 1, 3), (3, 6, 0))})
+    host = NoMatchHost({"stored": Outcome("finished", (2, 1, 3), (3, 6, 0))})
     Ladder(again, host, Policy()).recover()
     assert again.match("stored").status == "finished"
     assert again.match("lost").status == "aborted"
@@ -157,7 +159,7 @@ def test_the_scheduler_reads_only_the_waiting_bots(store: LadderStore) -> None:
     waiting = store.waiting(["a", "new", "b"])
     assert set(waiting) == {"a", "b"}
     assert waiting["a"][0] == store.ratings()["a"] and waiting["a"][1] == 1
-    ladder = Ladder(store, FakeHost({}), Policy())
+    ladder = Ladder(store, NoMatchHost({}), Policy())
     described = {w.name: (w.rating, w.games) for w in ladder._waiting(["a", "new"])}
     assert described == {"a": (store.ratings()["a"].mu, 1), "new": (25.0, 0)}
 
@@ -233,25 +235,6 @@ def test_no_statement_of_the_running_server_scans_or_sorts_the_history(
                 assert "INDEX" in step, (sql, steps)
 
 
-class FakeHost:
-    """A match host that knows the stored outcomes of a crashed server, and nothing else."""
-
-    def __init__(self, stored: dict[str, Outcome]) -> None:
-        self.stored = stored
-
-    async def create(self, names: Sequence[str], deal_set: object = None, *,
-                     match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
-        raise AssertionError("no match is created in these tests")
-
-    async def outcome(self, match_id: str) -> Outcome:
-        raise AssertionError("no match is played in these tests")
-
-    def stored_outcome(self, match_id: str) -> Outcome | None:
-        return self.stored.get(match_id)
-
-    def record(self, match_id: str) -> str | None:
-        return None
 
 
 def test_the_ladder_reader_reads_on_its_own_thread(store: LadderStore) -> None:
@@ -270,7 +253,7 @@ def test_the_ladder_reader_reads_on_its_own_thread(store: LadderStore) -> None:
     reader.close()
 
 
-class PlayingHost(FakeHost):
+class PlayingHost(NoMatchHost):
     """A match host whose matches end at once, the first seat winning."""
 
     def __init__(self) -> None:

@@ -169,6 +169,9 @@ class _Seat:
         self.answered: dict[str, int] = {}   # decision id -> option sent (sent again
                                              # without asking the bot, should it be open)
         self.started = False
+        # Whether a server has taken the seat for this process (a Join answered, or a
+        # snapshot on PlayMatches): a Join after that is a rejoin.
+        self.joined = False
         self.view: View | None = None
         self.replaced = 0
         self.late: asyncio.Future[Decision] | None = None   # a call past its deadline
@@ -227,7 +230,9 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
     reply = await stub.Join(wire.join_request(name, seat.client_seed), metadata=seat.metadata,
                             timeout=10)
     match_id, number, colour, players, deadline_ms = wire.joined(reply)
-    first = not seat.match_id
+    # Not told by the match id: a ladder seat has it from its assignment, before any
+    # server took the seat.
+    first, seat.joined = not seat.joined, True
     seat.match_id, seat.seat = match_id, number
     log.info("seat_joined" if first else "seat_rejoined", match=match_id, seat=number,
              colour=colour, players=players, deadline_ms=deadline_ms, bot=seat.bot.name,
@@ -247,6 +252,7 @@ async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff) -> MatchRe
         backoff.reset()
         for item in wire.incomings(msg):
             if isinstance(item, wire.Snapshot):
+                seat.joined = True
                 for happened in item.history:
                     seat.history.append(happened.event)
                 seat.after = max(seat.after, item.sequence)
@@ -486,6 +492,8 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                     result = await table.play(seat, name, Backoff(give_up=give_up))
                     if result is not None:
                         return result
+                    log.warning("stream_closed", match=seat.match_id, seat=seat.seat,
+                                after_sequence=seat.after)
                 except grpc.aio.AioRpcError as e:
                     if e.code() in _REFUSED:
                         raise SeatRefused(f"{at}: {e.code().name}: {e.details()}") from None

@@ -53,6 +53,9 @@ longer, see ``holding``)."""
 MAX_HOLD_SECONDS: Final = 10.0
 """The longest hold a stream may ask for."""
 
+HOLD_SLACK: Final = 0.001
+"""How early a hold may end: a timer may run a little before its time."""
+
 
 def holding(batch_ms: int) -> float:
     """Returns the hold of a stream that asked for ``batch_ms`` (ObserveRequest.batch_ms,
@@ -118,8 +121,9 @@ class Runner:
         self.followers: set[Follower] = set()
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
-        # The followers held, by their hold: the timer that wakes them and who they are.
-        self._held: dict[float, tuple[Timer, set[Follower]]] = {}
+        # The followers held, by their hold: the timer that wakes the first of them,
+        # and each one with the time its hold began.
+        self._held: dict[float, tuple[Timer, dict[Follower, float]]] = {}
         self._timer: Timer | None = None
         self._timer_at: float | None = None
         self._ending: asyncio.Task[None] | None = None
@@ -322,24 +326,37 @@ class Runner:
                 self.hold(f)
 
     def hold(self, f: Follower) -> None:
-        """Wakes a follower at most its hold from now (sooner if something urgent for it
-        comes first)."""
+        """Wakes a follower at most its hold from now, or from when it was first held
+        since it was last woken (sooner if something urgent for it comes first)."""
         held = self._held.get(f.hold)
         if held is None:
-            timer = self.clock.call_at(self.clock.now() + f.hold,
-                                       functools.partial(self._release, f.hold))
-            held = self._held[f.hold] = (timer, set())
-        held[1].add(f)
+            held = self._held[f.hold] = (self._release_at(self.clock.now() + f.hold, f.hold),
+                                         {})
+        held[1].setdefault(f, self.clock.now())
+
+    def _release_at(self, when: float, hold: float) -> Timer:
+        return self.clock.call_at(when, functools.partial(self._release, hold))
 
     def _release(self, hold: float) -> None:
-        _, held = self._held.pop(hold, (None, set()))
-        for f in held:
+        """Wakes the followers whose hold is over; the timer waits on for the others.
+
+        One timer per hold, not per follower: the seats that answered wait for their
+        next request together, each for its own hold (a timer that woke every one at
+        the first one's time would send a message of its own to each seat held for
+        less, several times a second in a busy match)."""
+        _, held = self._held.pop(hold, (None, {}))
+        now = self.clock.now()
+        due = [f for f, since in held.items() if since + hold <= now + HOLD_SLACK]
+        for f in due:
+            del held[f]
             f.wake.set()
+        if held:
+            self._held[hold] = (self._release_at(min(held.values()) + hold, hold), held)
 
     def _unhold(self, f: Follower) -> None:
         held = self._held.get(f.hold)
         if held is not None:
-            held[1].discard(f)
+            held[1].pop(f, None)
 
     def follow(self, viewer: int | None, hold: float = HOLD_SECONDS) -> Follower:
         """Returns a new follower of the match's log from its end (the stream's snapshot

@@ -169,6 +169,44 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
     asyncio.run(go())
 
 
+def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(
+        tmp_path: Path) -> None:
+    """Two followers with one hold, held 0.6 s apart: the first is woken when its hold
+    is over, the second only when its own is (not with the first), and a follower
+    held again before it is woken keeps the time its hold began."""
+    async def go() -> None:
+        clock = ManualClock()
+        storage = Storage(tmp_path / "arena.db")
+        try:
+            host = Host(storage, clock=clock, start_timeout=30.0)
+            match = host.create_match(2, seed=5, deadline_ms=60_000)
+            hold = holding(1000)
+            first, second = match.follow(0, hold), match.follow(1, hold)
+            match.hold(first)
+            clock.advance(0.6)
+            match.hold(second)
+            match.hold(first)           # again: its hold still ends at 1.0 s
+            clock.advance(0.4)
+            assert first.wake.is_set() and not second.wake.is_set()
+            clock.advance(0.5)
+            assert not second.wake.is_set()
+            clock.advance(0.1)
+            assert second.wake.is_set()
+            # Woken, a follower held again waits a whole hold from then.
+            first.wake.clear()
+            match.hold(first)
+            clock.advance(hold - 0.01)
+            assert not first.wake.is_set()
+            clock.advance(0.01)
+            assert first.wake.is_set()
+            match.abort("the test is over")
+            await asyncio.wait_for(match.result(), 30)
+        finally:
+            storage.close()
+
+    asyncio.run(go())
+
+
 def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -> None:
     async def go() -> None:
         clock = ManualClock()

@@ -272,6 +272,7 @@ async def _run(args: argparse.Namespace) -> None:
     import grpc
     import structlog
 
+    from . import garbage
     from .app import create_server, serve_until_signalled
     from .quotas import raise_descriptor_limit
     from .storage import StorageError
@@ -303,6 +304,7 @@ async def _run(args: argparse.Namespace) -> None:
     except RuntimeError as e:
         raise _CannotListen(f"cannot listen on {address}: {e}") from None
     await arena.start()
+    garbage.settle()
     log.info("serving", address=f"{host}:{port}", db=arena.storage.name,
              advertise=arena.advertise, host_id=arena.storage.host_id,
              tls=credentials is not None,

@@ -201,6 +201,7 @@ class Journal:
         self._flushing = False
         self._flusher: asyncio.Future[None] | None = None
         self._count: dict[str, int] = {}
+        self._written: asyncio.Future[None] | None = None
 
     def close(self) -> None:
         """Closes the journal's file or connection (after the writer has run every
@@ -257,16 +258,22 @@ class Journal:
         match given before it (failed with StorageError when it cannot be)."""
         n = self._count.get(match_id, 0)
         self._count[match_id] = n + 1
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
         if self._file is not None:
             try:
                 self._file.input(match_id, n, json.dumps(step))
             except OSError as e:
                 log.error("journal_write_failed", error=str(e), inputs=1)
-                done.set_exception(st.StorageError(f"journal: {e}"))
-            else:
-                done.set_result(None)
-            return done
+                failed: asyncio.Future[None] = loop.create_future()
+                failed.set_exception(st.StorageError(f"journal: {e}"))
+                return failed
+            # Written at once: every input shares one done future, instead of a
+            # future made and resolved per decision.
+            if self._written is None or self._written.get_loop() is not loop:
+                self._written = loop.create_future()
+                self._written.set_result(None)
+            return self._written
+        done: asyncio.Future[None] = loop.create_future()
         self._pending.append((match_id, n, json.dumps(step), done))
         self._kick()
         return done

@@ -1,12 +1,17 @@
 'use strict';
 /**
  * Plays on the ladder: registers the bot's name when it has no key yet, enters
- * the ladder (Ladder.Enter) and plays every Assignment with the seat loop while
- * staying on the stream for the next one.
+ * the ladder (Ladder.Enter) and plays every Assignment while staying on the
+ * stream for the next one: on the server's PlayMatches call (lib/table.js), one
+ * match after another, or with the seat loop (Join and Play) when that call is
+ * busy with another match, has failed mid-match, or the server has none.
  */
 
-const { backoffMs, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
-const { SeatError, playSeat } = require('./seat');
+const {
+  backoffMs, grpc, isRetryable, metadataWith, sleep, statusName, unary,
+} = require('./arena');
+const { SeatError, playSeat, seatProgress } = require('./seat');
+const { Table } = require('./table');
 
 /**
  * Returns `{name, key}` for a newly registered bot name; rejects with a
@@ -22,6 +27,46 @@ async function register({ arena, target, credentials, name }) {
   } finally {
     client.close();
   }
+}
+
+/**
+ * Returns the end of an assigned seat's match (as playSeat's), or null when
+ * `signal` stopped it first. It takes the seat on `table` (the assignment's
+ * server's PlayMatches call) when that is free; when the table is busy with
+ * another match, the server has no PlayMatches, or the call fails mid-match, it
+ * plays the match (resumed from the last sequence the call saw) with Join and
+ * Play. Rejects with a SeatError as playSeat does.
+ */
+async function playAssigned({
+  table, arena, credentials, token, name, log, signal, retryForMs, trace, chooser,
+}) {
+  const progress = seatProgress();
+  if (!table.busy && !table.unsupported) {
+    try {
+      const end = await table.play({ token, name, progress, log, signal, trace, chooser });
+      if (end !== null || signal.aborted) return end;
+      log.warn('stream_closed', { call: 'PlayMatches', after_sequence: progress.lastSequence });
+    } catch (error) {
+      if (error.code === undefined) throw error; // not a gRPC status
+      if (error.code === grpc.status.UNIMPLEMENTED) {
+        // A server older than PlayMatches: a Play call per match from now on.
+        table.unsupported = true;
+        log.info('play_matches_unsupported', { server: table.target });
+      } else if (!isRetryable(error)) {
+        throw new SeatError(`${statusName(error.code)}: ${error.details || error.message}`, error.code);
+      } else {
+        log.warn('connection_lost', {
+          call: 'PlayMatches', reason: `${statusName(error.code)}: ${error.details || error.message}`,
+          after_sequence: progress.lastSequence,
+        });
+      }
+    }
+  }
+  // Resumed (or, with the table busy, played) on a Play call of its own.
+  return playSeat({
+    arena, target: table.target, credentials, token, name, log, signal, retryForMs, trace,
+    chooser, progress,
+  });
 }
 
 /**
@@ -42,6 +87,12 @@ async function playLadder({
   leave.addEventListener('abort', stopLeaving, { once: true });
   quit.addEventListener('abort', stopLeaving, { once: true });
   const running = new Set();
+  // One PlayMatches call per server the assignments name.
+  const tables = new Map();
+  const tableAt = (host) => {
+    if (!tables.has(host)) tables.set(host, new Table({ arena, target: host, credentials, log }));
+    return tables.get(host);
+  };
   let assigned = 0;
   let played = 0;
   let failingSince = null;
@@ -54,9 +105,9 @@ async function playLadder({
     // the same credentials; empty means the server the bot entered through.
     const host = assignment.host_address || target;
     seatLog.info('assigned', { players: assignment.players, assignment: assigned, host });
-    const game = playSeat({
-      arena, target: host, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit, retryForMs,
-      trace, chooser,
+    const game = playAssigned({
+      table: tableAt(host), arena, credentials, token: assignment.seat_token, name, log: seatLog, signal: quit,
+      retryForMs, trace, chooser,
     })
       .then((end) => { if (end !== null) played += 1; })
       .catch((error) => seatLog.error('seat_lost', { reason: error.message }))
@@ -117,6 +168,7 @@ async function playLadder({
   } finally {
     leave.removeEventListener('abort', stopLeaving);
     quit.removeEventListener('abort', stopLeaving);
+    for (const table of tables.values()) table.close();
     client.close();
   }
 }

@@ -2,13 +2,42 @@
 /**
  * Plays one seat of one match: Join, then the Play stream (answers go up the
  * stream that brings the decisions), reconnecting after a dropped connection
- * and resuming after the last sequence number seen, until the match ends.
+ * and resuming after the last sequence number seen, until the match ends. The
+ * seat's stream is followed by `followCall`, on a Play call or, for a ladder
+ * bot, on a PlayMatches call taken with a `sit` (lib/table.js).
  */
 
 const crypto = require('node:crypto');
 const { backoffMs, isRetryable, metadataWith, sleep, statusName, unary } = require('./arena');
 const { choose, describe } = require('./policy');
 const { matchLog } = require('./search');
+
+/**
+ * The batching bound the seat's streams ask for (ObserveRequest.batch_ms,
+ * SitRequest.batch_ms), as the Python SDK's: the bot reads the others' turns only
+ * when it is asked, so they may wait for its next decision (or a second) instead
+ * of costing the server a message each.
+ */
+const BATCH_MS = 1000;
+
+/**
+ * Returns what a seat keeps between its calls: the highest sequence seen, whether
+ * a server has taken the seat for this process (a Join after that is a rejoin),
+ * the reconnection budget, the match log, and its client seed.
+ */
+function seatProgress() {
+  return {
+    lastSequence: 0,
+    joined: false,
+    failingSince: null,
+    attempt: 0,
+    history: matchLog(),
+    // Entropy of the seat's own, mixed into the deal with the server's committed
+    // seed (docs/fairness.md): the server cannot then choose the deal alone. Kept
+    // with the seat, so that a Join after a `sit` gives the same one.
+    clientSeed: crypto.randomBytes(16).toString('hex'),
+  };
+}
 
 /** An error that ends the seat: the server refused it for good, or it stayed unreachable. */
 class SeatError extends Error {
@@ -27,24 +56,20 @@ class SeatError extends Error {
  * unknown match: statuses that no retry can change) or stays unreachable for
  * `retryForMs`. `chooser(decision, history)`, when given, decides instead of the
  * default policy (and may be async; `history` is the match log seen so far).
+ * `progress` (from seatProgress) resumes a seat already played elsewhere, e.g. on
+ * a PlayMatches call that failed mid-match.
  */
 async function playSeat({
   arena, target, credentials, token, name, log, signal, retryForMs = 60000, trace = () => {},
-  chooser = null,
+  chooser = null, progress = seatProgress(),
 }) {
   const client = new arena.Seat(target, credentials);
   const metadata = metadataWith('seat-token', token);
-  const progress = {
-    lastSequence: 0, joined: false, failingSince: null, attempt: 0, history: matchLog(),
-  };
-  // Entropy of the seat's own, mixed into the deal with the server's committed seed
-  // (docs/fairness.md): the server cannot then choose the deal alone.
-  const clientSeed = crypto.randomBytes(16).toString('hex');
   try {
     while (!signal.aborted) {
       let failure = 'stream closed before the match ended';
       try {
-        const joined = await unary(client, 'Join', { name, client_seed: clientSeed }, metadata);
+        const joined = await unary(client, 'Join', { name, client_seed: progress.clientSeed }, metadata);
         const seatLog = log.bind({ match: joined.match_id, seat: joined.seat });
         seatLog.info(progress.joined ? 'rejoined' : 'joined', {
           colour: joined.colour, players: joined.players, after_sequence: progress.lastSequence,
@@ -80,16 +105,38 @@ async function playSeat({
 }
 
 /**
- * Returns a promise of the match's end (`{status, winners, delivered, ranks,
- * view}`, `view` the seat's final view), or of null when the stream closed
- * before the end or `signal` aborted; rejects with the stream's status error
- * when it broke, or with an Error when a decision could not be answered.
- * `trace(direction, message)` sees every message; `chooser` as for playSeat.
+ * Returns a promise of the match's end on a new Play call of the seat
+ * (`metadata` holds its token), as followCall's.
  */
 function follow({ client, metadata, progress, log, signal, trace, chooser = null }) {
+  const call = client.Play(metadata);
+  // A status that comes after the match has ended (or after a cancel) tells nothing:
+  // without a listener it would be thrown as an uncaught 'error' event.
+  call.on('error', () => {});
+  return followCall({
+    call,
+    first: { observe: { after_sequence: progress.lastSequence, batch_ms: BATCH_MS } },
+    closeAtEnd: true,
+    progress, log, signal, trace, chooser,
+  });
+}
+
+/**
+ * Returns a promise of the match's end (`{status, winners, delivered, ranks,
+ * view}`, `view` the seat's final view), or of null when the stream closed
+ * before the end or `signal` aborted (the call is cancelled then); rejects with
+ * the stream's status error when it broke, or with an Error when a decision
+ * could not be answered (the call is cancelled). `first` is the message that
+ * starts the seat's stream on `call` (`observe` on Play, `sit` on PlayMatches);
+ * `closeAtEnd` closes the call at the match's end (Play), else it is left open
+ * for the next seat (PlayMatches), with no listener of this match left on it.
+ * `trace(direction, message)` sees every message; `chooser` as for playSeat.
+ */
+function followCall({
+  call, first, closeAtEnd, progress, log, signal, trace, chooser = null,
+}) {
   progress.history ??= matchLog();
   return new Promise((resolve, reject) => {
-    const call = client.Play(metadata);
     const send = (message) => {
       trace('sent', message);
       call.write(message);
@@ -104,6 +151,10 @@ function follow({ client, metadata, progress, log, signal, trace, chooser = null
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
+      // A PlayMatches call outlives the match: the next seat's follower listens then.
+      call.off('data', onData);
+      call.off('error', onError);
+      call.off('end', onEnd);
       outcome(value);
     };
     const onAbort = () => {
@@ -198,6 +249,7 @@ function follow({ client, metadata, progress, log, signal, trace, chooser = null
           });
           mySeat = snapshot.view.seat;
           open = null;
+          progress.joined = true; // the server has taken the seat: a Join now is a rejoin
           for (const missed of snapshot.history) {
             if (missed.event === 'deadline_passed') onDeadlinePassed(missed.deadline_passed);
           }
@@ -222,8 +274,10 @@ function follow({ client, metadata, progress, log, signal, trace, chooser = null
             ranks: ended.ranks,
           };
           log.info('match_ended', { ...result, reason: ended.reason || null });
-          call.end();
-          call.cancel();
+          if (closeAtEnd) {
+            call.end();
+            call.cancel();
+          }
           settle(resolve, { ...result, view: ended.view });
           break;
         }
@@ -233,7 +287,7 @@ function follow({ client, metadata, progress, log, signal, trace, chooser = null
     };
 
     // Each message carries one or more events, in order (SeatEvents).
-    call.on('data', (message) => {
+    function onData(message) {
       trace('received', message);
       try {
         for (const event of message.events) {
@@ -244,10 +298,17 @@ function follow({ client, metadata, progress, log, signal, trace, chooser = null
         call.cancel();
         settle(reject, error);
       }
-    });
-    call.on('error', (error) => settle(reject, error));
-    call.on('end', () => settle(resolve, null));
-    send({ observe: { after_sequence: progress.lastSequence } });
+    }
+    function onError(error) {
+      settle(reject, error);
+    }
+    function onEnd() {
+      settle(resolve, null);
+    }
+    call.on('data', onData);
+    call.on('error', onError);
+    call.on('end', onEnd);
+    send(first);
   });
 }
 
@@ -259,4 +320,6 @@ function statusWord(status) {
   return status.replace('MATCH_STATUS_', '').toLowerCase();
 }
 
-module.exports = { SeatError, follow, playSeat };
+module.exports = {
+  BATCH_MS, SeatError, follow, followCall, playSeat, seatProgress,
+};

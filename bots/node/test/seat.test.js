@@ -65,7 +65,7 @@ const acts = (call) => call.sent.filter((m) => m.act).map((m) => [m.act.decision
 test('the snapshot\'s open decision and every decision event are answered', async () => {
   const { client, call, push } = fakeServer();
   const { end } = start(client, { lastSequence: 4 });
-  assert.deepEqual(call.sent[0], { observe: { after_sequence: 4 } });
+  assert.deepEqual(call.sent[0], { observe: { after_sequence: 4, batch_ms: 1000 } });
   push(snapshot(7, { open: decision('d3') }));
   push(actResult('d3'), turnTaken(8), asked('d4'));
   push(actResult('d4'), ended);

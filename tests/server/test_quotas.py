@@ -57,6 +57,51 @@ def test_a_seat_holds_at_most_its_streams(start_server):
     assert after_close is grpc.StatusCode.OK
 
 
+def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(start_server):
+    """A sit holds one of its seat's streams from the moment it is read; a call ended
+    (cancelled by its client) lets go of it, whether or not its stream had opened."""
+    server = start_server(streams_per_seat=2)
+
+    async def go() -> tuple[list[grpc.StatusCode], grpc.StatusCode]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            created = await create_match(channel, server.organiser_key, 2, seed=3)
+            play_matches = channel.stream_stream("/mammamia.v1.Seat/PlayMatches")
+            sit = pb.PlayRequest(sit=pb.SitRequest(
+                seat_token=created.seat_tokens[0])).SerializeToString()
+
+            async def sitting() -> grpc.aio.StreamStreamCall[bytes, bytes]:
+                call = play_matches()
+                await call.write(sit)
+                return call
+
+            opened = [await sitting() for _ in range(2)]
+            for call in opened:
+                await call.read()               # the snapshot: the seat is taken
+            codes = []
+            for _ in range(2):                  # a third, twice: refused each time
+                extra = await sitting()
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await extra.read()
+                codes.append(await extra.code())
+            for _ in range(3):                  # sat and cancelled at once, three times
+                (await sitting()).cancel()
+            opened[0].cancel()
+            # Once the cancels have reached the server, one more may sit.
+            async with asyncio.timeout(TIMEOUT_S):
+                while True:
+                    again = await sitting()
+                    try:
+                        await again.read()
+                        return codes, grpc.StatusCode.OK
+                    except grpc.aio.AioRpcError as e:
+                        if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+                            return codes, e.code()
+
+    codes, after_close = asyncio.run(go())
+    assert codes == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
+    assert after_close is grpc.StatusCode.OK
+
+
 def test_a_play_stream_whose_replies_are_not_read_stops_reading(start_server):
     server = start_server(reply_queue=4)
     answers = 5_000     # 50 MB of answers: more than any HTTP/2 window the server allows

@@ -9,9 +9,8 @@ import stat
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-import grpc
 import pytest
 from structlog.testing import capture_logs
 
@@ -20,6 +19,7 @@ from bots.random_bot import RandomBot
 from client_sdk import SeatRefused
 from client_sdk.connection import play_ladder, register
 
+from .relay import Relay
 from .support import MAMMAMIA
 
 TIMEOUT_S = 60
@@ -132,81 +132,20 @@ def test_a_key_file_that_cannot_be_created_costs_no_name(ladder: Any, tmp_path: 
     assert key
 
 
-class OlderServer:
-    """A server of an earlier version, as the SDK sees it: a gRPC proxy on 127.0.0.1
-    that forwards the Ladder's Enter and the Seat's Join and Play to a real server and
-    has no PlayMatches (UNIMPLEMENTED)."""
-
-    FORWARDED: ClassVar[dict[str, str]] = {"/mammamia.v1.Ladder/Enter": "unary_stream",
-                                           "/mammamia.v1.Seat/Join": "unary_unary",
-                                           "/mammamia.v1.Seat/Play": "stream_stream"}
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-
-    async def __aenter__(self) -> str:
-        self.channel = grpc.aio.insecure_channel(self.target)
-        self.server = grpc.aio.server()
-        self.server.add_generic_rpc_handlers((self._Handler(self.channel),))
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        await self.server.start()
-        return f"127.0.0.1:{port}"
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.server.stop(0)
-        await self.channel.close()
-
-    class _Handler(grpc.GenericRpcHandler):
-        def __init__(self, channel: grpc.aio.Channel) -> None:
-            self.channel = channel
-
-        def service(self, details: Any) -> Any:
-            kind = OlderServer.FORWARDED.get(details.method)
-            if kind is None:
-                return None                     # UNIMPLEMENTED, as an older server
-            remote = getattr(self.channel, kind)(details.method)
-
-            def metadata(context: Any) -> tuple[tuple[str, str], ...]:
-                return tuple((k, v) for k, v in context.invocation_metadata()
-                             if not k.startswith(":"))
-
-            async def unary_unary(request: bytes, context: Any) -> bytes:
-                return await remote(request, metadata=metadata(context))
-
-            async def unary_stream(request: bytes, context: Any) -> Any:
-                async for reply in remote(request, metadata=metadata(context)):
-                    yield reply
-
-            async def stream_stream(requests: Any, context: Any) -> Any:
-                call = remote(metadata=metadata(context))
-
-                async def pump() -> None:
-                    async for request in requests:
-                        await call.write(request)
-                    await call.done_writing()
-
-                pumping = asyncio.ensure_future(pump())
-                try:
-                    async for reply in call:
-                        yield reply
-                finally:
-                    pumping.cancel()
-                    call.cancel()
-
-            handler = {"unary_unary": grpc.unary_unary_rpc_method_handler,
-                       "unary_stream": grpc.unary_stream_rpc_method_handler,
-                       "stream_stream": grpc.stream_stream_rpc_method_handler}[kind]
-            return handler({"unary_unary": unary_unary, "unary_stream": unary_stream,
-                            "stream_stream": stream_stream}[kind])
+def older_server(target: str) -> Relay:
+    """Returns a server of an earlier version, as the SDK sees it: a proxy that forwards
+    the Ladder's Enter and the Seat's Join and Play to ``target`` and has no PlayMatches
+    (UNIMPLEMENTED)."""
+    return Relay(target, without={"PlayMatches"})
 
 
 def test_a_ladder_bot_plays_a_server_without_play_matches_on_play_calls(ladder: Any) -> None:
     async def main() -> list[int]:
         keys = [await register(ladder.address, name) for name in ("erin", "frank")]
-        async with OlderServer(ladder.address) as older:
+        async with older_server(ladder.address) as older:
             return await asyncio.gather(
-                play_ladder(GreedyBot, older, "erin", keys[0], matches=2),
-                play_ladder(RandomBot, older, "frank", keys[1], matches=2))
+                play_ladder(GreedyBot, older.address, "erin", keys[0], matches=2),
+                play_ladder(RandomBot, older.address, "frank", keys[1], matches=2))
 
     with capture_logs() as logs:
         assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [2, 2]

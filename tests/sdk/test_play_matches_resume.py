@@ -1,20 +1,19 @@
 """A ladder bot's PlayMatches call that breaks or is taken: the seat is played on a Play
 call of its own (resumed where the call broke), and the next seats on PlayMatches again.
 
-The bot plays through ``Relay``, a gRPC proxy in front of a real server that forwards
-every call the SDK makes and steps into the first PlayMatches call: it cuts it in the
-middle of a match, or holds back the end of its first match until the next assignment
-has been sent, so that the bot's table is still taken when that match comes.
+The bot plays through ``CuttingRelay``, a gRPC proxy in front of a real server that
+forwards every call the SDK makes and steps into the first PlayMatches call: it cuts it
+in the middle of a match, or holds back the end of its first match until the next
+assignment has been sent, so that the bot's table is still taken when that match comes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import grpc
 import pytest
@@ -22,12 +21,12 @@ from structlog.testing import capture_logs
 
 from bots.greedy import GreedyBot
 from bots.random_bot import RandomBot
-from client_sdk import Bot, Resolve, Turn, View
 from client_sdk.connection import play_ladder, register
 from mammamia import view_of
 from mammamia_pb import arena_pb2 as pb
 
-from .support import match_record
+from .relay import PLAY_MATCHES, Relay
+from .support import Recording, match_record
 
 TIMEOUT_S = 60
 MATCHES = 3
@@ -52,41 +51,47 @@ class Cut:
     how: str
 
 
-class Relay:
-    """A gRPC proxy on 127.0.0.1 that forwards the Ladder's Enter and the Seat's Join,
-    Play and PlayMatches to a real server, counts the calls (``calls``) and steps into
-    the first PlayMatches call: with ``cut``, breaks it in its first match (whose id it
-    keeps in ``cut_match``); with ``hold_end``, holds the first match's end back
-    (``held_match``) until a seat has been joined (the bot's next match, on a Join call
-    since its table is still taken)."""
-
-    KINDS: ClassVar[dict[str, str]] = {"/mammamia.v1.Ladder/Enter": "unary_stream",
-                                       "/mammamia.v1.Seat/Join": "unary_unary",
-                                       "/mammamia.v1.Seat/Play": "stream_stream",
-                                       "/mammamia.v1.Seat/PlayMatches": "stream_stream"}
+class CuttingRelay(Relay):
+    """A ``Relay`` (forwarding every call the SDK makes) that steps into the first
+    PlayMatches call: with ``cut``, breaks it in its first match (whose id it keeps in
+    ``cut_match``); with ``hold_end``, holds the first match's end back (``held_match``)
+    until a seat has been joined (the bot's next match, on a Join call since its table
+    is still taken). It keeps the matches the Enter stream assigns in ``assigned``."""
 
     def __init__(self, target: str, *, cut: Cut | None = None, hold_end: bool = False) -> None:
-        self.target = target
+        super().__init__(target)
         self.cut = cut
         self.hold_end = hold_end
-        self.calls: Counter[str] = Counter()
         self.cut_match = ""
         self.held_match = ""
         self.assigned: list[str] = []
         self.joined = asyncio.Event()
 
-    async def __aenter__(self) -> Relay:
-        self.channel = grpc.aio.insecure_channel(self.target)
-        self.server = grpc.aio.server()
-        self.server.add_generic_rpc_handlers((_Handler(self),))
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        await self.server.start()
-        self.address = f"127.0.0.1:{port}"
-        return self
+    async def unary_unary(self, method: str, request: bytes, context: Any) -> bytes:
+        """Returns the server's reply to a Join, noting that a seat has been joined."""
+        try:
+            return await super().unary_unary(method, request, context)
+        finally:
+            self.joined.set()
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.server.stop(0)
-        await self.channel.close()
+    async def unary_stream(self, method: str, request: bytes,
+                           context: Any) -> AsyncIterator[bytes]:
+        """Yields the Enter stream's assignments, noting each."""
+        async for reply in super().unary_stream(method, request, context):
+            self.assignment(reply)
+            yield reply
+
+    async def stream_stream(self, method: str, requests: AsyncIterator[bytes],
+                            context: Any) -> AsyncIterator[bytes]:
+        """Yields the server's replies of a Play or PlayMatches call, stepping into
+        PlayMatches as told."""
+        if method != PLAY_MATCHES:
+            async for reply in super().stream_stream(method, requests, context):
+                yield reply
+            return
+        async for reply in self.play_matches(self.calls["PlayMatches"], requests, context,
+                                             self.open(method, context)):
+            yield reply
 
     def assignment(self, reply: bytes) -> None:
         """Notes a match the Enter stream sends (the server may send one again)."""
@@ -161,90 +166,14 @@ class Relay:
             call.cancel()
 
 
-class _Handler(grpc.GenericRpcHandler):
-    def __init__(self, relay: Relay) -> None:
-        self.relay = relay
-
-    def service(self, details: Any) -> Any:
-        kind = Relay.KINDS.get(details.method)
-        if kind is None:
-            return None
-        relay = self.relay
-        method = details.method.rsplit("/", 1)[1]
-        remote = getattr(relay.channel, kind)(details.method)
-
-        def metadata(context: Any) -> tuple[tuple[str, str], ...]:
-            return tuple((k, v) for k, v in context.invocation_metadata()
-                         if not k.startswith(":"))
-
-        async def unary_unary(request: bytes, context: Any) -> bytes:
-            relay.calls[method] += 1
-            try:
-                return await remote(request, metadata=metadata(context))
-            finally:
-                relay.joined.set()
-
-        async def unary_stream(request: bytes, context: Any) -> Any:
-            relay.calls[method] += 1
-            async for reply in remote(request, metadata=metadata(context)):
-                relay.assignment(reply)
-                yield reply
-
-        async def stream_stream(requests: Any, context: Any) -> Any:
-            relay.calls[method] += 1
-            call = remote(metadata=metadata(context))
-            if method == "PlayMatches":
-                async for reply in relay.play_matches(relay.calls[method], requests,
-                                                      context, call):
-                    yield reply
-                return
-
-            async def pump() -> None:
-                async for request in requests:
-                    await call.write(request)
-                await call.done_writing()
-
-            pumping = asyncio.ensure_future(pump())
-            try:
-                async for reply in call:
-                    yield reply
-            finally:
-                pumping.cancel()
-                call.cancel()
-
-        handler = {"unary_unary": grpc.unary_unary_rpc_method_handler,
-                   "unary_stream": grpc.unary_stream_rpc_method_handler,
-                   "stream_stream": grpc.stream_stream_rpc_method_handler}[kind]
-        return handler({"unary_unary": unary_unary, "unary_stream": unary_stream,
-                        "stream_stream": stream_stream}[kind])
-
-
-class Recording(Bot):
-    """A greedy bot that keeps every view it was asked to decide on."""
-
-    name = "greedy"
-
-    def __init__(self) -> None:
-        self.inner = GreedyBot()
-        self.views: list[View] = []
-
-    def turn(self, view: View) -> Turn:
-        self.views.append(view)
-        return self.inner.turn(view)
-
-    def resolve(self, view: View) -> Resolve:
-        self.views.append(view)
-        return self.inner.resolve(view)
-
-
-def play_through(ladder: Any, relay: Relay) -> tuple[list[int], list[Recording], list[dict]]:
+def play_through(ladder: Any, relay: CuttingRelay) -> tuple[list[int], list[Recording], list[dict]]:
     """Returns the matches each bot played, gina's bots (one per match, in order) and
     the logs, after gina (through ``relay``) and hugo (straight to the server) played
     ``MATCHES`` matches on the ladder."""
     bots: list[Recording] = []
 
     def recording() -> Recording:
-        bots.append(Recording())
+        bots.append(Recording(GreedyBot()))
         return bots[-1]
 
     async def main() -> list[int]:
@@ -259,7 +188,7 @@ def play_through(ladder: Any, relay: Relay) -> tuple[list[int], list[Recording],
     return played, bots, logs
 
 
-def gina_logs(ladder: Any, relay: Relay, logs: list[dict]) -> dict[str, list[dict]]:
+def gina_logs(ladder: Any, relay: CuttingRelay, logs: list[dict]) -> dict[str, list[dict]]:
     """Returns gina's log entries (those naming her seat) of each match she played."""
     entries = {}
     for match_id in relay.assigned[:MATCHES]:
@@ -290,7 +219,7 @@ def assert_played_by_the_bot(ladder: Any, match_id: str, bot: Recording) -> None
                          ids=lambda c: f"{c.where}-{c.how}")
 def test_a_match_whose_play_matches_call_broke_is_resumed_on_play(ladder: Any,
                                                                    cut: Cut) -> None:
-    relay = Relay(ladder.address, cut=cut)
+    relay = CuttingRelay(ladder.address, cut=cut)
     played, bots, logs = play_through(ladder, relay)
     assert played == [MATCHES, MATCHES]
     assert relay.cut_match == relay.assigned[0]
@@ -314,7 +243,7 @@ def test_a_match_whose_play_matches_call_broke_is_resumed_on_play(ladder: Any,
 
 
 def test_a_match_that_finds_the_table_taken_is_joined_on_play(ladder: Any) -> None:
-    relay = Relay(ladder.address, hold_end=True)
+    relay = CuttingRelay(ladder.address, hold_end=True)
     played, bots, logs = play_through(ladder, relay)
     assert played == [MATCHES, MATCHES]
     first, second, *_ = relay.assigned

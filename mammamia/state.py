@@ -204,8 +204,11 @@ def _sub_multisets(have: Sequence[int], size: int, start: int = 0) -> list[list[
         return [[0] * (len(have) - start)]
     if start == len(have):
         return []
+    # Taking fewer than ``least`` would leave more than the later kinds hold: no
+    # choice down that branch, so it is not walked.
+    least = size - sum(have[start + 1:])
     out = []
-    for take in range(min(have[start], size), -1, -1):
+    for take in range(min(have[start], size), max(least, 0) - 1, -1):
         for rest in _sub_multisets(have, size - take, start + 1):
             out.append([take, *rest])
     return out
@@ -875,11 +878,14 @@ class State:
             short = BOMBASTICA_SIZE - on_table
             if sum(have) < short:
                 return None, ()
-            key = (short, *have)
+            # No choice adds more than ``short`` cards of a kind, so the options depend
+            # only on the hand's counts capped at ``short``: fewer keys, a warmer cache.
+            capped = [n if n < short else short for n in have]
+            key = (short, *capped)
             asks = _BOMBASTICA_ASKS.get(key)
             if asks is None:
                 asks = _BOMBASTICA_ASKS[key] = (
-                    *(_resolve(None, _counts(c)) for c in _sub_multisets(have, short)),
+                    *(_resolve(None, _counts(c)) for c in _sub_multisets(capped, short)),
                     _DECLINE)
             return None, asks
         others = _OTHER_KINDS[p]

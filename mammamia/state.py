@@ -880,12 +880,13 @@ class State:
                 return None, ()
             # No choice adds more than ``short`` cards of a kind, so the options depend
             # only on the hand's counts capped at ``short``: fewer keys, a warmer cache.
-            capped = [n if n < short else short for n in have]
-            key = (short, *capped)
+            if max(have) > short:
+                have = [n if n < short else short for n in have]
+            key = (short, *have)
             asks = _BOMBASTICA_ASKS.get(key)
             if asks is None:
                 asks = _BOMBASTICA_ASKS[key] = (
-                    *(_resolve(None, _counts(c)) for c in _sub_multisets(capped, short)),
+                    *(_resolve(None, _counts(c)) for c in _sub_multisets(have, short)),
                     _DECLINE)
             return None, asks
         others = _OTHER_KINDS[p]

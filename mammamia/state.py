@@ -197,21 +197,18 @@ def _resolve(ingredient: str | None, hand: Counts | None) -> Resolve:
     return action
 
 
-def _sub_multisets(have: Sequence[int], size: int, start: int = 0) -> list[list[int]]:
-    """Returns every choice of ``size`` cards from counts ``have`` (kinds from ``start``),
+def _sub_multisets(have: Sequence[int], size: int) -> list[tuple[int, ...]]:
+    """Returns every choice of ``size`` cards from counts ``have``, as counts by kind,
     earlier kinds taking as many as they can first."""
-    if size == 0:
-        return [[0] * (len(have) - start)]
-    if start == len(have):
-        return []
-    # Taking fewer than ``least`` would leave more than the later kinds hold: no
-    # choice down that branch, so it is not walked.
-    least = size - sum(have[start + 1:])
-    out = []
-    for take in range(min(have[start], size), max(least, 0) - 1, -1):
-        for rest in _sub_multisets(have, size - take, start + 1):
-            out.append([take, *rest])
-    return out
+    # Choices grow kind by kind, each keeping the cards it has still to take; a kind
+    # takes at least what the later kinds cannot make up, so every choice completes.
+    # Extending them in order, most cards first, keeps the whole list in that order.
+    choices: list[tuple[tuple[int, ...], int]] = [((), size)]
+    for k, held in enumerate(have):
+        later = sum(have[k + 1:])
+        choices = [((*chosen, take), left - take) for chosen, left in choices
+                   for take in range(min(held, left), max(left - later, 0) - 1, -1)]
+    return [chosen for chosen, _ in choices]
 
 
 def _minimale_kinds(table: Sequence[int], personal: int) -> list[int]:

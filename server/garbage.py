@@ -3,7 +3,7 @@
 A server's heap is large and long-lived: every running match's state and log, the
 ended matches kept for late readers (``server.host``), the encoders' caches
 (``server.wire``). With CPython's default thresholds, (700, 10, 10), the collector
-ran about 70 times a second under a load of 250 four-player matches
+ran about 50 times a second under a load of 250 four-player matches
 (``bench.load``), and each full collection went through some 450,000 objects:
 about a fifth of the server's CPU time went to the collector, in pauses of up to
 a quarter of a second, each one a late decision for every match in play.
@@ -23,7 +23,7 @@ from typing import Final
 THRESHOLDS: Final = (20_000, 10, 10)
 """Allocations (less deallocations) before the youngest generation is collected, and
 collections of each generation before the next one's: young collections about as
-often as a few times a second under load, instead of 70."""
+often as a few times a second under load, instead of about 50."""
 
 
 def settle() -> None:

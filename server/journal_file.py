@@ -81,8 +81,10 @@ class JournalFile:
         self._rewrite()
 
     def held(self) -> dict[str, Held]:
-        """Returns, by match id, what the file held when it was opened."""
-        return self._held
+        """Returns, by match id, what the file held when it was opened (once: the
+        parsed inputs are not kept after, only the lines of the running matches)."""
+        held, self._held = self._held, {}
+        return held
 
     def setup(self, match_id: str, setup: str) -> None:
         """Appends a match's setup (JSON text)."""

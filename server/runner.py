@@ -6,9 +6,10 @@ answers and when the clock says a deadline or the start timeout has come, and
 after each call it looks at the log entries the call appended:
 
 - it wakes the streams that follow the match (``Follower``): at once for a
-  decision request to a stream's seat and for the end, otherwise at most
-  ``HOLD_SECONDS`` later, so that the turns of the others reach a seat in the
-  same message as its next decision request;
+  decision request to a stream's seat and for the end, otherwise at most the
+  stream's hold later (``HOLD_SECONDS``, or what it asked for: ``holding``), so
+  that the turns of the others reach a seat in the same message as its next
+  decision request;
 - it sets the clock for the open decision's default time;
 - it stores the match's start and names, and once the match is ending its
   record, before the end is announced (a result is never announced unless it is
@@ -328,11 +329,11 @@ class Runner:
     def hold(self, f: Follower) -> None:
         """Wakes a follower at most its hold from now, or from when it was first held
         since it was last woken (sooner if something urgent for it comes first)."""
+        now = self.clock.now()
         held = self._held.get(f.hold)
         if held is None:
-            held = self._held[f.hold] = (self._release_at(self.clock.now() + f.hold, f.hold),
-                                         {})
-        held[1].setdefault(f, self.clock.now())
+            held = self._held[f.hold] = (self._release_at(now + f.hold, f.hold), {})
+        held[1].setdefault(f, now)
 
     def _release_at(self, when: float, hold: float) -> Timer:
         return self.clock.call_at(when, functools.partial(self._release, hold))

@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -22,6 +24,35 @@ from .client import MAMMAMIA, create_match, seat_metadata
 TIMEOUT_S = 30
 
 
+Opener = Callable[[], Awaitable[Any]]
+"""Opens one more stream of a seat (an Observe or PlayMatches call, its request sent)."""
+
+
+async def refused_twice(open_stream: Opener) -> list[grpc.StatusCode]:
+    """Returns the status of two streams opened beyond the seat's limit."""
+    codes = []
+    for _ in range(2):
+        extra = await open_stream()
+        with pytest.raises(grpc.aio.AioRpcError):
+            await extra.read()
+        codes.append(await extra.code())
+    return codes
+
+
+async def opens_again(open_stream: Opener) -> grpc.StatusCode:
+    """Returns OK once a stream opens (the server learns of a cancel soon), or the
+    first status other than RESOURCE_EXHAUSTED."""
+    async with asyncio.timeout(TIMEOUT_S):
+        while True:
+            again = await open_stream()
+            try:
+                await again.read()
+                return grpc.StatusCode.OK
+            except grpc.aio.AioRpcError as e:
+                if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    return e.code()
+
+
 def test_a_seat_holds_at_most_its_streams(start_server):
     server = start_server(streams_per_seat=2)
 
@@ -30,27 +61,16 @@ def test_a_seat_holds_at_most_its_streams(start_server):
             created = await create_match(channel, server.organiser_key, 2, seed=3)
             stub = pb_grpc.SeatStub(channel)
             token = seat_metadata(created.seat_tokens[0])
-            opened = [stub.Observe(pb.ObserveRequest(), metadata=token) for _ in range(2)]
+
+            async def observing() -> Any:
+                return stub.Observe(pb.ObserveRequest(), metadata=token)
+
+            opened = [await observing() for _ in range(2)]
             for call in opened:
                 await call.read()               # the snapshot: the stream is open
-            codes = []
-            for _ in range(2):                  # a third stream, twice: refused each time
-                extra = stub.Observe(pb.ObserveRequest(), metadata=token)
-                with pytest.raises(grpc.aio.AioRpcError):
-                    await extra.read()
-                codes.append(await extra.code())
+            codes = await refused_twice(observing)  # a third stream, twice
             opened[0].cancel()
-            await asyncio.sleep(0)
-            # Once one closes, another may open (the server learns of the cancel soon).
-            async with asyncio.timeout(TIMEOUT_S):
-                while True:
-                    again = stub.Observe(pb.ObserveRequest(), metadata=token)
-                    try:
-                        await again.read()
-                        return codes, grpc.StatusCode.OK
-                    except grpc.aio.AioRpcError as e:
-                        if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
-                            return codes, e.code()
+            return codes, await opens_again(observing)   # once one closes, another may
 
     codes, after_close = asyncio.run(go())
     assert codes == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
@@ -69,7 +89,7 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
             sit = pb.PlayRequest(sit=pb.SitRequest(
                 seat_token=created.seat_tokens[0])).SerializeToString()
 
-            async def sitting() -> grpc.aio.StreamStreamCall[bytes, bytes]:
+            async def sitting() -> Any:
                 call = play_matches()
                 await call.write(sit)
                 return call
@@ -77,25 +97,11 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
             opened = [await sitting() for _ in range(2)]
             for call in opened:
                 await call.read()               # the snapshot: the seat is taken
-            codes = []
-            for _ in range(2):                  # a third, twice: refused each time
-                extra = await sitting()
-                with pytest.raises(grpc.aio.AioRpcError):
-                    await extra.read()
-                codes.append(await extra.code())
+            codes = await refused_twice(sitting)     # a third, twice
             for _ in range(3):                  # sat and cancelled at once, three times
                 (await sitting()).cancel()
             opened[0].cancel()
-            # Once the cancels have reached the server, one more may sit.
-            async with asyncio.timeout(TIMEOUT_S):
-                while True:
-                    again = await sitting()
-                    try:
-                        await again.read()
-                        return codes, grpc.StatusCode.OK
-                    except grpc.aio.AioRpcError as e:
-                        if e.code() is not grpc.StatusCode.RESOURCE_EXHAUSTED:
-                            return codes, e.code()
+            return codes, await opens_again(sitting)
 
     codes, after_close = asyncio.run(go())
     assert codes == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2

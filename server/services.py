@@ -41,7 +41,8 @@ SEAT_TOKEN = "seat-token"
 ORGANISER_KEY = "organiser-key"
 LIST_LIMIT_MAX = 1000
 FIRST_MESSAGE_SECONDS = 5.0
-"""How long a Play call with a refused token may take to send its first message."""
+"""How long a streaming call refused as it opens (a bad seat token or organiser key)
+may take to send its first message."""
 
 STATUS_OF: Final = {
     None: grpc.StatusCode.OK,
@@ -291,13 +292,7 @@ class SeatService:
                 match, seat = self._seat(context)
                 held.enter_context(self._stream_of(match, seat))
             except Refused as e:
-                # Read the first message before the status: a status sent while the
-                # client's first message is on its way fails the client's write (as
-                # INTERNAL). A client that sends nothing is refused after
-                # FIRST_MESSAGE_SECONDS.
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(_next(requests), FIRST_MESSAGE_SECONDS)
-                _refuse_stream(context, e)
+                await _refuse_opening(requests, context, e)
                 return
             try:
                 first = await _next(requests)
@@ -497,6 +492,16 @@ def _refuse_stream(context: Context, refusal: Refused) -> None:
     context.set_details(refusal.message)
 
 
+async def _refuse_opening(requests: AsyncIterator[Any], context: Context,
+                          refusal: Refused) -> None:
+    """Ends a client-streaming call refused as it opens, once its first message has
+    come (or after FIRST_MESSAGE_SECONDS): a status sent while the client's first
+    message is on its way fails the client's write, which it sees as INTERNAL."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(anext(requests, None), FIRST_MESSAGE_SECONDS)
+    _refuse_stream(context, refusal)
+
+
 async def _next(requests: AsyncIterator[pb.PlayRequest]) -> pb.PlayRequest | None:
     """Returns the client's next Play message, or None once it has closed its side."""
     return await anext(requests, None)
@@ -613,7 +618,7 @@ class OrganiserService(pb_grpc.OrganiserServicer):
     async def CreateMatches(self, requests: AsyncIterator[pb.CreateMatchRequest],
                             context: Context) -> AsyncIterator[pb.CreateMatchResponse]:
         if (refusal := self._refusal(context)) is not None:
-            _refuse_stream(context, refusal)
+            await _refuse_opening(requests, context, refusal)
             return
         await context.send_initial_metadata(())     # taken up: see PlayMatches
         async for request in requests:

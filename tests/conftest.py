@@ -31,9 +31,9 @@ a restart aborts the matches that were running.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,13 +53,25 @@ STOP_TIMEOUT_S = 60.0
 os.environ.setdefault("MAMMAMIA_WEB_PORT", "0")
 
 
-def _open_files(options: dict[str, Any]) -> Callable[[], None] | None:
-    """Returns what lowers the child's open-file limit to ``options["open_files"]``
-    (a (soft, hard) pair), or None when the option is absent."""
+# Sets the open-file limit, then becomes the command that follows.
+_LIMITED = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, "
+            "(int(sys.argv[1]), int(sys.argv[2]))); os.execv(sys.argv[3], sys.argv[3:])")
+
+
+def _open_files(options: dict[str, Any]) -> list[str]:
+    """Returns the command prefix that lowers the server's open-file limit to
+    ``options["open_files"]`` (a (soft, hard) pair) before it runs, or none when the
+    option is absent.
+
+    Not a ``preexec_fn``: that runs Python in a fork of this process, which has gRPC
+    threads of its own (the tests' clients). A server started that way once aborted
+    before it logged anything (``epoll_wait error: Bad file descriptor``, while gRPC
+    here said it skipped its fork handlers)."""
     limit = options.get("open_files")
     if limit is None:
-        return None
-    return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, limit)
+        return []
+    soft, hard = limit
+    return [sys.executable, "-c", _LIMITED, str(soft), str(hard)]
 
 
 class RunningServer:
@@ -103,9 +115,9 @@ class RunningServer:
         env = {**os.environ, **self.options.get("env", {})}
         env.pop("MAMMAMIA_ORGANISER_KEY", None)
         with open(self.log_path, "ab") as err, open(self.directory / "server.out", "ab") as out:
-            self.process = subprocess.Popen(self._command(), stdout=out, stderr=err, env=env,
-                                            cwd=self.directory,
-                                            preexec_fn=_open_files(self.options))
+            self.process = subprocess.Popen([*_open_files(self.options), *self._command()],
+                                            stdout=out, stderr=err, env=env,
+                                            cwd=self.directory)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not port_file.exists():
             if self.process.poll() is not None:

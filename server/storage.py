@@ -79,9 +79,11 @@ SQLITE: Final = "sqlite"
 POSTGRESQL: Final = "postgresql"
 
 #: Advisory lock keys (per database): the claim of one server (:meth:`Storage.claim`),
-#: the ladder's writes (``server.ladder.store``), and schema upgrades (``server.schema``).
+#: the ladder's writes and its hosts' presence (``server.ladder.store``), and schema
+#: upgrades (``server.schema``).
 CLAIM_LOCK: Final = 0x6D6D0001
 LADDER_LOCK: Final = 0x6D6D0002
+LADDER_HOST_LOCK: Final = 0x6D6D0003
 SCHEMA_LOCK: Final = schema.SCHEMA_LOCK
 CONNECT_TIMEOUT_S: Final = schema.CONNECT_TIMEOUT_S
 

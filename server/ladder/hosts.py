@@ -5,8 +5,10 @@ the database is the only thing they share (no coordinator process):
 
 - **Entries are rows.** A bot's Enter stream, on whichever host it opened, is a row
   of ``ladder_entries`` (bot, host, stream id, entered, heartbeat). Each host beats
-  for its streams every ``beat`` seconds; a row whose heartbeat is older than
-  ``stale`` seconds (its host died) is passed over. A newer entry of the same bot
+  for its streams every ``beat`` seconds, and holds a presence lock for as long as
+  its process runs (``LadderStore.claim``); a row whose host holds no presence (it
+  died: PostgreSQL ended its session) or whose heartbeat is older than ``stale``
+  seconds (its host is cut off from the database) is passed over. A newer entry of the same bot
   replaces the row, and the host of the older stream, seeing another stream id, ends
   it as replaced.
 - **Scheduling is a transaction.** Every ``tick`` (jittered, so that the hosts take
@@ -180,9 +182,8 @@ class Shared:
             while True:
                 now = self.ladder.clock()
                 if now - last_beat >= self.beat:
-                    self.ladder.writer.send(self.ladder.store.beat, self.host_id,
-                                            [stream for stream, _ in self._streams.values()],
-                                            now)
+                    self.ladder.writer.send(self._beat, [stream for stream, _
+                                                         in self._streams.values()], now)
                     last_beat = now
                 try:
                     await self.announce()
@@ -202,6 +203,14 @@ class Shared:
         finally:
             for _, queue in self._streams.values():
                 queue.put_nowait(None)
+
+    def _beat(self, streams: list[str], now: float) -> None:
+        """Keeps this host's claim on the ladder (its presence, which other hosts'
+        passes read) and marks its streams' entries alive. On the writer thread."""
+        store = self.ladder.store
+        if store.keep_claim():
+            log.info("ladder_claim_taken_again", host=self.host_id)
+        store.beat(self.host_id, streams, now)
 
     async def announce(self) -> None:
         """Sends each bot with a stream here its seat in a running match, once per

@@ -113,7 +113,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
                       start_timeout=args.ladder_start_timeout)
     store = LadderStore(arena.storage.path)
     # On PostgreSQL: one ladder among many hosts, or (duplicate sets) one host's alone.
-    store.claim(alone=bool(args.ladder_duplicate))
+    store.claim(alone=bool(args.ladder_duplicate), host=arena.storage.host_id)
     ladder = Ladder(store, host, policy,
                     name_expiry=args.ladder_name_expiry,
                     max_unentered=args.ladder_max_unentered,

@@ -58,7 +58,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
@@ -67,7 +67,9 @@ from mammamia.fairness import unseal
 
 from .. import schema
 from ..storage import (
+    ERRORS,
     INTEGRITY_ERRORS,
+    LADDER_HOST_LOCK,
     LADDER_LOCK,
     POSTGRESQL,
     Connection,
@@ -489,6 +491,7 @@ class LadderStore(LadderReads):
             schema.upgrade(self.path)      # the tables: server/migrations, up to date
             self._writes = _connect(self.path)
             self._claimed: Connection | None = None     # see claim
+            self._claim: tuple[bool, str] | None = None
         except BaseException:
             self._db.close()
             raise
@@ -498,6 +501,10 @@ class LadderStore(LadderReads):
         self._db.close()
         self._writes.close()
         if self._claimed is not None:
+            # Given up here, not by the connection's end, which PostgreSQL sees a
+            # moment later (see ``server.storage.Storage.close``).
+            with suppress(*ERRORS):
+                self._claimed.execute("SELECT pg_advisory_unlock_all()")
             self._claimed.close()
 
     @property
@@ -505,19 +512,23 @@ class LadderStore(LadderReads):
         """Whether other hosts may share the ladder's database (PostgreSQL)."""
         return self._postgresql
 
-    def claim(self, alone: bool) -> None:
+    def claim(self, alone: bool, host: str) -> None:
         """On PostgreSQL, takes the ladder for this host alone (``alone``: duplicate
         sets, which ``server.ladder.hosts`` does not schedule across hosts, need a
         ladder of one host), or as one of the hosts that share it; raises StorageError
         when another host holds it the other way. A session advisory lock on
         (``LADDER_LOCK``, 1), exclusive or shared, held by a connection of its own for
-        as long as the process runs. On an SQLite file, nothing to take."""
+        as long as the process runs; the same connection holds the host's presence,
+        (``LADDER_HOST_LOCK``, the hash of ``host``), which the other hosts' passes
+        read (:meth:`take`). On an SQLite file, nothing to take."""
         if not self._postgresql:
             return
-        take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
         db = connect(self.path)
-        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)",
-                              (LADDER_LOCK,)).fetchone()
+        try:
+            taken = self._lock(db, alone, host)
+        except BaseException:
+            db.close()
+            raise
         if not taken:
             db.close()
             raise StorageError(
@@ -526,6 +537,39 @@ class LadderStore(LadderReads):
                    if alone else "alone (with --ladder-duplicate); stop it, or give this "
                    "host another --db"))
         self._claimed = db
+        self._claim = (alone, host)
+
+    def keep_claim(self) -> bool:
+        """Takes the claim of :meth:`claim` again when its session lost it (PostgreSQL
+        restarted, and its locks went with it); returns whether it was taken again.
+        For the writer thread, with every heartbeat. Raises StorageError when another
+        host now holds the ladder the other way, and what ``server.storage.ERRORS``
+        names when the database is away (the next call connects again)."""
+        if self._claimed is None or self._claim is None:
+            return False
+        alone, host = self._claim
+        (held,) = self._claimed.execute(
+            "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND pid = pg_backend_pid() AND objsubid = 2 AND classid = CAST(? AS oid)"
+            " AND objid = CAST(hashtext(?) AS oid)", (LADDER_HOST_LOCK, host)).fetchone()
+        if held:
+            return False
+        if not self._lock(self._claimed, alone, host):
+            raise StorageError(f"{shown(self.path)}: another host took this database's "
+                               f"ladder {'with others' if alone else 'alone'} meanwhile")
+        return True
+
+    @staticmethod
+    def _lock(db: Connection, alone: bool, host: str) -> bool:
+        """Returns whether ``db``'s session took the ladder (alone or shared) and the
+        host's presence; takes neither when the ladder is held the other way."""
+        take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
+        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)",
+                              (LADDER_LOCK,)).fetchone()
+        if taken:
+            db.execute("SELECT pg_advisory_lock_shared(CAST(? AS INTEGER), hashtext(?))",
+                       (LADDER_HOST_LOCK, host))
+        return bool(taken)
 
     def reader(self) -> LadderReader:
         """Returns a new reader thread with its own connection to this store's file."""
@@ -722,18 +766,25 @@ class LadderStore(LadderReads):
         running on ``host``: one transaction under the ladder's lock, so that no other
         host's pass sees the same bots waiting.
 
-        A bot waits when its entry beat at ``alive_since`` or later and it holds no seat
-        in a running match. ``form`` gets them as (name, rating over all matches, rated
-        games) and returns the matches to start (names in seat order); ``reserve(n)``
-        returns a new match id and ``n`` seat tokens for each. The seats are recorded
-        without their tokens: :meth:`publish` adds them once the match exists."""
+        A bot waits when its entry beat at ``alive_since`` or later, it holds no seat
+        in a running match, and (on PostgreSQL) its entry's host is ``host`` or holds
+        its presence (:meth:`claim`): a host that died is passed over as soon as
+        PostgreSQL ends its session, not only once its heartbeats are ``alive_since``
+        old (those cover a host whose session lingers, cut off from the database).
+        ``form`` gets them as (name, rating over all matches, rated games) and returns
+        the matches to start (names in seat order); ``reserve(n)`` returns a new match
+        id and ``n`` seat tokens for each. The seats are recorded without their tokens:
+        :meth:`publish` adds them once the match exists."""
         formed: list[Formed] = []
+        live, live_params = ("", ()) if not self._postgresql else (_PRESENT, (host,
+                                                                              LADDER_HOST_LOCK))
         with self._write() as db:
             names = [n for (n,) in db.execute(
-                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?"
+                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?" + live +
                 " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
                 " JOIN ladder_results r ON r.match_id = m.match_id"
-                " WHERE m.status = 'running') ORDER BY e.entered", (alive_since,)).fetchall()]
+                " WHERE m.status = 'running') ORDER BY e.entered",
+                (alive_since, *live_params)).fetchall()]
             if not names:
                 return formed
             known = _waiting(db, names)
@@ -927,6 +978,15 @@ def _among(db: Connection, names: Sequence[str]) -> tuple[str, object]:
     if dialect(db) == POSTGRESQL:
         return "= ANY(?)", list(names)
     return "IN (SELECT value FROM json_each(?))", json.dumps(list(names))
+
+
+#: The condition on an entry ``e`` that its host is the pass's own (the first
+#: parameter) or holds its presence lock (the second, ``LADDER_HOST_LOCK``) in this
+#: database; int4 keys show in ``pg_locks`` as the oids of their 32 bits.
+_PRESENT = (" AND (e.host = ? OR CAST(hashtext(e.host) AS oid) IN (SELECT l.objid"
+            " FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
+            " AND l.objsubid = 2 AND l.classid = CAST(? AS oid) AND l.database ="
+            " (SELECT oid FROM pg_database WHERE datname = current_database())))")
 
 
 def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:

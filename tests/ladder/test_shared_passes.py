@@ -1,7 +1,8 @@
 """The ladder's scheduling passes of many hosts (``LadderStore.take``), racing on one
 PostgreSQL database (and run on an SQLite file too): no bot is seated in two running
-matches, entries gone quiet are passed over, a finished match frees its bots, and a
-newer entry of a bot replaces the older one's row."""
+matches, entries gone quiet are passed over, and so are a dead host's at once (on
+PostgreSQL), a finished match frees its bots, and a newer entry of a bot replaces the
+older one's row."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ NOW = 1000.0
 
 @pytest.fixture
 def stores(database: str) -> list[LadderStore]:
-    """Returns two stores on one database: two hosts' ladders."""
+    """Returns two stores on one database: the ladders of hosts "host-a" and "host-b",
+    each claimed as its host's (on PostgreSQL: present)."""
     opened = [LadderStore(database), LadderStore(database)]
+    opened[0].claim(alone=False, host="host-a")
+    opened[1].claim(alone=False, host="host-b")
     yield opened
     for s in opened:
         s.close()
@@ -102,6 +106,58 @@ def test_a_pass_takes_live_idle_bots_only(stores: list[LadderStore]) -> None:
     taken = b.take("host-b", "b:1", NOW - 10, pairs(3), reserve(ids))
     taken += b.take("host-b", "b:1", NOW - 10, pairs(4), reserve(ids))
     assert sorted(n for f in taken for n in f.names) == ["ada", "bob", "cy", "quiet"]
+
+
+def test_the_entries_of_a_host_whose_session_ended_are_passed_over_at_once(
+        postgres_url: str) -> None:
+    a, b = LadderStore(postgres_url), LadderStore(postgres_url)
+    try:
+        a.claim(alone=False, host="host-a")
+        b.claim(alone=False, host="host-b")
+        for name, host in (("ada", "host-a"), ("bob", "host-b"), ("cy", "host-b")):
+            a.enter(name, host, f"s-{name}", NOW)
+        b.close()            # host-b's process ends: its session, and presence, with it
+        ids: list[int] = []
+        # Its entries still beat recently, but only host-a's own bot waits.
+        assert a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids)) == []
+        b = LadderStore(postgres_url)
+        b.claim(alone=False, host="host-b")          # host-b back
+        (formed,) = a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids))
+        assert "ada" in formed.names
+        # A host's own entries wait without its presence (before it is taken again).
+        a.finish_match(formed.match_id, [SeatResult(1, 3), SeatResult(2, 1)])
+        b.close()
+        b = LadderStore(postgres_url)
+        (own,) = b.take("host-b", "b:1", NOW - 10, pairs(2), reserve(ids))
+        assert sorted(own.names) == ["bob", "cy"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_claim_lost_with_its_session_is_taken_again(postgres_url: str) -> None:
+    a, b = LadderStore(postgres_url), LadderStore(postgres_url)
+    try:
+        a.claim(alone=False, host="host-a")
+        b.claim(alone=False, host="host-b")
+        assert a.keep_claim() is False                 # held: nothing to do
+        a.enter("ada", "host-a", "s-ada", NOW)
+        a.enter("bob", "host-a", "s-bob", NOW)
+        # What a PostgreSQL restart does to host-a's claim: its session ends.
+        held = ("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
+                " AND objid = CAST(hashtext('host-a') AS oid)")
+        (pid,) = b._db.execute(held).fetchone()
+        b._db.execute("SELECT pg_terminate_backend(?, 10000)", (pid,))
+        assert b._db.execute(held).fetchall() == []
+        ids: list[int] = []
+        assert b.take("host-b", "b:1", NOW - 10, pairs(1), reserve(ids)) == []
+        assert a.keep_claim() is True                  # connects again and takes it
+        assert a.keep_claim() is False
+        (formed,) = b.take("host-b", "b:1", NOW - 10, pairs(1), reserve(ids))
+        assert sorted(formed.names) == ["ada", "bob"]
+    finally:
+        a.close()
+        b.close()
 
 
 def test_a_newer_entry_replaces_the_row_and_a_host_clears_its_own(

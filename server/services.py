@@ -320,28 +320,41 @@ class SeatService:
 
     async def PlayMatches(self, requests: AsyncIterator[pb.PlayRequest], context: Context
                           ) -> AsyncIterator[bytes]:
-        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches")
+        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches", self._take)
         try:
             # Headers at once: the client knows its call is taken up before it sits.
             await context.send_initial_metadata(())
-            while (sit := await call.next_sit()) is not None:
-                try:
-                    match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
-                    name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
-                    with self._stream_of(match, seat):
-                        match.join(seat, name, client_seed)
-                        async for message in call.sit(match, seat, sit.after_sequence,
-                                                      holding(sit.batch_ms)):
-                            yield message
-                except Refused as e:
-                    _refuse_stream(context, e)
+            while (seated := await call.next_sit()) is not None:
+                if isinstance(seated, Refused):
+                    _refuse_stream(context, seated)
                     return
+                taken, sitting = seated
+                structlog.contextvars.bind_contextvars(match=taken.match.id, seat=taken.seat)
+                try:
+                    with taken.held:
+                        async for message in call.sit(taken.match, taken.seat, taken.after,
+                                                      taken.hold, sitting):
+                            yield message
                 finally:
                     structlog.contextvars.unbind_contextvars("match", "seat")
             if call.failed:
                 _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, call.failed))
         finally:
             call.close()
+
+
+    def _take(self, sit: pb.SitRequest) -> Taken:
+        """Returns the seat a PlayMatches ``sit`` takes, joined; raises Refused.
+
+        Called by the call's reader as the sit is read, not by the handler once it is
+        woken: on a busy server every hand-off between tasks waits its turn of the
+        event loop, and the seat that completes a match starts it at once."""
+        match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
+        name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
+        held = contextlib.ExitStack()
+        held.enter_context(self._stream_of(match, seat))
+        match.join(seat, name, client_seed)
+        return Taken(match, seat, sit.after_sequence, holding(sit.batch_ms), held)
 
 
 @dataclass(slots=True)
@@ -355,39 +368,59 @@ class Sitting:
     followers: list[Follower] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A seat a PlayMatches ``sit`` took, joined: where its stream starts (``after``),
+    its hold, and the open-stream count it holds until its stream ends (``held``)."""
+
+    match: Runner
+    seat: int
+    after: int
+    hold: float
+    held: contextlib.ExitStack
+
+
+Take = Callable[[pb.SitRequest], Taken]
+"""Takes the seat a ``sit`` names; raises Refused."""
+
+Seated = tuple[Taken, Sitting] | Refused
+"""What a PlayMatches ``sit`` came to: the seat taken and its place on the call, or
+why the call ends."""
+
+
 class PlayCall:
     """The client's side of a Play or PlayMatches call, read by one task for the
     whole call (a read is never cancelled midway, so no message is lost between two
     matches): answers go to the seat in play, and, on PlayMatches, each ``sit``
-    between matches waits for :meth:`next_sit`."""
+    between matches takes its seat (``take``) and waits for :meth:`next_sit`."""
 
     def __init__(self, requests: AsyncIterator[pb.PlayRequest], reply_limit: int,
-                 method: str) -> None:
+                 method: str, take: Take | None = None) -> None:
         self._requests = requests
         self._reply_limit = reply_limit
         self._method = method
-        self._sitting: Sitting | None = None
-        self._sits: asyncio.Queue[pb.SitRequest | None] = asyncio.Queue()
-        # Set once the seat of the last sit taken is in play: the reader waits for it,
-        # so that every later message meets the seat it was sent to.
-        self._seated = asyncio.Event()
+        self._take = take
+        self._sitting: Sitting | None = None    # the seat the call's answers go to
+        self._sits: asyncio.Queue[Seated | None] = asyncio.Queue()
         #: Why the call must end with INVALID_ARGUMENT ("" while nothing is wrong).
         self.failed = ""
         self._reader: asyncio.Future[None] | None = None
 
-    async def next_sit(self) -> pb.SitRequest | None:
-        """Returns the client's next ``sit`` (PlayMatches, between matches), or None once
-        the client has closed its side or the call has failed (see ``failed``)."""
+    async def next_sit(self) -> Seated | None:
+        """Returns what the client's next ``sit`` came to (PlayMatches, between
+        matches), or None once the client has closed its side or the call has failed
+        (see ``failed``)."""
         self._start()
         return await self._sits.get()
 
-    async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS
-                  ) -> AsyncIterator[bytes]:
+    async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS,
+                  sitting: Sitting | None = None) -> AsyncIterator[bytes]:
         """Yields the messages of ``seat``'s stream until its match's end has been sent,
         answering the acts that come meanwhile (``hold``: see ``_stream``). The caller
-        has taken the seat (``Runner.join``)."""
-        sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
-        self._seated.set()
+        has taken the seat (``Runner.join``); ``sitting`` is its place on the call, if
+        the reader made it already."""
+        if sitting is None:
+            sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
         self._start()
         try:
             async for message in _stream(match, seat, after, sitting.replies,
@@ -395,12 +428,18 @@ class PlayCall:
                                          hold):
                 yield message
         finally:
-            self._sitting = None
+            if self._sitting is sitting:    # (not a seat the next sit took meanwhile)
+                self._sitting = None
 
     def close(self) -> None:
-        """Stops reading the client's messages."""
+        """Stops reading the client's messages, and lets go of the seats taken by sits
+        not played."""
         if self._reader is not None:
             self._reader.cancel()
+        while not self._sits.empty():
+            seated = self._sits.get_nowait()
+            if isinstance(seated, tuple):
+                seated[0].held.close()
 
     def _start(self) -> None:
         if self._reader is None:
@@ -435,9 +474,8 @@ class PlayCall:
             between = sitting is None or sitting.match.match.ended is not None
             if self._method == "PlayMatches" and between:
                 if kind == "sit":
-                    self._seated.clear()
-                    self._sits.put_nowait(req.sit)
-                    await self._seated.wait()
+                    if not self._seat(req.sit):
+                        return
                 elif kind != "act":         # (a late answer to an ended match: dropped)
                     self._fail(f"between matches PlayMatches takes only 'sit', got "
                                f"{kind or 'an empty message'!r}")
@@ -446,6 +484,20 @@ class PlayCall:
             if sitting is None:
                 continue
             self._answer(sitting, req, kind)
+
+    def _seat(self, sit: pb.SitRequest) -> bool:
+        """Takes the seat of a ``sit`` and hands it to the call's handler; returns False
+        when the sit is refused (the handler ends the call with the refusal's status)."""
+        assert self._take is not None
+        try:
+            taken = self._take(sit)
+        except Refused as e:
+            self._sits.put_nowait(e)
+            return False
+        # Every later message meets this seat, from the moment it is taken.
+        sitting = self._sitting = Sitting(taken.match, taken.seat, Replies(self._reply_limit))
+        self._sits.put_nowait((taken, sitting))
+        return True
 
     def _answer(self, sitting: Sitting, req: pb.PlayRequest, kind: str | None) -> None:
         match = sitting.match

@@ -78,8 +78,8 @@ def test_a_seat_holds_at_most_its_streams(start_server):
 
 
 def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(start_server):
-    """A seat taken by a sit counts as one of its streams; a call ended (cancelled by
-    its client) lets go of it, whether or not its stream had opened."""
+    """A sit holds one of its seat's streams from the moment it is read; a call ended
+    (cancelled by its client) lets go of it, whether or not its stream had opened."""
     server = start_server(streams_per_seat=2)
 
     async def go() -> tuple[list[grpc.StatusCode], grpc.StatusCode]:

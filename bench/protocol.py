@@ -298,7 +298,7 @@ async def _measure(server: str, server_pid: int, key: str, reply_file: Path, por
     }
 
 
-def run(samples: int = 6000, blocks: int = 3, seed: int = 1,
+def run(samples: int = 6000, blocks: int = 5, seed: int = 1,
         answer_seconds: float = 2.0) -> dict[str, Any]:
     """Returns the round-trip figures (µs) of the server and of the bare echo, and the
     ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations;
@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m bench.protocol", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=6000, help="round trips of each kind")
-    parser.add_argument("--blocks", type=int, default=3, help="alternations echo/server")
+    parser.add_argument("--blocks", type=int, default=5, help="alternations echo/server")
     args = parser.parse_args(argv)
     result = run(args.samples, args.blocks)
     print("\n".join(table(result)))

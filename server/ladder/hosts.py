@@ -8,9 +8,9 @@ the database is the only thing they share (no coordinator process):
   for its streams every ``beat`` seconds, and holds a presence lock for as long as
   its process runs (``LadderStore.claim``); a row whose host holds no presence (it
   died: PostgreSQL ended its session) or whose heartbeat is older than ``stale``
-  seconds (its host is cut off from the database) is passed over. A newer entry of the same bot
-  replaces the row, and the host of the older stream, seeing another stream id, ends
-  it as replaced.
+  seconds (its host is cut off from the database) is passed over. A newer entry of
+  the same bot replaces the row, and the host of the older stream, seeing another
+  stream id, ends it as replaced.
 - **Scheduling is a transaction.** Every ``tick`` (jittered, so that the hosts take
   turns), a host with a free match slot runs one pass
   (:meth:`~server.ladder.store.LadderStore.take`): under the ladder's advisory lock

@@ -776,15 +776,14 @@ class LadderStore(LadderReads):
         id and ``n`` seat tokens for each. The seats are recorded without their tokens:
         :meth:`publish` adds them once the match exists."""
         formed: list[Formed] = []
-        live, live_params = ("", ()) if not self._postgresql else (_PRESENT, (host,
-                                                                              LADDER_HOST_LOCK))
+        present, params = (_PRESENT, (host, LADDER_HOST_LOCK)) if self._postgresql else ("", ())
         with self._write() as db:
             names = [n for (n,) in db.execute(
-                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?" + live +
+                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?" + present +
                 " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
                 " JOIN ladder_results r ON r.match_id = m.match_id"
                 " WHERE m.status = 'running') ORDER BY e.entered",
-                (alive_since, *live_params)).fetchall()]
+                (alive_since, *params)).fetchall()]
             if not names:
                 return formed
             known = _waiting(db, names)

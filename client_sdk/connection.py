@@ -245,14 +245,19 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
         call.cancel()
 
 
-async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff) -> MatchResult | None:
+async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff,
+                  taken: Callable[[], None] | None = None) -> MatchResult | None:
     """Returns the result once the seat's match has ended, playing it on ``call``; None
-    if the call ended first. Raises AioRpcError when the call fails."""
+    if the call ended first. Raises AioRpcError when the call fails. ``taken`` is
+    called once, when the call's first snapshot shows that the server took the seat."""
     while (msg := wire.arrived(await call.read())) is not None:
         backoff.reset()
         for item in wire.incomings(msg):
             if isinstance(item, wire.Snapshot):
                 seat.joined = True
+                if taken is not None:
+                    taken()
+                    taken = None
                 for happened in item.history:
                     seat.history.append(happened.event)
                 seat.after = max(seat.after, item.sequence)
@@ -302,11 +307,15 @@ class _Table:
                 self._channel = _channel(self.server, self._credentials)
                 self._call = rpc.SeatStub(self._channel).PlayMatches()
                 log.info("table_opened", server=self.server)
-            await self._call.write(wire.sit(seat.token, seat.after, name, seat.client_seed,
+            after = seat.after
+            await self._call.write(wire.sit(seat.token, after, name, seat.client_seed,
                                             BATCH_MS))
-            log.info("seat_taken", match=seat.match_id, seat=seat.seat, bot=seat.bot.name,
-                     call="PlayMatches", after_sequence=seat.after)
-            result = await _follow(seat, self._call, backoff)
+
+            def taken() -> None:
+                log.info("seat_taken", match=seat.match_id, seat=seat.seat, bot=seat.bot.name,
+                         call="PlayMatches", after_sequence=after)
+
+            result = await _follow(seat, self._call, backoff, taken)
         except BaseException:
             await self.close()
             raise

@@ -153,6 +153,8 @@ def test_a_ladder_bot_plays_a_server_without_play_matches_on_play_calls(ladder: 
     # Each bot finds PlayMatches missing once, then plays every match with Join and Play.
     assert events.count("play_matches_unsupported") == 2
     assert events.count("table_opened") == 2
-    # Each seat joined once, on Join: never taken on PlayMatches, so never a rejoin.
+    # Each seat joined once, on Join: never taken on PlayMatches (nor logged as taken
+    # there), so never a rejoin.
     assert events.count("seat_joined") >= 4 and "seat_rejoined" not in events
+    assert "seat_taken" not in events
     assert events.count("match_ended") >= 4

@@ -75,7 +75,10 @@ class Host:
         self.matches: dict[str, Runner] = {}
         self._seats: dict[str, tuple[Runner, int]] = {}   # token hash -> match, seat
         self._ended_order: dict[str, Runner] = {}   # ended and held, oldest first
-        self._retired: dict[str, str] = {}      # token hash -> id of a match no longer held
+        # Token hash -> (id of a match no longer held, when it is forgotten), oldest
+        # first: they are swept from the front, with no timer each (a busy server
+        # retires thousands of tokens a minute, for keep_retired seconds).
+        self._retired: dict[str, tuple[str, float]] = {}
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
 
@@ -202,20 +205,20 @@ class Host:
         if self._ended_order.pop(match.id, None) is None:
             return                          # forgotten already (count bound, then timer)
         self.matches.pop(match.id, None)
-        for hashed in match.token_hashes:
-            self._seats.pop(hashed, None)
-            self._retired[hashed] = match.id
-        while len(self._retired) > self.max_retired:
-            del self._retired[next(iter(self._retired))]
+        now = self.clock.now()
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.
-        self.clock.call_at(self.clock.now() + self.keep_retired,
-                           functools.partial(self._unretire, match.id, match.token_hashes))
-
-    def _unretire(self, match_id: str, hashes: Sequence[str]) -> None:
-        for hashed in hashes:
-            if self._retired.get(hashed) == match_id:
-                del self._retired[hashed]
+        until = now + self.keep_retired
+        for hashed in match.token_hashes:
+            self._seats.pop(hashed, None)
+            self._retired.pop(hashed, None)         # (re-inserted at the end: newest)
+            self._retired[hashed] = (match.id, until)
+        retired = self._retired
+        while retired:
+            oldest = next(iter(retired))
+            if len(retired) <= self.max_retired and retired[oldest][1] > now:
+                break
+            del retired[oldest]
 
     def seat_of(self, token: str) -> tuple[Runner, int] | None:
         """Returns (match, seat) for a seat token, or None when unknown."""
@@ -224,7 +227,10 @@ class Host:
     def retired(self, token: str) -> str | None:
         """Returns the id of the ended match a token belonged to, once no longer held
         (for ``keep_retired`` seconds; None after that, as for an unknown token)."""
-        return self._retired.get(token_hash(token))
+        found = self._retired.get(token_hash(token))
+        if found is None or found[1] <= self.clock.now():
+            return None
+        return found[0]
 
     def get(self, match_id: str) -> Runner | None:
         """Returns a match held by this server, or None."""

@@ -44,6 +44,10 @@ class ManualClock:
         heapq.heappush(self._timers, (when, next(self._order), timer))
         return timer
 
+    def pending(self) -> int:
+        """Returns how many timers wait for their time (cancelled ones included)."""
+        return len(self._timers)
+
     def advance(self, seconds: float) -> None:
         """Moves the time on by ``seconds``, running every timer due on the way, in
         time order (each at its own time)."""

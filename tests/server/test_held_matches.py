@@ -53,9 +53,41 @@ def test_ended_matches_and_retired_tokens_are_bounded_in_count(tmp_path: Path) -
     asyncio.run(go())
 
 
+def test_retired_tokens_are_forgotten_in_time_without_a_timer_each(tmp_path: Path) -> None:
+    async def go() -> None:
+        storage = Storage(tmp_path / "arena.db")
+        clock = ManualClock()
+        try:
+            host = Host(storage, clock=clock, max_ended=1)
+            first = host.create_match(2, seed=1)
+            await _play_out(first)
+            clock.advance(host.keep_ended)          # first forgotten: its tokens retired
+            pending = clock.pending()
+            later = host.create_match(2, seed=2)
+            await _play_out(later)
+            clock.advance(host.keep_ended)
+            # Retiring the later match's tokens left no timer behind (a busy server
+            # retires thousands of tokens a minute, for ten minutes each).
+            assert clock.pending() <= pending
+            assert host.retired(first.tokens[0]) == first.id
+            clock.advance(host.keep_retired - host.keep_ended)
+            assert host.retired(first.tokens[0]) is None            # its time is up
+            assert host.retired(later.tokens[1]) == later.id        # not yet
+            clock.advance(host.keep_ended)
+            assert host.retired(later.tokens[1]) is None
+            # The next match retired sweeps the expired ones out of memory.
+            await _play_out(host.create_match(2, seed=3))
+            await _play_out(host.create_match(2, seed=4))
+            assert len(host._retired) == 2
+        finally:
+            storage.close()
+
+    asyncio.run(go())
+
+
 def test_a_forgotten_match_is_not_kept_alive_by_its_timers(tmp_path: Path) -> None:
-    # The count bound forgets the oldest ended match long before its keep_ended and
-    # keep_retired timers come due: nothing may hold it (its state, its log) until then.
+    # The count bound forgets the oldest ended match long before its keep_ended timer
+    # comes due: nothing may hold it (its state, its log) until then.
     async def go() -> None:
         storage = Storage(tmp_path / "arena.db")
         clock = ManualClock()

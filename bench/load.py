@@ -116,12 +116,15 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     ended = sum(p.get("matches_ended_in_window", 0) for p in parts)
     refusals = {m: summary(v, 1000, 1)["p50"] if v else None
                 for m, v in parts[0].get("refusals_us", {}).items()}
+    # None where the window saw none (no match ended, so none was replaced, in a
+    # short window of a large step), rather than a time of 0.
+    none: dict[str, float | None] = {"p50": None, "p99": None}
     starts = [x for p in parts for x in p.get("starts_us", ())]
-    start_fig = summary(starts, 1000, 1) if starts else {"p50": 0.0, "p99": 0.0}
+    start_fig = summary(starts, 1000, 1) if starts else none
     ends = [x for p in parts for x in p.get("ends_us", ())]
-    end_fig = summary(ends, 1000, 1) if ends else {"p50": 0.0, "p99": 0.0}
+    end_fig = summary(ends, 1000, 1) if ends else none
     creates = [x for p in parts for x in p.get("creates_us", ())]
-    create_fig = summary(creates, 1000, 1) if creates else {"p50": 0.0, "p99": 0.0}
+    create_fig = summary(creates, 1000, 1) if creates else none
     fig = summary(latencies, 1000, 2) if latencies else {
         "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
     return {
@@ -279,6 +282,11 @@ def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int
             "steps": stepped}
 
 
+def _ms(value: float | None) -> str:
+    """Returns a time in ms as the table shows it: whole, or "-" when none was seen."""
+    return "-" if value is None else f"{value:.0f}"
+
+
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
     head = (f"{'seats':>6}{'decisions/s':>13}{'p50 ms':>9}{'p99 ms':>9}{'in play':>9}"
@@ -288,7 +296,7 @@ def table(result: dict[str, Any]) -> list[str]:
     for s in result["steps"]:
         lines.append(f"{s['seats']:>6}{s['decisions_per_s']:>13.0f}{s['p50_ms']:>9.1f}"
                      f"{s['p99_ms']:>9.1f}{s['matches_in_play']:>9.1f}"
-                     f"{s['match_start_p50_ms']:>10.0f}{s['server_rss_mb']:>9.1f}"
+                     f"{_ms(s['match_start_p50_ms']):>10}{s['server_rss_mb']:>9.1f}"
                      f"{s['server_cpu_percent']:>14.0f}{s['bots_cpu_percent']:>12.0f}"
                      f"{s['errors']:>8}")
     lines.append(f"target {result['seats']} seats ({result['matches']} matches of "
@@ -296,9 +304,9 @@ def table(result: dict[str, Any]) -> list[str]:
                  f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
                  f"{result['server_rss_mb']} MB, {result['errors']} errors")
     lines.append(f"matches in play on average: {result['matches_in_play']}; a new match took "
-                 f"{result['match_start_p50_ms']:.0f} ms to start at p50 (CreateMatch "
-                 f"{result['create_match_p50_ms']:.0f} ms) and "
-                 f"{result['match_end_p50_ms']:.0f} ms to end; a new call is refused in "
+                 f"{_ms(result['match_start_p50_ms'])} ms to start at p50 (CreateMatch "
+                 f"{_ms(result['create_match_p50_ms'])} ms) and "
+                 f"{_ms(result['match_end_p50_ms'])} ms to end; a new call is refused in "
                  f"{result['play_refused_p50_ms']} ms for Play, "
                  f"{result['join_refused_p50_ms']} ms for Join")
     lines.append(f"memory: {result['rss_kb_per_seat']} KB a seat, "

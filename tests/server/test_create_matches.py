@@ -22,6 +22,17 @@ async def requests(*made: pb.CreateMatchRequest) -> AsyncIterator[pb.CreateMatch
         yield request
 
 
+async def open_after(ended: asyncio.Event, *made: pb.CreateMatchRequest
+                     ) -> AsyncIterator[pb.CreateMatchRequest]:
+    """Yields ``made``, then keeps the client's side open until ``ended`` is set: once
+    a refusal is on its way nothing more is written nor closed, since grpc.aio reports
+    a write that fails as the call ends as INTERNAL, not the server's status
+    (grpc/grpc#36066)."""
+    for request in made:
+        yield request
+    await ended.wait()
+
+
 def test_one_call_creates_match_after_match(server) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -49,17 +60,10 @@ def test_a_refused_request_ends_the_call_and_keeps_the_matches_before(server) ->
         async with grpc.aio.insecure_channel(server.address) as channel:
             organiser = pb_grpc.OrganiserStub(channel)
             ended = asyncio.Event()
-
-            async def asked() -> AsyncIterator[pb.CreateMatchRequest]:
-                yield pb.CreateMatchRequest(players=2)
-                yield pb.CreateMatchRequest(players=9)
-                # The call stays open for more, but nothing more is written once the
-                # refusal is on its way: grpc.aio reports a write that fails as the
-                # call ends as INTERNAL, not the server's status (grpc/grpc#36066).
-                await ended.wait()
-
             call = organiser.CreateMatches(
-                asked(), metadata=(("organiser-key", server.organiser_key),))
+                open_after(ended, pb.CreateMatchRequest(players=2),
+                           pb.CreateMatchRequest(players=9)),
+                metadata=(("organiser-key", server.organiser_key),))
             made = []
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 async for response in call:
@@ -81,12 +85,14 @@ def test_a_refused_request_ends_the_call_and_keeps_the_matches_before(server) ->
 def test_the_organiser_key_is_checked_as_the_call_opens(server, key, code) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
+            ended = asyncio.Event()
             call = pb_grpc.OrganiserStub(channel).CreateMatches(
-                requests(pb.CreateMatchRequest(players=2)),
+                open_after(ended, pb.CreateMatchRequest(players=2)),
                 metadata=(("organiser-key", key),) if key else ())
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 async for _ in call:
                     raise AssertionError("a match was created without the right key")
+            ended.set()
             assert refused.value.code() == code
 
     asyncio.run(scenario())

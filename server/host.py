@@ -211,7 +211,6 @@ class Host:
         until = now + self.keep_retired
         for hashed in match.token_hashes:
             self._seats.pop(hashed, None)
-            self._retired.pop(hashed, None)         # (re-inserted at the end: newest)
             self._retired[hashed] = (match.id, until)
         retired = self._retired
         while retired:

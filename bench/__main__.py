@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from client_sdk.logs import configure_quiet
+
 from . import machine
 
 BENCHMARKS: dict[str, dict[str, Any]] = {
@@ -64,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"run only these benchmarks ({', '.join(BENCHMARKS)})")
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     args = parser.parse_args(argv)
+    # The bots and stores the benchmarks drive log each decision and each upgrade:
+    # warnings and worse only, or those lines bury the tables.
+    configure_quiet()
 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     # Each benchmark's figures go under its name; the engine's games per second are

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import MAMMAMIA, RunningServer
+from tests.ports import restartable_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,13 +21,6 @@ def run(*args: str, cwd: Path | None = None, timeout: float = 60,
         **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(MAMMAMIA), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, **kwargs)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 # -- mammamia watch -----------------------------------------------------------------------
@@ -107,7 +101,7 @@ def test_watch_an_unknown_match(server: RunningServer) -> None:
 
 
 def test_watch_without_a_server() -> None:
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{restartable_port()}"
     done = run("watch", "--server", address, "m1")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
@@ -130,7 +124,7 @@ def test_a_refused_ladder_key_names_the_key_file_and_the_ways_out(
 
 
 def test_a_ladder_bot_without_a_server_never_says_it_entered(tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{restartable_port()}"
     done = run("bot", "random", "--server", address, "--ladder", "--name", "bob",
                "--key=some-key", "--log-format", "json", "--give-up", "1.5", cwd=tmp_path)
     assert done.returncode == 1
@@ -140,7 +134,7 @@ def test_a_ladder_bot_without_a_server_never_says_it_entered(tmp_path: Path) -> 
 
 
 def test_a_seat_without_a_server_asks_whether_it_runs(tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{restartable_port()}"
     done = run("bot", "random", "--server", address, "--token", "t", "--log-format", "json",
                "--give-up", "1", cwd=tmp_path)
     assert done.returncode == 1
@@ -148,7 +142,7 @@ def test_a_seat_without_a_server_asks_whether_it_runs(tmp_path: Path) -> None:
 
 
 def test_registering_without_a_server_asks_whether_it_runs(tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{restartable_port()}"
     done = run("bot", "random", "--server", address, "--ladder", "--name", "carol",
                "--log-format", "json", cwd=tmp_path)
     assert done.returncode != 0
@@ -157,7 +151,7 @@ def test_registering_without_a_server_asks_whether_it_runs(tmp_path: Path) -> No
 
 
 def test_organiser_and_ladder_commands_without_a_server_ask_whether_it_runs() -> None:
-    address = f"127.0.0.1:{free_port()}"
+    address = f"127.0.0.1:{restartable_port()}"
     for args in (("match", "list", "--organiser-key", "k"), ("ladder", "standings")):
         done = run(*args, "--server", address)
         assert done.returncode == 1

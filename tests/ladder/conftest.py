@@ -3,7 +3,6 @@ enter a ladder come from the ``ladder_bots`` fixture of ``tests/conftest.py``.)"
 
 from __future__ import annotations
 
-import socket
 import sqlite3
 import time
 from collections.abc import Callable
@@ -18,13 +17,6 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
-
-
-def free_port() -> int:
-    """Returns a port that was free a moment ago (for a server that restarts on it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def standings(address: str, players: int = 0) -> pb.StandingsResponse:

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import grpc
 import pytest
+from ports import restartable_port
 
-from .conftest import MAMMAMIA, free_port, query, standings, wait_until
+from .conftest import MAMMAMIA, query, standings, wait_until
 
 
 def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
-    port = free_port()
+    port = restartable_port()
     db = tmp_path / "mammamia.db"
     err = tmp_path / "demo.err"
     with open(err, "wb") as out:

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.storage import connect
 
-from .conftest import MAMMAMIA, free_port, query, wait_until
+from .conftest import MAMMAMIA, query, wait_until
 
 THREE = {"random-d": "random", "greedy-d": "greedy", "counter-d": "counter"}
 
@@ -189,7 +190,7 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
         tmp_path: Path) -> None:
     slow = tmp_path / "slow_bot.py"
     slow.write_text(SLOW_BOT)
-    server = start_server(port=free_port(), ladder_duplicate=True, ladder_concurrency=1,
+    server = start_server(port=restartable_port(), ladder_duplicate=True, ladder_concurrency=1,
                           ladder_players="2")
     bots = ladder_bots(server.address, {"slow-d": f"{slow}:Slow", "greedy-d": "greedy"})
     db = server.db_path

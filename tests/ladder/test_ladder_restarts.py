@@ -11,11 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
+from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .conftest import MAMMAMIA, finished_at_least, free_port, query, standings, wait_until
+from .conftest import MAMMAMIA, finished_at_least, query, standings, wait_until
 
 BOTS = {"random-r": "random", "greedy-r": "greedy", "counter-r": "counter",
         "greedy-s": "greedy"}
@@ -34,7 +35,7 @@ def test_restart_and_kill_lose_no_result_and_the_ladder_goes_on(
         start_server: Callable[..., object], ladder_bots: Callable[..., None],
         tmp_path: Path) -> None:
     # A fixed port, so the bots find the server again after each restart.
-    server = start_server(port=free_port(), ladder_concurrency=2, ladder_players="2-4",
+    server = start_server(port=restartable_port(), ladder_concurrency=2, ladder_players="2-4",
                           drain_seconds=5)
     ladder_bots(server.address, BOTS)
     wait_until(finished_at_least(server.address, 5), 60, "5 rated matches")
@@ -113,7 +114,7 @@ def test_a_crash_between_stored_record_and_ladder_result_is_recovered(
         start_server: Callable[..., object], ladder_bots: Callable[..., None]) -> None:
     """A ladder match whose record the server stored, but whose ladder result the crash
     cut off, is taken from the stored record at the next start and rated then."""
-    server = start_server(port=free_port(), ladder_concurrency=1, ladder_players="2")
+    server = start_server(port=restartable_port(), ladder_concurrency=1, ladder_players="2")
     ladder_bots(server.address, {"greedy-x": "greedy", "random-x": "random"})
     wait_until(finished_at_least(server.address, 2), 60, "2 rated matches")
     assert server.stop() == 0

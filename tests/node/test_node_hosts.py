@@ -8,7 +8,7 @@ import re
 import subprocess
 from typing import Any
 
-from storage.postgres import _free_port as free_port
+from ports import restartable_port
 
 from server.storage import connect
 
@@ -17,7 +17,7 @@ RUN_TIMEOUT_S = 90
 
 def test_node_bot_plays_its_seat_on_the_host_the_assignment_names(
         start_server: Any, ladder_bots: Any, node_bot: list[str], postgres_url: str) -> None:
-    port_a, port_b = free_port(), free_port()
+    port_a, port_b = restartable_port(), restartable_port()
 
     def flags(port: int, name: str) -> list[str]:
         return ["--port", str(port), "--advertise", f"127.0.0.1:{port}", "--host-id", name]

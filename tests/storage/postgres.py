@@ -25,7 +25,6 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -33,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import restartable_port
 
 START_TIMEOUT_S = 30
 TEMPLATE = "mammamia_template"
@@ -48,12 +48,6 @@ def _binaries() -> Path | None:
     return Path(initdb).parent if initdb else None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory, on 127.0.0.1 and a free port."""
 
@@ -62,7 +56,7 @@ class PostgresServer:
         self.directory = Path(tempfile.mkdtemp(prefix="mammamia-pg-"))
         self.data = self.directory / "data"
         self.log = self.directory / "postgres.log"
-        self.port = _free_port()
+        self.port = restartable_port()   # it restarts on it
         self._names = itertools.count(1)
         self._as: list[str] = []
         if os.geteuid() == 0:

@@ -22,6 +22,7 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
@@ -29,7 +30,6 @@ from server.ladder.store import LadderStore
 from server.storage import connect
 
 from .postgres import PostgresServer, wait_accepting
-from .postgres import _free_port as free_port
 
 MAMMAMIA = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "mammamia"
 # Four through A, two through B, and B runs one two-player match at a time: while B is
@@ -115,7 +115,7 @@ def host_flags(port: int, name: str) -> dict[str, Any]:
 def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(
         start_server: Callable[..., Any], ladder_bots: Callable[..., Any],
         postgres_url: str, tmp_path: Path) -> None:
-    port_a, port_b = free_port(), free_port()
+    port_a, port_b = restartable_port(), restartable_port()
     # A match formed in the moment before B's kill may seat a bot whose Enter stream
     # was on B: it is played by default until that bot is back (after its start
     # timeout, a missed deadline a turn). Short ones keep that within the waits below.
@@ -237,7 +237,7 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         start_server: Callable[..., Any], postgres_url: str) -> None:
     options = {"db": postgres_url, "ladder_concurrency": 1, "ladder_players": "2",
                "ladder_start_timeout": 30}
-    port_a, port_b = free_port(), free_port()
+    port_a, port_b = restartable_port(), restartable_port()
     a = start_server(**options, **host_flags(port_a, "host-a"))
     b = start_server(**options, **host_flags(port_b, "host-b"))
     with grpc.insecure_channel(a.address) as to_a, grpc.insecure_channel(b.address) as to_b:
@@ -301,8 +301,8 @@ def test_two_hosts_go_on_after_a_postgresql_restart(
         postgres: PostgresServer, postgres_url: str) -> None:
     options = {"db": postgres_url, "ladder_concurrency": 2, "ladder_players": "2",
                "drain_seconds": 5}
-    a = start_server(**options, **host_flags(free_port(), "host-a"))
-    b = start_server(**options, **host_flags(free_port(), "host-b"))
+    a = start_server(**options, **host_flags(restartable_port(), "host-a"))
+    b = start_server(**options, **host_flags(restartable_port(), "host-b"))
     ladder_bots(a.address, {"random-a": "random", "greedy-a": "greedy"})
     ladder_bots(b.address, {"random-b": "random", "greedy-b": "greedy"})
     wait(lambda: rated(a.address) >= 3, 60, "3 rated matches")
@@ -344,14 +344,14 @@ def test_duplicate_sets_keep_a_ladder_of_one_host(
              postgres_url, "--organiser-key", "k", *flags],
             cwd=tmp_path, capture_output=True, text=True, timeout=60)
 
-    shared = start_server(db=postgres_url, **host_flags(free_port(), "host-a"))
+    shared = start_server(db=postgres_url, **host_flags(restartable_port(), "host-a"))
     alone = serve("--host-id", "host-d", "--ladder-duplicate")
     assert alone.returncode == 2, alone.stderr
     assert "--ladder-duplicate needs a ladder of one host" in alone.stderr
     assert shared.stop() == 0
 
     duplicate = start_server(db=postgres_url, ladder_duplicate=True,
-                             **host_flags(free_port(), "host-d"))
+                             **host_flags(restartable_port(), "host-d"))
     other = serve("--host-id", "host-b")
     assert other.returncode == 2, other.stderr
     assert "runs this database's ladder alone" in other.stderr

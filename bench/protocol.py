@@ -21,7 +21,9 @@ one only if the server was seen sending one on its own), which splits the server
 round trip into the bare transport, the cost of its pattern of messages, and its
 own work. ``answer_path``
 times the server's answer path in-process, without gRPC, and the share of it spent
-building the seat's view.
+building the seat's view; ``play_path`` the whole of the server's Play handling
+in-process (answers read, applied, journalled, the next request encoded and
+streamed), which with the echo's Pair bounds the ratio from below.
 
 ``python -m bench.protocol`` prints a table; ``run()`` returns the figures.
 """
@@ -227,6 +229,77 @@ def answer_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
     return asyncio.run(_answer_path(seconds, seed))
 
 
+class _Answers:
+    """The client's side of an in-process Play call: the answers it sends, in order."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[pb.PlayRequest] = asyncio.Queue()
+
+    def __aiter__(self) -> _Answers:
+        return self
+
+    async def __anext__(self) -> pb.PlayRequest:
+        return await self.queue.get()
+
+
+async def _play_seat(runner: Any, number: int, rng: random.Random, last: list[int],
+                     into: dict[str, Any]) -> None:
+    from server.runner import holding
+    from server.services import PlayCall
+
+    answers = _Answers()
+    runner.join(number)
+    call = PlayCall(answers, 8, "Play")
+    try:
+        async for raw in call.sit(runner, number, 0, holding(0)):
+            now = time.perf_counter_ns()
+            sent = []
+            for event in pb.SeatEvents.FromString(raw).events:
+                decision = decision_in(event)
+                if decision is not None:
+                    if last:
+                        into["samples"].append(now - last[0])
+                    last[:] = [now]
+                    sent.append(answer(decision, rng))
+            into["client_ns"] += time.perf_counter_ns() - now
+            for message in sent:        # parsed as gRPC would, on the server's side
+                answers.queue.put_nowait(pb.PlayRequest.FromString(message))
+    finally:
+        call.close()
+
+
+async def _play_path(seconds: float, seed: int) -> dict[str, float]:
+    from structlog.testing import capture_logs
+
+    from server.host import Host
+    from server.storage import Storage
+
+    rng = random.Random(seed)
+    into: dict[str, Any] = {"samples": [], "client_ns": 0}
+    with tempfile.TemporaryDirectory(prefix="bench-play-") as tmp, capture_logs():
+        host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            runner = host.create_match(2, seed=rng.randrange(2**62))
+            last: list[int] = []
+            await asyncio.gather(*(_play_seat(runner, n, rng, last, into) for n in (0, 1)))
+            await runner.result()
+        host.storage.close()
+    figures = summary(into["samples"], 1000)
+    return {"decisions": figures["n"], "p50_us": figures["p50"], "mean_us": figures["mean"],
+            "client_us": round(into["client_ns"] / max(1, figures["n"]) / 1000, 1)}
+
+
+def play_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
+    """Returns the server's whole Play path measured in-process, without gRPC: the
+    round trip (µs, p50 and mean) between two decision requests of a two-seat match
+    whose answers reach the server's own Play call handling (``PlayCall``: its reader,
+    the match's runner, the journal, the seat's stream and its encoding) from memory,
+    and ``client_us``, the mean µs of it the in-process client spends parsing each
+    message and encoding its answer (as the benchmark's gRPC client does)."""
+    return asyncio.run(_play_path(seconds, seed))
+
+
 async def _measure(server: str, server_pid: int, key: str, reply_file: Path, port_file: Path,
                    samples: int, blocks: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
@@ -302,7 +375,7 @@ def run(samples: int = 6000, blocks: int = 5, seed: int = 1,
         answer_seconds: float = 2.0) -> dict[str, Any]:
     """Returns the round-trip figures (µs) of the server and of the bare echo, and the
     ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations;
-    and, under ``answer_path``, the share of the server's own Python in a decision."""
+    and, under ``answer_path`` and ``play_path``, the server's own Python in a decision."""
     with tempfile.TemporaryDirectory(prefix="bench-protocol-") as tmp:
         directory = Path(tmp)
         with Server(directory) as server:
@@ -310,6 +383,7 @@ def run(samples: int = 6000, blocks: int = 5, seed: int = 1,
                                           directory / "reply.bin", directory / "echo.port",
                                           samples, blocks, seed))
     result["answer_path"] = answer_path(answer_seconds, seed)
+    result["play_path"] = play_path(answer_seconds, seed)
     return result
 
 
@@ -334,6 +408,11 @@ def table(result: dict[str, Any]) -> list[str]:
     path = result["answer_path"]
     lines.append(f"answer path in-process (no gRPC): {path['answer_us']} µs per decision, "
                  f"of which mammamia.view_of {path['view_of_us']} µs")
+    play = result["play_path"]
+    server_part = play["p50_us"] - play["client_us"]
+    lines.append(f"whole Play path in-process (no gRPC): {play['p50_us']:.0f} µs at p50, "
+                 f"{play['client_us']:.0f} µs of it the client's; with the server's "
+                 f"messages, a ratio of at least {(pattern + server_part) / bare:.2f}")
     return lines
 
 

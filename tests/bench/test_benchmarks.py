@@ -63,6 +63,10 @@ def test_protocol_measures_the_server_beside_a_bare_echo(tmp_path: Path) -> None
     assert fig["samples"]["pattern"] >= 100
     assert 1 <= fig["pattern_messages_per_request"] <= 2.1
     assert fig["answer_path"]["decisions"] > 0
+    # The whole Play path in-process: real decisions, the client's share a part of it.
+    play = fig["play_path"]
+    assert play["decisions"] > 0 and play["p50_us"] > 0
+    assert 0 < play["client_us"] < play["mean_us"]
     # The echo answers with a real decision request of the median size.
     assert fig["request_bytes"]["echo_reply"] > fig["answer_bytes"] > 0
 

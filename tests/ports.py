@@ -27,14 +27,20 @@ def _ephemeral_start() -> int:
         return 32768
 
 
+_given: set[int] = set()     # handed out by this process: two servers never get one port
+
+
 def restartable_port() -> int:
-    """Returns a port on 127.0.0.1 that is free now and below the ephemeral range, from
-    this xdist worker's band (``gw0``: the first); raises RuntimeError if none is."""
+    """Returns a port on 127.0.0.1 that is free now, below the ephemeral range, from
+    this xdist worker's band (``gw0``: the first) and not handed out before by this
+    process (until the band runs out); raises RuntimeError if none is free."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     bands = max(1, (_ephemeral_start() - _FIRST) // _BAND)
     first = _FIRST + _BAND * ((int(worker) if worker.isdigit() else 0) % bands)
-    last = first + _BAND
-    candidates = list(range(first, last))
+    band = range(first, first + _BAND)
+    if _given.issuperset(band):
+        _given.difference_update(band)
+    candidates = [port for port in band if port not in _given]
     random.shuffle(candidates)
     for port in candidates:
         with socket.socket() as s:
@@ -42,5 +48,6 @@ def restartable_port() -> int:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
-    raise RuntimeError(f"no free port in {first}-{last - 1} for worker {worker!r}")
+        _given.add(port)
+        return port
+    raise RuntimeError(f"no free port in {first}-{first + _BAND - 1} for worker {worker!r}")

@@ -4,11 +4,13 @@
 --stop-at U --out FILE`` keeps ``M`` matches of ``--players`` seats running on the
 server until the wall-clock time ``U``: it creates each match (Organiser.CreateMatch),
 plays all its seats with a trivial policy (a random option, answered at once), and
-creates the next one when a match ends. Each of the ``M`` places has its own
+creates the next one when a match ends. Each of the ``M`` holders has its own
 connection, and on it one ``Organiser.CreateMatches`` call that creates its matches
-and one ``Seat.PlayMatches`` call per seat that plays them (``--calls matches``, the
-default: no new call per match), or a CreateMatch call and a new ``Seat.Play`` call
-per seat for every match (``--calls play``).
+and one ``Seat.PlayMatches`` call per seat that plays them: made places by ``wait``,
+which every CreateMatch request names, so a match starts with no ``sit`` (``--calls
+places``, the default), or sent a ``sit`` with the seat's token for every match
+(``--calls matches``); or a CreateMatch call and a new ``Seat.Play`` call per seat for
+every match (``--calls play``). No new call is opened per match but with ``play``.
 
 With ``--window FILE`` instead of the two times, it writes ``--ready FILE`` (the
 time, once every one of its matches has had a decision request) and then waits for
@@ -41,7 +43,7 @@ from mammamia_pb import arena_pb2 as pb
 
 PLAY: Final = "/mammamia.v1.Seat/Play"
 PLAY_MATCHES: Final = "/mammamia.v1.Seat/PlayMatches"
-CALLS: Final = ("matches", "play")
+CALLS: Final = ("places", "matches", "play")
 _OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
 BATCH_MS: Final = 1000      # as the SDK's bots ask (client_sdk.connection.BATCH_MS)
 CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
@@ -90,25 +92,35 @@ def decision_in(event: pb.SeatEvent) -> pb.DecisionRequest | None:
 
 
 async def hold(server: str, key: str, players: int, deadline_ms: int, rng: random.Random,
-               tally: Tally, calls: str = "matches",
+               tally: Tally, calls: str = "places",
                opening: Opening | None = None, batch_ms: int = 0) -> None:
     """Plays match after match on one connection until cancelled: created on one
-    CreateMatches call, every seat on one PlayMatches call for all the matches
-    (``calls="matches"``), or by a CreateMatch call each, every seat on a Play call of
-    its own per match (``calls="play"``). With ``opening``, the first match waits
-    until every holder's calls have been taken up."""
+    CreateMatches call, every seat on one PlayMatches call for all the matches, a
+    place each match names (``calls="places"``) or sent a ``sit`` per match
+    (``calls="matches"``); or created by a CreateMatch call each, every seat on a Play
+    call of its own per match (``calls="play"``). With ``opening``, the first match
+    waits until every holder's calls have been taken up."""
     options = [("grpc.use_local_subchannel_pool", 1)]   # a connection of its own
     async with grpc.aio.insecure_channel(server, options=options) as channel:
-        creator = Creator(channel, key, calls == "matches")
+        creator = Creator(channel, key, calls != "play")
         play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
-        seats = ([Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
-                 if calls == "matches" else [])
+
+        async def open_seats() -> tuple[list[Seats], list[str]]:
+            held = [Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
+            return held, ([await s.wait(batch_ms) for s in held] if calls == "places"
+                          else [])
+
+        seats: list[Seats] = []
+        places: list[str] = []
         played = False
-        if opening is not None:
-            with contextlib.suppress(grpc.aio.AioRpcError):     # (counted when used)
+        with contextlib.suppress(grpc.aio.AioRpcError):     # (counted when used)
+            if calls != "play":
+                seats, places = await open_seats()
+            if opening is not None:
                 await creator.open()
                 for s in seats:
                     await s.call.initial_metadata()
+        if opening is not None:
             await opening.opened()
 
         def started() -> None:
@@ -119,22 +131,38 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
 
         try:
             while True:
+                if calls != "play" and (len(seats) < players or any(s.broken for s in seats)):
+                    for s in seats:
+                        s.call.cancel()
+                    try:
+                        seats, places = await open_seats()
+                    except grpc.aio.AioRpcError as e:
+                        tally.error(f"PlayMatches: {e.code().name}: {e.details()}")
+                        await asyncio.sleep(1)
+                        continue
                 asked = time.perf_counter_ns()
+                # Placed seats stream as soon as the match is created: read them already.
+                playing = asyncio.ensure_future(_play(
+                    play, seats, None, rng, tally, asked, started, batch_ms)) if places \
+                    else None
                 try:
                     created = await creator.create(pb.CreateMatchRequest(
                         players=players, seed=rng.randrange(2**62),
-                        time_control=pb.TimeControl(deadline_ms=deadline_ms)))
+                        time_control=pb.TimeControl(deadline_ms=deadline_ms),
+                        places=places))
                 except grpc.aio.AioRpcError as e:
                     tally.error(f"{creator.method}: {e.code().name}: {e.details()}")
+                    if playing is not None:
+                        playing.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await playing
                     await asyncio.sleep(1)
                     continue
                 tally.matches_started += 1
                 if tally.inside():
                     tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
-                if seats and any(s.broken for s in seats):
-                    seats = [Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
-                await _play(play, seats, created.seat_tokens, rng, tally, asked, started,
-                            batch_ms)
+                await (playing or _play(play, seats, created.seat_tokens, rng, tally, asked,
+                                        started, batch_ms))
         finally:
             for s in seats:
                 s.call.cancel()
@@ -214,7 +242,8 @@ class Creator:
 
 
 class Seats:
-    """One PlayMatches call: the seat it plays now is sent with :meth:`sit`."""
+    """One PlayMatches call: the seat it plays now is sent with :meth:`sit`, or an
+    organiser names it (:meth:`wait`)."""
 
     def __init__(self, open_call: grpc.aio.StreamStreamMultiCallable[bytes, bytes]) -> None:
         self.call = open_call()
@@ -226,20 +255,34 @@ class Seats:
             seat_token=token, batch_ms=batch_ms)).SerializeToString())
         return self.call
 
+    async def wait(self, batch_ms: int) -> str:
+        """Returns the token of the place the call becomes; raises AioRpcError."""
+        await self.call.write(pb.PlayRequest(wait=pb.WaitRequest(
+            batch_ms=batch_ms)).SerializeToString())
+        raw = await self.call.read()
+        if not isinstance(raw, bytes):      # EOF
+            raise grpc.aio.AioRpcError(grpc.StatusCode.UNKNOWN, grpc.aio.Metadata(),
+                                       grpc.aio.Metadata(), "PlayMatches ended at its wait")
+        return pb.SeatEvents.FromString(raw).events[0].waiting.place
+
 
 async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequence[Seats],
-                tokens: Sequence[str], rng: random.Random, tally: Tally, asked: int,
+                tokens: Sequence[str] | None, rng: random.Random, tally: Tally, asked: int,
                 started: Callable[[], None], batch_ms: int) -> None:
+    """Plays one match's seats: on Play calls (no ``on``), on the PlayMatches calls
+    ``on`` with a ``sit`` each, or (no ``tokens``) on places, seated by the organiser."""
     last: list[int] = []      # arrival of the match's previous decision request
 
-    async def seat(i: int, token: str) -> None:
+    async def seat(i: int, token: str | None) -> None:
         held = on[i] if on else None
         if held is None:
-            call = play(metadata=(("seat-token", token),))
+            call = play(metadata=(("seat-token", token or ""),))
         try:
             if held is None:
                 await call.write(pb.PlayRequest(observe=pb.ObserveRequest(
                     batch_ms=batch_ms)).SerializeToString())
+            elif token is None:
+                call = held.call
             else:
                 call = await held.sit(token, batch_ms)
             while isinstance(raw := await call.read(), bytes):     # (not EOF)
@@ -279,7 +322,8 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequ
             if held is None:
                 call.cancel()
 
-    await asyncio.gather(*(seat(i, t) for i, t in enumerate(tokens)))
+    await asyncio.gather(*(seat(i, t) for i, t in
+                           enumerate(tokens if tokens is not None else [None] * len(on))))
     tally.matches_finished += 1
     if tally.inside():
         tally.matches_ended_in_window += 1
@@ -393,8 +437,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--probe", action="store_true",
                         help="also time refused Play and Join calls in the window")
     parser.add_argument("--calls", choices=CALLS, default="matches",
-                        help="a PlayMatches call per seat for every match (matches) or a "
-                        "Play call per seat and match (play)")
+                        help="a PlayMatches call per seat for every match, a place each "
+                        "CreateMatch names (places) or sent a sit per match (matches), or "
+                        "a Play call per seat and match (play)")
     parser.add_argument("--opened", type=Path,
                         help="with --go: the file written once every match's calls are up")
     parser.add_argument("--go", type=Path,

@@ -3,11 +3,13 @@
 The server runs in its own process (``mammamia serve``); the bots are ``bench.crowd``
 processes, each holding its share of the matches and answering at once with a
 random option, so the server is never waiting for a bot to think: a closed loop
-that runs as fast as the machine allows. Each match place keeps a connection with
+that runs as fast as the machine allows. Each match holder keeps a connection with
 one CreateMatches call and a PlayMatches call per seat for all its matches (no new
-call per match; ``--calls play`` opens a CreateMatch and a Play call per seat for
-every match instead), every stream asking for the batching bound the SDK's bots
-ask for (``--batch-ms``). Everything is on 127.0.0.1 and bounded in time.
+call per match): places, which each CreateMatch request names, so that a match
+starts with no ``sit`` (``--calls matches``: a ``sit`` per seat and match instead;
+``--calls play``: a CreateMatch and a Play call per seat for every match), every
+stream asking for the batching bound the SDK's bots ask for (``--batch-ms``).
+Everything is on 127.0.0.1 and bounded in time.
 
 One run holds ``seats / players`` matches: it waits for the opening (until every
 match has been asked its first decision, ``opening_s``; at most 20 s and a second
@@ -44,7 +46,7 @@ from typing import Any, Final
 
 import psutil
 
-from .crowd import BATCH_MS
+from .crowd import BATCH_MS, CALLS
 from .latency import summary
 from .serve import Server, python_module, stop
 
@@ -56,14 +58,15 @@ OPENING_LIMIT_S: Final = 20.0  # (plus a second per 50 seats) for every match to
 
 
 def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
-            warmup: float | None = None, seed: int = 0, calls: str = "matches",
+            warmup: float | None = None, seed: int = 0, calls: str = "places",
             batch_ms: int = BATCH_MS) -> dict[str, Any]:
     """Returns the figures of ``seats`` seats (``seats // players`` matches) held by
     ``clients`` crowd processes through the opening, a warm-up of ``warmup``
     seconds (default: 3 s and a second per 100 matches), then ``seconds`` of
     measurement,
-    each seat on a PlayMatches call for every match (``calls="matches"``) or on a new
-    Play call per match (``calls="play"``), every stream asking for ``batch_ms``
+    each seat on a PlayMatches call for every match, a place (``calls="places"``) or
+    sent a ``sit`` per match (``calls="matches"``), or on a new Play call per match
+    (``calls="play"``), every stream asking for ``batch_ms``
     (ObserveRequest.batch_ms; 0: the server's 20 ms)."""
     matches = max(1, seats // players)
     clients = max(1, min(clients, matches))
@@ -256,7 +259,7 @@ def _read(out: Path, log: str) -> dict[str, Any]:
 
 def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,
         clients: int = 2, seconds: float = 15.0, step_seconds: float = 8.0,
-        limit_ms: float = P99_LIMIT_MS, calls: str = "matches",
+        limit_ms: float = P99_LIMIT_MS, calls: str = "places",
         batch_ms: int = BATCH_MS) -> dict[str, Any]:
     """Returns the figures of the target (``seats`` seats) and of the step-up: each
     step's figures and the largest seat count up to which every step's p99 stayed
@@ -329,8 +332,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--clients", type=int, default=2, help="crowd processes")
     parser.add_argument("--seconds", type=float, default=15.0, help="window of the target")
     parser.add_argument("--step-seconds", type=float, default=8.0, help="window of a step")
-    parser.add_argument("--calls", choices=("matches", "play"), default="matches",
-                        help="each seat on one PlayMatches call for all its matches "
+    parser.add_argument("--calls", choices=CALLS, default="places",
+                        help="each seat on one PlayMatches call for all its matches, a "
+                        "place each CreateMatch names (places) or sent a sit per match "
                         "(matches), or on a new Play call per match (play)")
     parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
                         help="the batching bound every stream asks for, as the SDK's bots "

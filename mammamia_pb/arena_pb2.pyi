@@ -1110,6 +1110,7 @@ class SeatEvent(_message.Message):
     MATCH_ENDED_FIELD_NUMBER: _builtins.int
     ACT_RESULT_FIELD_NUMBER: _builtins.int
     DEADLINE_PASSED_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The event's place in the match log (see above), or 0."""
     @_builtins.property
@@ -1148,6 +1149,10 @@ class SeatEvent(_message.Message):
     def deadline_passed(self) -> Global___DeadlinePassed:
         """The server decided for a seat that did not answer in time."""
 
+    @_builtins.property
+    def waiting(self) -> Global___Waiting:
+        """The reply to a PlayMatches `wait`: the call is a place (never numbered)."""
+
     def __init__(
         self,
         *,
@@ -1161,16 +1166,41 @@ class SeatEvent(_message.Message):
         match_ended: Global___MatchEnded | None = ...,
         act_result: Global___ActResult | None = ...,
         deadline_passed: Global___DeadlinePassed | None = ...,
+        waiting: Global___Waiting | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "snapshot", b"snapshot", "turn", b"turn", "waiting", b"waiting"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "sequence", b"sequence", "snapshot", b"snapshot", "turn", b"turn"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "sequence", b"sequence", "snapshot", b"snapshot", "turn", b"turn", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["snapshot", "decision", "turn", "round_started", "round_ended", "resolved", "match_ended", "act_result", "deadline_passed"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["snapshot", "decision", "turn", "round_started", "round_ended", "resolved", "match_ended", "act_result", "deadline_passed", "waiting"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___SeatEvent: _TypeAlias = SeatEvent  # noqa: Y015
+
+@_typing.final
+class Waiting(_message.Message):
+    """A PlayMatches call made a place by `wait` (see Seat.PlayMatches)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLACE_FIELD_NUMBER: _builtins.int
+    place: _builtins.str
+    """The place's secret token, which an organiser names in CreateMatchRequest.places
+    to seat the call; valid until the call ends.
+    """
+    def __init__(
+        self,
+        *,
+        place: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["place", b"place"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Waiting: _TypeAlias = Waiting  # noqa: Y015
 
 @_typing.final
 class SeatEvents(_message.Message):
@@ -1392,6 +1422,7 @@ class PlayRequest(_message.Message):
     OBSERVE_FIELD_NUMBER: _builtins.int
     ACT_FIELD_NUMBER: _builtins.int
     SIT_FIELD_NUMBER: _builtins.int
+    WAIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def observe(self) -> Global___ObserveRequest:
         """Where to (re)start the event stream (Play's first message only)."""
@@ -1404,22 +1435,61 @@ class PlayRequest(_message.Message):
     def sit(self) -> Global___SitRequest:
         """The seat to play next (PlayMatches only)."""
 
+    @_builtins.property
+    def wait(self) -> Global___WaitRequest:
+        """Makes the call a place, seated by the organiser (PlayMatches only, once,
+        between matches): see Seat.PlayMatches.
+        """
+
     def __init__(
         self,
         *,
         observe: Global___ObserveRequest | None = ...,
         act: Global___ActRequest | None = ...,
         sit: Global___SitRequest | None = ...,
+        wait: Global___WaitRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["observe", "act", "sit"]  # noqa: Y015
+    _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["observe", "act", "sit", "wait"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
+
+@_typing.final
+class WaitRequest(_message.Message):
+    """Makes a PlayMatches call a place: instead of the client sending a `sit` per
+    match, an organiser seats the call in the matches it creates
+    (CreateMatchRequest.places).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    BATCH_MS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """As SitRequest.name, for every seat the place is given (empty: the name the
+    organiser gave the seat, if any); a name too long ends the call with
+    INVALID_ARGUMENT.
+    """
+    batch_ms: _builtins.int
+    """As ObserveRequest.batch_ms, for every seat the place is given."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        batch_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_ms", b"batch_ms", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WaitRequest: _TypeAlias = WaitRequest  # noqa: Y015
 
 @_typing.final
 class SitRequest(_message.Message):
@@ -1579,6 +1649,7 @@ class CreateMatchRequest(_message.Message):
     FIRST_PLAYER_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     NAMES_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
     players: _builtins.int
     """Number of players, 2 to 5 (R-SETUP-1)."""
     seed: _builtins.int
@@ -1597,6 +1668,19 @@ class CreateMatchRequest(_message.Message):
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Display names per seat (optional)."""
 
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Places to seat the match on, one per seat in seat order (Waiting.place), or
+        none. The match then needs no `sit` and no Join: each place's call streams its
+        seat at once, as after a `sit` with `after_sequence` 0, with the place's name
+        and batch_ms and no client seed, and the match starts as soon as the last seat
+        is taken. A place whose call still plays a match takes its seat once that match
+        has ended. INVALID_ARGUMENT, and no match created, for a count other than
+        `players`, a place named twice, or an unknown place (never given, or its call
+        has ended); FAILED_PRECONDITION for a place that already has a seat waiting
+        for it.
+        """
+
     def __init__(
         self,
         *,
@@ -1606,10 +1690,11 @@ class CreateMatchRequest(_message.Message):
         first_player: _builtins.int | None = ...,
         time_control: Global___TimeControl | None = ...,
         names: _abc.Iterable[_builtins.str] | None = ...,
+        places: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "_seed", b"_seed", "first_player", b"first_player", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "_seed", b"_seed", "colours", b"colours", "first_player", b"first_player", "names", b"names", "players", b"players", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "_seed", b"_seed", "colours", b"colours", "first_player", b"first_player", "names", b"names", "places", b"places", "players", b"players", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_player: _TypeAlias = _typing.Literal["first_player"]  # noqa: Y015
     _WhichOneofArgType__first_player: _TypeAlias = _typing.Literal["_first_player", b"_first_player"]  # noqa: Y015

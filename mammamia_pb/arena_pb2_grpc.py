@@ -162,6 +162,18 @@ class SeatServicer:
         ended. A `sit` with a token that Play would refuse ends the call with Play's
         status (UNAUTHENTICATED, NOT_FOUND, RESOURCE_EXHAUSTED); any other message
         between matches ends it with INVALID_ARGUMENT.
+
+        Places: a client whose seats an organiser chooses (a tournament runner holding
+        its bots' calls, a load generator) sends `wait` instead of its first `sit`. The
+        server replies with a `waiting` event holding the call's place token, and the
+        call is a place until it ends: it sends nothing more between matches, and every
+        match an organiser creates naming the place (CreateMatchRequest.places) is
+        streamed on it from its Snapshot to its `match_ended`, one after another, its
+        `act`s answered as above. A match then starts as soon as it is created, with
+        no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
+        ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
+        (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
+        to its deadlines unless the organiser hands that token to a Play call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

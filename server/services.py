@@ -30,6 +30,7 @@ from .answers import Outcome, Refusal, refused
 from .events import Ended
 from .host import Host, HostClosed
 from .match import NAME_LIMIT
+from .places import PlaceError, Places
 from .quotas import Quotas
 from .runner import HOLD_SECONDS, Follower, Runner, holding
 from .storage import StorageError
@@ -193,9 +194,10 @@ async def _stream(match: Runner, viewer: int | None, after: int,
 class SeatService:
     """Seat: Join, Observe, Act and Play for the holder of a seat token."""
 
-    def __init__(self, host: Host, quotas: Quotas) -> None:
+    def __init__(self, host: Host, quotas: Quotas, places: Places) -> None:
         self.host = host
         self.quotas = quotas
+        self.places = places
         self._streams: dict[tuple[str, int], int] = {}   # open Observe and Play per seat
 
     def _seat(self, context: Context) -> tuple[Runner, int]:
@@ -320,7 +322,8 @@ class SeatService:
 
     async def PlayMatches(self, requests: AsyncIterator[pb.PlayRequest], context: Context
                           ) -> AsyncIterator[bytes]:
-        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches", self._take)
+        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches", self._take,
+                        Placing(self.places, self._take_placed))
         try:
             # Headers at once: the client knows its call is taken up before it sits.
             await context.send_initial_metadata(())
@@ -328,6 +331,9 @@ class SeatService:
                 if isinstance(seated, Refused):
                     _refuse_stream(context, seated)
                     return
+                if isinstance(seated, str):     # the call is a place: its token
+                    yield wire.waiting(seated)
+                    continue
                 taken, sitting = seated
                 structlog.contextvars.bind_contextvars(match=taken.match.id, seat=taken.seat)
                 try:
@@ -356,6 +362,14 @@ class SeatService:
         match.join(seat, name, client_seed)
         return Taken(match, seat, sit.after_sequence, holding(sit.batch_ms), held)
 
+    def _take_placed(self, match: Runner, seat: int, name: str, hold: float) -> Taken:
+        """Returns the seat an organiser gave a place, joined with the place's name (""
+        keeps the seat's); raises Refused."""
+        held = contextlib.ExitStack()
+        held.enter_context(self._stream_of(match, seat))
+        match.join(seat, name or None, None)
+        return Taken(match, seat, 0, hold, held)
+
 
 @dataclass(slots=True)
 class Sitting:
@@ -383,9 +397,23 @@ class Taken:
 Take = Callable[[pb.SitRequest], Taken]
 """Takes the seat a ``sit`` names; raises Refused."""
 
-Seated = tuple[Taken, Sitting] | Refused
+Seated = tuple[Taken, Sitting] | Refused | str
 """What a PlayMatches ``sit`` came to: the seat taken and its place on the call, or
-why the call ends."""
+why the call ends; or, after a ``wait``, the token of the place the call has become."""
+
+
+TakePlaced = Callable[[Runner, int, str, float], Taken]
+"""Takes the seat an organiser gave a place: (match, seat, the place's name, its
+hold); raises Refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placing:
+    """What a PlayMatches call needs to become a place: the server's places, and how
+    a place's seat is taken."""
+
+    places: Places
+    take: TakePlaced
 
 
 class PlayCall:
@@ -395,11 +423,19 @@ class PlayCall:
     between matches takes its seat (``take``) and waits for :meth:`next_sit`."""
 
     def __init__(self, requests: AsyncIterator[pb.PlayRequest], reply_limit: int,
-                 method: str, take: Take | None = None) -> None:
+                 method: str, take: Take | None = None, placing: Placing | None = None
+                 ) -> None:
         self._requests = requests
         self._reply_limit = reply_limit
         self._method = method
         self._take = take
+        self._placing = placing
+        # Once the call is a place: its token, its seats' name and hold, and the seat
+        # an organiser gave it while its match in play had not ended.
+        self._place = ""
+        self._place_name = ""
+        self._place_hold = HOLD_SECONDS
+        self._offered: tuple[Runner, int] | None = None
         self._sitting: Sitting | None = None    # the seat the call's answers go to
         self._sits: asyncio.Queue[Seated | None] = asyncio.Queue()
         #: Why the call must end with INVALID_ARGUMENT ("" while nothing is wrong).
@@ -411,7 +447,36 @@ class PlayCall:
         matches), or None once the client has closed its side or the call has failed
         (see ``failed``)."""
         self._start()
+        if self._offered is not None and self._between():
+            self._take_offered()
         return await self._sits.get()
+
+    @property
+    def offered(self) -> bool:
+        """Whether a seat an organiser gave the place waits for its match to end."""
+        return self._offered is not None
+
+    def offer(self, match: Runner, seat: int) -> None:
+        """Seats the place in ``seat`` of ``match``: at once between matches, else once
+        the match in play has ended (the handler takes it then, see next_sit)."""
+        self._offered = (match, seat)
+        if self._between():
+            self._take_offered()
+
+    def _between(self) -> bool:
+        sitting = self._sitting
+        return sitting is None or sitting.match.match.ended is not None
+
+    def _take_offered(self) -> None:
+        assert self._offered is not None and self._placing is not None
+        match, seat = self._offered
+        self._offered = None
+        try:
+            taken = self._placing.take(match, seat, self._place_name, self._place_hold)
+        except Refused as e:
+            self._sits.put_nowait(e)
+            return
+        self._seated(taken)
 
     async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS,
                   sitting: Sitting | None = None) -> AsyncIterator[bytes]:
@@ -436,6 +501,10 @@ class PlayCall:
         not played."""
         if self._reader is not None:
             self._reader.cancel()
+        if self._place:
+            assert self._placing is not None
+            self._placing.places.remove(self._place)
+            self._offered = None    # (its seat is left to its deadlines)
         while not self._sits.empty():
             seated = self._sits.get_nowait()
             if isinstance(seated, tuple):
@@ -473,8 +542,15 @@ class PlayCall:
             sitting = self._sitting
             between = sitting is None or sitting.match.match.ended is not None
             if self._method == "PlayMatches" and between:
+                if kind in ("sit", "wait") and self._place:
+                    self._fail(f"a place takes no {kind!r}: its seats come from the "
+                               f"organiser's CreateMatch")
+                    return
                 if kind == "sit":
                     if not self._seat(req.sit):
+                        return
+                elif kind == "wait":
+                    if not self._wait(req.wait):
                         return
                 elif kind != "act":         # (a late answer to an ended match: dropped)
                     self._fail(f"between matches PlayMatches takes only 'sit', got "
@@ -494,9 +570,26 @@ class PlayCall:
         except Refused as e:
             self._sits.put_nowait(e)
             return False
+        self._seated(taken)
+        return True
+
+    def _seated(self, taken: Taken) -> None:
         # Every later message meets this seat, from the moment it is taken.
         sitting = self._sitting = Sitting(taken.match, taken.seat, Replies(self._reply_limit))
         self._sits.put_nowait((taken, sitting))
+
+    def _wait(self, wait: pb.WaitRequest) -> bool:
+        """Makes the call a place and hands its token to the call's handler; returns
+        False when the wait is refused (the handler ends the call with the refusal)."""
+        assert self._placing is not None
+        try:
+            self._place_name, _ = _joining(wait.name, "", "wait.")
+        except Refused as e:
+            self._sits.put_nowait(e)
+            return False
+        self._place_hold = holding(wait.batch_ms)
+        self._place = self._placing.places.add(self)
+        self._sits.put_nowait(self._place)
         return True
 
     def _answer(self, sitting: Sitting, req: pb.PlayRequest, kind: str | None) -> None:
@@ -625,9 +718,10 @@ class SpectateService:
 class OrganiserService(pb_grpc.OrganiserServicer):
     """Organiser: create, list and read matches, with the organiser key."""
 
-    def __init__(self, host: Host, organiser_key: str) -> None:
+    def __init__(self, host: Host, organiser_key: str, places: Places) -> None:
         self.host = host
         self.key = organiser_key
+        self.places = places
 
     def _refusal(self, context: Context) -> Refused | None:
         """Returns why the call's organiser key is refused, or None when it is right."""
@@ -649,6 +743,12 @@ class OrganiserService(pb_grpc.OrganiserServicer):
         except wire.WireError as e:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
         try:
+            placed = self.places.calls(request.places, setup.players) if request.places \
+                else []
+        except PlaceError as e:
+            raise Refused(grpc.StatusCode.FAILED_PRECONDITION if e.busy
+                          else grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
+        try:
             match = self.host.create_match(
                 setup.players, seed=setup.seed, colours=setup.colours,
                 first_player=setup.first_player, deadline_ms=setup.deadline_ms,
@@ -657,6 +757,10 @@ class OrganiserService(pb_grpc.OrganiserServicer):
             raise Refused(grpc.StatusCode.UNAVAILABLE, str(e)) from e
         except (IllegalActionError, ValueError) as e:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
+        # The last seat taken starts the match, and each place's stream opens with the
+        # Snapshot (holding the first decision request, if it is its seat's).
+        for seat, call in enumerate(placed):
+            call.offer(match, seat)
         return wire.create_response(match.match, match.tokens)
 
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
@@ -701,7 +805,8 @@ def register(server: grpc.aio.Server, host: Host, organiser_key: str,
              quotas: Quotas) -> list[str]:
     """Returns the full names of the services added to ``server`` (Seat, Spectate,
     Organiser), whose calls keep ``quotas``."""
-    seat = SeatService(host, quotas)
+    places = Places()
+    seat = SeatService(host, quotas, places)
     spectate = SpectateService(host)
     kinds = {"Join": grpc.unary_unary_rpc_method_handler,
              "Observe": grpc.unary_stream_rpc_method_handler,
@@ -718,7 +823,8 @@ def register(server: grpc.aio.Server, host: Host, organiser_key: str,
     for name, methods in handlers.items():
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)
-    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key), server)
+    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key, places),
+                                            server)
     return [*handlers, "mammamia.v1.Organiser"]
 
 

@@ -288,6 +288,13 @@ def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
     return enc.events_entry(enc.seat_event(0, "act_result", msg.SerializeToString()))
 
 
+def waiting(place: str) -> bytes:
+    """Returns the reply to a PlayMatches ``wait`` (the place's token) as a whole
+    ``SeatEvents`` message."""
+    return enc.events_entry(enc.seat_event(0, "waiting",
+                                           pb.Waiting(place=place).SerializeToString()))
+
+
 def _raw(message: bytes | Message) -> bytes:
     """Serializes a reply that may already be encoded (the event streams' messages)."""
     return message if isinstance(message, bytes) else message.SerializeToString()

@@ -1676,9 +1676,9 @@ class CreateMatchRequest(_message.Message):
         and batch_ms and no client seed, and the match starts as soon as the last seat
         is taken. A place whose call still plays a match takes its seat once that match
         has ended. INVALID_ARGUMENT, and no match created, for a count other than
-        `players`, a place named twice, or an unknown place (never given, or its call
-        has ended); FAILED_PRECONDITION for a place that already has a seat waiting
-        for it.
+        `players`, a place named twice, or an unknown place (not given by this
+        server, or its call has ended); FAILED_PRECONDITION for a place that already
+        has a seat waiting for it.
         """
 
     def __init__(

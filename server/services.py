@@ -420,7 +420,9 @@ class PlayCall:
     """The client's side of a Play or PlayMatches call, read by one task for the
     whole call (a read is never cancelled midway, so no message is lost between two
     matches): answers go to the seat in play, and, on PlayMatches, each ``sit``
-    between matches takes its seat (``take``) and waits for :meth:`next_sit`."""
+    between matches takes its seat (``take``) and waits for :meth:`next_sit`; or,
+    once a ``wait`` has made the call a place, an organiser's CreateMatch seats it
+    (:meth:`offer`, see ``server.places``)."""
 
     def __init__(self, requests: AsyncIterator[pb.PlayRequest], reply_limit: int,
                  method: str, take: Take | None = None, placing: Placing | None = None

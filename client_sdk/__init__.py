@@ -15,6 +15,8 @@
   (on the server's clock: late answers are replaced and counted).
 - ``run_bot(bot, server, token)``: play one seat of a match on a server.
 - ``run_ladder(factory, server, name, key)``: play ladder match after match.
+- ``run_place(factory, server, placed=...)``: play every match an organiser seats the
+  bot in (docs/protocol.md, "Places"); ``placed`` is given the place's token.
 
 The views and actions are those of the rules package (``mammamia``); they are
 re-exported here so a bot needs only this import.
@@ -36,7 +38,14 @@ from mammamia import (
 
 from .arena import ArenaResult, BotStats, run_arena, wilson_interval
 from .bot import Bot, Decision, Fault, FaultLog, decide, fallback, fewest_cards_bake
-from .connection import ConnectionLost, MatchResult, SeatRefused, run_bot, run_ladder
+from .connection import (
+    ConnectionLost,
+    MatchResult,
+    SeatRefused,
+    run_bot,
+    run_ladder,
+    run_place,
+)
 from .loader import BotSpecError, load_bot
 from .local import LocalResult, play_local
 
@@ -71,5 +80,6 @@ __all__ = [
     "run_arena",
     "run_bot",
     "run_ladder",
+    "run_place",
     "wilson_interval",
 ]

@@ -35,11 +35,14 @@ def _positive(text: str) -> int:
 def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia bot``."""
     p = sub.add_parser(
-        "bot", help="play a bot on a server: one seat, or the ladder",
+        "bot", help="play a bot on a server: one seat, the ladder, or as a place",
         description="Play SPEC on a server. With --token, play that seat to the end of its "
         "match and print its result as one JSON line. With --ladder, enter the ladder as "
         "--name (registering it on first use and saving its key to --key-file) and play "
-        "match after match until stopped (Ctrl-C). Reconnects and resumes after a dropped "
+        "match after match until stopped (Ctrl-C). With --place, make one call a place that "
+        "an organiser seats in its matches (docs/protocol.md, \"Places\"): print its token "
+        "as one JSON line ({\"place\": TOKEN}) and play every match it is given until "
+        "stopped; a place is not resumed. Reconnects and resumes after a dropped "
         "connection (a bot restarted with the same token resumes its seat too), also across a "
         "server restart (the server resumes its running matches); stops when the server "
         "no longer knows the seat.")
@@ -52,6 +55,8 @@ def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--token", help="the seat token (from `mammamia match create`)")
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
     p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
+    p.add_argument("--place", action="store_true",
+                   help="wait to be seated by an organiser instead of a seat")
     p.add_argument("--key", help="the ladder bot's secret key (write --key=KEY)")
     p.add_argument("--key-file", metavar="FILE",
                    help="where the ladder key is kept (default NAME.key); created on first use")
@@ -150,6 +155,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         register,
         run_bot,
         run_ladder,
+        run_place,
         tls_credentials,
     )
     from .loader import load_bot
@@ -167,11 +173,18 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             print(f"mammamia bot: cannot read --tls-ca {args.tls_ca!r}: {e.strerror}",
                   file=sys.stderr)
             return EXIT_BAD_INPUT
-    if args.ladder == bool(args.token):
-        print("mammamia bot: give either --token TOKEN or --ladder --name NAME",
+    if [bool(args.token), args.ladder, args.place].count(True) != 1:
+        print("mammamia bot: give one of --token TOKEN, --ladder --name NAME and --place",
               file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        if args.place:
+            def placed(token: str) -> None:
+                print(json.dumps({"place": token}), flush=True)
+
+            run_place(factory, args.server, name=args.name or factory().name, placed=placed,
+                      credentials=credentials)
+            return 0
         if args.token:
             bot = factory()
             result = run_bot(bot, args.server, args.token, name=args.name,

@@ -254,6 +254,9 @@ async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff,
         backoff.reset()
         for item in wire.incomings(msg):
             if isinstance(item, wire.Snapshot):
+                if not seat.match_id:       # a place's seat: the snapshot says which
+                    seat.match_id = item.match_id
+                    seat.seat = -1 if item.view.seat is None else item.view.seat
                 seat.joined = True
                 if taken is not None:
                     taken()
@@ -443,6 +446,55 @@ def run_bot(bot: Bot, server: str, token: str, *, name: str | None = None,
     on Ctrl-C (after closing the connection)."""
     return asyncio.run(play_seat(bot, server, token, name=name,
                                  backoff=Backoff(give_up=give_up), credentials=credentials))
+
+
+# -- places ----------------------------------------------------------------------------
+
+
+async def play_place(factory: Callable[[], Bot], server: str, *, name: str = "",
+                     placed: Callable[[str], None] | None = None, matches: int | None = None,
+                     credentials: grpc.ChannelCredentials | None = None) -> int:
+    """Returns the number of matches played on one PlayMatches call made a place
+    (docs/protocol.md, "Places"), each by a new bot from ``factory``: every match an
+    organiser creates naming the place's token, which ``placed`` is given once the
+    server has made the call a place. Plays until ``matches`` have been played (None:
+    until cancelled). Raises SeatRefused when the server refuses the place, and
+    ConnectionLost when its call fails or ends: a place is not resumed (a new call
+    would be a new place, with a new token)."""
+    played = 0
+    async with _channel(server, credentials) as channel:
+        call = rpc.SeatStub(channel).PlayMatches()
+        try:
+            await call.write(wire.wait(name, BATCH_MS))
+            first = wire.arrived(await call.read())
+            waiting = [i for i in wire.incomings(first) if isinstance(i, wire.Waiting)] \
+                if first is not None else []
+            if not waiting:
+                raise ConnectionLost(f"{server}: the server did not make the call a place")
+            log.info("place_opened", server=server, name=name or None)
+            if placed is not None:
+                placed(waiting[0].place)
+            while matches is None or played < matches:
+                result = await _follow(_Seat(factory(), ""), call, Backoff())
+                if result is None:
+                    raise ConnectionLost(f"{server}: the server ended the place's call")
+                played += 1
+        except grpc.aio.AioRpcError as e:
+            if e.code() in _REFUSED:
+                raise SeatRefused(f"{server}: {e.code().name}: {e.details()}") from None
+            raise ConnectionLost(f"{server}: {e.code().name}: {e.details()}") from None
+        finally:
+            call.cancel()
+    return played
+
+
+def run_place(factory: Callable[[], Bot], server: str, *, name: str = "",
+              placed: Callable[[str], None] | None = None, matches: int | None = None,
+              credentials: grpc.ChannelCredentials | None = None) -> int:
+    """Returns the number of matches played (see ``play_place``); runs until Ctrl-C
+    (KeyboardInterrupt) unless ``matches`` is given."""
+    return asyncio.run(play_place(factory, server, name=name, placed=placed,
+                                  matches=matches, credentials=credentials))
 
 
 # -- the ladder ------------------------------------------------------------------------

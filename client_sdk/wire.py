@@ -117,7 +117,15 @@ class Replied:
         return self.refusal in ("REFUSAL_ILLEGAL", "REFUSAL_NO_SUCH_OPTION")
 
 
-Incoming = Snapshot | Asked | Happened | Defaulted | Ended | Replied
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The call is a place (the reply to ``wait``): ``place`` is the token an organiser
+    names to seat it (CreateMatchRequest.places)."""
+
+    place: str
+
+
+Incoming = Snapshot | Asked | Happened | Defaulted | Ended | Replied | Waiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +173,8 @@ def incoming(msg: pb.SeatEvent) -> Incoming | None:
     if which == "deadline_passed":
         d = msg.deadline_passed
         return Defaulted(seq, int(d.seat), d.decision_id, int(d.strikes), d.autopilot)
+    if which == "waiting":
+        return Waiting(msg.waiting.place)
     event = _event(msg)
     return None if event is None else Happened(seq, event)
 
@@ -293,6 +303,12 @@ def sit(token: str, after_sequence: int, name: str, client_seed: str, batch_ms: 
     return pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after_sequence,
                                             name=name, client_seed=client_seed,
                                             batch_ms=batch_ms))
+
+
+def wait(name: str, batch_ms: int = 0) -> pb.PlayRequest:
+    """Returns the PlayMatches message that makes the call a place, whose seats take
+    ``name`` ("": the organiser's) and ask for the batching bound ``batch_ms``."""
+    return pb.PlayRequest(wait=pb.WaitRequest(name=name, batch_ms=batch_ms))
 
 
 def observe(after_sequence: int, batch_ms: int = 0) -> pb.PlayRequest:

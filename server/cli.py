@@ -348,7 +348,9 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description="Create a match of --players seats and print one JSON line: "
         '{"match": ID, "tokens": [...]}, one seat token per seat in seat order. Give each '
         "token to one bot (`mammamia bot SPEC --token TOKEN`); the match starts once every "
-        "seat has joined. `mammamia watch ID` follows it."))
+        "seat has joined. With --places, the match starts at once on those places (bots "
+        "started with `mammamia bot SPEC --place`, docs/protocol.md \"Places\"). "
+        "`mammamia watch ID` follows it."))
     common(q)
     q.add_argument("--players", type=int, required=True, help="2 to 5")
     q.add_argument("--seed", type=options.seed,
@@ -360,6 +362,8 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help="time bank per seat in seconds, up to "
                    f"{options.MAX_TIME_BANK_MS // 1000} (default none)")
     q.add_argument("--names", metavar="A,B,...", help="display names per seat")
+    q.add_argument("--places", metavar="P,Q,...",
+                   help="the place tokens to seat the match on, one per seat in seat order")
     q.set_defaults(func=_create)
     q = msub.add_parser("record", help="print a match's game record (JSON)",
                         description="Print the game record (JSON, RECORD.md) of match ID, "
@@ -447,8 +451,9 @@ def _create(args: argparse.Namespace) -> int:
     from . import wire
 
     names = [n.strip() for n in args.names.split(",")] if args.names else []
+    places = [p.strip() for p in args.places.split(",")] if args.places else []
     req = wire.create_request(args.players, seed=args.seed, deadline_s=args.deadline,
-                              time_bank_s=args.time_bank, names=names)
+                              time_bank_s=args.time_bank, names=names, places=places)
     print(json.dumps(wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
     return 0
 

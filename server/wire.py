@@ -533,11 +533,12 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
 
 
 def create_request(players: int, *, seed: int | None = None, deadline_s: float | None = None,
-                   time_bank_s: float = 0.0, names: Sequence[str] = ()
-                   ) -> pb.CreateMatchRequest:
+                   time_bank_s: float = 0.0, names: Sequence[str] = (),
+                   places: Sequence[str] = ()) -> pb.CreateMatchRequest:
     """Returns the CreateMatchRequest for a match of ``players`` (times in seconds; no
-    deadline: the server's default); raises ValueError for a deadline under 1 ms."""
-    msg = pb.CreateMatchRequest(players=players, names=names)
+    deadline: the server's default; ``places``: the places to seat it on, in seat
+    order); raises ValueError for a deadline under 1 ms."""
+    msg = pb.CreateMatchRequest(players=players, names=names, places=places)
     if seed is not None:
         msg.seed = seed
     if deadline_s is not None:

@@ -18,7 +18,8 @@ def test_the_public_names_are_pinned_and_sorted() -> None:
         "Event", "Fault", "FaultLog", "IllegalActionError", "LocalResult", "MatchResult",
         "Resolve", "SeatInfo",
         "SeatRefused", "Turn", "View", "decide", "fallback", "fewest_cards_bake",
-        "load_bot", "play_local", "run_arena", "run_bot", "run_ladder", "wilson_interval",
+        "load_bot", "play_local", "run_arena", "run_bot", "run_ladder", "run_place",
+        "wilson_interval",
     ]
     for name in client_sdk.__all__:
         assert getattr(client_sdk, name) is not None

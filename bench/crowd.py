@@ -436,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--probe", action="store_true",
                         help="also time refused Play and Join calls in the window")
-    parser.add_argument("--calls", choices=CALLS, default="matches",
+    parser.add_argument("--calls", choices=CALLS, default="places",
                         help="a PlayMatches call per seat for every match, a place each "
                         "CreateMatch names (places) or sent a sit per match (matches), or "
                         "a Play call per seat and match (play)")

@@ -47,9 +47,6 @@ class Places:
     def __init__(self) -> None:
         self._calls: dict[str, Seatable] = {}
 
-    def __len__(self) -> int:
-        return len(self._calls)
-
     def add(self, call: Seatable) -> str:
         """Returns the token of a new place for ``call``."""
         token = secrets.token_urlsafe(TOKEN_BYTES)

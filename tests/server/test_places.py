@@ -85,17 +85,18 @@ def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(serv
         async with grpc.aio.insecure_channel(server.address) as channel:
             key = server.organiser_key
             calls, tokens = await places(channel, 2)
-            playing = [asyncio.ensure_future(call.play(random_options(i)))
-                       for i, call in enumerate(calls)]
+            # Nothing is read (so nothing answered) until the matches are created: the
+            # first match waits on its first decision meanwhile.
             first = await create_match(channel, key, 2, seed=3, places=tokens)
-            # The next match names the same places while the first is being played.
+            # The next match names the same places while the first is in play.
             second = await create_match(channel, key, 2, seed=4, places=tokens)
             # A third seat for a place that has one waiting already is refused.
             with pytest.raises(grpc.aio.AioRpcError) as busy:
                 await create_match(channel, key, 2, seed=5, places=tokens)
             assert busy.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert "places[0]" in (busy.value.details() or "")
-            done = await asyncio.gather(*playing)
+            done = await asyncio.gather(*(call.play(random_options(i))
+                                          for i, call in enumerate(calls)))
             assert {p.events[0].snapshot.match_id for p in done} == {first.match_id}
             after = await asyncio.gather(*(call.play(random_options(i))
                                            for i, call in enumerate(calls)))

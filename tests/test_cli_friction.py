@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ports import restartable_port
+
 from tests.conftest import MAMMAMIA, RunningServer
-from tests.ports import restartable_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -357,18 +357,22 @@ class SeatService:
         event loop, and the seat that completes a match starts it at once."""
         match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
         name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
-        held = contextlib.ExitStack()
-        held.enter_context(self._stream_of(match, seat))
-        match.join(seat, name, client_seed)
-        return Taken(match, seat, sit.after_sequence, holding(sit.batch_ms), held)
+        return self._joined(match, seat, name, client_seed, sit.after_sequence,
+                            holding(sit.batch_ms))
 
     def _take_placed(self, match: Runner, seat: int, name: str, hold: float) -> Taken:
         """Returns the seat an organiser gave a place, joined with the place's name (""
         keeps the seat's); raises Refused."""
+        return self._joined(match, seat, name or None, None, 0, hold)
+
+    def _joined(self, match: Runner, seat: int, name: str | None, client_seed: str | None,
+                after: int, hold: float) -> Taken:
+        """Returns ``seat`` taken and joined, holding one of its open streams; raises
+        Refused when it holds its limit of them already."""
         held = contextlib.ExitStack()
         held.enter_context(self._stream_of(match, seat))
-        match.join(seat, name or None, None)
-        return Taken(match, seat, 0, hold, held)
+        match.join(seat, name, client_seed)
+        return Taken(match, seat, after, hold, held)
 
 
 @dataclass(slots=True)
@@ -542,8 +546,7 @@ class PlayCall:
                 return
             kind = req.WhichOneof("message")
             sitting = self._sitting
-            between = sitting is None or sitting.match.match.ended is not None
-            if self._method == "PlayMatches" and between:
+            if self._method == "PlayMatches" and self._between():
                 if kind in ("sit", "wait") and self._place:
                     self._fail(f"a place takes no {kind!r}: its seats come from the "
                                f"organiser's CreateMatch")

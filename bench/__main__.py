@@ -27,6 +27,7 @@ BENCHMARKS: dict[str, dict[str, Any]] = {
     "engine": {"seconds": 0.5},
     "protocol": {"samples": 100, "blocks": 1, "answer_seconds": 0.2},
     "load": {"seats": 8, "steps": (8,), "seconds": 1.0},
+    "ceiling": {"streams": (4,), "seconds": 1.0, "warmup": 0.5},
     "ladder": {"bots": 3, "seconds": 1.0, "warmup": 0.0, "repetitions": 50},
     "ladder_reads": {"matches": 2000, "repetitions": 20, "seconds": 1.0, "warmup": 1.0},
     "search": {"budgets": (50.0,), "games": 1},

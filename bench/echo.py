@@ -110,9 +110,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--reply", type=Path, required=True,
                         help="file whose bytes answer every message")
     parser.add_argument("--ack", type=Path, help="Pair: the acknowledgement of a message")
+    parser.add_argument("--event-loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop to serve on (the arena server's is uvloop)")
     args = parser.parse_args(argv)
-    asyncio.run(serve(args.port_file, args.reply.read_bytes(),
-                      args.ack.read_bytes() if args.ack else b""))
+    served = serve(args.port_file, args.reply.read_bytes(),
+                   args.ack.read_bytes() if args.ack else b"")
+    if args.event_loop == "uvloop":
+        import uvloop
+
+        uvloop.run(served)
+    else:
+        asyncio.run(served)
 
 
 if __name__ == "__main__":

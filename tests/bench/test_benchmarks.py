@@ -87,6 +87,31 @@ def test_load_plays_matches_from_other_processes_without_errors(tmp_path: Path) 
     assert fig["play_refused_p50_ms"] > 0 and fig["join_refused_p50_ms"] > 0
 
 
+def test_ceiling_runs_the_load_loop_against_the_bare_echo(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "ceiling")["ceiling"]
+    [step] = fig["steps"]
+    assert step["streams"] == 4 and step["errors"] == 0, step["error_samples"]
+    assert step["round_trips_per_second"] > 0
+    assert 0 < step["p50_ms"] <= step["p99_ms"]
+    # Both sides' CPU was measured, per round trip.
+    assert step["echo_cpu_us_per_round_trip"] > 0 and step["clients_cpu_us_per_round_trip"] > 0
+    assert fig["target"] is None          # 250 streams were not among the counts
+
+
+def test_the_ceilings_reply_is_a_decision_request_with_the_events_before_it() -> None:
+    from bench.ceiling import seat_message
+    from bench.crowd import decision_in
+    from mammamia_pb import arena_pb2 as pb
+
+    events = pb.SeatEvents.FromString(seat_message()).events
+    # The request comes last, after the public events since the seat's previous one:
+    # a client answers every reply, so the closed loop goes on.
+    assert decision_in(events[-1]) is not None
+    assert [decision_in(e) for e in events[:-1]] == [None] * (len(events) - 1)
+    game = {"turn", "round_started", "round_ended", "resolved"}
+    assert len(events) > 1 and {e.WhichOneof("event") for e in events[:-1]} <= game
+
+
 def test_ladder_finishes_matches_and_times_a_rating_update(tmp_path: Path) -> None:
     fig = quick(tmp_path, "ladder")["ladder"]
     assert set(KEYS["ladder"]) <= set(fig)

@@ -268,7 +268,7 @@ async def _play_seat(runner: Any, number: int, rng: random.Random, last: list[in
         call.close()
 
 
-async def _play_path(seconds: float, seed: int) -> dict[str, float]:
+async def _play_path(seconds: float, seed: int, players: int) -> dict[str, float]:
     from structlog.testing import capture_logs
 
     from server.host import Host
@@ -280,9 +280,10 @@ async def _play_path(seconds: float, seed: int) -> dict[str, float]:
         host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
         until = time.monotonic() + seconds
         while time.monotonic() < until:
-            runner = host.create_match(2, seed=rng.randrange(2**62))
+            runner = host.create_match(players, seed=rng.randrange(2**62))
             last: list[int] = []
-            await asyncio.gather(*(_play_seat(runner, n, rng, last, into) for n in (0, 1)))
+            await asyncio.gather(*(_play_seat(runner, n, rng, last, into)
+                                   for n in range(players)))
             await runner.result()
         host.storage.close()
     figures = summary(into["samples"], 1000)
@@ -290,14 +291,15 @@ async def _play_path(seconds: float, seed: int) -> dict[str, float]:
             "client_us": round(into["client_ns"] / max(1, figures["n"]) / 1000, 1)}
 
 
-def play_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
+def play_path(seconds: float = 2.0, seed: int = 0, players: int = 2) -> dict[str, float]:
     """Returns the server's whole Play path measured in-process, without gRPC: the
-    round trip (µs, p50 and mean) between two decision requests of a two-seat match
+    round trip (µs, p50 and mean) between two decision requests of a match of
+    ``players`` seats (two, as the round trip above; four, as the load benchmark's)
     whose answers reach the server's own Play call handling (``PlayCall``: its reader,
     the match's runner, the journal, the seat's stream and its encoding) from memory,
     and ``client_us``, the mean µs of it the in-process client spends parsing each
     message and encoding its answer (as the benchmark's gRPC client does)."""
-    return asyncio.run(_play_path(seconds, seed))
+    return asyncio.run(_play_path(seconds, seed, players))
 
 
 async def _measure(server: str, server_pid: int, key: str, reply_file: Path, port_file: Path,
@@ -375,7 +377,8 @@ def run(samples: int = 6000, blocks: int = 5, seed: int = 1,
         answer_seconds: float = 2.0) -> dict[str, Any]:
     """Returns the round-trip figures (µs) of the server and of the bare echo, and the
     ratio at p50, from about ``samples`` round trips of each in ``blocks`` alternations;
-    and, under ``answer_path`` and ``play_path``, the server's own Python in a decision."""
+    and, under ``answer_path`` and ``play_path`` (``play_path_4``: in four-seat
+    matches), the server's own Python in a decision."""
     with tempfile.TemporaryDirectory(prefix="bench-protocol-") as tmp:
         directory = Path(tmp)
         with Server(directory) as server:
@@ -384,6 +387,7 @@ def run(samples: int = 6000, blocks: int = 5, seed: int = 1,
                                           samples, blocks, seed))
     result["answer_path"] = answer_path(answer_seconds, seed)
     result["play_path"] = play_path(answer_seconds, seed)
+    result["play_path_4"] = play_path(answer_seconds, seed, players=4)
     return result
 
 
@@ -413,6 +417,9 @@ def table(result: dict[str, Any]) -> list[str]:
     lines.append(f"whole Play path in-process (no gRPC): {play['p50_us']:.0f} µs at p50, "
                  f"{play['client_us']:.0f} µs of it the client's; with the server's "
                  f"messages, a ratio of at least {(pattern + server_part) / bare:.2f}")
+    four = result["play_path_4"]
+    lines.append(f"the same in four-seat matches (the load benchmark's): {four['p50_us']:.0f} µs "
+                 f"at p50, {four['client_us']:.0f} µs of it the client's")
     return lines
 
 

@@ -67,6 +67,8 @@ def test_protocol_measures_the_server_beside_a_bare_echo(tmp_path: Path) -> None
     play = fig["play_path"]
     assert play["decisions"] > 0 and play["p50_us"] > 0
     assert 0 < play["client_us"] < play["mean_us"]
+    four = fig["play_path_4"]
+    assert four["decisions"] > 0 and 0 < four["client_us"] < four["mean_us"]
     # The echo answers with a real decision request of the median size.
     assert fig["request_bytes"]["echo_reply"] > fig["answer_bytes"] > 0
 

@@ -212,27 +212,28 @@ def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
 def options_field(legal: tuple[Action, ...]) -> bytes:
     """Returns the encoded repeated ``options`` field of the DecisionRequest that
     asks to choose among ``legal`` (a view's legal actions)."""
-    return _OPTIONS.get(legal, _encode_options)
-
-
-# The engine interns the legal turns of a hand (R-TURN-1..5: they depend only on the
-# hand and on whether its waiter still has orders), and hands repeat, so each tuple
-# is encoded once.
-_OPTIONS: Final[enc.ByIdentity[tuple[Action, ...], bytes]] = enc.ByIdentity(50_000)
-
-
-_OPTION_FIELDS: dict[Action, bytes] = {}     # each action as one ``options`` entry
-
-
-def _encode_options(options: Sequence[Action]) -> bytes:
+    # A repeated field is its entries one after another, so the field is joined from
+    # each action's entry, looked up by identity: the engine hands out the same
+    # action objects again and again, while the tuple of a hand's turns is mostly
+    # made afresh (its blocks concatenated), so caching whole tuples would keep one
+    # entry, and a tuple of references, per decision.
     fields = _OPTION_FIELDS
     parts = []
-    for a in options:
-        field = fields.get(a)
-        if field is None:
-            field = fields[a] = enc.options_field((action_bytes(a),))
-        parts.append(field)
+    for a in legal:
+        entry = fields.get(id(a))
+        if entry is None or entry[0] is not a:
+            if len(fields) >= _OPTION_FIELDS_LIMIT:
+                fields.clear()
+            entry = fields[id(a)] = (a, enc.options_field((action_bytes(a),)))
+        parts.append(entry[1])
     return b"".join(parts)
+
+
+# Each action as one ``options`` entry, by identity; an entry keeps its action alive,
+# so no other object can take its id while it is cached. The engine's actions are a
+# few thousand; the bound is for actions made elsewhere.
+_OPTION_FIELDS: dict[int, tuple[Action, bytes]] = {}
+_OPTION_FIELDS_LIMIT: Final = 100_000
 
 
 def _ended(item: FinalItem, match: Match) -> bytes:

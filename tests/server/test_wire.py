@@ -6,6 +6,7 @@ every viewer; every legal action survives the trip to a message and back."""
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -429,3 +430,24 @@ def test_answers_are_read_or_refused_by_field(request_, expected):
         with pytest.raises(wire.WireError) as caught:
             wire.answer_of(request_)
         assert expected in str(caught.value)
+
+
+def test_options_are_encoded_from_one_kept_entry_per_action_not_per_decision():
+    # The engine makes a hand's tuple of turns afresh at most decisions: what is kept
+    # to encode options grows with the actions offered, not with the decisions.
+    before = len(wire._OPTION_FIELDS)
+    offered: dict[int, object] = {}
+    decisions = 0
+    for seed in range(30):
+        state = new_game(4, seed)
+        choose = random.Random(seed).choice
+        while state.to_act is not None:
+            legal = state.legal_actions()
+            expected = pb.DecisionRequest(options=[wire.action_message(a) for a in legal])
+            references = sys.getrefcount(legal)
+            assert wire.options_field(legal) == expected.SerializeToString()
+            assert sys.getrefcount(legal) == references     # the tuple is not kept
+            offered.update((id(a), a) for a in legal)
+            decisions += 1
+            state.apply(choose(legal))
+    assert len(wire._OPTION_FIELDS) - before <= len(offered) < decisions / 2

@@ -138,22 +138,24 @@ def measure(streams: int, *, clients: int = 2, seconds: float = 10.0, warmup: fl
             for i in range(clients):
                 share = streams // clients + (i < streams % clients)
                 out = directory / f"client-{i}.json"
-                parts.append((out, python_module(
+                log = open(directory / f"client-{i}.log", "wb")  # noqa: SIM115 (closed below)
+                parts.append((out, log, python_module(
                     "bench.ceiling", "client", "--server", address, "--streams", str(share),
                     "--start-at", str(start_at), "--stop-at", str(stop_at),
-                    "--seed", str(seed + i), "--out", str(out))))
+                    "--seed", str(seed + i), "--out", str(out), log=log)))
             echo_process = psutil.Process(server.pid)
-            client_processes = [psutil.Process(p.pid) for _, p in parts]
+            client_processes = [psutil.Process(p.pid) for _, _, p in parts]
             time.sleep(max(0.0, start_at - time.time()))
             before = [_cpu(p) for p in (echo_process, *client_processes)]
             time.sleep(max(0.0, stop_at - time.time()))
             after = [_cpu(p) for p in (echo_process, *client_processes)]
-            for _, process in parts:
+            for _, log, process in parts:
                 try:
                     process.wait(CLIENT_GRACE)
                 except subprocess.TimeoutExpired:
                     stop(process, 5)
-            results = [json.loads(out.read_text(encoding="utf-8")) for out, _ in parts]
+                log.close()
+            results = [_figures(out, Path(log.name)) for out, log, _ in parts]
         finally:
             stop(server)
     latencies = [x for r in results for x in r["latencies_us"]]
@@ -171,9 +173,25 @@ def measure(streams: int, *, clients: int = 2, seconds: float = 10.0, warmup: fl
 
 
 def _cpu(process: psutil.Process) -> float:
-    """Returns the CPU seconds (user and system) a process has used so far."""
-    times = process.cpu_times()
+    """Returns the CPU seconds (user and system) a process has used so far; raises
+    RuntimeError, naming it, for a process that has already exited."""
+    try:
+        times = process.cpu_times()
+    except psutil.NoSuchProcess:
+        raise RuntimeError(f"process {process.pid} of the benchmark exited early") from None
     return float(times.user + times.system)
+
+
+def _figures(out: Path, log: Path) -> dict[str, Any]:
+    """Returns a client's figures; raises RuntimeError, quoting the end of its output,
+    when it wrote none."""
+    try:
+        figures: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tail = log.read_bytes()[-2000:].decode(errors="replace")
+        raise RuntimeError(f"a client wrote no figures ({out.name}); its output ends:\n{tail}"
+                           ) from None
+    return figures
 
 
 def run(streams: Sequence[int] = STREAMS, seconds: float = 8.0, clients: int = 2,

@@ -10,14 +10,11 @@ in play (README, "Where a decision's time goes").
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
-from typing import Final, Protocol
+from typing import Protocol
 
 from .runner import Runner
-
-TOKEN_BYTES: Final = 18
-"""Random bytes in a place token (24 URL-safe characters)."""
+from .tokens import new_token
 
 
 class Seatable(Protocol):
@@ -49,7 +46,9 @@ class Places:
 
     def add(self, call: Seatable) -> str:
         """Returns the token of a new place for ``call``."""
-        token = secrets.token_urlsafe(TOKEN_BYTES)
+        # As a seat token: hex, so that it never begins with a dash that a command
+        # line (``mammamia match create --places``) would take for an option.
+        token = new_token()
         self._calls[token] = call
         return token
 

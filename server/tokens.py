@@ -1,7 +1,8 @@
 """Secrets and ids: seat tokens, organiser keys, match ids.
 
-Seat tokens and organiser keys carry 192 random bits from ``secrets``, written in
-hex so that they never begin with a dash a command line would take for an option;
+Seat tokens, place tokens (``server.places``) and organiser keys carry 192 random
+bits from ``secrets``, written in hex so that they never begin with a dash a command
+line would take for an option;
 match ids are random too, so that one match's id says nothing about another's.
 """
 
@@ -14,7 +15,7 @@ TOKEN_BYTES = 24
 
 
 def new_token() -> str:
-    """Returns a fresh seat token (192 random bits, 48 hex digits)."""
+    """Returns a fresh seat or place token (192 random bits, 48 hex digits)."""
     return secrets.token_hex(TOKEN_BYTES)
 
 

@@ -179,3 +179,14 @@ async def listed(channel: grpc.aio.Channel, key: str) -> list[str]:
     listing = await organiser(channel).ListMatches(pb.ListMatchesRequest(),
                                                    metadata=(("organiser-key", key),))
     return [m.match_id for m in listing.matches]
+
+
+def test_place_tokens_are_hex_so_a_command_line_never_takes_one_for_an_option() -> None:
+    # `mammamia match create --places A,B`: a token that began with "-" was read as
+    # an option (URL-safe base64 does, one place in 64).
+    from server.places import Places
+
+    places = Places()
+    tokens = [places.add(object()) for _ in range(100)]
+    assert len(set(tokens)) == 100
+    assert all(len(t) == 48 and set(t) <= set("0123456789abcdef") for t in tokens)

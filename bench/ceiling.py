@@ -42,7 +42,7 @@ from server.match import Match, Settings
 from . import echo
 from .crowd import decision_in
 from .latency import summary
-from .serve import python_module, stop, wait_for_port
+from .serve import cpu_seconds, output_end, python_module, stop, wait_for_port, written_figures
 
 STREAMS: Final = (100, 250, 500, 1000)   # matches in play at 400, 1,000, 2,000, 4,000 seats
 TARGET_STREAMS: Final = 250
@@ -146,9 +146,9 @@ def measure(streams: int, *, clients: int = 2, seconds: float = 10.0, warmup: fl
             echo_process = psutil.Process(server.pid)
             client_processes = [psutil.Process(p.pid) for _, _, p in parts]
             time.sleep(max(0.0, start_at - time.time()))
-            before = [_cpu(p) for p in (echo_process, *client_processes)]
+            before = [cpu_seconds([echo_process]), cpu_seconds(client_processes)]
             time.sleep(max(0.0, stop_at - time.time()))
-            after = [_cpu(p) for p in (echo_process, *client_processes)]
+            after = [cpu_seconds([echo_process]), cpu_seconds(client_processes)]
             for _, log, process in parts:
                 try:
                     process.wait(CLIENT_GRACE)
@@ -167,30 +167,18 @@ def measure(streams: int, *, clients: int = 2, seconds: float = 10.0, warmup: fl
             "round_trips_per_second": round(trips / seconds),
             "p50_ms": fig["p50"], "p99_ms": fig["p99"],
             "echo_cpu_us_per_round_trip": round(used[0] / trips * 1e6, 1) if trips else None,
-            "clients_cpu_us_per_round_trip": round(sum(used[1:]) / trips * 1e6, 1)
+            "clients_cpu_us_per_round_trip": round(used[1] / trips * 1e6, 1)
             if trips else None,
             "errors": len(errors), "error_samples": errors[:5]}
-
-
-def _cpu(process: psutil.Process) -> float:
-    """Returns the CPU seconds (user and system) a process has used so far; raises
-    RuntimeError, naming it, for a process that has already exited."""
-    try:
-        times = process.cpu_times()
-    except psutil.NoSuchProcess:
-        raise RuntimeError(f"process {process.pid} of the benchmark exited early") from None
-    return float(times.user + times.system)
 
 
 def _figures(out: Path, log: Path) -> dict[str, Any]:
     """Returns a client's figures; raises RuntimeError, quoting the end of its output,
     when it wrote none."""
-    try:
-        figures: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        tail = log.read_bytes()[-2000:].decode(errors="replace")
-        raise RuntimeError(f"a client wrote no figures ({out.name}); its output ends:\n{tail}"
-                           ) from None
+    figures = written_figures(out)
+    if figures is None:
+        raise RuntimeError(f"a client wrote no figures ({out.name}); its output ends:\n"
+                           f"{output_end(log, 2000)}")
     return figures
 
 

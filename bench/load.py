@@ -48,7 +48,7 @@ import psutil
 
 from .crowd import BATCH_MS, CALLS
 from .latency import summary
-from .serve import Server, python_module, stop
+from .serve import Server, cpu_seconds, output_end, python_module, stop, written_figures
 
 TARGET_SEATS: Final = 1000
 STEPS: Final = (100, 200, 400, 1000, 2000, 4000)
@@ -187,15 +187,6 @@ def _wait_for(directory: Path, what: str, clients: int, limit: float) -> float |
     return None
 
 
-def _cpu(processes: Sequence[psutil.Process]) -> float:
-    total = 0.0
-    for p in processes:
-        with contextlib.suppress(psutil.Error):
-            times = p.cpu_times()
-            total += times.user + times.system
-    return total
-
-
 @dataclass
 class Watched:
     """The server's memory and the CPU use seen during a run."""
@@ -230,7 +221,7 @@ def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: flo
         rss = server.memory_info().rss
         seen.peak_rss = max(seen.peak_rss, rss)
         if begun is None and now >= start_at:
-            begun = (now, _cpu([server]), _cpu(bots))
+            begun = (now, cpu_seconds([server]), cpu_seconds(bots))
             seen.start_rss = rss
         if now >= start_at and (not seen.timeline or now - start_at >= seen.timeline[-1][0]
                                 + every):
@@ -241,20 +232,18 @@ def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: flo
     seen.timeline.append((time.time() - start_at, seen.end_rss))
     if begun is not None:
         wall = time.time() - begun[0]
-        seen.server_cpu = round(100 * (_cpu([server]) - begun[1]) / wall, 1)
-        seen.bots_cpu = round(100 * (_cpu(bots) - begun[2]) / wall, 1)
+        seen.server_cpu = round(100 * (cpu_seconds([server]) - begun[1]) / wall, 1)
+        seen.bots_cpu = round(100 * (cpu_seconds(bots) - begun[2]) / wall, 1)
     return seen
 
 
 def _read(out: Path, log: str) -> dict[str, Any]:
     """Returns a crowd's figures; a crowd that wrote none counts as one error."""
-    try:
-        data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-        return data
-    except (OSError, ValueError):
-        tail = Path(log).read_text(errors="replace")[-300:] if Path(log).exists() else ""
-        return {"decisions": 0, "latencies_us": [], "errors": 1, "matches_finished": 0,
-                "error_examples": [f"crowd process wrote no figures: {tail.strip()}"]}
+    figures = written_figures(out)
+    if figures is not None:
+        return figures
+    return {"decisions": 0, "latencies_us": [], "errors": 1, "matches_finished": 0,
+            "error_examples": [f"crowd process wrote no figures: {output_end(Path(log))}"]}
 
 
 def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,

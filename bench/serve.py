@@ -10,6 +10,7 @@ a throwaway database, exactly as ``mammamia serve`` is started by an organiser::
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -19,9 +20,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Final
+from typing import IO, Any, Final
 
 import grpc
+import psutil
 from grpc_health.v1 import health_pb2
 
 ROOT: Final = Path(__file__).resolve().parents[1]
@@ -43,6 +45,33 @@ def python_module(module: str, *args: str, log: IO[bytes] | None = None
     ``bench`` package is found), its output going to ``log``."""
     return subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT,
                             stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+def cpu_seconds(processes: Sequence[psutil.Process]) -> float:
+    """Returns the CPU seconds (user and system) ``processes`` have used so far; one
+    that has exited counts for nothing."""
+    total = 0.0
+    for p in processes:
+        with contextlib.suppress(psutil.Error):
+            times = p.cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def written_figures(out: Path) -> dict[str, Any] | None:
+    """Returns the JSON figures a helper process wrote to ``out``, or None when it
+    wrote none (it failed, or was stopped first)."""
+    try:
+        figures: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return figures
+
+
+def output_end(log: Path, chars: int = 300) -> str:
+    """Returns the end of a helper process's output ("" when there is none), for the
+    message that says it failed."""
+    return log.read_text(errors="replace")[-chars:].strip() if log.exists() else ""
 
 
 def wait_for_port(port_file: Path, process: subprocess.Popen[bytes],

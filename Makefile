@@ -80,8 +80,9 @@ $(POSTGRES_STAMP): $(STAMP)
 test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
-lint: $(STAMP) ## Check style with ruff
+lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP) ## Check types with mypy --strict on every package
 	$(VENV)/bin/mypy

@@ -60,11 +60,19 @@ def _lines(figures: dict[str, Any], prefix: str = "") -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the chosen benchmarks and writes their figures; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--out", metavar="FILE", help="where to write the figures as JSON")
-    parser.add_argument("--only", nargs="+", choices=sorted(BENCHMARKS), metavar="NAME",
-                        help=f"run only these benchmarks ({', '.join(BENCHMARKS)})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(BENCHMARKS),
+        metavar="NAME",
+        help=f"run only these benchmarks ({', '.join(BENCHMARKS)})",
+    )
     parser.add_argument("--quick", action="store_true", help="short runs, for a smoke test")
     args = parser.parse_args(argv)
     # The bots and stores the benchmarks drive log each decision and each upgrade:
@@ -76,8 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # repeated as the flat "engine_games_per_s" that comparisons between runs read.
     # "machine" is the one-line description; "machine_info" the same, field by field.
     info = machine.describe()
-    report: dict[str, Any] = {"started": stamp, "machine": machine.summary(info),
-                              "machine_info": info}
+    report: dict[str, Any] = {
+        "started": stamp,
+        "machine": machine.summary(info),
+        "machine_info": info,
+    }
     # Other work on the machine slows every figure: keep how busy it was.
     report["load_average_before"] = _load_average()
     print(report["machine"])

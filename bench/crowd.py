@@ -45,7 +45,7 @@ PLAY: Final = "/mammamia.v1.Seat/Play"
 PLAY_MATCHES: Final = "/mammamia.v1.Seat/PlayMatches"
 CALLS: Final = ("places", "matches", "play")
 _OBSERVE: Final = pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString()
-BATCH_MS: Final = 1000      # as the SDK's bots ask (client_sdk.connection.BATCH_MS)
+BATCH_MS: Final = 1000  # as the SDK's bots ask (client_sdk.connection.BATCH_MS)
 CREATE: Final = "/mammamia.v1.Organiser/CreateMatch"
 CREATE_MATCHES: Final = "/mammamia.v1.Organiser/CreateMatches"
 JOIN: Final = "/mammamia.v1.Seat/Join"
@@ -57,18 +57,18 @@ class Tally:
     def __init__(self, start_at: float, stop_at: float) -> None:
         self.start_at, self.stop_at = start_at, stop_at
         self.decisions = 0
-        self.messages = 0                   # SeatEvents messages received in the window
+        self.messages = 0  # SeatEvents messages received in the window
         self.latencies_us: list[int] = []
-        self.starts_us: list[int] = []      # CreateMatch sent -> first decision request
-        self.ends_us: list[int] = []        # last decision request -> last match_ended
-        self.creates_us: list[int] = []     # CreateMatch sent -> its reply
+        self.starts_us: list[int] = []  # CreateMatch sent -> first decision request
+        self.ends_us: list[int] = []  # last decision request -> last match_ended
+        self.creates_us: list[int] = []  # CreateMatch sent -> its reply
         self.errors: list[str] = []
         self.matches_finished = 0
         self.matches_ended_in_window = 0
         self.matches_started = 0
         self.refusals_us: dict[str, list[int]] = {"Play": [], "Join": []}
-        self.holders_in_play = 0            # holders whose first match has been asked
-        self.holders_at_window: int | None = None   # how many, when the window was set
+        self.holders_in_play = 0  # holders whose first match has been asked
+        self.holders_at_window: int | None = None  # how many, when the window was set
 
     def inside(self) -> bool:
         """Returns whether now is inside the measuring window."""
@@ -91,29 +91,36 @@ def decision_in(event: pb.SeatEvent) -> pb.DecisionRequest | None:
     return None
 
 
-async def hold(server: str, key: str, players: int, deadline_ms: int, rng: random.Random,
-               tally: Tally, calls: str = "places",
-               opening: Opening | None = None, batch_ms: int = 0) -> None:
+async def hold(
+    server: str,
+    key: str,
+    players: int,
+    deadline_ms: int,
+    rng: random.Random,
+    tally: Tally,
+    calls: str = "places",
+    opening: Opening | None = None,
+    batch_ms: int = 0,
+) -> None:
     """Plays match after match on one connection until cancelled: created on one
     CreateMatches call, every seat on one PlayMatches call for all the matches, a
     place each match names (``calls="places"``) or sent a ``sit`` per match
     (``calls="matches"``); or created by a CreateMatch call each, every seat on a Play
     call of its own per match (``calls="play"``). With ``opening``, the first match
     waits until every holder's calls have been taken up."""
-    options = [("grpc.use_local_subchannel_pool", 1)]   # a connection of its own
+    options = [("grpc.use_local_subchannel_pool", 1)]  # a connection of its own
     async with grpc.aio.insecure_channel(server, options=options) as channel:
         creator = Creator(channel, key, calls != "play")
         play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
 
         async def open_seats() -> tuple[list[Seats], list[str]]:
             held = [Seats(channel.stream_stream(PLAY_MATCHES)) for _ in range(players)]
-            return held, ([await s.wait(batch_ms) for s in held] if calls == "places"
-                          else [])
+            return held, ([await s.wait(batch_ms) for s in held] if calls == "places" else [])
 
         seats: list[Seats] = []
         places: list[str] = []
         played = False
-        with contextlib.suppress(grpc.aio.AioRpcError):     # (counted when used)
+        with contextlib.suppress(grpc.aio.AioRpcError):  # (counted when used)
             if calls != "play":
                 seats, places = await open_seats()
             if opening is not None:
@@ -142,14 +149,22 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
                         continue
                 asked = time.perf_counter_ns()
                 # Placed seats stream as soon as the match is created: read them already.
-                playing = asyncio.ensure_future(_play(
-                    play, seats, None, rng, tally, asked, started, batch_ms)) if places \
+                playing = (
+                    asyncio.ensure_future(
+                        _play(play, seats, None, rng, tally, asked, started, batch_ms)
+                    )
+                    if places
                     else None
+                )
                 try:
-                    created = await creator.create(pb.CreateMatchRequest(
-                        players=players, seed=rng.randrange(2**62),
-                        time_control=pb.TimeControl(deadline_ms=deadline_ms),
-                        places=places))
+                    created = await creator.create(
+                        pb.CreateMatchRequest(
+                            players=players,
+                            seed=rng.randrange(2**62),
+                            time_control=pb.TimeControl(deadline_ms=deadline_ms),
+                            places=places,
+                        )
+                    )
                 except grpc.aio.AioRpcError as e:
                     tally.error(f"{creator.method}: {e.code().name}: {e.details()}")
                     if playing is not None:
@@ -161,8 +176,10 @@ async def hold(server: str, key: str, players: int, deadline_ms: int, rng: rando
                 tally.matches_started += 1
                 if tally.inside():
                     tally.creates_us.append((time.perf_counter_ns() - asked) // 1000)
-                await (playing or _play(play, seats, created.seat_tokens, rng, tally, asked,
-                                        started, batch_ms))
+                await (
+                    playing
+                    or _play(play, seats, created.seat_tokens, rng, tally, asked, started, batch_ms)
+                )
         finally:
             for s in seats:
                 s.call.cancel()
@@ -175,8 +192,7 @@ class Opening:
     ``go`` files, the crowds of one run start together: each writes its ``opened``
     file once its calls are up, and starts once ``go`` exists."""
 
-    def __init__(self, holders: int, opened: Path | None = None, go: Path | None = None
-                 ) -> None:
+    def __init__(self, holders: int, opened: Path | None = None, go: Path | None = None) -> None:
         self._waiting = holders
         self._open = asyncio.Event()
         self._files = (opened, go)
@@ -203,14 +219,24 @@ class Creator:
         self.method = "CreateMatches" if streamed else "CreateMatch"
         self._metadata = (("organiser-key", key),)
         self._one = channel.unary_unary(
-            CREATE, request_serializer=pb.CreateMatchRequest.SerializeToString,
-            response_deserializer=pb.CreateMatchResponse.FromString)
-        self._many: grpc.aio.StreamStreamMultiCallable[
-            pb.CreateMatchRequest, pb.CreateMatchResponse] | None = channel.stream_stream(
-            CREATE_MATCHES, request_serializer=pb.CreateMatchRequest.SerializeToString,
-            response_deserializer=pb.CreateMatchResponse.FromString) if streamed else None
-        self._call: grpc.aio.StreamStreamCall[pb.CreateMatchRequest,
-                                              pb.CreateMatchResponse] | None = None
+            CREATE,
+            request_serializer=pb.CreateMatchRequest.SerializeToString,
+            response_deserializer=pb.CreateMatchResponse.FromString,
+        )
+        self._many: (
+            grpc.aio.StreamStreamMultiCallable[pb.CreateMatchRequest, pb.CreateMatchResponse] | None
+        ) = (
+            channel.stream_stream(
+                CREATE_MATCHES,
+                request_serializer=pb.CreateMatchRequest.SerializeToString,
+                response_deserializer=pb.CreateMatchResponse.FromString,
+            )
+            if streamed
+            else None
+        )
+        self._call: (
+            grpc.aio.StreamStreamCall[pb.CreateMatchRequest, pb.CreateMatchResponse] | None
+        ) = None
 
     async def open(self) -> None:
         """Opens the CreateMatches call (if streamed) and returns once it is taken up."""
@@ -229,10 +255,14 @@ class Creator:
         except grpc.aio.AioRpcError:
             self._call = None
             raise
-        if not isinstance(answer, pb.CreateMatchResponse):      # EOF: it ended with OK
+        if not isinstance(answer, pb.CreateMatchResponse):  # EOF: it ended with OK
             self._call = None
-            raise grpc.aio.AioRpcError(grpc.StatusCode.UNKNOWN, grpc.aio.Metadata(),
-                                       grpc.aio.Metadata(), "the call ended early")
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNKNOWN,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                "the call ended early",
+            )
         return answer
 
     def close(self) -> None:
@@ -251,27 +281,42 @@ class Seats:
 
     async def sit(self, token: str, batch_ms: int) -> grpc.aio.StreamStreamCall[bytes, bytes]:
         """Returns the call, after asking it to play the seat of ``token``."""
-        await self.call.write(pb.PlayRequest(sit=pb.SitRequest(
-            seat_token=token, batch_ms=batch_ms)).SerializeToString())
+        await self.call.write(
+            pb.PlayRequest(
+                sit=pb.SitRequest(seat_token=token, batch_ms=batch_ms)
+            ).SerializeToString()
+        )
         return self.call
 
     async def wait(self, batch_ms: int) -> str:
         """Returns the token of the place the call becomes; raises AioRpcError."""
-        await self.call.write(pb.PlayRequest(wait=pb.WaitRequest(
-            batch_ms=batch_ms)).SerializeToString())
+        await self.call.write(
+            pb.PlayRequest(wait=pb.WaitRequest(batch_ms=batch_ms)).SerializeToString()
+        )
         raw = await self.call.read()
-        if not isinstance(raw, bytes):      # EOF
-            raise grpc.aio.AioRpcError(grpc.StatusCode.UNKNOWN, grpc.aio.Metadata(),
-                                       grpc.aio.Metadata(), "PlayMatches ended at its wait")
+        if not isinstance(raw, bytes):  # EOF
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNKNOWN,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                "PlayMatches ended at its wait",
+            )
         return pb.SeatEvents.FromString(raw).events[0].waiting.place
 
 
-async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequence[Seats],
-                tokens: Sequence[str] | None, rng: random.Random, tally: Tally, asked: int,
-                started: Callable[[], None], batch_ms: int) -> None:
+async def _play(
+    play: grpc.aio.StreamStreamMultiCallable[bytes, bytes],
+    on: Sequence[Seats],
+    tokens: Sequence[str] | None,
+    rng: random.Random,
+    tally: Tally,
+    asked: int,
+    started: Callable[[], None],
+    batch_ms: int,
+) -> None:
     """Plays one match's seats: on Play calls (no ``on``), on the PlayMatches calls
     ``on`` with a ``sit`` each, or (no ``tokens``) on places, seated by the organiser."""
-    last: list[int] = []      # arrival of the match's previous decision request
+    last: list[int] = []  # arrival of the match's previous decision request
 
     async def seat(i: int, token: str | None) -> None:
         held = on[i] if on else None
@@ -279,13 +324,14 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequ
             call = play(metadata=(("seat-token", token or ""),))
         try:
             if held is None:
-                await call.write(pb.PlayRequest(observe=pb.ObserveRequest(
-                    batch_ms=batch_ms)).SerializeToString())
+                await call.write(
+                    pb.PlayRequest(observe=pb.ObserveRequest(batch_ms=batch_ms)).SerializeToString()
+                )
             elif token is None:
                 call = held.call
             else:
                 call = await held.sit(token, batch_ms)
-            while isinstance(raw := await call.read(), bytes):     # (not EOF)
+            while isinstance(raw := await call.read(), bytes):  # (not EOF)
                 now = time.perf_counter_ns()
                 if tally.inside():
                     tally.messages += 1
@@ -301,8 +347,9 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequ
                             if tally.inside():
                                 tally.starts_us.append((now - asked) // 1000)
                         last[:] = [now]
-                        act = pb.ActRequest(decision_id=d.decision_id,
-                                            option=rng.randrange(len(d.options)))
+                        act = pb.ActRequest(
+                            decision_id=d.decision_id, option=rng.randrange(len(d.options))
+                        )
                         await call.write(pb.PlayRequest(act=act).SerializeToString())
                     elif which == "act_result" and not event.act_result.accepted:
                         tally.error(f"answer refused: {event.act_result.message}")
@@ -314,16 +361,18 @@ async def _play(play: grpc.aio.StreamStreamMultiCallable[bytes, bytes], on: Sequ
             if held is not None:
                 held.broken = True
         except grpc.aio.AioRpcError as e:
-            tally.error(f"{'Play' if held is None else 'PlayMatches'}: {e.code().name}: "
-                        f"{e.details()}")
+            tally.error(
+                f"{'Play' if held is None else 'PlayMatches'}: {e.code().name}: {e.details()}"
+            )
             if held is not None:
                 held.broken = True
         finally:
             if held is None:
                 call.cancel()
 
-    await asyncio.gather(*(seat(i, t) for i, t in
-                           enumerate(tokens if tokens is not None else [None] * len(on))))
+    await asyncio.gather(
+        *(seat(i, t) for i, t in enumerate(tokens if tokens is not None else [None] * len(on)))
+    )
     tally.matches_finished += 1
     if tally.inside():
         tally.matches_ended_in_window += 1
@@ -339,7 +388,8 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
     async with grpc.aio.insecure_channel(server) as channel:
         play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(PLAY)
         join: grpc.aio.UnaryUnaryMultiCallable[pb.JoinRequest, bytes] = channel.unary_unary(
-            JOIN, request_serializer=pb.JoinRequest.SerializeToString)
+            JOIN, request_serializer=pb.JoinRequest.SerializeToString
+        )
 
         async def refused(method: str) -> None:
             start = time.perf_counter_ns()
@@ -364,12 +414,23 @@ async def probe(server: str, tally: Tally, every: float = 0.2) -> None:
         await asyncio.gather(*calls)
 
 
-async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: int,
-                start_at: float, stop_at: float, seed: int,
-                probing: bool = False, calls: str = "matches",
-                window: Path | None = None, ready: Path | None = None,
-                batch_ms: int = 0, opened: Path | None = None, go: Path | None = None
-                ) -> dict[str, Any]:
+async def crowd(
+    server: str,
+    key: str,
+    matches: int,
+    players: int,
+    deadline_ms: int,
+    start_at: float,
+    stop_at: float,
+    seed: int,
+    probing: bool = False,
+    calls: str = "matches",
+    window: Path | None = None,
+    ready: Path | None = None,
+    batch_ms: int = 0,
+    opened: Path | None = None,
+    go: Path | None = None,
+) -> dict[str, Any]:
     """Returns the crowd's figures after holding ``matches`` matches until ``stop_at``
     (and, when ``probing``, timing refused calls meanwhile, see :func:`probe`); with
     ``window``, the window is read from that file once ``ready`` is written (see the
@@ -377,10 +438,22 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
     tally = Tally(start_at, stop_at)
     rng = random.Random(seed)
     opening = Opening(matches, opened, go)
-    holders = [asyncio.ensure_future(hold(server, key, players, deadline_ms,
-                                          random.Random(rng.random()), tally, calls, opening,
-                                          batch_ms))
-               for _ in range(matches)]
+    holders = [
+        asyncio.ensure_future(
+            hold(
+                server,
+                key,
+                players,
+                deadline_ms,
+                random.Random(rng.random()),
+                tally,
+                calls,
+                opening,
+                batch_ms,
+            )
+        )
+        for _ in range(matches)
+    ]
     if window is not None:
         await _await_window(tally, matches, window, ready)
     if probing:
@@ -390,19 +463,26 @@ async def crowd(server: str, key: str, matches: int, players: int, deadline_ms: 
         task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await asyncio.gather(*holders, return_exceptions=True)
-    return {"decisions": tally.decisions, "messages": tally.messages,
-            "latencies_us": tally.latencies_us,
-            "starts_us": tally.starts_us, "creates_us": tally.creates_us,
-            "ends_us": tally.ends_us,
-            "errors": len(tally.errors), "error_examples": sorted(set(tally.errors))[:5],
-            "matches_started": tally.matches_started,
-            "matches_finished": tally.matches_finished,
-            "matches_ended_in_window": tally.matches_ended_in_window,
-            "refusals_us": tally.refusals_us, "holders_at_window": tally.holders_at_window}
+    return {
+        "decisions": tally.decisions,
+        "messages": tally.messages,
+        "latencies_us": tally.latencies_us,
+        "starts_us": tally.starts_us,
+        "creates_us": tally.creates_us,
+        "ends_us": tally.ends_us,
+        "errors": len(tally.errors),
+        "error_examples": sorted(set(tally.errors))[:5],
+        "matches_started": tally.matches_started,
+        "matches_finished": tally.matches_finished,
+        "matches_ended_in_window": tally.matches_ended_in_window,
+        "refusals_us": tally.refusals_us,
+        "holders_at_window": tally.holders_at_window,
+    }
 
 
-async def _await_window(tally: Tally, matches: int, window: Path, ready: Path | None,
-                        every: float = 0.1) -> None:
+async def _await_window(
+    tally: Tally, matches: int, window: Path, ready: Path | None, every: float = 0.1
+) -> None:
     """Writes ``ready`` once every holder's first match has been asked a decision, then
     returns once ``window`` holds the window, set into ``tally``."""
     told = ready is None
@@ -420,8 +500,11 @@ async def _await_window(tally: Tally, matches: int, window: Path, ready: Path | 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Runs a crowd from the command line and writes its figures to ``--out``."""
-    parser = argparse.ArgumentParser(prog="python -m bench.crowd", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.crowd",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--server", required=True)
     parser.add_argument("--organiser-key", required=True)
     parser.add_argument("--matches", type=int, required=True)
@@ -429,32 +512,60 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--deadline-ms", type=int, default=5000)
     parser.add_argument("--start-at", type=float, default=float("inf"), help="UNIX time")
     parser.add_argument("--stop-at", type=float, default=float("inf"), help="UNIX time")
-    parser.add_argument("--window", type=Path,
-                        help="the file that will hold the window (instead of the times)")
-    parser.add_argument("--ready", type=Path,
-                        help="with --window: the file written once every match is in play")
+    parser.add_argument(
+        "--window", type=Path, help="the file that will hold the window (instead of the times)"
+    )
+    parser.add_argument(
+        "--ready", type=Path, help="with --window: the file written once every match is in play"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--probe", action="store_true",
-                        help="also time refused Play and Join calls in the window")
-    parser.add_argument("--calls", choices=CALLS, default="places",
-                        help="a PlayMatches call per seat for every match, a place each "
-                        "CreateMatch names (places) or sent a sit per match (matches), or "
-                        "a Play call per seat and match (play)")
-    parser.add_argument("--opened", type=Path,
-                        help="with --go: the file written once every match's calls are up")
-    parser.add_argument("--go", type=Path,
-                        help="with --opened: no match is created before this file exists")
-    parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
-                        help="the batching bound every seat's stream asks for "
-                        "(ObserveRequest.batch_ms; 0: the server's 20 ms)")
+    parser.add_argument(
+        "--probe", action="store_true", help="also time refused Play and Join calls in the window"
+    )
+    parser.add_argument(
+        "--calls",
+        choices=CALLS,
+        default="places",
+        help="a PlayMatches call per seat for every match, a place each "
+        "CreateMatch names (places) or sent a sit per match (matches), or "
+        "a Play call per seat and match (play)",
+    )
+    parser.add_argument(
+        "--opened", type=Path, help="with --go: the file written once every match's calls are up"
+    )
+    parser.add_argument(
+        "--go", type=Path, help="with --opened: no match is created before this file exists"
+    )
+    parser.add_argument(
+        "--batch-ms",
+        type=int,
+        default=BATCH_MS,
+        help="the batching bound every seat's stream asks for "
+        "(ObserveRequest.batch_ms; 0: the server's 20 ms)",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.window is None and args.stop_at == float("inf"):
         parser.error("give --start-at and --stop-at, or --window")
-    result = asyncio.run(crowd(args.server, args.organiser_key, args.matches, args.players,
-                               args.deadline_ms, args.start_at, args.stop_at, args.seed,
-                               args.probe, args.calls, args.window, args.ready,
-                               args.batch_ms, args.opened, args.go))
+    result = asyncio.run(
+        crowd(
+            args.server,
+            args.organiser_key,
+            args.matches,
+            args.players,
+            args.deadline_ms,
+            args.start_at,
+            args.stop_at,
+            args.seed,
+            args.probe,
+            args.calls,
+            args.window,
+            args.ready,
+            args.batch_ms,
+            args.opened,
+            args.go,
+        )
+    )
     args.out.write_text(json.dumps(result), encoding="utf-8")
 
 

@@ -35,8 +35,10 @@ PAIR: Final = f"/{SERVICE}/Pair"
 
 def handler(reply: bytes) -> grpc.RpcMethodHandler[bytes, bytes]:
     """Returns the Echo method: one ``reply`` for every message received."""
-    async def echo(requests: AsyncIterator[bytes],
-                   context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+
+    async def echo(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
         async for _ in requests:
             yield reply
 
@@ -48,8 +50,9 @@ def pair_handler(reply: bytes, ack: bytes = b"") -> grpc.RpcMethodHandler[bytes,
     answered with ``reply`` on the other stream, then ``ack`` (if any) on its own."""
     pairs: dict[str, list[asyncio.Queue[bytes]]] = {}
 
-    async def pair(requests: AsyncIterator[bytes],
-                   context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+    async def pair(
+        requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+    ) -> AsyncIterator[bytes]:
         key = dict(context.invocation_metadata() or ()).get("pair", "")
         mine: asyncio.Queue[bytes] = asyncio.Queue()
         both = pairs.setdefault(str(key), [])
@@ -107,14 +110,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Runs the echo server from the command line."""
     parser = argparse.ArgumentParser(prog="python -m bench.echo", description=__doc__)
     parser.add_argument("--port-file", type=Path, required=True)
-    parser.add_argument("--reply", type=Path, required=True,
-                        help="file whose bytes answer every message")
+    parser.add_argument(
+        "--reply", type=Path, required=True, help="file whose bytes answer every message"
+    )
     parser.add_argument("--ack", type=Path, help="Pair: the acknowledgement of a message")
-    parser.add_argument("--event-loop", choices=("asyncio", "uvloop"), default="asyncio",
-                        help="the event loop to serve on (the arena server's is uvloop)")
+    parser.add_argument(
+        "--event-loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop to serve on (the arena server's is uvloop)",
+    )
     args = parser.parse_args(argv)
-    served = serve(args.port_file, args.reply.read_bytes(),
-                   args.ack.read_bytes() if args.ack else b"")
+    served = serve(
+        args.port_file, args.reply.read_bytes(), args.ack.read_bytes() if args.ack else b""
+    )
     if args.event_loop == "uvloop":
         import uvloop
 

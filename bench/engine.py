@@ -26,8 +26,8 @@ from mammamia import new_game
 from . import reference_engine
 
 PLAYERS = (2, 3, 4, 5)
-HEADLINE_PLAYERS = 4          # the player count whose ratio is ``engine_vs_reference``
-BLOCKS = 6                    # alternating blocks of each engine per player count
+HEADLINE_PLAYERS = 4  # the player count whose ratio is ``engine_vs_reference``
+BLOCKS = 6  # alternating blocks of each engine per player count
 
 
 def play(players: int, seed: int) -> int:
@@ -69,9 +69,13 @@ def measure_children(players: int, seconds: float, seed: int = 0) -> dict[str, f
         if time.perf_counter() - start >= seconds:
             break
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"players": players, "games": games, "children": children,
-            "children_per_second": round(children / elapsed),
-            "children_per_cpu_second": round(children / cpu) if cpu > 0 else 0}
+    return {
+        "players": players,
+        "games": games,
+        "children": children,
+        "children_per_second": round(children / elapsed),
+        "children_per_cpu_second": round(children / cpu) if cpu > 0 else 0,
+    }
 
 
 def profile(players: int = HEADLINE_PLAYERS, games: int = 1000, top: int = 15) -> str:
@@ -84,8 +88,10 @@ def profile(players: int = HEADLINE_PLAYERS, games: int = 1000, top: int = 15) -
     for warm in range(200):
         play(players, -1 - warm)
     out = io.StringIO()
-    for name, game, count in (("random games (legal_actions + apply)", play, games),
-                              ("search-like games (State.child)", search_like, games // 10)):
+    for name, game, count in (
+        ("random games (legal_actions + apply)", play, games),
+        ("search-like games (State.child)", search_like, games // 10),
+    ):
         profiler = cProfile.Profile()
         profiler.enable()
         for seed in range(count):
@@ -96,8 +102,9 @@ def profile(players: int = HEADLINE_PLAYERS, games: int = 1000, top: int = 15) -
     return out.getvalue()
 
 
-def _block(game: Callable[[int, int], int], players: int, seconds: float,
-           seed: int) -> tuple[int, int, float, float]:
+def _block(
+    game: Callable[[int, int], int], players: int, seconds: float, seed: int
+) -> tuple[int, int, float, float]:
     """Returns (games, decisions, elapsed seconds, CPU seconds) of ``game`` played for
     about ``seconds``."""
     games = decisions = 0
@@ -114,15 +121,19 @@ def _block(game: Callable[[int, int], int], players: int, seconds: float,
 
 
 def _figures(games: int, decisions: int, elapsed: float, cpu: float) -> dict[str, float]:
-    return {"games": games, "seconds": round(elapsed, 3),
-            "games_per_second": round(games / elapsed, 1),
-            "games_per_cpu_second": round(games / cpu, 1) if cpu > 0 else 0.0,
-            "decisions_per_game": round(decisions / games, 1),
-            "decisions_per_second": round(decisions / elapsed)}
+    return {
+        "games": games,
+        "seconds": round(elapsed, 3),
+        "games_per_second": round(games / elapsed, 1),
+        "games_per_cpu_second": round(games / cpu, 1) if cpu > 0 else 0.0,
+        "decisions_per_game": round(decisions / games, 1),
+        "decisions_per_second": round(decisions / elapsed),
+    }
 
 
-def measure_both(players: int, seconds: float, seed: int = 0,
-                 blocks: int = BLOCKS) -> tuple[dict[str, float], dict[str, float], list[float]]:
+def measure_both(
+    players: int, seconds: float, seed: int = 0, blocks: int = BLOCKS
+) -> tuple[dict[str, float], dict[str, float], list[float]]:
     """Returns the figures of the engine and of the reference over about ``seconds``
     each, played in ``blocks`` alternating blocks, and the ratio of their rates in each
     pair of neighbouring blocks.
@@ -131,7 +142,7 @@ def measure_both(players: int, seconds: float, seed: int = 0,
     process is descheduled for a varying share of each block, which its CPU time
     leaves out and wall-clock time does not.
     """
-    for warm in range(20):   # fill the engine's caches of legal turns, as a long run would
+    for warm in range(20):  # fill the engine's caches of legal turns, as a long run would
         play(players, seed - 1 - warm)
     reference_engine.play_random_game(players, seed - 1)
     games_of = {"engine": play, "reference": reference_engine.play_random_game}
@@ -141,15 +152,19 @@ def measure_both(players: int, seconds: float, seed: int = 0,
         for name in order:
             # Each block starts where the last one of its engine stopped: no game repeats.
             played = sum(r[0] for r in runs[name])
-            runs[name].append(_block(games_of[name], players, seconds / blocks,
-                                     seed + played))
-    ratios = [(e[0] / e[3]) / (r[0] / r[3]) if e[3] > 0 and r[3] > 0 else 0.0
-              for e, r in zip(runs["engine"], runs["reference"], strict=True)]
-    engine, reference = ([sum(column) for column in zip(*runs[n], strict=True)]
-                         for n in ("engine", "reference"))
-    return (_figures(int(engine[0]), int(engine[1]), engine[2], engine[3]),
-            _figures(int(reference[0]), int(reference[1]), reference[2], reference[3]),
-            [round(x, 3) for x in ratios])
+            runs[name].append(_block(games_of[name], players, seconds / blocks, seed + played))
+    ratios = [
+        (e[0] / e[3]) / (r[0] / r[3]) if e[3] > 0 and r[3] > 0 else 0.0
+        for e, r in zip(runs["engine"], runs["reference"], strict=True)
+    ]
+    engine, reference = (
+        [sum(column) for column in zip(*runs[n], strict=True)] for n in ("engine", "reference")
+    )
+    return (
+        _figures(int(engine[0]), int(engine[1]), engine[2], engine[3]),
+        _figures(int(reference[0]), int(reference[1]), reference[2], reference[3]),
+        [round(x, 3) for x in ratios],
+    )
 
 
 def run(players: Sequence[int] = PLAYERS, seconds: float = 3.0, seed: int = 0) -> dict[str, Any]:
@@ -164,47 +179,67 @@ def run(players: Sequence[int] = PLAYERS, seconds: float = 3.0, seed: int = 0) -
     for n in players:
         engine[str(n)], reference[str(n)], blocks[str(n)] = measure_both(n, seconds, seed)
         ratios[str(n)] = round(statistics.median(blocks[str(n)]), 2)
-    return {"unit": "full random games, one process, one thread", "seconds_each": seconds,
-            "players": engine, "reference": {"players": reference},
-            "engine_vs_reference": ratios.get(str(HEADLINE_PLAYERS)),
-            "engine_vs_reference_by_players": ratios,
-            "engine_vs_reference_blocks": blocks,
-            "child": measure_children(HEADLINE_PLAYERS, seconds / 2, seed),
-            "load_average": [round(x, 2) for x in os.getloadavg()]
-            if hasattr(os, "getloadavg") else None}
+    return {
+        "unit": "full random games, one process, one thread",
+        "seconds_each": seconds,
+        "players": engine,
+        "reference": {"players": reference},
+        "engine_vs_reference": ratios.get(str(HEADLINE_PLAYERS)),
+        "engine_vs_reference_by_players": ratios,
+        "engine_vs_reference_blocks": blocks,
+        "child": measure_children(HEADLINE_PLAYERS, seconds / 2, seed),
+        "load_average": [round(x, 2) for x in os.getloadavg()]
+        if hasattr(os, "getloadavg")
+        else None,
+    }
 
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
-    lines = [f"{'players':>7}  {'games/s':>9}  {'decisions/s':>11}  {'decisions/game':>14}  "
-             f"{'games':>6}  {'reference games/s':>17}  {'ratio':>5}"]
+    lines = [
+        f"{'players':>7}  {'games/s':>9}  {'decisions/s':>11}  {'decisions/game':>14}  "
+        f"{'games':>6}  {'reference games/s':>17}  {'ratio':>5}"
+    ]
     # games/s are by the wall clock; the ratio is of games per CPU second, see measure_both.
     reference = result["reference"]["players"]
     ratios = result["engine_vs_reference_by_players"]
     for n, row in result["players"].items():
-        lines.append(f"{n:>7}  {row['games_per_second']:>9.1f}  "
-                     f"{row['decisions_per_second']:>11}  {row['decisions_per_game']:>14.1f}  "
-                     f"{row['games']:>6}  {reference[n]['games_per_second']:>17.1f}  "
-                     f"{ratios[n]:>5.2f}")
+        lines.append(
+            f"{n:>7}  {row['games_per_second']:>9.1f}  "
+            f"{row['decisions_per_second']:>11}  {row['decisions_per_game']:>14.1f}  "
+            f"{row['games']:>6}  {reference[n]['games_per_second']:>17.1f}  "
+            f"{ratios[n]:>5.2f}"
+        )
     child = result["child"]
-    lines.append(f"State.child, {child['players']} players, search-like: "
-                 f"{child['children_per_second']:,} children/s")
-    lines.append(f"engine_vs_reference ({HEADLINE_PLAYERS} players): "
-                 f"{result['engine_vs_reference']}  (median of "
-                 f"{result['engine_vs_reference_blocks'].get(str(HEADLINE_PLAYERS))}); "
-                 f"load average {result['load_average']}")
+    lines.append(
+        f"State.child, {child['players']} players, search-like: "
+        f"{child['children_per_second']:,} children/s"
+    )
+    lines.append(
+        f"engine_vs_reference ({HEADLINE_PLAYERS} players): "
+        f"{result['engine_vs_reference']}  (median of "
+        f"{result['engine_vs_reference_blocks'].get(str(HEADLINE_PLAYERS))}); "
+        f"load average {result['load_average']}"
+    )
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line; returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.engine", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=3.0,
-                        help="time per player count and engine")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.engine",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="time per player count and engine"
+    )
     parser.add_argument("--players", type=int, nargs="+", default=list(PLAYERS))
-    parser.add_argument("--profile", action="store_true",
-                        help="print cProfile's busiest functions instead of the figures")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print cProfile's busiest functions instead of the figures",
+    )
     args = parser.parse_args(argv)
     if args.profile:
         print(profile(args.players[0] if len(args.players) == 1 else HEADLINE_PLAYERS))

@@ -55,8 +55,13 @@ class FlatMonteCarlo(BudgetedSearch):
 
     name = "flat-mc"
 
-    def __init__(self, budget_ms: float = 200, iterations: int | None = None,
-                 seed: int | None = None, rollout: str = "random") -> None:
+    def __init__(
+        self,
+        budget_ms: float = 200,
+        iterations: int | None = None,
+        seed: int | None = None,
+        rollout: str = "random",
+    ) -> None:
         super().__init__(budget_ms, iterations, seed)
         if rollout not in ("random", "policy"):
             raise ValueError(f"rollout must be 'random' or 'policy', got {rollout!r}")
@@ -92,8 +97,11 @@ class FlatMonteCarlo(BudgetedSearch):
                 if budget is None and time.perf_counter() >= phase_stop:
                     break
                 try:
-                    base = sampler.sample(rng, attempts=20) if samples % _FRESH == 0 \
+                    base = (
+                        sampler.sample(rng, attempts=20)
+                        if samples % _FRESH == 0
                         else sampler.variant(rng)
+                    )
                 except DeterminizationError:
                     if not samples:
                         return fallback(view)
@@ -115,20 +123,27 @@ class FlatMonteCarlo(BudgetedSearch):
                     done += 1
             if len(alive) > 1 and phase < phases - 1:
                 alive.sort(key=lambda i: -(totals[i] / counts[i] if counts[i] else -1.0))
-                alive = alive[:max(1, (len(alive) + 1) // 2)]
+                alive = alive[: max(1, (len(alive) + 1) // 2)]
             if out_of_time:
                 break
         if not done:
             return fallback(view)
         best = max(alive, key=lambda i: totals[i] / counts[i] if counts[i] else -1.0)
-        log.debug("flat_mc_decision", bot=self.name, seat=seat, iterations=done,
-                  samples=samples, candidates=n,
-                  ms=round((time.perf_counter() - started) * 1000, 1))
+        log.debug(
+            "flat_mc_decision",
+            bot=self.name,
+            seat=seat,
+            iterations=done,
+            samples=samples,
+            candidates=n,
+            ms=round((time.perf_counter() - started) * 1000, 1),
+        )
         return legal[best]
 
 
-def speed(players: int = 3, games: int = 6, every: int = 5, repeat: int = 5,
-          seed: int = 0) -> dict[str, Any]:
+def speed(
+    players: int = 3, games: int = 6, every: int = 5, repeat: int = 5, seed: int = 0
+) -> dict[str, Any]:
     """Returns what a search spends its time on, in-process, from mid-game positions
     of games between counter bots (every ``every``-th decision of ``games`` games):
     a view's sampler set up, a fresh deal, a variant deal, and playouts per second
@@ -170,10 +185,11 @@ def speed(players: int = 3, games: int = 6, every: int = 5, repeat: int = 5,
         timing["variant"] += (t3 - t2) / repeat
         dealt.append((fresh, variants))
     rates = {}
-    for name, run in (("random to the end", lambda s: random_playout(s, rng)),
-                      ("policy to the end", policy_playout),
-                      ("policy to the round's end",
-                       lambda s: policy_playout(s, to_round_end=True))):
+    for name, run in (
+        ("random to the end", lambda s: random_playout(s, rng)),
+        ("policy to the end", policy_playout),
+        ("policy to the round's end", lambda s: policy_playout(s, to_round_end=True)),
+    ):
         count = 0
         t0 = clock()
         for _, variants in dealt:
@@ -182,10 +198,14 @@ def speed(players: int = 3, games: int = 6, every: int = 5, repeat: int = 5,
                 count += 1
         rates[name] = round(count / (clock() - t0), 1)
     n = len(views)
-    return {"players": players, "positions": n,
-            "ms": {k: round(v / n * 1000, 2) for k, v in timing.items()},
-            "playouts_per_second": rates, "load_average": list(os.getloadavg()),
-            "cpus": os.cpu_count()}
+    return {
+        "players": players,
+        "positions": n,
+        "ms": {k: round(v / n * 1000, 2) for k, v in timing.items()},
+        "playouts_per_second": rates,
+        "load_average": list(os.getloadavg()),
+        "cpus": os.cpu_count(),
+    }
 
 
 if __name__ == "__main__":

@@ -81,15 +81,21 @@ def hosts(directory: Path, url: str, count: int, *extra: str) -> Iterator[list[S
         for i in range(count):
             home = directory / f"host{i}"
             home.mkdir()
-            started.append(stack.enter_context(Server(
-                home, "--db", url, "--host-id", f"host-{i}", *extra, prefix=pinned(i))))
+            started.append(
+                stack.enter_context(
+                    Server(home, "--db", url, "--host-id", f"host-{i}", *extra, prefix=pinned(i))
+                )
+            )
         yield started
 
 
 def _rated(address: str) -> int:
     with grpc.insecure_channel(address) as channel:
-        return int(pb_grpc.LadderStub(channel).Standings(
-            pb.StandingsRequest(), timeout=10).matches_finished)
+        return int(
+            pb_grpc.LadderStub(channel)
+            .Standings(pb.StandingsRequest(), timeout=10)
+            .matches_finished
+        )
 
 
 def _finished(url: str) -> dict[str, int]:
@@ -98,39 +104,76 @@ def _finished(url: str) -> dict[str, int]:
 
     db = connect(url)
     try:
-        rows = db.execute("SELECT id, record FROM matches WHERE ladder = 1"
-                          " AND status = 'finished'").fetchall()
+        rows = db.execute(
+            "SELECT id, record FROM matches WHERE ladder = 1 AND status = 'finished'"
+        ).fetchall()
     finally:
         db.close()
     return {match_id: len(json.loads(record).get("actions", [])) for match_id, record in rows}
 
 
-def ladder(postgres: str, count: int, *, bots: int = 8, seconds: float = 30.0,
-           warmup: float = 5.0, concurrency: int = 4, players: str = "2-4"
-           ) -> dict[str, Any]:
+def ladder(
+    postgres: str,
+    count: int,
+    *,
+    bots: int = 8,
+    seconds: float = 30.0,
+    warmup: float = 5.0,
+    concurrency: int = 4,
+    players: str = "2-4",
+) -> dict[str, Any]:
     """Returns the ladder's rated matches per minute and decisions per second with
     ``count`` hosts and ``bots`` random bots entered through them in turn."""
-    with tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp, \
-            fresh_database(postgres, f"bench_hosts_ladder_{count}") as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp,
+        fresh_database(postgres, f"bench_hosts_ladder_{count}") as url,
+    ):
         directory = Path(tmp)
-        with hosts(directory, url, count, "--ladder-concurrency", str(concurrency),
-                   "--ladder-players", players) as servers:
+        with hosts(
+            directory,
+            url,
+            count,
+            "--ladder-concurrency",
+            str(concurrency),
+            "--ladder-players",
+            players,
+        ) as servers:
             entrants: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
             try:
                 for i in range(bots):
                     name = f"random-{i + 1}"
                     log: IO[bytes] = open(directory / f"{name}.log", "wb")  # noqa: SIM115 (closed below)
-                    entrants.append((subprocess.Popen(
-                        [*mammamia(), "bot", "random", "--ladder", "--name", name,
-                         "--server", servers[i % count].address,
-                         "--key-file", str(directory / f"{name}.key"), "--log-format", "json"],
-                        stdout=log, stderr=subprocess.STDOUT, cwd=directory), log))
+                    entrants.append(
+                        (
+                            subprocess.Popen(
+                                [
+                                    *mammamia(),
+                                    "bot",
+                                    "random",
+                                    "--ladder",
+                                    "--name",
+                                    name,
+                                    "--server",
+                                    servers[i % count].address,
+                                    "--key-file",
+                                    str(directory / f"{name}.key"),
+                                    "--log-format",
+                                    "json",
+                                ],
+                                stdout=log,
+                                stderr=subprocess.STDOUT,
+                                cwd=directory,
+                            ),
+                            log,
+                        )
+                    )
                 address = servers[0].address
                 give_up = time.monotonic() + FIRST_MATCH_TIMEOUT
                 while _rated(address) == 0:
                     if time.monotonic() > give_up:
-                        raise RuntimeError(f"no ladder match rated within "
-                                           f"{FIRST_MATCH_TIMEOUT:.0f} s")
+                        raise RuntimeError(
+                            f"no ladder match rated within {FIRST_MATCH_TIMEOUT:.0f} s"
+                        )
                     time.sleep(0.2)
                 time.sleep(warmup)
                 first, before, started = _rated(address), _finished(url), time.monotonic()
@@ -142,20 +185,34 @@ def ladder(postgres: str, count: int, *, bots: int = 8, seconds: float = 30.0,
                     log.close()
     window = ended - started
     decisions = sum(n for m, n in after.items() if m not in before)
-    return {"hosts": count, "bots": bots, "players": players, "concurrency": concurrency,
-            "seconds": round(window, 1), "matches": last - first,
-            "matches_per_min": round((last - first) / window * 60, 1),
-            "decisions_per_s": round(decisions / window, 1)}
+    return {
+        "hosts": count,
+        "bots": bots,
+        "players": players,
+        "concurrency": concurrency,
+        "seconds": round(window, 1),
+        "matches": last - first,
+        "matches_per_min": round((last - first) / window * 60, 1),
+        "decisions_per_s": round(decisions / window, 1),
+    }
 
 
-def load(postgres: str | None, count: int, *, matches: int = 50, seconds: float = 10.0,
-         warmup: float = 5.0) -> dict[str, Any]:
+def load(
+    postgres: str | None,
+    count: int,
+    *,
+    matches: int = 50,
+    seconds: float = 10.0,
+    warmup: float = 5.0,
+) -> dict[str, Any]:
     """Returns the decisions per second of ``count`` hosts, each holding ``matches``
     four-player matches of a crowd that answers at once, and each host's CPU per
     decision; on the PostgreSQL server of ``postgres``, or (one host) an SQLite file
     when it is None."""
-    with tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp, \
-            fresh_database(postgres, f"bench_hosts_load_{count}") as url:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-hosts-") as tmp,
+        fresh_database(postgres, f"bench_hosts_load_{count}") as url,
+    ):
         directory = Path(tmp)
         with hosts(directory, url, count) as servers:
             processes = [psutil.Process(s.pid) for s in servers]
@@ -165,11 +222,32 @@ def load(postgres: str | None, count: int, *, matches: int = 50, seconds: float 
             for i, server in enumerate(servers):
                 out = directory / f"crowd-{i}.json"
                 log = open(directory / f"crowd-{i}.log", "wb")  # noqa: SIM115 (closed below)
-                crowds.append((out, log, python_module(
-                    "bench.crowd", "--server", server.address,
-                    "--organiser-key", server.organiser_key, "--matches", str(matches),
-                    "--players", "4", "--start-at", str(start_at), "--stop-at", str(stop_at),
-                    "--seed", str(i), "--out", str(out), log=log)))
+                crowds.append(
+                    (
+                        out,
+                        log,
+                        python_module(
+                            "bench.crowd",
+                            "--server",
+                            server.address,
+                            "--organiser-key",
+                            server.organiser_key,
+                            "--matches",
+                            str(matches),
+                            "--players",
+                            "4",
+                            "--start-at",
+                            str(start_at),
+                            "--stop-at",
+                            str(stop_at),
+                            "--seed",
+                            str(i),
+                            "--out",
+                            str(out),
+                            log=log,
+                        ),
+                    )
+                )
             time.sleep(max(0.0, start_at - time.time()))
             cpu_before = [_cpu(p) for p in processes]
             time.sleep(max(0.0, stop_at - time.time()))
@@ -180,16 +258,22 @@ def load(postgres: str | None, count: int, *, matches: int = 50, seconds: float 
                 except subprocess.TimeoutExpired:
                     stop(child, 5)
                 log.close()
-            parts = [json.loads(out.read_text()) if out.exists() else {"decisions": 0,
-                                                                        "errors": 1}
-                     for out, _, _ in crowds]
+            parts = [
+                json.loads(out.read_text()) if out.exists() else {"decisions": 0, "errors": 1}
+                for out, _, _ in crowds
+            ]
     decisions = [p["decisions"] for p in parts]
-    return {"hosts": count, "matches_per_host": matches, "seconds": seconds,
-            "decisions_per_s": round(sum(decisions) / seconds, 1),
-            "per_host_decisions_per_s": [round(d / seconds, 1) for d in decisions],
-            "cpu_us_per_decision": [round(c / d * 1e6, 1) if d else None
-                                    for c, d in zip(cpu, decisions, strict=True)],
-            "errors": sum(p.get("errors", 0) for p in parts)}
+    return {
+        "hosts": count,
+        "matches_per_host": matches,
+        "seconds": seconds,
+        "decisions_per_s": round(sum(decisions) / seconds, 1),
+        "per_host_decisions_per_s": [round(d / seconds, 1) for d in decisions],
+        "cpu_us_per_decision": [
+            round(c / d * 1e6, 1) if d else None for c, d in zip(cpu, decisions, strict=True)
+        ],
+        "errors": sum(p.get("errors", 0) for p in parts),
+    }
 
 
 def _cpu(process: psutil.Process) -> float:
@@ -197,48 +281,73 @@ def _cpu(process: psutil.Process) -> float:
     return float(times.user + times.system)
 
 
-def run(postgres: str, *, bots: int = 8, seconds: float = 30.0, matches: int = 50,
-        load_seconds: float = 10.0) -> dict[str, Any]:
+def run(
+    postgres: str,
+    *,
+    bots: int = 8,
+    seconds: float = 30.0,
+    matches: int = 50,
+    load_seconds: float = 10.0,
+) -> dict[str, Any]:
     """Returns the ladder and load figures with one host and with two."""
-    return {"ladder": [ladder(postgres, n, bots=bots, seconds=seconds) for n in (1, 2)],
-            "load": [load(postgres, n, matches=matches, seconds=load_seconds)
-                     for n in (1, 2)],
-            # The same load on one host with the embedded SQLite file: the journal in a
-            # side file, no database server (what PostgreSQL costs per decision).
-            "load_sqlite": load(None, 1, matches=matches, seconds=load_seconds),
-            "pinned": bool(pinned(0)), "cores": os.cpu_count()}
+    return {
+        "ladder": [ladder(postgres, n, bots=bots, seconds=seconds) for n in (1, 2)],
+        "load": [load(postgres, n, matches=matches, seconds=load_seconds) for n in (1, 2)],
+        # The same load on one host with the embedded SQLite file: the journal in a
+        # side file, no database server (what PostgreSQL costs per decision).
+        "load_sqlite": load(None, 1, matches=matches, seconds=load_seconds),
+        "pinned": bool(pinned(0)),
+        "cores": os.cpu_count(),
+    }
 
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
-    lines = [f"hosts pinned to cores: {'yes' if result['pinned'] else 'no'} "
-             f"({result['cores']} cores)"]
+    lines = [
+        f"hosts pinned to cores: {'yes' if result['pinned'] else 'no'} ({result['cores']} cores)"
+    ]
     for row in result["ladder"]:
-        lines.append(f"ladder, {row['hosts']} host(s): {row['matches_per_min']:.1f} matches/min,"
-                     f" {row['decisions_per_s']:.1f} decisions/s ({row['matches']} matches in"
-                     f" {row['seconds']} s; {row['bots']} random bots, {row['players']}"
-                     f" players, {row['concurrency']} at once per host)")
+        lines.append(
+            f"ladder, {row['hosts']} host(s): {row['matches_per_min']:.1f} matches/min,"
+            f" {row['decisions_per_s']:.1f} decisions/s ({row['matches']} matches in"
+            f" {row['seconds']} s; {row['bots']} random bots, {row['players']}"
+            f" players, {row['concurrency']} at once per host)"
+        )
     for row in [*result["load"], {**result["load_sqlite"], "hosts": "SQLite, 1"}]:
-        lines.append(f"load, {row['hosts']} host(s): {row['decisions_per_s']:.1f} decisions/s"
-                     f" (per host {row['per_host_decisions_per_s']}; CPU per decision"
-                     f" {row['cpu_us_per_decision']} µs; {row['matches_per_host']} matches"
-                     f" per host; {row['errors']} errors)")
+        lines.append(
+            f"load, {row['hosts']} host(s): {row['decisions_per_s']:.1f} decisions/s"
+            f" (per host {row['per_host_decisions_per_s']}; CPU per decision"
+            f" {row['cpu_us_per_decision']} µs; {row['matches_per_host']} matches"
+            f" per host; {row['errors']} errors)"
+        )
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line; returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.hosts", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--postgres", required=True, metavar="URL",
-                        help="a PostgreSQL database whose user may create databases")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.hosts",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--postgres",
+        required=True,
+        metavar="URL",
+        help="a PostgreSQL database whose user may create databases",
+    )
     parser.add_argument("--bots", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=30.0, help="the ladder's window")
     parser.add_argument("--matches", type=int, default=50, help="load: matches per host")
     parser.add_argument("--load-seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
-    result = run(args.postgres, bots=args.bots, seconds=args.seconds, matches=args.matches,
-                 load_seconds=args.load_seconds)
+    result = run(
+        args.postgres,
+        bots=args.bots,
+        seconds=args.seconds,
+        matches=args.matches,
+        load_seconds=args.load_seconds,
+    )
     print("\n".join(table(result)))
     print(json.dumps(result))
     return result

@@ -37,8 +37,7 @@ from .serve import Server, mammamia, stop
 FIRST_MATCH_TIMEOUT: Final = 60.0
 
 
-def rating_update(players: int = 5, repetitions: int = 2000, seed: int = 0
-                  ) -> dict[str, float]:
+def rating_update(players: int = 5, repetitions: int = 2000, seed: int = 0) -> dict[str, float]:
     """Returns the time of one rating update of a ``players``-seat match (ms: mean, p50,
     p99) over ``repetitions`` updates with random ratings and ranks."""
     from server.ladder.ratings import Rating, rate
@@ -47,18 +46,23 @@ def rating_update(players: int = 5, repetitions: int = 2000, seed: int = 0
     cases = []
     for _ in range(repetitions):
         ratings = [Rating(rng.uniform(10, 40), rng.uniform(1, 25 / 3)) for _ in range(players)]
-        ranks = sorted(rng.randint(1, players) for _ in range(players))   # ties included
+        ranks = sorted(rng.randint(1, players) for _ in range(players))  # ties included
         rng.shuffle(ranks)
         cases.append((ratings, ranks))
-    rate(*cases[0])     # build the model once, as a running ladder has
+    rate(*cases[0])  # build the model once, as a running ladder has
     samples = []
     for ratings, ranks in cases:
         start = time.perf_counter_ns()
         rate(ratings, ranks)
         samples.append(time.perf_counter_ns() - start)
     fig = summary(samples, 1e6, 3)
-    return {"players": players, "repetitions": repetitions, "mean_ms": fig["mean"],
-            "p50_ms": fig["p50"], "p99_ms": fig["p99"]}
+    return {
+        "players": players,
+        "repetitions": repetitions,
+        "mean_ms": fig["mean"],
+        "p50_ms": fig["p50"],
+        "p99_ms": fig["p99"],
+    }
 
 
 def _finished(stub: pb_grpc.LadderStub) -> int:
@@ -68,41 +72,72 @@ def _finished(stub: pb_grpc.LadderStub) -> int:
 def _aborted(server: Server) -> int:
     with grpc.insecure_channel(server.address) as channel:
         listed = pb_grpc.OrganiserStub(channel).ListMatches(
-            pb.ListMatchesRequest(limit=1000), timeout=10,
-            metadata=(("organiser-key", server.organiser_key),))
-    return sum(1 for m in listed.matches
-               if m.ladder and m.status == pb.MATCH_STATUS_ABORTED)
+            pb.ListMatchesRequest(limit=1000),
+            timeout=10,
+            metadata=(("organiser-key", server.organiser_key),),
+        )
+    return sum(1 for m in listed.matches if m.ladder and m.status == pb.MATCH_STATUS_ABORTED)
 
 
-def throughput(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0,
-               players: str = "2-5", concurrency: int = 4,
-               db: str | None = None) -> dict[str, Any]:
+def throughput(
+    bots: int = 12,
+    seconds: float = 40.0,
+    warmup: float = 5.0,
+    players: str = "2-5",
+    concurrency: int = 4,
+    db: str | None = None,
+) -> dict[str, Any]:
     """Returns the ladder matches finished per minute over ``seconds``, with ``bots``
     random bots entered, after the first match has finished and ``warmup`` more
     seconds have passed. ``db`` is the server's database (a new, empty one: a
     ``postgresql://`` URL); None: a new SQLite file."""
     with tempfile.TemporaryDirectory(prefix="bench-ladder-") as tmp:
         directory = Path(tmp)
-        with Server(directory, "--ladder-players", players,
-                    "--ladder-concurrency", str(concurrency),
-                    *(("--db", db) if db else ())) as server:
+        with Server(
+            directory,
+            "--ladder-players",
+            players,
+            "--ladder-concurrency",
+            str(concurrency),
+            *(("--db", db) if db else ()),
+        ) as server:
             entrants: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
             try:
                 for i in range(bots):
                     name = f"random-{i + 1}"
                     log: IO[bytes] = open(directory / f"{name}.log", "wb")  # noqa: SIM115 (closed below)
-                    entrants.append((subprocess.Popen(
-                        [*mammamia(), "bot", "random", "--server", server.address, "--ladder",
-                         "--name", name, "--key-file", str(directory / f"{name}.key"),
-                         "--log-format", "json"],
-                        stdout=log, stderr=subprocess.STDOUT, cwd=directory), log))
+                    entrants.append(
+                        (
+                            subprocess.Popen(
+                                [
+                                    *mammamia(),
+                                    "bot",
+                                    "random",
+                                    "--server",
+                                    server.address,
+                                    "--ladder",
+                                    "--name",
+                                    name,
+                                    "--key-file",
+                                    str(directory / f"{name}.key"),
+                                    "--log-format",
+                                    "json",
+                                ],
+                                stdout=log,
+                                stderr=subprocess.STDOUT,
+                                cwd=directory,
+                            ),
+                            log,
+                        )
+                    )
                 with grpc.insecure_channel(server.address) as channel:
                     stub = pb_grpc.LadderStub(channel)
                     give_up = time.monotonic() + FIRST_MATCH_TIMEOUT
                     while _finished(stub) == 0:
                         if time.monotonic() > give_up:
-                            raise RuntimeError(f"no ladder match finished within "
-                                               f"{FIRST_MATCH_TIMEOUT:.0f} s")
+                            raise RuntimeError(
+                                f"no ladder match finished within {FIRST_MATCH_TIMEOUT:.0f} s"
+                            )
                         time.sleep(0.2)
                     time.sleep(warmup)
                     aborted_before = _aborted(server)
@@ -115,20 +150,36 @@ def throughput(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0,
                     stop(process, 10)
                     log.close()
     minutes = (ended - started) / 60
-    return {"bots": bots, "players": players, "concurrency": concurrency,
-            "seconds": round(ended - started, 1), "matches": last - first,
-            "matches_per_min": round((last - first) / minutes, 1), "aborted": aborted}
+    return {
+        "bots": bots,
+        "players": players,
+        "concurrency": concurrency,
+        "seconds": round(ended - started, 1),
+        "matches": last - first,
+        "matches_per_min": round((last - first) / minutes, 1),
+        "aborted": aborted,
+    }
 
 
-def run(bots: int = 12, seconds: float = 40.0, warmup: float = 5.0, concurrency: int = 4,
-        repetitions: int = 2000, db: str | None = None) -> dict[str, Any]:
+def run(
+    bots: int = 12,
+    seconds: float = 40.0,
+    warmup: float = 5.0,
+    concurrency: int = 4,
+    repetitions: int = 2000,
+    db: str | None = None,
+) -> dict[str, Any]:
     """Returns the ladder's throughput and the rating update's time."""
     flow = throughput(bots, seconds, warmup, concurrency=concurrency, db=db)
     update = rating_update(5, repetitions)
     # The median: a rare update stretched by the collector or a busy machine says
     # nothing of the model's cost (the mean and p99 stay in "rating_update").
-    return {"matches_per_min": flow["matches_per_min"], "rating_update_ms": update["p50_ms"],
-            "throughput": flow, "rating_update": update}
+    return {
+        "matches_per_min": flow["matches_per_min"],
+        "rating_update_ms": update["p50_ms"],
+        "throughput": flow,
+        "rating_update": update,
+    }
 
 
 def table(result: dict[str, Any]) -> list[str]:
@@ -146,17 +197,29 @@ def table(result: dict[str, Any]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line; returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.ladder", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ladder",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--bots", type=int, default=12)
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--repetitions", type=int, default=2000)
-    parser.add_argument("--db", metavar="URL", help="the server's database: an empty "
-                        "PostgreSQL database's postgresql:// URL (default: a new SQLite file)")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="the server's database: an empty "
+        "PostgreSQL database's postgresql:// URL (default: a new SQLite file)",
+    )
     args = parser.parse_args(argv)
-    result = run(args.bots, args.seconds, concurrency=args.concurrency,
-                 repetitions=args.repetitions, db=args.db)
+    result = run(
+        args.bots,
+        args.seconds,
+        concurrency=args.concurrency,
+        repetitions=args.repetitions,
+        db=args.db,
+    )
     print("\n".join(table(result)))
     return result
 

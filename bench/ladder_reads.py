@@ -53,8 +53,9 @@ BOTS: Final = 40
 TARGET_MS: Final = 5.0
 
 
-def fill(path: Path | str, matches: int = MATCHES, bots: int = BOTS,
-         seed: int = 0) -> dict[str, Any]:
+def fill(
+    path: Path | str, matches: int = MATCHES, bots: int = BOTS, seed: int = 0
+) -> dict[str, Any]:
     """Fills a new database (a file, or an empty PostgreSQL database's URL) with
     ``matches`` finished, rated ladder matches of ``bots`` bots; returns how many rows
     and how long it took."""
@@ -62,7 +63,7 @@ def fill(path: Path | str, matches: int = MATCHES, bots: int = BOTS,
     from server.storage import connect, is_url, transaction
 
     started = time.perf_counter()
-    LadderStore(path).close()                     # the schema, by the migrations
+    LadderStore(path).close()  # the schema, by the migrations
     rng = random.Random(seed)
     names = [f"bot-{i:03}" for i in range(bots)]
     t0 = time.time() - matches * 0.1
@@ -79,13 +80,24 @@ def fill(path: Path | str, matches: int = MATCHES, bots: int = BOTS,
         match_id = f"m-{i:08x}"
         created = t0 + i * 0.1
         ladder_rows.append((match_id, players, created, created + 60, i + 1))
-        results += [(match_id, s, n, k, d, created)
-                    for s, (n, k, d) in enumerate(zip(seated, ranks, delivered, strict=True))]
+        results += [
+            (match_id, s, n, k, d, created)
+            for s, (n, k, d) in enumerate(zip(seated, ranks, delivered, strict=True))
+        ]
         iso = time.strftime("%Y-%m-%dT%H:%M:%S.000+00:00", time.gmtime(created))
-        server_rows.append((match_id, players, json.dumps(seated), iso, iso,
-                            json.dumps([s for s, k in enumerate(ranks) if k == 1]),
-                            json.dumps(ranks), json.dumps(delivered),
-                            json.dumps({"match": match_id, "stand_in": True})))
+        server_rows.append(
+            (
+                match_id,
+                players,
+                json.dumps(seated),
+                iso,
+                iso,
+                json.dumps([s for s, k in enumerate(ranks) if k == 1]),
+                json.dumps(ranks),
+                json.dumps(delivered),
+                json.dumps({"match": match_id, "stand_in": True}),
+            )
+        )
         for scope in (0, players):
             totals[scope] = totals.get(scope, 0) + 1
             for n, k, d in zip(seated, ranks, delivered, strict=True):
@@ -93,36 +105,54 @@ def fill(path: Path | str, matches: int = MATCHES, bots: int = BOTS,
                 t[0], t[1], t[2] = t[0] + 1, t[1] + (k == 1), t[2] + d
     ratings = [(scope, n, rng.uniform(15, 35), rng.uniform(0.8, 3.0)) for scope, n in tallies]
     with closing(connect(path)) as db, transaction(db):
-        db.executemany("INSERT INTO ladder_bots (name, key_hash, created, entered)"
-                       " VALUES (?, ?, ?, ?)", [(n, hash_key(n), t0, t0) for n in names])
-        db.executemany("INSERT INTO ladder_matches (match_id, players, status, created, ended,"
-                       " finish_order, rated) VALUES (?, ?, 'finished', ?, ?, ?, 1)",
-                       ladder_rows)
-        db.executemany("INSERT INTO ladder_results (match_id, seat, name, rank, delivered,"
-                       " created) VALUES (?, ?, ?, ?, ?, ?)", results)
-        db.executemany("INSERT INTO matches (id, status, players, names, ladder, created,"
-                       " ended, winners, ranks, delivered, record)"
-                       " VALUES (?, 'finished', ?, ?, 1, ?, ?, ?, ?, ?, ?)", server_rows)
-        db.executemany("INSERT INTO ladder_ratings (players, name, mu, sigma)"
-                       " VALUES (?, ?, ?, ?)", ratings)
-        db.executemany("INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
-                       " VALUES (?, ?, ?, ?, ?)",
-                       [(scope, n, *t) for (scope, n), t in tallies.items()])
-        db.executemany("INSERT INTO ladder_totals (players, matches) VALUES (?, ?)",
-                       list(totals.items()))
+        db.executemany(
+            "INSERT INTO ladder_bots (name, key_hash, created, entered) VALUES (?, ?, ?, ?)",
+            [(n, hash_key(n), t0, t0) for n in names],
+        )
+        db.executemany(
+            "INSERT INTO ladder_matches (match_id, players, status, created, ended,"
+            " finish_order, rated) VALUES (?, ?, 'finished', ?, ?, ?, 1)",
+            ladder_rows,
+        )
+        db.executemany(
+            "INSERT INTO ladder_results (match_id, seat, name, rank, delivered,"
+            " created) VALUES (?, ?, ?, ?, ?, ?)",
+            results,
+        )
+        db.executemany(
+            "INSERT INTO matches (id, status, players, names, ladder, created,"
+            " ended, winners, ranks, delivered, record)"
+            " VALUES (?, 'finished', ?, ?, 1, ?, ?, ?, ?, ?, ?)",
+            server_rows,
+        )
+        db.executemany(
+            "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)", ratings
+        )
+        db.executemany(
+            "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(scope, n, *t) for (scope, n), t in tallies.items()],
+        )
+        db.executemany(
+            "INSERT INTO ladder_totals (players, matches) VALUES (?, ?)", list(totals.items())
+        )
     if is_url(path):
         with closing(connect(path)) as db:
-            db.execute("ANALYZE")                # the planner's statistics, as autovacuum's
+            db.execute("ANALYZE")  # the planner's statistics, as autovacuum's
             (size,) = db.execute("SELECT pg_database_size(current_database())").fetchone()
     else:
         size = Path(path).stat().st_size
-    return {"matches": matches, "bots": bots, "results": len(results),
-            "seconds": round(time.perf_counter() - started, 2),
-            "megabytes": round(size / 2**20, 1)}
+    return {
+        "matches": matches,
+        "bots": bots,
+        "results": len(results),
+        "seconds": round(time.perf_counter() - started, 2),
+        "megabytes": round(size / 2**20, 1),
+    }
 
 
 def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
-    call()                                    # warm: the pages in the cache, as a server's
+    call()  # warm: the pages in the cache, as a server's
     samples = []
     for _ in range(repetitions):
         start = time.perf_counter_ns()
@@ -139,9 +169,14 @@ def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     from server.ladder.store import LadderStore
 
     class NoHost:
-        async def create(self, names: Sequence[str], deal_set: object = None, *,
-                         match_id: str | None = None, tokens: Sequence[str] | None = None
-                         ) -> tuple[str, list[str], str]:
+        async def create(
+            self,
+            names: Sequence[str],
+            deal_set: object = None,
+            *,
+            match_id: str | None = None,
+            tokens: Sequence[str] | None = None,
+        ) -> tuple[str, list[str], str]:
             raise RuntimeError("no match is created here")
 
         async def outcome(self, match_id: str) -> Outcome:
@@ -176,26 +211,49 @@ def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     return figures
 
 
-def _decisions(server: Server, directory: Path, tag: str, seconds: float,
-               warmup: float) -> dict[str, Any]:
+def _decisions(
+    server: Server, directory: Path, tag: str, seconds: float, warmup: float
+) -> dict[str, Any]:
     """Returns the decision latency of one reference match after another (4 seats, one
     crowd process) over ``seconds`` after ``warmup``."""
     start_at = time.time() + warmup
     out = directory / f"crowd-{tag}.json"
     with open(directory / f"crowd-{tag}.log", "wb") as log:
-        crowd = python_module("bench.crowd", "--server", server.address, "--organiser-key",
-                              server.organiser_key, "--matches", "1", "--players", "4",
-                              "--start-at", str(start_at), "--stop-at",
-                              str(start_at + seconds), "--out", str(out), log=log)
+        crowd = python_module(
+            "bench.crowd",
+            "--server",
+            server.address,
+            "--organiser-key",
+            server.organiser_key,
+            "--matches",
+            "1",
+            "--players",
+            "4",
+            "--start-at",
+            str(start_at),
+            "--stop-at",
+            str(start_at + seconds),
+            "--out",
+            str(out),
+            log=log,
+        )
         try:
             crowd.wait(warmup + seconds + 60)
         finally:
             stop(crowd, 5)
     part = _read(out, log.name)
-    fig = summary(part["latencies_us"], 1000, 3) if part["latencies_us"] else {
-        "n": 0, "p50": 0.0, "p99": 0.0, "max": 0.0}
-    return {"decisions": part["decisions"], "p50_ms": fig["p50"], "p99_ms": fig["p99"],
-            "max_ms": fig["max"], "errors": part["errors"]}
+    fig = (
+        summary(part["latencies_us"], 1000, 3)
+        if part["latencies_us"]
+        else {"n": 0, "p50": 0.0, "p99": 0.0, "max": 0.0}
+    )
+    return {
+        "decisions": part["decisions"],
+        "p50_ms": fig["p50"],
+        "p99_ms": fig["p99"],
+        "max_ms": fig["max"],
+        "errors": part["errors"],
+    }
 
 
 class StandingsCaller:
@@ -204,7 +262,7 @@ class StandingsCaller:
     def __init__(self, address: str, rate: float) -> None:
         self.address, self.every = address, 1.0 / rate
         self.samples: list[int] = []
-        self.health: list[int] = []         # a call that reads nothing, for comparison
+        self.health: list[int] = []  # a call that reads nothing, for comparison
         self.errors: list[str] = []
         self.last_size = 0
         self._stop = threading.Event()
@@ -222,8 +280,10 @@ class StandingsCaller:
         with grpc.insecure_channel(self.address) as channel:
             stub = pb_grpc.LadderStub(channel)
             check = channel.unary_unary(
-                HEALTH_CHECK, request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-                response_deserializer=health_pb2.HealthCheckResponse.FromString)
+                HEALTH_CHECK,
+                request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+                response_deserializer=health_pb2.HealthCheckResponse.FromString,
+            )
             next_at = time.monotonic()
             ticks = 0
             while not self._stop.is_set():
@@ -232,7 +292,7 @@ class StandingsCaller:
                     reply = stub.Standings(pb.StandingsRequest(), timeout=10)
                     self.samples.append(time.perf_counter_ns() - start)
                     self.last_size = reply.matches_finished
-                    if ticks % 4 == 0:      # the round trip of any call, meanwhile
+                    if ticks % 4 == 0:  # the round trip of any call, meanwhile
                         start = time.perf_counter_ns()
                         check(health_pb2.HealthCheckRequest(), timeout=10)
                         self.health.append(time.perf_counter_ns() - start)
@@ -243,8 +303,9 @@ class StandingsCaller:
                 self._stop.wait(max(0.0, next_at - time.monotonic()))
 
 
-def served(directory: Path, seconds: float, warmup: float, rate: float,
-           db: str | None = None) -> dict[str, Any]:
+def served(
+    directory: Path, seconds: float, warmup: float, rate: float, db: str | None = None
+) -> dict[str, Any]:
     """Returns a reference match's decision latency on a server over the filled
     database in ``directory`` (or at ``db``), alone and under Standings calls, and
     those calls' times."""
@@ -255,21 +316,34 @@ def served(directory: Path, seconds: float, warmup: float, rate: float,
     none = {"n": 0, "p50": 0.0, "p99": 0.0}
     calls = summary(caller.samples, 1e6, 3) if caller.samples else none
     health = summary(caller.health, 1e6, 3) if caller.health else none
-    return {"alone": alone, "under_standings": loaded, "standings_rate": rate,
-            "standings_calls": calls["n"], "standings_call_p50_ms": calls["p50"],
-            "standings_call_p99_ms": calls["p99"], "health_call_p50_ms": health["p50"],
-            "health_call_p99_ms": health["p99"], "standings_errors": len(caller.errors),
-            "matches_finished_seen": caller.last_size}
+    return {
+        "alone": alone,
+        "under_standings": loaded,
+        "standings_rate": rate,
+        "standings_calls": calls["n"],
+        "standings_call_p50_ms": calls["p50"],
+        "standings_call_p99_ms": calls["p99"],
+        "health_call_p50_ms": health["p50"],
+        "health_call_p99_ms": health["p99"],
+        "standings_errors": len(caller.errors),
+        "matches_finished_seen": caller.last_size,
+    }
 
 
-def run(matches: int = MATCHES, bots: int = BOTS, repetitions: int = 200,
-        seconds: float = 10.0, warmup: float = 2.0, rate: float = 20.0,
-        db: str | None = None) -> dict[str, Any]:
+def run(
+    matches: int = MATCHES,
+    bots: int = BOTS,
+    repetitions: int = 200,
+    seconds: float = 10.0,
+    warmup: float = 2.0,
+    rate: float = 20.0,
+    db: str | None = None,
+) -> dict[str, Any]:
     """Returns the figures: the fill, the in-process reads, and the served match.
     ``db`` is an empty PostgreSQL database's URL to fill; None: a new SQLite file."""
     with tempfile.TemporaryDirectory(prefix="bench-ladder-reads-") as tmp:
         directory = Path(tmp)
-        path: Path | str = db or directory / "bench.db"   # bench.serve.Server's file
+        path: Path | str = db or directory / "bench.db"  # bench.serve.Server's file
         filled = fill(path, matches, bots)
         timed = reads(path, repetitions)
         match = served(directory, seconds, warmup, rate, db)
@@ -278,7 +352,10 @@ def run(matches: int = MATCHES, bots: int = BOTS, repetitions: int = 200,
         "standings_p99_ms": timed["standings"]["p99_ms"],
         "scheduling_pass_p99_ms": timed["scheduling_pass"]["p99_ms"],
         "decision_p99_ms_under_standings": match["under_standings"]["p99_ms"],
-        "target_ms": TARGET_MS, "fill": filled, "reads": timed, "served": match,
+        "target_ms": TARGET_MS,
+        "fill": filled,
+        "reads": timed,
+        "served": match,
     }
 
 
@@ -313,18 +390,26 @@ def table(result: dict[str, Any]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line; returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.ladder_reads", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ladder_reads",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--matches", type=int, default=MATCHES)
     parser.add_argument("--bots", type=int, default=BOTS)
     parser.add_argument("--repetitions", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=20.0, help="Standings calls a second")
-    parser.add_argument("--db", metavar="URL", help="an empty PostgreSQL database's "
-                        "postgresql:// URL to fill and serve (default: a new SQLite file)")
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="an empty PostgreSQL database's "
+        "postgresql:// URL to fill and serve (default: a new SQLite file)",
+    )
     args = parser.parse_args(argv)
-    result = run(args.matches, args.bots, args.repetitions, args.seconds, rate=args.rate,
-                 db=args.db)
+    result = run(
+        args.matches, args.bots, args.repetitions, args.seconds, rate=args.rate, db=args.db
+    )
     print("\n".join(table(result)))
     return result
 

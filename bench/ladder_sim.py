@@ -80,7 +80,10 @@ THRESHOLD: Final = 0.95
 
 #: The built-in bots, weakest first: the order the standings should find.
 KINDS: Final[dict[str, Callable[[], Bot]]] = {
-    "random": RandomBot, "greedy": GreedyBot, "counter": CounterBot}
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "counter": CounterBot,
+}
 
 
 @dataclass(frozen=True)
@@ -139,15 +142,17 @@ class Games:
         of ``kinds[i]`` at seat ``i``."""
         key = (seed, kinds)
         if key not in self.cache:
-            result = play_local([self.makers[k] for k in kinds], seed=seed,
-                                faults=FaultLog(quiet=True))
+            result = play_local(
+                [self.makers[k] for k in kinds], seed=seed, faults=FaultLog(quiet=True)
+            )
             self.cache[key] = result.ranks
             self.played += 1
         return self.cache[key]
 
 
-def order_is_right(ratings: dict[str, Rating], kind_of: dict[str, str],
-                   kinds: Sequence[str], threshold: float) -> bool:
+def order_is_right(
+    ratings: dict[str, Rating], kind_of: dict[str, str], kinds: Sequence[str], threshold: float
+) -> bool:
     """Returns whether the standings of ``ratings`` put the kinds in their order
     (``kinds`` weakest first) with every boundary between kinds at least
     ``threshold`` sure (``p_better``), as the module's docstring defines."""
@@ -205,9 +210,12 @@ def run_ladder(mode: str, index: int, config: Config, games: Games) -> Outcome:
     while matches < config.max_matches and (config.settle or first is None):
         waiting = [Waiting(n, ratings[n].mu, played[n]) for n in names]
         for seated in form_matches(waiting, policy, 0, schedule):
-            seed = deals.randrange(2 ** 62)
-            rotations = [seated] if mode == "plain" else [
-                seated[r:] + seated[:r] for r in range(len(seated))]
+            seed = deals.randrange(2**62)
+            rotations = (
+                [seated]
+                if mode == "plain"
+                else [seated[r:] + seated[:r] for r in range(len(seated))]
+            )
             results = []
             for seats in rotations:
                 ranks = games.ranks(seed, tuple(kind_of[n] for n in seats))
@@ -226,8 +234,7 @@ def run_ladder(mode: str, index: int, config: Config, games: Games) -> Outcome:
             if matches >= config.max_matches or (first is not None and not config.settle):
                 break
     settled = last_wrong if config.settle and last_wrong < matches else None
-    return Outcome(mode, index, first, first_sets if mode != "plain" else None,
-                   settled, matches)
+    return Outcome(mode, index, first, first_sets if mode != "plain" else None, settled, matches)
 
 
 def luck(weak: str, strong: str, deals: int, games: Games) -> dict[str, Any]:
@@ -239,21 +246,26 @@ def luck(weak: str, strong: str, deals: int, games: Games) -> dict[str, Any]:
     plain, sets = [], []
     deal_rng = random.Random(f"ladder_sim/luck/{weak}/{strong}")
     for d in range(deals):
-        seed = deal_rng.randrange(2 ** 62)
+        seed = deal_rng.randrange(2**62)
         scores = []
         for seats in ((weak, strong), (strong, weak)):
             ranks = games.ranks(seed, seats)
             mine, theirs = ranks[seats.index(strong)], ranks[1 - seats.index(strong)]
             scores.append(1.0 if mine < theirs else 0.5 if mine == theirs else 0.0)
-        plain.append(scores[d % 2])     # plain seating: one match, either seat
+        plain.append(scores[d % 2])  # plain seating: one match, either seat
         sets.append(statistics.fmean(scores))
     var_plain, var_set = statistics.pvariance(plain), statistics.pvariance(sets)
-    return {"weak": weak, "strong": strong, "deals": deals,
-            "score_plain": round(statistics.fmean(plain), 3),
-            "score_sets": round(statistics.fmean(sets), 3),
-            "var_plain": round(var_plain, 4), "var_set": round(var_set, 4),
-            "split_sets": sum(1 for x in sets if x == 0.5) / deals,
-            "matches_ratio": round(2 * var_set / var_plain, 2) if var_plain else None}
+    return {
+        "weak": weak,
+        "strong": strong,
+        "deals": deals,
+        "score_plain": round(statistics.fmean(plain), 3),
+        "score_sets": round(statistics.fmean(sets), 3),
+        "var_plain": round(var_plain, 4),
+        "var_set": round(var_set, 4),
+        "split_sets": sum(1 for x in sets if x == 0.5) / deals,
+        "matches_ratio": round(2 * var_set / var_plain, 2) if var_plain else None,
+    }
 
 
 def _ladder_task(args: tuple[int, Config]) -> list[Outcome]:
@@ -268,8 +280,9 @@ def paired_fewer(outcomes: Sequence[Outcome]) -> dict[str, int]:
     plain seating over the same deals (not reached counts as longest)."""
     first = {(o.index, o.mode): math.inf if o.first is None else o.first for o in outcomes}
     indices = {o.index for o in outcomes}
-    return {mode: sum(1 for i in indices if first[i, mode] < first[i, "plain"])
-            for mode in MODES[1:]}
+    return {
+        mode: sum(1 for i in indices if first[i, mode] < first[i, "plain"]) for mode in MODES[1:]
+    }
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -293,31 +306,60 @@ def summarise(values: Sequence[int | None]) -> dict[str, Any]:
     def fig(x: float) -> float | None:
         return None if math.isnan(x) or math.isinf(x) else round(x, 1)
 
-    return {"ladders": len(values), "not_reached": len(values) - len(reached),
-            "median": fig(_quantile(xs, 0.5)), "q1": fig(_quantile(xs, 0.25)),
-            "q3": fig(_quantile(xs, 0.75)), "min": min(reached, default=None),
-            "max": max(reached, default=None),
-            "mean_reached": round(statistics.fmean(reached), 1) if reached else None}
+    return {
+        "ladders": len(values),
+        "not_reached": len(values) - len(reached),
+        "median": fig(_quantile(xs, 0.5)),
+        "q1": fig(_quantile(xs, 0.25)),
+        "q3": fig(_quantile(xs, 0.75)),
+        "min": min(reached, default=None),
+        "max": max(reached, default=None),
+        "mean_reached": round(statistics.fmean(reached), 1) if reached else None,
+    }
 
 
-def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
-        which: Sequence[str] = tuple(LADDERS), max_matches: int = 600,
-        threshold: float = THRESHOLD, concurrency: int = 4, settle: bool = False,
-        jobs: int = 1, search_args: dict[str, Any] | None = None, luck_deals: int = 0,
-        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(
+    ladders: int = 10,
+    kinds: Sequence[str] = tuple(KINDS),
+    copies: int = 2,
+    which: Sequence[str] = tuple(LADDERS),
+    max_matches: int = 600,
+    threshold: float = THRESHOLD,
+    concurrency: int = 4,
+    settle: bool = False,
+    jobs: int = 1,
+    search_args: dict[str, Any] | None = None,
+    luck_deals: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Returns the figures: per ladder kind (``"2"``, ``"2-5"``) and mode, the matches
     needed over ``ladders`` seeded ladders, each ladder's outcome, and the ratios of
     the duplicate modes' medians to plain's; with ``luck_deals``, :func:`luck` of each
     pair of neighbouring kinds over that many deals."""
     progress = progress or (lambda line: None)
     started = time.perf_counter()
-    out: dict[str, Any] = {"ladders": ladders, "kinds": list(kinds), "copies": copies,
-                           "max_matches": max_matches, "threshold": threshold,
-                           "concurrency": concurrency, "settle": settle,
-                           "load_average_before": _load(), "kinds_of_ladder": {}}
+    out: dict[str, Any] = {
+        "ladders": ladders,
+        "kinds": list(kinds),
+        "copies": copies,
+        "max_matches": max_matches,
+        "threshold": threshold,
+        "concurrency": concurrency,
+        "settle": settle,
+        "load_average_before": _load(),
+        "kinds_of_ladder": {},
+    }
     for key in which if ladders > 0 else ():
-        config = Config(tuple(kinds), copies, LADDERS[key], concurrency, max_matches,
-                        threshold, settle, dict(search_args or {}))
+        config = Config(
+            tuple(kinds),
+            copies,
+            LADDERS[key],
+            concurrency,
+            max_matches,
+            threshold,
+            settle,
+            dict(search_args or {}),
+        )
         tasks = [(i, config) for i in range(ladders)]
         outcomes: list[Outcome] = []
         played = 0
@@ -328,9 +370,14 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
             for done, batch in enumerate(results, 1):
                 outcomes += batch
                 played += max(o.played for o in batch)
-                progress(f"{key} players, ladder {done}/{ladders}: " + ", ".join(
-                    f"{o.mode} {o.first if o.first is not None else '>' + str(max_matches)}"
-                    for o in batch) + f"  ({time.perf_counter() - t0:.0f} s)")
+                progress(
+                    f"{key} players, ladder {done}/{ladders}: "
+                    + ", ".join(
+                        f"{o.mode} {o.first if o.first is not None else '>' + str(max_matches)}"
+                        for o in batch
+                    )
+                    + f"  ({time.perf_counter() - t0:.0f} s)"
+                )
         finally:
             if pool:
                 pool.shutdown()
@@ -347,14 +394,18 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
             modes[mode]["ladders_fewer_than_plain"] = fewer[mode]
         ratios = _ratios(modes, "first")
         out["kinds_of_ladder"][key] = {
-            "players": list(LADDERS[key]), "modes": modes, "median_ratio_to_plain": ratios,
+            "players": list(LADDERS[key]),
+            "modes": modes,
+            "median_ratio_to_plain": ratios,
             "settled_median_ratio_to_plain": _ratios(modes, "settled") if settle else {},
             "outcomes": [asdict(o) for o in outcomes],
-            "seconds": round(time.perf_counter() - t0, 1)}
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
     if luck_deals:
         games = Games(factories(Config(tuple(kinds), search_args=dict(search_args or {}))))
-        out["luck"] = [luck(weak, strong, luck_deals, games)
-                       for weak, strong in itertools.pairwise(kinds)]
+        out["luck"] = [
+            luck(weak, strong, luck_deals, games) for weak, strong in itertools.pairwise(kinds)
+        ]
         progress(f"luck over {luck_deals} deals: done")
     out["seconds"] = round(time.perf_counter() - started, 1)
     out["load_average_after"] = _load()
@@ -364,8 +415,12 @@ def run(ladders: int = 10, kinds: Sequence[str] = tuple(KINDS), copies: int = 2,
 def _ratios(modes: dict[str, dict[str, Any]], what: str) -> dict[str, float | None]:
     """Returns each duplicate mode's median ``what`` over plain's (None: either unknown)."""
     plain = modes["plain"][what]["median"]
-    return {mode: round(modes[mode][what]["median"] / plain, 2)
-            if plain and modes[mode][what]["median"] else None for mode in MODES[1:]}
+    return {
+        mode: round(modes[mode][what]["median"] / plain, 2)
+        if plain and modes[mode][what]["median"]
+        else None
+        for mode in MODES[1:]
+    }
 
 
 def _load() -> list[float] | None:
@@ -377,12 +432,14 @@ def _load() -> list[float] | None:
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures as text lines: one row per ladder kind and mode."""
-    lines = [f"{result['ladders']} ladders each; bots: {result['copies']} x "
-             f"{', '.join(result['kinds'])}; order right at p_better >= {result['threshold']}"
-             f"; cap {result['max_matches']} matches; 'fewer': ladders in which the mode "
-             "needed fewer matches than plain",
-             f"{'players':8} {'mode':22} {'median':>7} {'q1':>7} {'q3':>7} {'min':>5} "
-             f"{'max':>5} {'not reached':>11} {'vs plain':>8} {'fewer':>5}"]
+    lines = [
+        f"{result['ladders']} ladders each; bots: {result['copies']} x "
+        f"{', '.join(result['kinds'])}; order right at p_better >= {result['threshold']}"
+        f"; cap {result['max_matches']} matches; 'fewer': ladders in which the mode "
+        "needed fewer matches than plain",
+        f"{'players':8} {'mode':22} {'median':>7} {'q1':>7} {'q3':>7} {'min':>5} "
+        f"{'max':>5} {'not reached':>11} {'vs plain':>8} {'fewer':>5}",
+    ]
 
     def cell(x: Any) -> str:
         return "-" if x is None else f"{x:g}"
@@ -393,21 +450,28 @@ def table(result: dict[str, Any]) -> list[str]:
                 if what not in figs:
                     continue
                 f = figs[what]
-                ratio = kind["median_ratio_to_plain" if what == "first"
-                             else "settled_median_ratio_to_plain"].get(mode)
+                ratio = kind[
+                    "median_ratio_to_plain" if what == "first" else "settled_median_ratio_to_plain"
+                ].get(mode)
                 label = mode if what == "first" else f"{mode} (settled)"
                 fewer = figs.get("ladders_fewer_than_plain")
-                lines.append(f"{key:8} {label:22} {cell(f['median']):>7} {cell(f['q1']):>7} "
-                             f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
-                             f"{f['not_reached']:>11} {cell(ratio):>8} "
-                             f"{cell(fewer if what == 'first' else None):>5}".rstrip())
+                lines.append(
+                    f"{key:8} {label:22} {cell(f['median']):>7} {cell(f['q1']):>7} "
+                    f"{cell(f['q3']):>7} {cell(f['min']):>5} {cell(f['max']):>5} "
+                    f"{f['not_reached']:>11} {cell(ratio):>8} "
+                    f"{cell(fewer if what == 'first' else None):>5}".rstrip()
+                )
     for row in result.get("luck", []):
-        lines.append(f"luck {row['weak']} vs {row['strong']} (2 players, {row['deals']} deals): "
-                     f"score {row['score_plain']:g}, variance per match {row['var_plain']:g}, "
-                     f"per set {row['var_set']:g}, sets split {row['split_sets']:.0%}; "
-                     f"a test on sets needs {cell(row['matches_ratio'])} x the matches")
-    lines.append(f"load average before {result['load_average_before']}, after "
-                 f"{result['load_average_after']}; {result['seconds']} s")
+        lines.append(
+            f"luck {row['weak']} vs {row['strong']} (2 players, {row['deals']} deals): "
+            f"score {row['score_plain']:g}, variance per match {row['var_plain']:g}, "
+            f"per set {row['var_set']:g}, sets split {row['split_sets']:.0%}; "
+            f"a test on sets needs {cell(row['matches_ratio'])} x the matches"
+        )
+    lines.append(
+        f"load average before {result['load_average_before']}, after "
+        f"{result['load_average_after']}; {result['seconds']} s"
+    )
     return lines
 
 
@@ -428,37 +492,84 @@ def _search_args(text: str) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the simulation, prints its table (progress on stderr); returns 0."""
-    parser = argparse.ArgumentParser(prog="python -m bench.ladder_sim", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ladders", type=int, default=10,
-                        help="independent seeded ladders per ladder kind (default 10; 0: none)")
-    parser.add_argument("--players", nargs="+", choices=sorted(LADDERS), default=list(LADDERS),
-                        help="ladder kinds: 2-player, mixed 2-5 (default both)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ladder_sim",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--ladders",
+        type=int,
+        default=10,
+        help="independent seeded ladders per ladder kind (default 10; 0: none)",
+    )
+    parser.add_argument(
+        "--players",
+        nargs="+",
+        choices=sorted(LADDERS),
+        default=list(LADDERS),
+        help="ladder kinds: 2-player, mixed 2-5 (default both)",
+    )
     parser.add_argument("--copies", type=int, default=2, help="bots of each kind (default 2)")
-    parser.add_argument("--max-matches", type=int, default=600,
-                        help="matches after which a ladder counts as not reached (default 600)")
-    parser.add_argument("--threshold", type=float, default=THRESHOLD,
-                        help="p_better every boundary between kinds needs (default 0.95)")
-    parser.add_argument("--concurrency", type=int, default=4,
-                        help="matches the scheduler forms at once (the server's default 4)")
-    parser.add_argument("--settle", action="store_true",
-                        help="play every ladder to --max-matches and report when it settled")
-    parser.add_argument("--search", action="store_true",
-                        help="add bots.search.SearchBot as the strongest kind")
-    parser.add_argument("--search-args", default="", metavar="K=V,...",
-                        help="keyword arguments of SearchBot, e.g. a small budget")
-    parser.add_argument("--luck", type=int, default=0, metavar="DEALS",
-                        help="also measure how much of a 2-player result is the deal's, "
-                             "over DEALS deals per pair of neighbouring kinds")
+    parser.add_argument(
+        "--max-matches",
+        type=int,
+        default=600,
+        help="matches after which a ladder counts as not reached (default 600)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=THRESHOLD,
+        help="p_better every boundary between kinds needs (default 0.95)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        help="matches the scheduler forms at once (the server's default 4)",
+    )
+    parser.add_argument(
+        "--settle",
+        action="store_true",
+        help="play every ladder to --max-matches and report when it settled",
+    )
+    parser.add_argument(
+        "--search", action="store_true", help="add bots.search.SearchBot as the strongest kind"
+    )
+    parser.add_argument(
+        "--search-args",
+        default="",
+        metavar="K=V,...",
+        help="keyword arguments of SearchBot, e.g. a small budget",
+    )
+    parser.add_argument(
+        "--luck",
+        type=int,
+        default=0,
+        metavar="DEALS",
+        help="also measure how much of a 2-player result is the deal's, "
+        "over DEALS deals per pair of neighbouring kinds",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     args = parser.parse_args(argv)
 
     kinds = (*KINDS, "search") if args.search else tuple(KINDS)
-    result = run(args.ladders, kinds, args.copies, args.players, args.max_matches,
-                 args.threshold, args.concurrency, args.settle, args.jobs,
-                 _search_args(args.search_args), args.luck,
-                 progress=lambda line: print(line, file=sys.stderr, flush=True))
+    result = run(
+        args.ladders,
+        kinds,
+        args.copies,
+        args.players,
+        args.max_matches,
+        args.threshold,
+        args.concurrency,
+        args.settle,
+        args.jobs,
+        _search_args(args.search_args),
+        args.luck,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     print("\n".join(table(result)))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

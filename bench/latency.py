@@ -19,9 +19,15 @@ def summary(samples: Sequence[float], scale: float = 1.0, digits: int = 1) -> di
     """Returns the count, mean, p50, p90, p99 and max of ``samples``, each divided by
     ``scale`` (1000 turns nanoseconds into microseconds) and rounded to ``digits``."""
     ordered = sorted(samples)
+
     def fig(x: float) -> float:
         return round(x / scale, digits)
 
-    return {"n": len(ordered), "mean": fig(sum(ordered) / len(ordered)),
-            "p50": fig(percentile(ordered, 50)), "p90": fig(percentile(ordered, 90)),
-            "p99": fig(percentile(ordered, 99)), "max": fig(ordered[-1])}
+    return {
+        "n": len(ordered),
+        "mean": fig(sum(ordered) / len(ordered)),
+        "p50": fig(percentile(ordered, 50)),
+        "p90": fig(percentile(ordered, 90)),
+        "p99": fig(percentile(ordered, 99)),
+        "max": fig(ordered[-1]),
+    }

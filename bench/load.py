@@ -53,13 +53,21 @@ from .serve import Server, cpu_seconds, output_end, python_module, stop, written
 TARGET_SEATS: Final = 1000
 STEPS: Final = (100, 200, 400, 1000, 2000, 4000)
 P99_LIMIT_MS: Final = 100.0
-CLIENT_GRACE: Final = 60.0     # how long a crowd may take to stop after its window
+CLIENT_GRACE: Final = 60.0  # how long a crowd may take to stop after its window
 OPENING_LIMIT_S: Final = 20.0  # (plus a second per 50 seats) for every match to start
 
 
-def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 10.0,
-            warmup: float | None = None, seed: int = 0, calls: str = "places",
-            batch_ms: int = BATCH_MS) -> dict[str, Any]:
+def measure(
+    seats: int,
+    *,
+    players: int = 4,
+    clients: int = 2,
+    seconds: float = 10.0,
+    warmup: float | None = None,
+    seed: int = 0,
+    calls: str = "places",
+    batch_ms: int = BATCH_MS,
+) -> dict[str, Any]:
     """Returns the figures of ``seats`` seats (``seats // players`` matches) held by
     ``clients`` crowd processes through the opening, a warm-up of ``warmup``
     seconds (default: 3 s and a second per 100 matches), then ``seconds`` of
@@ -85,16 +93,41 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
                 share = matches // clients + (i < matches % clients)
                 out = directory / f"crowd-{i}.json"
                 log = open(directory / f"crowd-{i}.log", "wb")  # noqa: SIM115 (closed below)
-                crowds.append((out, log, python_module(
-                    "bench.crowd", "--server", server.address,
-                    "--organiser-key", server.organiser_key, "--matches", str(share),
-                    "--players", str(players), "--window", str(window),
-                    "--ready", str(directory / f"crowd-{i}.ready"),
-                    "--opened", str(directory / f"crowd-{i}.opened"),
-                    "--go", str(directory / "go"),
-                    "--seed", str(seed + i), "--out", str(out),
-                    "--calls", calls, "--batch-ms", str(batch_ms),
-                    *(["--probe"] if i == 0 else []), log=log)))
+                crowds.append(
+                    (
+                        out,
+                        log,
+                        python_module(
+                            "bench.crowd",
+                            "--server",
+                            server.address,
+                            "--organiser-key",
+                            server.organiser_key,
+                            "--matches",
+                            str(share),
+                            "--players",
+                            str(players),
+                            "--window",
+                            str(window),
+                            "--ready",
+                            str(directory / f"crowd-{i}.ready"),
+                            "--opened",
+                            str(directory / f"crowd-{i}.opened"),
+                            "--go",
+                            str(directory / "go"),
+                            "--seed",
+                            str(seed + i),
+                            "--out",
+                            str(out),
+                            "--calls",
+                            calls,
+                            "--batch-ms",
+                            str(batch_ms),
+                            *(["--probe"] if i == 0 else []),
+                            log=log,
+                        ),
+                    )
+                )
             bots = [psutil.Process(child.pid) for _, _, child in crowds]
             # Every crowd's calls up before any match starts (on an idle server they
             # are taken up at once), then every match in play.
@@ -103,8 +136,9 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
             opening = _wait_for(directory, "ready", clients, OPENING_LIMIT_S + seats / 50)
             start_at = time.time() + warmup
             stop_at = start_at + seconds
-            window.write_text(json.dumps({"start_at": start_at, "stop_at": stop_at}),
-                              encoding="utf-8")
+            window.write_text(
+                json.dumps({"start_at": start_at, "stop_at": stop_at}), encoding="utf-8"
+            )
             seen = _watch(process, bots, start_at, stop_at, every=max(1.0, seconds / 20))
             for _, log, child in crowds:
                 try:
@@ -117,8 +151,10 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     decisions = sum(p["decisions"] for p in parts)
     messages = sum(p.get("messages", 0) for p in parts)
     ended = sum(p.get("matches_ended_in_window", 0) for p in parts)
-    refusals = {m: summary(v, 1000, 1)["p50"] if v else None
-                for m, v in parts[0].get("refusals_us", {}).items()}
+    refusals = {
+        m: summary(v, 1000, 1)["p50"] if v else None
+        for m, v in parts[0].get("refusals_us", {}).items()
+    }
     # None where the window saw none (no match ended, so none was replaced, in a
     # short window of a large step), rather than a time of 0.
     none: dict[str, float | None] = {"p50": None, "p99": None}
@@ -128,30 +164,42 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
     end_fig = summary(ends, 1000, 1) if ends else none
     creates = [x for p in parts for x in p.get("creates_us", ())]
     create_fig = summary(creates, 1000, 1) if creates else none
-    fig = summary(latencies, 1000, 2) if latencies else {
-        "n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    fig = (
+        summary(latencies, 1000, 2)
+        if latencies
+        else {"n": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    )
     return {
-        "matches": matches, "seats": matches * players, "players": players, "calls": calls,
+        "matches": matches,
+        "seats": matches * players,
+        "players": players,
+        "calls": calls,
         "batch_ms": batch_ms,
         # The opening: from the bots' launch until every match had been asked a first
         # decision (None: not within the limit), and how many had when the window opened.
         "opening_s": None if opening is None else round(opening - launched, 1),
         "matches_started_before_window": sum(p.get("holders_at_window") or 0 for p in parts),
-        "client_processes": clients, "seconds": seconds,
+        "client_processes": clients,
+        "seconds": seconds,
         "decisions_per_s": round(decisions / seconds, 1),
         # Messages down all the seats' streams per decision (a seat not asked gets the
         # others' turns within the 20 ms batching bound: more messages when slow).
         "messages_per_decision": round(messages / decisions, 2) if decisions else None,
-        "mean_ms": fig["mean"], "p50_ms": fig["p50"], "p90_ms": fig["p90"],
-        "p99_ms": fig["p99"], "max_ms": fig["max"],
+        "mean_ms": fig["mean"],
+        "p50_ms": fig["p50"],
+        "p90_ms": fig["p90"],
+        "p99_ms": fig["p99"],
+        "max_ms": fig["max"],
         # Matches with a decision in flight, on average (Little's law: throughput times
         # latency); the others were starting or ending.
         "matches_in_play": round(decisions / seconds * fig["mean"] / 1000, 1),
         "server_rss_mb": round(seen.peak_rss / 2**20, 1),
-        "server_cpu_percent": seen.server_cpu, "bots_cpu_percent": seen.bots_cpu,
+        "server_cpu_percent": seen.server_cpu,
+        "bots_cpu_percent": seen.bots_cpu,
         # Ended matches stay in the server's memory a while: what each one adds.
         "rss_kb_per_ended_match": round((seen.end_rss - seen.start_rss) / 1024 / ended, 1)
-        if ended else None,
+        if ended
+        else None,
         # What a seat costs: the server's memory when the window opens (every match
         # started and in play) over its memory before the first client came.
         "rss_kb_per_seat": round((seen.start_rss - idle_rss) / 1024 / (matches * players), 1),
@@ -164,13 +212,17 @@ def measure(seats: int, *, players: int = 4, clients: int = 2, seconds: float = 
         "matches_finished": sum(p["matches_finished"] for p in parts),
         # CreateMatch sent -> first decision request: creating, joining and starting;
         # and the CreateMatch call alone.
-        "match_start_p50_ms": start_fig["p50"], "match_start_p99_ms": start_fig["p99"],
-        "create_match_p50_ms": create_fig["p50"], "create_match_p99_ms": create_fig["p99"],
+        "match_start_p50_ms": start_fig["p50"],
+        "match_start_p99_ms": start_fig["p99"],
+        "create_match_p50_ms": create_fig["p50"],
+        "create_match_p99_ms": create_fig["p99"],
         # The match's last decision request -> the last of its seats told it has ended.
-        "match_end_p50_ms": end_fig["p50"], "match_end_p99_ms": end_fig["p99"],
+        "match_end_p50_ms": end_fig["p50"],
+        "match_end_p99_ms": end_fig["p99"],
         # How long a new call waits before the server takes it up, per method: a call
         # with an unknown seat token, timed until it is refused (p50).
-        "play_refused_p50_ms": refusals.get("Play"), "join_refused_p50_ms": refusals.get("Join"),
+        "play_refused_p50_ms": refusals.get("Play"),
+        "join_refused_p50_ms": refusals.get("Join"),
     }
 
 
@@ -191,11 +243,11 @@ def _wait_for(directory: Path, what: str, clients: int, limit: float) -> float |
 class Watched:
     """The server's memory and the CPU use seen during a run."""
 
-    peak_rss: int = 0           # bytes, until the end of the window
-    start_rss: int = 0          # bytes, when the window opened
-    end_rss: int = 0            # bytes, when it closed
-    server_cpu: float = 0.0     # percent of one core, in the window
-    bots_cpu: float = 0.0       # percent of one core, all bot processes, in the window
+    peak_rss: int = 0  # bytes, until the end of the window
+    start_rss: int = 0  # bytes, when the window opened
+    end_rss: int = 0  # bytes, when it closed
+    server_cpu: float = 0.0  # percent of one core, in the window
+    bots_cpu: float = 0.0  # percent of one core, all bot processes, in the window
     timeline: list[tuple[float, int]] = field(default_factory=list)
     """(seconds into the window, bytes of RSS), every ``every`` seconds of the window."""
 
@@ -210,21 +262,27 @@ def _second_half_growth(timeline: Sequence[tuple[float, int]]) -> float | None:
     return round((timeline[-1][1] - at_middle) / 2**20, 1)
 
 
-def _watch(server: psutil.Process, bots: Sequence[psutil.Process], start_at: float,
-           stop_at: float, every: float = 1.0) -> Watched:
+def _watch(
+    server: psutil.Process,
+    bots: Sequence[psutil.Process],
+    start_at: float,
+    stop_at: float,
+    every: float = 1.0,
+) -> Watched:
     """Returns what the server's memory and the processes' CPU did until ``stop_at``
     (CPU from ``start_at`` on), sampling every 0.2 s, and the RSS every ``every``
     seconds of the window."""
     seen = Watched()
-    begun: tuple[float, float, float] | None = None    # wall time, server CPU, bots' CPU
+    begun: tuple[float, float, float] | None = None  # wall time, server CPU, bots' CPU
     while (now := time.time()) < stop_at:
         rss = server.memory_info().rss
         seen.peak_rss = max(seen.peak_rss, rss)
         if begun is None and now >= start_at:
             begun = (now, cpu_seconds([server]), cpu_seconds(bots))
             seen.start_rss = rss
-        if now >= start_at and (not seen.timeline or now - start_at >= seen.timeline[-1][0]
-                                + every):
+        if now >= start_at and (
+            not seen.timeline or now - start_at >= seen.timeline[-1][0] + every
+        ):
             seen.timeline.append((now - start_at, rss))
         time.sleep(0.2)
     seen.end_rss = server.memory_info().rss
@@ -242,36 +300,72 @@ def _read(out: Path, log: str) -> dict[str, Any]:
     figures = written_figures(out)
     if figures is not None:
         return figures
-    return {"decisions": 0, "latencies_us": [], "errors": 1, "matches_finished": 0,
-            "error_examples": [f"crowd process wrote no figures: {output_end(Path(log))}"]}
+    return {
+        "decisions": 0,
+        "latencies_us": [],
+        "errors": 1,
+        "matches_finished": 0,
+        "error_examples": [f"crowd process wrote no figures: {output_end(Path(log))}"],
+    }
 
 
-def run(seats: int = TARGET_SEATS, steps: Sequence[int] = STEPS, *, players: int = 4,
-        clients: int = 2, seconds: float = 15.0, step_seconds: float = 8.0,
-        limit_ms: float = P99_LIMIT_MS, calls: str = "places",
-        batch_ms: int = BATCH_MS) -> dict[str, Any]:
+def run(
+    seats: int = TARGET_SEATS,
+    steps: Sequence[int] = STEPS,
+    *,
+    players: int = 4,
+    clients: int = 2,
+    seconds: float = 15.0,
+    step_seconds: float = 8.0,
+    limit_ms: float = P99_LIMIT_MS,
+    calls: str = "places",
+    batch_ms: int = BATCH_MS,
+) -> dict[str, Any]:
     """Returns the figures of the target (``seats`` seats) and of the step-up: each
     step's figures and the largest seat count up to which every step's p99 stayed
     under ``limit_ms`` with no error. Every step runs, whatever the ones before it
     measured."""
-    target = measure(seats, players=players, clients=clients, seconds=seconds, calls=calls,
-                     batch_ms=batch_ms)
+    target = measure(
+        seats, players=players, clients=clients, seconds=seconds, calls=calls, batch_ms=batch_ms
+    )
     stepped: list[dict[str, Any]] = []
     best = 0
-    holding = True          # every step so far under the limit, without errors
+    holding = True  # every step so far under the limit, without errors
     for n in steps:
-        fig = target if n == seats else measure(n, players=players, clients=clients,
-                                                seconds=step_seconds, calls=calls,
-                                                batch_ms=batch_ms)
-        stepped.append({k: fig[k] for k in ("seats", "decisions_per_s", "p50_ms", "p99_ms",
-                                             "server_rss_mb", "server_cpu_percent",
-                                             "bots_cpu_percent", "errors", "matches_in_play",
-                                             "match_start_p50_ms", "opening_s")})
+        fig = (
+            target
+            if n == seats
+            else measure(
+                n,
+                players=players,
+                clients=clients,
+                seconds=step_seconds,
+                calls=calls,
+                batch_ms=batch_ms,
+            )
+        )
+        stepped.append(
+            {
+                k: fig[k]
+                for k in (
+                    "seats",
+                    "decisions_per_s",
+                    "p50_ms",
+                    "p99_ms",
+                    "server_rss_mb",
+                    "server_cpu_percent",
+                    "bots_cpu_percent",
+                    "errors",
+                    "matches_in_play",
+                    "match_start_p50_ms",
+                    "opening_s",
+                )
+            }
+        )
         holding = holding and fig["p99_ms"] < limit_ms and not fig["errors"]
         if holding:
             best = fig["seats"]
-    return {**target, "max_seats_p99_under_100ms": best, "p99_limit_ms": limit_ms,
-            "steps": stepped}
+    return {**target, "max_seats_p99_under_100ms": best, "p99_limit_ms": limit_ms, "steps": stepped}
 
 
 def _ms(value: float | None) -> str:
@@ -281,57 +375,87 @@ def _ms(value: float | None) -> str:
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures of ``run`` as the lines of a text table."""
-    head = (f"{'seats':>6}{'decisions/s':>13}{'p50 ms':>9}{'p99 ms':>9}{'in play':>9}"
-            f"{'start ms':>10}{'RSS MB':>9}{'server CPU %':>14}{'bots CPU %':>12}"
-            f"{'errors':>8}")
+    head = (
+        f"{'seats':>6}{'decisions/s':>13}{'p50 ms':>9}{'p99 ms':>9}{'in play':>9}"
+        f"{'start ms':>10}{'RSS MB':>9}{'server CPU %':>14}{'bots CPU %':>12}"
+        f"{'errors':>8}"
+    )
     lines = [head]
     for s in result["steps"]:
-        lines.append(f"{s['seats']:>6}{s['decisions_per_s']:>13.0f}{s['p50_ms']:>9.1f}"
-                     f"{s['p99_ms']:>9.1f}{s['matches_in_play']:>9.1f}"
-                     f"{_ms(s['match_start_p50_ms']):>10}{s['server_rss_mb']:>9.1f}"
-                     f"{s['server_cpu_percent']:>14.0f}{s['bots_cpu_percent']:>12.0f}"
-                     f"{s['errors']:>8}")
-    lines.append(f"target {result['seats']} seats ({result['matches']} matches of "
-                 f"{result['players']}): {result['decisions_per_s']:.0f} decisions/s, "
-                 f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
-                 f"{result['server_rss_mb']} MB, {result['errors']} errors")
-    lines.append(f"matches in play on average: {result['matches_in_play']}; a new match took "
-                 f"{_ms(result['match_start_p50_ms'])} ms to start at p50 (CreateMatch "
-                 f"{_ms(result['create_match_p50_ms'])} ms) and "
-                 f"{_ms(result['match_end_p50_ms'])} ms to end; a new call is refused in "
-                 f"{result['play_refused_p50_ms']} ms for Play, "
-                 f"{result['join_refused_p50_ms']} ms for Join")
-    lines.append(f"memory: {result['rss_kb_per_seat']} KB a seat, "
-                 f"{result['rss_kb_per_ended_match']} KB an ended match; RSS (s, MB) "
-                 f"{result['rss_timeline_mb']}; grew "
-                 f"{result['rss_growth_second_half_mb']} MB in the window's second half")
+        lines.append(
+            f"{s['seats']:>6}{s['decisions_per_s']:>13.0f}{s['p50_ms']:>9.1f}"
+            f"{s['p99_ms']:>9.1f}{s['matches_in_play']:>9.1f}"
+            f"{_ms(s['match_start_p50_ms']):>10}{s['server_rss_mb']:>9.1f}"
+            f"{s['server_cpu_percent']:>14.0f}{s['bots_cpu_percent']:>12.0f}"
+            f"{s['errors']:>8}"
+        )
+    lines.append(
+        f"target {result['seats']} seats ({result['matches']} matches of "
+        f"{result['players']}): {result['decisions_per_s']:.0f} decisions/s, "
+        f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
+        f"{result['server_rss_mb']} MB, {result['errors']} errors"
+    )
+    lines.append(
+        f"matches in play on average: {result['matches_in_play']}; a new match took "
+        f"{_ms(result['match_start_p50_ms'])} ms to start at p50 (CreateMatch "
+        f"{_ms(result['create_match_p50_ms'])} ms) and "
+        f"{_ms(result['match_end_p50_ms'])} ms to end; a new call is refused in "
+        f"{result['play_refused_p50_ms']} ms for Play, "
+        f"{result['join_refused_p50_ms']} ms for Join"
+    )
+    lines.append(
+        f"memory: {result['rss_kb_per_seat']} KB a seat, "
+        f"{result['rss_kb_per_ended_match']} KB an ended match; RSS (s, MB) "
+        f"{result['rss_timeline_mb']}; grew "
+        f"{result['rss_growth_second_half_mb']} MB in the window's second half"
+    )
     lines.append(f"opening: {result['opening_s']} s until every match was in play")
-    lines.append(f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
-                 f"{result['max_seats_p99_under_100ms']}")
+    lines.append(
+        f"largest seat count with p99 under {result['p99_limit_ms']:.0f} ms: "
+        f"{result['max_seats_p99_under_100ms']}"
+    )
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line; returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.load",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seats", type=int, default=TARGET_SEATS)
     parser.add_argument("--steps", type=int, nargs="*", default=list(STEPS))
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--clients", type=int, default=2, help="crowd processes")
     parser.add_argument("--seconds", type=float, default=15.0, help="window of the target")
     parser.add_argument("--step-seconds", type=float, default=8.0, help="window of a step")
-    parser.add_argument("--calls", choices=CALLS, default="places",
-                        help="each seat on one PlayMatches call for all its matches, a "
-                        "place each CreateMatch names (places) or sent a sit per match "
-                        "(matches), or on a new Play call per match (play)")
-    parser.add_argument("--batch-ms", type=int, default=BATCH_MS,
-                        help="the batching bound every stream asks for, as the SDK's bots "
-                        "do (0: the server's 20 ms)")
+    parser.add_argument(
+        "--calls",
+        choices=CALLS,
+        default="places",
+        help="each seat on one PlayMatches call for all its matches, a "
+        "place each CreateMatch names (places) or sent a sit per match "
+        "(matches), or on a new Play call per match (play)",
+    )
+    parser.add_argument(
+        "--batch-ms",
+        type=int,
+        default=BATCH_MS,
+        help="the batching bound every stream asks for, as the SDK's bots "
+        "do (0: the server's 20 ms)",
+    )
     args = parser.parse_args(argv)
-    result = run(args.seats, args.steps, players=args.players, clients=args.clients,
-                 seconds=args.seconds, step_seconds=args.step_seconds, calls=args.calls,
-                 batch_ms=args.batch_ms)
+    result = run(
+        args.seats,
+        args.steps,
+        players=args.players,
+        clients=args.clients,
+        seconds=args.seconds,
+        step_seconds=args.step_seconds,
+        calls=args.calls,
+        batch_ms=args.batch_ms,
+    )
     print("\n".join(table(result)))
     return result
 

@@ -21,7 +21,7 @@ def cpu_model() -> str:
 
 def summary(info: dict[str, Any]) -> str:
     """Returns the machine in one line, e.g. 'AMD EPYC 7B13, 2 cores, CPython 3.11.7, Linux'."""
-    return (f"{info['cpu']}, {info['cores']} cores, {info['python']}, {info['system']}")
+    return f"{info['cpu']}, {info['cores']} cores, {info['python']}, {info['system']}"
 
 
 def describe() -> dict[str, Any]:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-KINDS = ["salami", "pineapple", "mushroom", "pepper", "olive"]      # R-COMP-1
-COLOURS = ["red", "yellow", "brown", "green", "purple"]              # R-COMP-2
+KINDS = ["salami", "pineapple", "mushroom", "pepper", "olive"]  # R-COMP-1
+COLOURS = ["red", "yellow", "brown", "green", "purple"]  # R-COMP-2
 PERSONAL = dict(zip(COLOURS, KINDS, strict=True))
-MAMMA_MIA = "mamma-mia"                                              # R-COMP-4
-REMOVED = {2: 5, 3: 3, 4: 1, 5: 0}                                   # R-SETUP-2
+MAMMA_MIA = "mamma-mia"  # R-COMP-4
+REMOVED = {2: 5, 3: 3, 4: 1, 5: 0}  # R-SETUP-2
 HAND_LIMIT = 7
 ROUNDS = 3
 
@@ -36,13 +36,25 @@ def make_orders() -> dict[str, dict[str, Any]]:
         p = PERSONAL[colour]
         for x in KINDS:
             if x != p:
-                orders[f"{colour}-{x}"] = {"colour": colour, "personal": p, "kind": "standard",
-                                           "recipe": {p: 1, x: 4}}
-        orders[f"{colour}-mixed"] = {"colour": colour, "personal": p, "kind": "standard",
-                                     "recipe": {k: 1 for k in KINDS}}
+                orders[f"{colour}-{x}"] = {
+                    "colour": colour,
+                    "personal": p,
+                    "kind": "standard",
+                    "recipe": {p: 1, x: 4},
+                }
+        orders[f"{colour}-mixed"] = {
+            "colour": colour,
+            "personal": p,
+            "kind": "standard",
+            "recipe": {k: 1 for k in KINDS},
+        }
         for special in ("bombastica", "minimale", "monotoni"):
-            orders[f"{colour}-{special}"] = {"colour": colour, "personal": p, "kind": special,
-                                             "recipe": {}}
+            orders[f"{colour}-{special}"] = {
+                "colour": colour,
+                "personal": p,
+                "kind": special,
+                "recipe": {},
+            }
     return orders
 
 
@@ -57,9 +69,15 @@ class ReferenceGame:
     which is how a game of another engine is replayed here.
     """
 
-    def __init__(self, players: int, seed: int = 0, colours: list[str] | None = None,
-                 first_player: int | None = None, deal: dict[str, Any] | None = None,
-                 reshuffles: list[list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        players: int,
+        seed: int = 0,
+        colours: list[str] | None = None,
+        first_player: int | None = None,
+        deal: dict[str, Any] | None = None,
+        reshuffles: list[list[str]] | None = None,
+    ) -> None:
         if players not in REMOVED:
             raise ValueError(f"players must be 2 to 5, got {players!r} (R-SETUP-1)")
         self.rng = random.Random(seed)
@@ -68,8 +86,8 @@ class ReferenceGame:
             # R-SETUP-2..5: the deck, six cards each, Mamma Mia! into the rest, waiters.
             deck = [k for k in KINDS for _ in range(13 - REMOVED[players])]
             self.rng.shuffle(deck)
-            hands = [deck[6 * i:6 * i + 6] for i in range(players)]
-            supply = [*deck[6 * players:], MAMMA_MIA]
+            hands = [deck[6 * i : 6 * i + 6] for i in range(players)]
+            supply = [*deck[6 * players :], MAMMA_MIA]
             self.rng.shuffle(supply)
             waiters = []
             for colour in colours:
@@ -85,22 +103,28 @@ class ReferenceGame:
             hand = {k: 0 for k in KINDS}
             for card in hands[i]:
                 hand[card] += 1
-            self.players.append({"colour": colour, "hand": hand,
-                                 "orders": [waiters[i].pop(0)], "waiter": waiters[i],
-                                 "delivered": []})
-        self.supply = supply                  # top first
+            self.players.append(
+                {
+                    "colour": colour,
+                    "hand": hand,
+                    "orders": [waiters[i].pop(0)],
+                    "waiter": waiters[i],
+                    "delivered": [],
+                }
+            )
+        self.supply = supply  # top first
         self.reshuffles = reshuffles
-        self.oven: list[str] = []             # first played first
+        self.oven: list[str] = []  # first played first
         self.table = {k: 0 for k in KINDS}
         self.used: list[str] = []
         self.holder: int | None = None
         self.round = 1
         self.phase = "turn"
         if first_player is None:
-            first_player = self.rng.randrange(players)    # R-SETUP-6
+            first_player = self.rng.randrange(players)  # R-SETUP-6
         self.to_act: int | None = first_player
         self.last_actor = first_player
-        self.passes = 0                      # passes in a row that drew nothing (R-TURN-8)
+        self.passes = 0  # passes in a row that drew nothing (R-TURN-8)
         self.revealed = 0
         self.deciding: str | None = None
         self.options: list[dict[str, Any]] = []
@@ -135,7 +159,7 @@ class ReferenceGame:
         assert self.to_act is not None
         player = self.players[self.to_act]
         size = self.hand_size(self.to_act)
-        sources = ["supply"] + (["waiter"] if player["waiter"] else [])   # R-TURN-5
+        sources = ["supply"] + (["waiter"] if player["waiter"] else [])  # R-TURN-5
         actions = []
         if sum(player["hand"].values()) == 0:
             # R-TURN-3: pass; R-TURN-4: refill unless the hand holds 7 orders.
@@ -237,7 +261,7 @@ class ReferenceGame:
             self.passes += 1
         else:
             self.passes = 0
-        if round_over or self.passes >= len(self.players):     # R-TURN-7, R-TURN-8
+        if round_over or self.passes >= len(self.players):  # R-TURN-7, R-TURN-8
             self.phase = "resolve"
             self.revealed = 0
             self.table = {k: 0 for k in KINDS}
@@ -258,21 +282,22 @@ class ReferenceGame:
             seat = self.owner(card)
             recipe, options = self.bake_options(card, seat)
             if recipe is not None:
-                self.bake(card, seat, recipe)           # R-RES-8: no choice, no question
+                self.bake(card, seat, recipe)  # R-RES-8: no choice, no question
             elif options:
                 self.deciding = card
                 self.options = [{"resolve": o} for o in options] + [{"resolve": {"bake": False}}]
                 self.to_act = seat
                 return
             else:
-                self.players[seat]["waiter"].append(card)      # R-RES-9: it fails
+                self.players[seat]["waiter"].append(card)  # R-RES-9: it fails
         self.deciding = None
         self.options = []
-        self.oven = []              # every card has been turned up and gone its way
+        self.oven = []  # every card has been turned up and gone its way
         self.end_round()
 
-    def bake_options(self, card: str,
-                     seat: int) -> tuple[dict[str, int] | None, list[dict[str, Any]]]:
+    def bake_options(
+        self, card: str, seat: int
+    ) -> tuple[dict[str, int] | None, list[dict[str, Any]]]:
         """Returns (the recipe to bake at once, or None; the owner's ways to bake it).
 
         Both empty means the order fails (R-RES-4..8).
@@ -294,8 +319,10 @@ class ReferenceGame:
             short = 15 - on_table
             if sum(hand.values()) < short:
                 return None, []
-            return None, [{"bake": True, "hand": {k: n for k, n in c.items() if n}}
-                          for c in choices(hand, short, KINDS)]
+            return None, [
+                {"bake": True, "hand": {k: n for k, n in c.items() if n}}
+                for c in choices(hand, short, KINDS)
+            ]
         p = order["personal"]
         if order["kind"] == "minimale":
             # R-RES-6: the "?" is among the other kinds with the lowest count above zero.
@@ -305,7 +332,7 @@ class ReferenceGame:
             kinds = [k for k in KINDS if k != p and table[k] == min(counts)]
             size = 3
         else:
-            kinds = [k for k in KINDS if k != p]        # R-RES-7: the "J" is free
+            kinds = [k for k in KINDS if k != p]  # R-RES-7: the "J" is free
             size = 6
         options = []
         for k in kinds:
@@ -354,8 +381,9 @@ class ReferenceGame:
         low = min(self.table[k] for k in KINDS if k != p and self.table[k] > 0)
         return next(k for k in KINDS if k != p and self.table[k] == low)
 
-    def bake(self, card: str, seat: int, recipe: dict[str, int],
-             from_hand: dict[str, int] | None = None) -> None:
+    def bake(
+        self, card: str, seat: int, recipe: dict[str, int], from_hand: dict[str, int] | None = None
+    ) -> None:
         """Bakes an order: its cards leave the hand and the table for the used pile."""
         player = self.players[seat]
         from_hand = from_hand or {}
@@ -364,7 +392,7 @@ class ReferenceGame:
             player["hand"][kind] -= in_hand
             self.table[kind] -= n - in_hand
             self.used += [kind] * n
-        player["delivered"].append(card)                # R-RES-9
+        player["delivered"].append(card)  # R-RES-9
 
     # -- rounds -----------------------------------------------------------------------
 

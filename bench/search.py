@@ -57,7 +57,9 @@ def measure(budget_ms: float, games: int, players: int, seed: int = 0) -> dict[s
     times.sort()
     promise = budget_ms * 1.1
     return {
-        "budget_ms": budget_ms, "players": players, "games": games,
+        "budget_ms": budget_ms,
+        "players": players,
+        "games": games,
         "decisions": len(times),
         "ms_p50": round(percentile(times, 50), 1),
         "ms_p99": round(percentile(times, 99), 1),
@@ -69,39 +71,56 @@ def measure(budget_ms: float, games: int, players: int, seed: int = 0) -> dict[s
     }
 
 
-def run(budgets: Sequence[float] = BUDGETS, games: int = 6, players: int = 2,
-        seed: int = 0) -> dict[str, Any]:
+def run(
+    budgets: Sequence[float] = BUDGETS, games: int = 6, players: int = 2, seed: int = 0
+) -> dict[str, Any]:
     """Returns the figures for every budget, with the machine's load average."""
     rows = [measure(b, games, players, seed) for b in budgets]
-    return {"rows": rows, "load_average": [round(x, 2) for x in os.getloadavg()],
-            "cpus": os.cpu_count()}
+    return {
+        "rows": rows,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+    }
 
 
 def table(result: dict[str, Any]) -> list[str]:
     """Returns the figures as a Markdown table."""
-    lines = ["| budget (ms) | players | decisions | p50 (ms) | p99 (ms) | longest (ms) "
-             "| within budget + 10% | rollouts a decision (p50) | rollouts/s |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [
+        "| budget (ms) | players | decisions | p50 (ms) | p99 (ms) | longest (ms) "
+        "| within budget + 10% | rollouts a decision (p50) | rollouts/s |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for r in result["rows"]:
-        lines.append(f"| {r['budget_ms']:g} | {r['players']} | {r['decisions']} "
-                     f"| {r['ms_p50']} | {r['ms_p99']} | {r['ms_max']} "
-                     f"| {r['within_budget_plus_10pct']:.2%} "
-                     f"| {r['rollouts_per_decision_p50']:g} | {r['rollouts_per_second']} |")
+        lines.append(
+            f"| {r['budget_ms']:g} | {r['players']} | {r['decisions']} "
+            f"| {r['ms_p50']} | {r['ms_p99']} | {r['ms_max']} "
+            f"| {r['within_budget_plus_10pct']:.2%} "
+            f"| {r['rollouts_per_decision_p50']:g} | {r['rollouts_per_second']} |"
+        )
     lines.append(f"load average {result['load_average']}, {result['cpus']} CPUs")
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Runs the benchmark from the command line, prints its table, returns its figures."""
-    parser = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget-ms", type=float, nargs="+", default=list(BUDGETS),
-                        metavar="MS", help="budgets per decision (default: 20 50 200)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.search",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--budget-ms",
+        type=float,
+        nargs="+",
+        default=list(BUDGETS),
+        metavar="MS",
+        help="budgets per decision (default: 20 50 200)",
+    )
     parser.add_argument("--games", type=int, default=6, help="games per budget (default 6)")
     parser.add_argument("--players", type=int, default=2, help="players a game (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="first game's seed (default 0)")
     args = parser.parse_args(argv)
-    configure_quiet()           # each decision's debug line would bury the table
+    configure_quiet()  # each decision's debug line would bury the table
     result = run(args.budget_ms, args.games, args.players, args.seed)
     print("\n".join(table(result)))
     return result

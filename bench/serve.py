@@ -39,12 +39,15 @@ def mammamia() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "mammamia.cli"]
 
 
-def python_module(module: str, *args: str, log: IO[bytes] | None = None
-                  ) -> subprocess.Popen[bytes]:
+def python_module(module: str, *args: str, log: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
     """Returns a started ``python -m module args`` run from the project root (so the
     ``bench`` package is found), its output going to ``log``."""
-    return subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT,
-                            stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        stdout=log or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def cpu_seconds(processes: Sequence[psutil.Process]) -> float:
@@ -74,20 +77,21 @@ def output_end(log: Path, chars: int = 300) -> str:
     return log.read_text(errors="replace")[-chars:].strip() if log.exists() else ""
 
 
-def wait_for_port(port_file: Path, process: subprocess.Popen[bytes],
-                  timeout: float = START_TIMEOUT) -> int:
+def wait_for_port(
+    port_file: Path, process: subprocess.Popen[bytes], timeout: float = START_TIMEOUT
+) -> int:
     """Returns the port a child wrote to ``port_file``; raises RuntimeError if the child
     exits or writes nothing within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{_program(process)} exited with status "
-                               f"{process.returncode} before it listened")
+            raise RuntimeError(
+                f"{_program(process)} exited with status {process.returncode} before it listened"
+            )
         with contextlib.suppress(FileNotFoundError, ValueError):
             return int(port_file.read_text().strip())
         time.sleep(0.02)
-    raise RuntimeError(f"{_program(process)} wrote no port to {port_file} "
-                       f"in {timeout:.0f} s")
+    raise RuntimeError(f"{_program(process)} wrote no port to {port_file} in {timeout:.0f} s")
 
 
 def _program(process: subprocess.Popen[bytes]) -> str:
@@ -135,15 +139,34 @@ class Server:
         port_file = self.directory / "port"
         self._log = open(self.directory / "server.log", "ab")  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(
-            [*self.prefix, *mammamia(), "serve", "--host", "127.0.0.1", "--port", "0",
-             "--port-file", str(port_file), "--db", str(self.directory / "bench.db"),
-             "--organiser-key", self.organiser_key, "--log-format", "json",
-             "--drain-seconds", "1", *self.extra,
-             # Further flags for every benchmark's server, to compare settings
-             # (BENCH_SERVE_FLAGS="--event-loop asyncio").
-             *shlex.split(os.environ.get("BENCH_SERVE_FLAGS", ""))],
-            stdout=subprocess.DEVNULL, stderr=self._log, cwd=self.directory,
-            env={k: v for k, v in os.environ.items() if not k.startswith("MAMMAMIA_")})
+            [
+                *self.prefix,
+                *mammamia(),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--port-file",
+                str(port_file),
+                "--db",
+                str(self.directory / "bench.db"),
+                "--organiser-key",
+                self.organiser_key,
+                "--log-format",
+                "json",
+                "--drain-seconds",
+                "1",
+                *self.extra,
+                # Further flags for every benchmark's server, to compare settings
+                # (BENCH_SERVE_FLAGS="--event-loop asyncio").
+                *shlex.split(os.environ.get("BENCH_SERVE_FLAGS", "")),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            cwd=self.directory,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MAMMAMIA_")},
+        )
         port = wait_for_port(port_file, self.process)
         self.address = f"127.0.0.1:{port}"
         _wait_serving(self.address)
@@ -159,8 +182,12 @@ class Server:
     def __enter__(self) -> Server:
         return self.start()
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
 
@@ -170,14 +197,15 @@ def _wait_serving(address: str, timeout: float = START_TIMEOUT) -> None:
         # The health service's Check, bound by its method path: the stubs of
         # health_pb2_grpc.HealthStub declare no methods, so the call is typed here.
         check = channel.unary_unary(
-            HEALTH_CHECK, request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
-            response_deserializer=health_pb2.HealthCheckResponse.FromString)
+            HEALTH_CHECK,
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
         while True:
             with contextlib.suppress(grpc.RpcError):
                 reply = check(health_pb2.HealthCheckRequest(), timeout=2)
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the server at {address} is not SERVING after "
-                                   f"{timeout:.0f} s")
+                raise RuntimeError(f"the server at {address} is not SERVING after {timeout:.0f} s")
             time.sleep(0.05)

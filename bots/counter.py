@@ -95,8 +95,9 @@ class CounterBot(Bot):
             cards.extend([action.ingredient] * action.count)
         if action.order is not None:
             cards.append(action.order)
-        bakes, _, left = _resolve_forward((*view.oven, *cards), (0, 0, 0, 0, 0),
-                                          _five(hand), owners)
+        bakes, _, left = _resolve_forward(
+            (*view.oven, *cards), (0, 0, 0, 0, 0), _five(hand), owners
+        )
         score = 10.0 * bakes
         # Cards spent from hand at resolution only cost the tie-break.
         score -= 0.01 * (sum(hand) - sum(left))
@@ -121,7 +122,7 @@ class CounterBot(Bot):
         """
         assert view.seat is not None and view.deciding is not None
         owners = _owners(view, cover=_BOMBASTICA)
-        rest = view.oven[view.revealed:]
+        rest = view.oven[view.revealed :]
         best = fewest_cards_bake(view)
         best_score = float("-inf")
         for option in view.legal:
@@ -146,8 +147,9 @@ def _owners(view: View, cover: int) -> _Owners:
     """Returns the owners' facts the forward resolution needs, from the public seats."""
     assert view.seat is not None
     seat_of = {info.colour: info.seat for info in view.seats}
-    return _Owners(view.seat, seat_of, tuple(info.ingredients_in_hand for info in view.seats),
-                   cover)
+    return _Owners(
+        view.seat, seat_of, tuple(info.ingredients_in_hand for info in view.seats), cover
+    )
 
 
 def _needs(orders: Sequence[str]) -> list[float]:
@@ -175,8 +177,11 @@ def _opponents_want(view: View) -> list[float]:
     for info in view.seats:
         if info.seat == view.seat or not info.orders_in_hand:
             continue
-        possible = [o for o in ORDERS.values() if o.colour == info.colour
-                    and o.id not in info.delivered and o.id not in in_oven]
+        possible = [
+            o
+            for o in ORDERS.values()
+            if o.colour == info.colour and o.id not in info.delivered and o.id not in in_oven
+        ]
         if not possible:
             continue
         chance = min(1.0, info.orders_in_hand / len(possible))
@@ -223,8 +228,9 @@ def _minimale_kind(table: Sequence[int], personal: int) -> int:
     return next(k for k, t in enumerate(table) if k != personal and t == low)
 
 
-def _resolve_forward(cards: Sequence[str], table0: Sequence[int], hand0: Sequence[int],
-                     owners: _Owners) -> tuple[int, list[int], list[int]]:
+def _resolve_forward(
+    cards: Sequence[str], table0: Sequence[int], hand0: Sequence[int], owners: _Owners
+) -> tuple[int, list[int], list[int]]:
     """Returns (own pizzas, table after, own hand after) once ``cards`` are revealed.
 
     Own orders bake whenever table and hand make them; an opponent's order is taken
@@ -266,8 +272,10 @@ def _resolve_forward(cards: Sequence[str], table0: Sequence[int], hand0: Sequenc
                 if x < 0:
                     continue
             else:
-                x = max((j for j in range(5) if j != p),
-                        key=lambda j: table[j] + (hand[j] if mine else 0))
+                x = max(
+                    (j for j in range(5) if j != p),
+                    key=lambda j: table[j] + (hand[j] if mine else 0),
+                )
             need_list = [0, 0, 0, 0, 0]
             need_list[p] = 1
             need_list[x] = size

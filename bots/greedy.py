@@ -47,8 +47,11 @@ def _covered(order_id: str, oven: list[int]) -> bool:
 
 def _pick(view: View, kind: str | None, order: str | None, draw: str) -> Turn:
     """Returns the legal turn closest to playing one ``kind`` and ``order``, drawing ``draw``."""
-    wanted = [a for a in view.legal if isinstance(a, Turn) and a.ingredient == kind
-              and a.count <= 1 and a.order == order]
+    wanted = [
+        a
+        for a in view.legal
+        if isinstance(a, Turn) and a.ingredient == kind and a.count <= 1 and a.order == order
+    ]
     for action in wanted:
         if action.draw in (draw, None):
             return action

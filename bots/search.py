@@ -82,7 +82,7 @@ class _Oven:
                 r[:] = (0, 0, 0, 0, 0)
         room = self.room
         kind = _KIND
-        for card in oven[self.seen:]:
+        for card in oven[self.seen :]:
             k = kind.get(card)
             if k is not None:
                 room[k] += 1
@@ -286,13 +286,13 @@ class BudgetedSearch(Bot):
     Raises ValueError for a budget, iteration count or seed out of range.
     """
 
-    def __init__(self, budget_ms: float = 200, iterations: int | None = None,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self, budget_ms: float = 200, iterations: int | None = None, seed: int | None = None
+    ) -> None:
         if type(budget_ms) not in (int, float) or not budget_ms > 0:
             raise ValueError(f"budget_ms must be more than 0, got {budget_ms!r}")
         if iterations is not None and (type(iterations) is not int or iterations < 1):
-            raise ValueError(f"iterations must be a whole number of 1 or more, got "
-                             f"{iterations!r}")
+            raise ValueError(f"iterations must be a whole number of 1 or more, got {iterations!r}")
         if seed is not None and type(seed) is not int:
             raise ValueError(f"seed must be a whole number, got {seed!r}")
         self.budget_ms = float(budget_ms)
@@ -356,17 +356,21 @@ class SearchBot(BudgetedSearch):
     fresh_every = _FRESH
     """A fresh deal of the hidden cards every this many deals (variants between)."""
 
-    def __init__(self, budget_ms: float = 200, iterations: int | None = None,
-                 seed: int | None = None, candidates: int = 8) -> None:
+    def __init__(
+        self,
+        budget_ms: float = 200,
+        iterations: int | None = None,
+        seed: int | None = None,
+        candidates: int = 8,
+    ) -> None:
         super().__init__(budget_ms, iterations, seed)
         if type(candidates) is not int or candidates < 2:
-            raise ValueError(f"candidates must be a whole number of 2 or more, got "
-                             f"{candidates!r}")
+            raise ValueError(f"candidates must be a whole number of 2 or more, got {candidates!r}")
         self.candidates = candidates
         self.last_iterations = 0
         """Rollouts the last decision ran (0 when it did not search)."""
         self._counter = _Ranker()
-        self._per_event = 0.0001        # seconds per history event to sample a deal
+        self._per_event = 0.0001  # seconds per history event to sample a deal
 
     def _search(self, view: View) -> Action:
         clock = self.clock
@@ -384,7 +388,7 @@ class SearchBot(BudgetedSearch):
         else:
             ranked = self._counter.ranked(view)
             choice = ranked[0]
-            options = ranked[:self.candidates]
+            options = ranked[: self.candidates]
         budget = self.iterations
         timed = budget is None
         # Stop early enough that the last step taken still ends within the budget.
@@ -425,7 +429,7 @@ class SearchBot(BudgetedSearch):
                     if now >= phase_stop:
                         break
                     if fresh and now + fresh_cost + rollout_cost > stop:
-                        fresh = False       # no time for a fresh deal: a variant
+                        fresh = False  # no time for a fresh deal: a variant
                     if now + variant_cost + rollout_cost > stop:
                         out = True
                         break
@@ -463,20 +467,28 @@ class SearchBot(BudgetedSearch):
                         rollout_cost = max(0.8 * rollout_cost + 0.2 * spent, spent / 4)
             if len(alive) > 1 and phase < phases - 1:
                 alive.sort(key=lambda i: -_mean(totals[i], counts[i]))
-                alive = alive[:max(1, (len(alive) + 1) // 2)]
+                alive = alive[: max(1, (len(alive) + 1) // 2)]
             if out:
                 break
         self.last_iterations = done
-        log.debug("search_decision", bot=self.name, seat=seat, phase=view.phase,
-                  iterations=done, deals=deals, options=n,
-                  ms=round((clock() - started) * 1000, 1))
+        log.debug(
+            "search_decision",
+            bot=self.name,
+            seat=seat,
+            phase=view.phase,
+            iterations=done,
+            deals=deals,
+            options=n,
+            ms=round((clock() - started) * 1000, 1),
+        )
         if not done:
             return choice
         best = max(alive, key=lambda i: _mean(totals[i], counts[i]))
         return options[best]
 
-    def _deal(self, sampler: Sampler, rng: random.Random, fresh: bool,
-              stop: float | None) -> State | None:
+    def _deal(
+        self, sampler: Sampler, rng: random.Random, fresh: bool, stop: float | None
+    ) -> State | None:
         """Returns a sampled deal: a fresh one (drawn again until ``stop``, or a few
         times without a clock), else a variant of the last; None when none was found."""
         if not fresh:

@@ -77,19 +77,34 @@ class ArenaResult:
 
     def to_json(self) -> dict[str, Any]:
         """Returns ``{"bots": [{"name", "games", "wins", "win_rate", "ci95", ...}]}``."""
-        return {"games": self.games, "finished": self.finished, "interrupted": self.interrupted,
-                "players": self.players, "seed": self.seed,
-                "bots": [{**asdict(b), "ci95": list(b.ci95)} for b in self.bots],
-                "pairs": self.pairs}
+        return {
+            "games": self.games,
+            "finished": self.finished,
+            "interrupted": self.interrupted,
+            "players": self.players,
+            "seed": self.seed,
+            "bots": [{**asdict(b), "ci95": list(b.ci95)} for b in self.bots],
+            "pairs": self.pairs,
+        }
 
     def table(self) -> str:
         """Returns the statistics as an aligned text table."""
-        rows = [("bot", "games", "wins", "win rate", "95% CI", "mean delivered", "late",
-                 "replaced")]
+        rows = [
+            ("bot", "games", "wins", "win rate", "95% CI", "mean delivered", "late", "replaced")
+        ]
         for b in self.bots:
-            rows.append((b.name, str(b.games), f"{b.wins:g}", f"{b.win_rate:.3f}",
-                         f"[{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]", f"{b.mean_delivered:.2f}",
-                         str(b.late), str(b.replaced)))
+            rows.append(
+                (
+                    b.name,
+                    str(b.games),
+                    f"{b.wins:g}",
+                    f"{b.win_rate:.3f}",
+                    f"[{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]",
+                    f"{b.mean_delivered:.2f}",
+                    str(b.late),
+                    str(b.replaced),
+                )
+            )
         return _aligned(rows)
 
     def pairs_table(self) -> str:
@@ -97,8 +112,17 @@ class ArenaResult:
         names = [b.name for b in self.bots]
         rows = [("vs", *names)]
         for a in names:
-            rows.append((a, *("-" if a == b or b not in self.pairs.get(a, {})
-                              else f"{self.pairs[a][b]:.3f}" for b in names)))
+            rows.append(
+                (
+                    a,
+                    *(
+                        "-"
+                        if a == b or b not in self.pairs.get(a, {})
+                        else f"{self.pairs[a][b]:.3f}"
+                        for b in names
+                    ),
+                )
+            )
         return _aligned(rows)
 
 
@@ -106,8 +130,9 @@ def _aligned(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for r in rows:
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:],
-                                                                      strict=True)]
+        cells = [r[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
         lines.append("  ".join(cells))
     return "\n".join(lines)
 
@@ -138,8 +163,9 @@ def lineups(bots: int, players: int, games: int, seed: int = 0) -> Iterator[tupl
         return
     for g in range(games):
         if g % players == 0:
-            arrangement = tuple(random.Random(f"{seed}/lineup/{g // players}")
-                                .sample(range(bots), players))
+            arrangement = tuple(
+                random.Random(f"{seed}/lineup/{g // players}").sample(range(bots), players)
+            )
         turn = g % players
         yield arrangement[turn:] + arrangement[:turn]
 
@@ -190,15 +216,26 @@ def _play(setup: _Setup, number: int, lineup: tuple[int, ...], seed: int) -> _Ga
     """Returns the outcome of one arena game (runs in a worker process), writing its
     record when the setup asks for it."""
     bots = [_bot_class(setup.specs[i])() for i in lineup]
-    result = play_local(bots, seed=seed, deadline_ms=setup.deadline_ms,
-                        faults=FaultLog(quiet=True))
-    if setup.out is not None and (setup.out_lost is None or (
+    result = play_local(bots, seed=seed, deadline_ms=setup.deadline_ms, faults=FaultLog(quiet=True))
+    if setup.out is not None and (
+        setup.out_lost is None
+        or (
             setup.out_lost in lineup
-            and not any(lineup[w] == setup.out_lost for w in result.winners))):
+            and not any(lineup[w] == setup.out_lost for w in result.winners)
+        )
+    ):
         path = Path(setup.out) / record_name(number + 1, setup.width, result.names)
         path.write_text(result.record.dumps(), encoding="utf-8")
-    return _Game(number, lineup, result.delivered, result.ranks, result.winners,
-                 result.replaced, result.late, result.faults)
+    return _Game(
+        number,
+        lineup,
+        result.delivered,
+        result.ranks,
+        result.winners,
+        result.replaced,
+        result.late,
+        result.faults,
+    )
 
 
 def _play_planned(task: tuple[int, tuple[int, ...], int]) -> _Game:
@@ -216,18 +253,31 @@ def _worker_start(setup: _Setup, configure: Callable[[], None] | None) -> None:
 
 
 def _log_fault(fault: Fault) -> None:
-    log.warning("bot_decision_replaced", bot=fault.bot, decision=fault.decision,
-                kind=fault.kind, fault=fault.message, where=fault.where,
-                traceback=fault.trace or None,
-                note="reported once; the same fault again is only counted")
+    log.warning(
+        "bot_decision_replaced",
+        bot=fault.bot,
+        decision=fault.decision,
+        kind=fault.kind,
+        fault=fault.message,
+        where=fault.where,
+        traceback=fault.trace or None,
+        note="reported once; the same fault again is only counted",
+    )
 
 
-def run_arena(specs: Sequence[str], games: int, players: int | None = None,
-              jobs: int | None = None, seed: int = 0, progress: bool = False,
-              configure: Callable[[], None] | None = None,
-              deadline_ms: int | None = DEADLINE_MS, out: str | Path | None = None,
-              out_lost: str | None = None,
-              on_fault: Callable[[Fault], None] | None = None) -> ArenaResult:
+def run_arena(
+    specs: Sequence[str],
+    games: int,
+    players: int | None = None,
+    jobs: int | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    configure: Callable[[], None] | None = None,
+    deadline_ms: int | None = DEADLINE_MS,
+    out: str | Path | None = None,
+    out_lost: str | None = None,
+    on_fault: Callable[[Fault], None] | None = None,
+) -> ArenaResult:
     """Returns the statistics of ``games`` local games between the bots of ``specs``.
 
     ``players`` defaults to the number of specs (at least 2, at most 5); ``jobs``
@@ -264,15 +314,15 @@ def run_arena(specs: Sequence[str], games: int, players: int | None = None,
         if out is None:
             raise ValueError("out_lost needs out, the directory to write the records to")
         if out_lost not in names:
-            raise ValueError(f"out_lost {out_lost!r} names no bot of this run "
-                             f"({', '.join(names)})")
+            raise ValueError(f"out_lost {out_lost!r} names no bot of this run ({', '.join(names)})")
         lost = names.index(out_lost)
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-    setup = _Setup(specs, deadline_ms, None if out is None else str(out), lost,
-                   len(str(games)))
-    plan = ((g, lineup, game_seed(seed, g)) for g, lineup in
-            enumerate(lineups(len(specs), players, games, seed)))
+    setup = _Setup(specs, deadline_ms, None if out is None else str(out), lost, len(str(games)))
+    plan = (
+        (g, lineup, game_seed(seed, g))
+        for g, lineup in enumerate(lineups(len(specs), players, games, seed))
+    )
     report = on_fault or _log_fault
     reported: set[str] = set()
 
@@ -300,17 +350,29 @@ def run_arena(specs: Sequence[str], games: int, players: int | None = None,
         interrupted = True
     finally:
         bar.close()
-    return ArenaResult(games=games, players=players, seed=seed,
-                       bots=_stats(names, outcomes), finished=len(outcomes),
-                       interrupted=interrupted, pairs=_pairs(names, outcomes))
+    return ArenaResult(
+        games=games,
+        players=players,
+        seed=seed,
+        bots=_stats(names, outcomes),
+        finished=len(outcomes),
+        interrupted=interrupted,
+        pairs=_pairs(names, outcomes),
+    )
 
 
-def _run_pool(setup: _Setup, plan: Iterator[tuple[int, tuple[int, ...], int]], jobs: int,
-              configure: Callable[[], None] | None, done: Callable[[_Game], None]) -> None:
+def _run_pool(
+    setup: _Setup,
+    plan: Iterator[tuple[int, tuple[int, ...], int]],
+    jobs: int,
+    configure: Callable[[], None] | None,
+    done: Callable[[_Game], None],
+) -> None:
     """Plays the planned games in ``jobs`` worker processes. On any exit, Ctrl-C
     included, the workers are terminated and waited for, so none is left behind."""
-    pool = multiprocessing.get_context().Pool(jobs, initializer=_worker_start,
-                                              initargs=(setup, configure))
+    pool = multiprocessing.get_context().Pool(
+        jobs, initializer=_worker_start, initargs=(setup, configure)
+    )
     try:
         for game in pool.imap_unordered(_play_planned, plan):
             done(game)
@@ -323,8 +385,7 @@ def _run_pool(setup: _Setup, plan: Iterator[tuple[int, tuple[int, ...], int]], j
 def _names(classes: Sequence[Callable[[], Bot]]) -> list[str]:
     """Returns a distinct display name per spec (``name``, then ``name#2``, ...). Bots
     of one name told apart by their SPEC parameters show them (``search@budget_ms=50``)."""
-    bases = [str(getattr(cls, "name", None) or getattr(cls, "__name__", "bot"))
-             for cls in classes]
+    bases = [str(getattr(cls, "name", None) or getattr(cls, "__name__", "bot")) for cls in classes]
     out: list[str] = []
     for cls, base in zip(classes, bases, strict=True):
         label = getattr(cls, "label", "") if isinstance(cls, BotFactory) else ""
@@ -357,11 +418,18 @@ def _stats(names: Sequence[str], outcomes: Sequence[_Game]) -> tuple[BotStats, .
     stats = []
     for i, name in enumerate(names):
         wins = sixtieths[i] / 60
-        stats.append(BotStats(name=name, games=games[i], wins=wins,
-                              win_rate=wins / games[i] if games[i] else 0.0,
-                              ci95=wilson_interval(wins, games[i]),
-                              mean_delivered=delivered[i] / games[i] if games[i] else 0.0,
-                              replaced=replaced[i], late=late[i]))
+        stats.append(
+            BotStats(
+                name=name,
+                games=games[i],
+                wins=wins,
+                win_rate=wins / games[i] if games[i] else 0.0,
+                ci95=wilson_interval(wins, games[i]),
+                mean_delivered=delivered[i] / games[i] if games[i] else 0.0,
+                replaced=replaced[i],
+                late=late[i],
+            )
+        )
     return tuple(sorted(stats, key=lambda b: (-b.win_rate, b.name)))
 
 

@@ -134,10 +134,18 @@ class FaultLog:
                 self.faults[fault.key] = fault
             self.counts[fault.key] = self.counts.get(fault.key, 0) + 1
         if new and not self.quiet:
-            log.warning("bot_decision_replaced", bot=fault.bot, decision=fault.decision,
-                        kind=fault.kind, seat=seat, fault=fault.message, where=fault.where,
-                        traceback=fault.trace or None, played=played,
-                        note="reported once; the same fault again is only counted")
+            log.warning(
+                "bot_decision_replaced",
+                bot=fault.bot,
+                decision=fault.decision,
+                kind=fault.kind,
+                seat=seat,
+                fault=fault.message,
+                where=fault.where,
+                traceback=fault.trace or None,
+                played=played,
+                note="reported once; the same fault again is only counted",
+            )
         return new
 
 
@@ -170,8 +178,15 @@ def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = N
         action = bot.resolve(view) if kind == RESOLVE_DECISION else bot.turn(view)
     except Exception as e:
         where, trace = _raised_at(e)
-        fault = Fault(f"{_class_name(bot)}|{kind}|raised {type(e).__name__}|{where}", bot.name,
-                      kind, f"raised {type(e).__name__}: {e}", where, trace, decision)
+        fault = Fault(
+            f"{_class_name(bot)}|{kind}|raised {type(e).__name__}|{where}",
+            bot.name,
+            kind,
+            f"raised {type(e).__name__}: {e}",
+            where,
+            trace,
+            decision,
+        )
         return _replace(view, fault, faults)
     if action in view.legal:
         return Decision(action)
@@ -181,8 +196,9 @@ def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = N
     else:
         why, what = f"returned an illegal {kind}: {action}", "illegal"
     where = _method_at(bot, "resolve" if kind == RESOLVE_DECISION else "turn")
-    fault = Fault(f"{_class_name(bot)}|{kind}|{what}|{where}", bot.name, kind, why, where,
-                  "", decision)
+    fault = Fault(
+        f"{_class_name(bot)}|{kind}|{what}|{where}", bot.name, kind, why, where, "", decision
+    )
     return _replace(view, fault, faults)
 
 
@@ -199,19 +215,23 @@ def _class_name(bot: Bot) -> str:
 
 _LIBRARY_DIRS: Final = tuple(
     os.path.dirname(os.path.abspath(path)) + os.sep
-    for path in (__file__, inspect.getsourcefile(Turn) or ""))
+    for path in (__file__, inspect.getsourcefile(Turn) or "")
+)
 
 
 def _raised_at(e: BaseException) -> tuple[str, str]:
     """Returns where the bot raised ``e`` (its innermost frame outside the SDK and the
     rules package, as ``file:line``) and the traceback of the frames below ``decide``."""
-    frames = traceback.extract_tb(e.__traceback__)[1:]     # drop decide's own frame
+    frames = traceback.extract_tb(e.__traceback__)[1:]  # drop decide's own frame
     if not frames:
         return "?", "".join(traceback.format_exception_only(type(e), e))
     own = [f for f in frames if not os.path.abspath(f.filename).startswith(_LIBRARY_DIRS)]
     place = (own or frames)[-1]
-    trace = "Traceback (most recent call last):\n" + "".join(
-        traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(e), e))
+    trace = (
+        "Traceback (most recent call last):\n"
+        + "".join(traceback.format_list(frames))
+        + "".join(traceback.format_exception_only(type(e), e))
+    )
     return f"{place.filename}:{place.lineno}", trace
 
 

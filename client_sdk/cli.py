@@ -20,9 +20,11 @@ EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
-_SPEC_HELP = ("a built-in bot (random, greedy, counter, search), module:Class, or "
-              "path/to/file.py:Class, optionally followed by @key=value[,key=value]: "
-              "keyword arguments for the bot's class (search@budget_ms=50)")
+_SPEC_HELP = (
+    "a built-in bot (random, greedy, counter, search), module:Class, or "
+    "path/to/file.py:Class, optionally followed by @key=value[,key=value]: "
+    "keyword arguments for the bot's class (search@budget_ms=50)"
+)
 
 
 def _positive(text: str) -> int:
@@ -35,35 +37,56 @@ def _positive(text: str) -> int:
 def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia bot``."""
     p = sub.add_parser(
-        "bot", help="play a bot on a server: one seat, the ladder, or as a place",
+        "bot",
+        help="play a bot on a server: one seat, the ladder, or as a place",
         description="Play SPEC on a server. With --token, play that seat to the end of its "
         "match and print its result as one JSON line. With --ladder, enter the ladder as "
         "--name (registering it on first use and saving its key to --key-file) and play "
         "match after match until stopped (Ctrl-C). With --place, make one call a place that "
-        "an organiser seats in its matches (docs/protocol.md, \"Places\"): print its token "
-        "as one JSON line ({\"place\": TOKEN}) and play every match it is given until "
+        'an organiser seats in its matches (docs/protocol.md, "Places"): print its token '
+        'as one JSON line ({"place": TOKEN}) and play every match it is given until '
         "stopped; a place is not resumed. Reconnects and resumes after a dropped "
         "connection (a bot restarted with the same token resumes its seat too), also across a "
         "server restart (the server resumes its running matches); stops when the server "
-        "no longer knows the seat.")
+        "no longer knows the seat.",
+    )
     p.add_argument("spec", metavar="SPEC", help=_SPEC_HELP)
-    p.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
-    p.add_argument("--tls-ca", default=os.environ.get("MAMMAMIA_TLS_CA"), metavar="FILE",
-                   help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
+    p.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    p.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MAMMAMIA_TLS_CA"),
+        metavar="FILE",
+        help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)",
+    )
     p.add_argument("--token", help="the seat token (from `mammamia match create`)")
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
     p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
-    p.add_argument("--place", action="store_true",
-                   help="wait to be seated by an organiser instead of a seat")
+    p.add_argument(
+        "--place", action="store_true", help="wait to be seated by an organiser instead of a seat"
+    )
     p.add_argument("--key", help="the ladder bot's secret key (write --key=KEY)")
-    p.add_argument("--key-file", metavar="FILE",
-                   help="where the ladder key is kept (default NAME.key); created on first use")
-    p.add_argument("--give-up", type=float, default=120.0, metavar="SECONDS",
-                   help="stop after the server is unreachable this long (default 120)")
-    p.add_argument("--log-format", choices=("console", "json"),
-                   help="log lines format (default: console on a terminal, else JSON)")
+    p.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="where the ladder key is kept (default NAME.key); created on first use",
+    )
+    p.add_argument(
+        "--give-up",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="stop after the server is unreachable this long (default 120)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        help="log lines format (default: console on a terminal, else JSON)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log every decision")
     p.set_defaults(func=_cmd_bot)
 
@@ -71,7 +94,8 @@ def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia arena``."""
     p = sub.add_parser(
-        "arena", help="play local games between bots and compare them",
+        "arena",
+        help="play local games between bots and compare them",
         description="Play N local games between the SPECs in parallel processes, rotating "
         "seats so no bot gains from where it sits, and print per bot: games, wins (a shared "
         "win counts as a fraction), win rate with a 95% Wilson interval, mean pizzas "
@@ -79,29 +103,52 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "the deadline) and replaced (late, raised or illegal; each distinct fault is "
         "shown once, with its traceback). With fewer SPECs than players, seats cycle "
         "through the SPECs. The same --seed gives the same games. Ctrl-C stops at once "
-        "and prints the statistics of the games finished.")
+        "and prints the statistics of the games finished.",
+    )
     p.add_argument("specs", metavar="SPEC", nargs="+", help=_SPEC_HELP)
-    p.add_argument("--games", type=_positive, default=100, metavar="N",
-                   help="games to play (default 100)")
-    p.add_argument("--players", type=int, metavar="P",
-                   help="players per game, 2 to 5 (default: the number of SPECs)")
-    p.add_argument("--jobs", type=_positive, metavar="J",
-                   help="worker processes (default: the number of CPUs; 1 plays in this "
-                   "process)")
+    p.add_argument(
+        "--games", type=_positive, default=100, metavar="N", help="games to play (default 100)"
+    )
+    p.add_argument(
+        "--players",
+        type=int,
+        metavar="P",
+        help="players per game, 2 to 5 (default: the number of SPECs)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="J",
+        help="worker processes (default: the number of CPUs; 1 plays in this process)",
+    )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="run seed (default 0)")
-    p.add_argument("--deadline-ms", type=_positive, default=5000, metavar="MS",
-                   help="time per decision, as on a server (default 5000, the server's "
-                   "default): a later answer is replaced by the safe option and counted "
-                   "as late")
-    p.add_argument("--out", metavar="DIR",
-                   help="write every game's record to DIR (game-NNN-BOT-vs-BOT.json; "
-                   "replay one with `mammamia show FILE`)")
-    p.add_argument("--out-lost", metavar="NAME",
-                   help="with --out, write only the games the bot NAME (as the table "
-                   "names it) played and did not win")
-    p.add_argument("--pairs", action="store_true",
-                   help="also print each bot's head-to-head win rate against each other "
-                   "bot (how often it ranked above it, a tie counting a half)")
+    p.add_argument(
+        "--deadline-ms",
+        type=_positive,
+        default=5000,
+        metavar="MS",
+        help="time per decision, as on a server (default 5000, the server's "
+        "default): a later answer is replaced by the safe option and counted "
+        "as late",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write every game's record to DIR (game-NNN-BOT-vs-BOT.json; "
+        "replay one with `mammamia show FILE`)",
+    )
+    p.add_argument(
+        "--out-lost",
+        metavar="NAME",
+        help="with --out, write only the games the bot NAME (as the table "
+        "names it) played and did not win",
+    )
+    p.add_argument(
+        "--pairs",
+        action="store_true",
+        help="also print each bot's head-to-head win rate against each other "
+        "bot (how often it ranked above it, a tie counting a half)",
+    )
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=_cmd_arena)
@@ -115,29 +162,45 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     from .logs import configure_quiet
 
     def show_fault(fault: Fault) -> None:
-        tqdm.write(f"mammamia arena: {fault.describe()}\n(the same fault again is only "
-                   f"counted, in the replaced column)", file=sys.stderr)
+        tqdm.write(
+            f"mammamia arena: {fault.describe()}\n(the same fault again is only "
+            f"counted, in the replaced column)",
+            file=sys.stderr,
+        )
 
     if args.out_lost is not None and args.out is None:
         print("mammamia arena: --out-lost NAME needs --out DIR", file=sys.stderr)
         return EXIT_BAD_INPUT
     configure_quiet()
     try:
-        result = run_arena(args.specs, games=args.games, players=args.players, jobs=args.jobs,
-                           seed=args.seed, progress=not args.no_progress,
-                           configure=configure_quiet, deadline_ms=args.deadline_ms,
-                           out=args.out, out_lost=args.out_lost, on_fault=show_fault)
+        result = run_arena(
+            args.specs,
+            games=args.games,
+            players=args.players,
+            jobs=args.jobs,
+            seed=args.seed,
+            progress=not args.no_progress,
+            configure=configure_quiet,
+            deadline_ms=args.deadline_ms,
+            out=args.out,
+            out_lost=args.out_lost,
+            on_fault=show_fault,
+        )
     except ValueError as e:
         print(f"mammamia arena: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if result.interrupted:
-        print(f"mammamia arena: interrupted: {result.finished} of {result.games} games "
-              f"finished", file=sys.stderr)
+        print(
+            f"mammamia arena: interrupted: {result.finished} of {result.games} games finished",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(f"{result.finished} games, {result.players} players, seed {result.seed}"
-              + (f" (interrupted, of {result.games})" if result.interrupted else ""))
+        print(
+            f"{result.finished} games, {result.players} players, seed {result.seed}"
+            + (f" (interrupted, of {result.games})" if result.interrupted else "")
+        )
         print(result.table())
         if args.pairs:
             print()
@@ -170,38 +233,65 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             with open(args.tls_ca, "rb") as f:
                 credentials = tls_credentials(f.read())
         except OSError as e:
-            print(f"mammamia bot: cannot read --tls-ca {args.tls_ca!r}: {e.strerror}",
-                  file=sys.stderr)
+            print(
+                f"mammamia bot: cannot read --tls-ca {args.tls_ca!r}: {e.strerror}", file=sys.stderr
+            )
             return EXIT_BAD_INPUT
     if [bool(args.token), args.ladder, args.place].count(True) != 1:
-        print("mammamia bot: give one of --token TOKEN, --ladder --name NAME and --place",
-              file=sys.stderr)
+        print(
+            "mammamia bot: give one of --token TOKEN, --ladder --name NAME and --place",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     try:
         if args.place:
+
             def placed(token: str) -> None:
                 print(json.dumps({"place": token}), flush=True)
 
-            run_place(factory, args.server, name=args.name or factory().name, placed=placed,
-                      credentials=credentials)
+            run_place(
+                factory,
+                args.server,
+                name=args.name or factory().name,
+                placed=placed,
+                credentials=credentials,
+            )
             return 0
         if args.token:
             bot = factory()
-            result = run_bot(bot, args.server, args.token, name=args.name,
-                             give_up=args.give_up, credentials=credentials)
-            print(json.dumps({"match": result.match_id, "seat": result.seat,
-                              "status": result.status, "won": result.won,
-                              "winners": list(result.winners),
-                              "delivered": list(result.delivered)}))
+            result = run_bot(
+                bot,
+                args.server,
+                args.token,
+                name=args.name,
+                give_up=args.give_up,
+                credentials=credentials,
+            )
+            print(
+                json.dumps(
+                    {
+                        "match": result.match_id,
+                        "seat": result.seat,
+                        "status": result.status,
+                        "won": result.won,
+                        "winners": list(result.winners),
+                        "delivered": list(result.delivered),
+                    }
+                )
+            )
             return 0
         # The ladder name, as the help says: --name, else the bot's own name.
         args.name = args.name or factory().name
-        key = args.key or _ladder_key(args, lambda: register(args.server, args.name,
-                                                             credentials))
-        run_ladder(factory, args.server, args.name, key, give_up=args.give_up,
-                   credentials=credentials,
-                   key_file=None if args.key else str(Path(args.key_file
-                                                           or f"{args.name}.key")))
+        key = args.key or _ladder_key(args, lambda: register(args.server, args.name, credentials))
+        run_ladder(
+            factory,
+            args.server,
+            args.name,
+            key,
+            give_up=args.give_up,
+            credentials=credentials,
+            key_file=None if args.key else str(Path(args.key_file or f"{args.name}.key")),
+        )
         return 0
     except SeatRefused as e:
         print(f"mammamia bot: refused: {e}", file=sys.stderr)
@@ -242,8 +332,10 @@ def _ladder_key(args: argparse.Namespace, register: Callable[[], Coroutine[Any, 
         except (OSError, UnicodeDecodeError) as e:
             raise _KeyFileError(f"cannot read --key-file {str(path)!r}: {e}") from None
         if not key:
-            raise _KeyFileError(f"--key-file {str(path)!r} is empty: remove it to register "
-                                f"{args.name!r}, or pass --key") from None
+            raise _KeyFileError(
+                f"--key-file {str(path)!r} is empty: remove it to register "
+                f"{args.name!r}, or pass --key"
+            ) from None
         return key
     except OSError as e:
         raise _KeyFileError(f"cannot create --key-file {str(path)!r}: {e.strerror}") from None
@@ -251,18 +343,20 @@ def _ladder_key(args: argparse.Namespace, register: Callable[[], Coroutine[Any, 
         key = asyncio.run(register())
     except BaseException:
         os.close(fd)
-        path.unlink(missing_ok=True)    # nothing registered: leave no empty key file
+        path.unlink(missing_ok=True)  # nothing registered: leave no empty key file
         raise
     try:
         data = f"{key}\n".encode()
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
         os.fsync(fd)
     except OSError as e:
         path.unlink(missing_ok=True)
-        print(f"mammamia bot: registered {args.name!r} but cannot write --key-file "
-              f"{str(path)!r} ({e.strerror}); keep this key, it is shown only once: {key}",
-              file=sys.stderr)
+        print(
+            f"mammamia bot: registered {args.name!r} but cannot write --key-file "
+            f"{str(path)!r} ({e.strerror}); keep this key, it is shown only once: {key}",
+            file=sys.stderr,
+        )
         return key
     finally:
         with contextlib.suppress(OSError):

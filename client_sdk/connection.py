@@ -55,9 +55,13 @@ BATCH_MS: Final = 1000
 the others' turns only when it is asked, so they may wait for its next request (or a
 second) instead of costing the server a message each."""
 
-_REFUSED: Final = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED,
-                   grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT,
-                   grpc.StatusCode.ALREADY_EXISTS}
+_REFUSED: Final = {
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.ALREADY_EXISTS,
+}
 
 
 def _channel(server: str, credentials: grpc.ChannelCredentials | None) -> grpc.aio.Channel:
@@ -96,7 +100,8 @@ def _key_refused(name: str, details: str, key_file: str | None) -> KeyRefused:
         f"ladder {name!r}: the server refused the bot's key ({details}). "
         f"The key in {where} is not {name!r}'s on this server: if the server's database "
         f"was reset, delete {where} and the name is registered again on the next start; "
-        f"otherwise give the file that holds {name!r}'s key with --key-file FILE")
+        f"otherwise give the file that holds {name!r}'s key with --key-file FILE"
+    )
 
 
 def _next_delay(backoff: Backoff, server: str) -> float:
@@ -132,8 +137,9 @@ class Backoff:
     """Delays between reconnection attempts: doubling from ``first`` up to ``most``,
     jittered, and a clock that says when to give up."""
 
-    def __init__(self, first: float = FIRST_DELAY, most: float = MAX_DELAY,
-                 give_up: float = GIVE_UP) -> None:
+    def __init__(
+        self, first: float = FIRST_DELAY, most: float = MAX_DELAY, give_up: float = GIVE_UP
+    ) -> None:
         self.first, self.most, self.give_up = first, most, give_up
         self.attempt = 0
         self.since: float | None = None
@@ -150,7 +156,7 @@ class Backoff:
             self.since = now
         elif now - self.since > self.give_up:
             raise ConnectionLost(f"server unreachable for {now - self.since:.0f} s")
-        delay = min(self.most, self.first * 2 ** self.attempt)
+        delay = min(self.most, self.first * 2**self.attempt)
         self.attempt += 1
         return float(delay * random.uniform(0.75, 1.0))
 
@@ -164,17 +170,17 @@ class _Seat:
         self.metadata = (("seat-token", token),)
         self.match_id = ""
         self.seat = -1
-        self.after = 0                       # last numbered event seen
+        self.after = 0  # last numbered event seen
         self.history: list[Event] = []
-        self.answered: dict[str, int] = {}   # decision id -> option sent (sent again
-                                             # without asking the bot, should it be open)
+        self.answered: dict[str, int] = {}  # decision id -> option sent (sent again
+        # without asking the bot, should it be open)
         self.started = False
         # Whether a server has taken the seat for this process (a Join answered, or a
         # snapshot on PlayMatches): a Join after that is a rejoin.
         self.joined = False
         self.view: View | None = None
         self.replaced = 0
-        self.late: asyncio.Future[Decision] | None = None   # a call past its deadline
+        self.late: asyncio.Future[Decision] | None = None  # a call past its deadline
         # Entropy of the seat's own, mixed into the deal with the server's committed
         # seed (docs/fairness.md), so that the server cannot choose the deal alone.
         self.client_seed = secrets.token_hex(16)
@@ -184,21 +190,33 @@ class _Seat:
         return self.late is not None and not self.late.done()
 
 
-async def play_seat(bot: Bot, server: str, token: str, *, name: str | None = None,
-                    backoff: Backoff | None = None,
-                    credentials: grpc.ChannelCredentials | None = None) -> MatchResult:
+async def play_seat(
+    bot: Bot,
+    server: str,
+    token: str,
+    *,
+    name: str | None = None,
+    backoff: Backoff | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> MatchResult:
     """Returns the result once the match ends, playing the seat ``token`` names.
 
     Raises SeatRefused when the server refuses the seat and ConnectionLost when it
     stays unreachable; reconnects and resumes on any other failure. ``credentials``
     connect with TLS (see ``tls_credentials``).
     """
-    return await _play_seat(_Seat(bot, token), server, name or bot.name,
-                            backoff or Backoff(), credentials)
+    return await _play_seat(
+        _Seat(bot, token), server, name or bot.name, backoff or Backoff(), credentials
+    )
 
 
-async def _play_seat(seat: _Seat, server: str, name: str, backoff: Backoff,
-                     credentials: grpc.ChannelCredentials | None) -> MatchResult:
+async def _play_seat(
+    seat: _Seat,
+    server: str,
+    name: str,
+    backoff: Backoff,
+    credentials: grpc.ChannelCredentials | None,
+) -> MatchResult:
     """Returns the result once the match ends, playing ``seat`` from where it is."""
     while True:
         try:
@@ -206,37 +224,59 @@ async def _play_seat(seat: _Seat, server: str, name: str, backoff: Backoff,
                 result = await _connect(seat, rpc.SeatStub(channel), name, backoff)
             if result is not None:
                 return result
-            log.warning("stream_closed", match=seat.match_id, seat=seat.seat,
-                        after_sequence=seat.after)
+            log.warning(
+                "stream_closed", match=seat.match_id, seat=seat.seat, after_sequence=seat.after
+            )
         except grpc.aio.AioRpcError as e:
             if e.code() in _REFUSED:
                 raise SeatRefused(f"{server}: {e.code().name}: {e.details()}") from None
-            log.warning("connection_lost", server=server, match=seat.match_id or None,
-                        seat=seat.seat, code=e.code().name, after_sequence=seat.after)
+            log.warning(
+                "connection_lost",
+                server=server,
+                match=seat.match_id or None,
+                seat=seat.seat,
+                code=e.code().name,
+                after_sequence=seat.after,
+            )
         except asyncio.InvalidStateError:
             # The stream ended (the connection dropped) while an answer was on its way;
             # the decision is asked again after the reconnect and answered the same.
-            log.warning("connection_lost", server=server, match=seat.match_id or None,
-                        seat=seat.seat, code="STREAM_FINISHED", after_sequence=seat.after)
+            log.warning(
+                "connection_lost",
+                server=server,
+                match=seat.match_id or None,
+                seat=seat.seat,
+                code="STREAM_FINISHED",
+                after_sequence=seat.after,
+            )
         delay = _next_delay(backoff, server)
         log.info("reconnecting", server=server, delay_s=round(delay, 2), attempt=backoff.attempt)
         await asyncio.sleep(delay)
 
 
-async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
-                   backoff: Backoff) -> MatchResult | None:
+async def _connect(
+    seat: _Seat, stub: rpc.SeatAsyncStub, name: str, backoff: Backoff
+) -> MatchResult | None:
     """Returns the result if the match ended on this connection, None if the stream
     closed early; raises AioRpcError when the connection fails."""
-    reply = await stub.Join(wire.join_request(name, seat.client_seed), metadata=seat.metadata,
-                            timeout=10)
+    reply = await stub.Join(
+        wire.join_request(name, seat.client_seed), metadata=seat.metadata, timeout=10
+    )
     match_id, number, colour, players, deadline_ms = wire.joined(reply)
     # Not told by the match id: a ladder seat has it from its assignment, before any
     # server took the seat.
     first, seat.joined = not seat.joined, True
     seat.match_id, seat.seat = match_id, number
-    log.info("seat_joined" if first else "seat_rejoined", match=match_id, seat=number,
-             colour=colour, players=players, deadline_ms=deadline_ms, bot=seat.bot.name,
-             after_sequence=seat.after)
+    log.info(
+        "seat_joined" if first else "seat_rejoined",
+        match=match_id,
+        seat=number,
+        colour=colour,
+        players=players,
+        deadline_ms=deadline_ms,
+        bot=seat.bot.name,
+        after_sequence=seat.after,
+    )
     call = stub.Play(metadata=seat.metadata)
     try:
         await call.write(wire.observe(seat.after, BATCH_MS))
@@ -245,8 +285,9 @@ async def _connect(seat: _Seat, stub: rpc.SeatAsyncStub, name: str,
         call.cancel()
 
 
-async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff,
-                  taken: Callable[[], None] | None = None) -> MatchResult | None:
+async def _follow(
+    seat: _Seat, call: wire.PlayCall, backoff: Backoff, taken: Callable[[], None] | None = None
+) -> MatchResult | None:
     """Returns the result once the seat's match has ended, playing it on ``call``; None
     if the call ended first. Raises AioRpcError when the call fails. ``taken`` is
     called once, when the call's first snapshot shows that the server took the seat."""
@@ -254,7 +295,7 @@ async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff,
         backoff.reset()
         for item in wire.incomings(msg):
             if isinstance(item, wire.Snapshot):
-                if not seat.match_id:       # a place's seat: the snapshot says which
+                if not seat.match_id:  # a place's seat: the snapshot says which
                     seat.match_id = item.match_id
                     seat.seat = -1 if item.view.seat is None else item.view.seat
                 seat.joined = True
@@ -273,9 +314,14 @@ async def _follow(seat: _Seat, call: wire.PlayCall, backoff: Backoff,
             elif isinstance(item, wire.Defaulted):
                 seat.after = item.sequence
                 if item.seat == seat.seat:
-                    log.warning("decision_defaulted", match=seat.match_id, seat=seat.seat,
-                                decision=item.decision_id, strikes=item.strikes,
-                                autopilot=item.autopilot)
+                    log.warning(
+                        "decision_defaulted",
+                        match=seat.match_id,
+                        seat=seat.seat,
+                        decision=item.decision_id,
+                        strikes=item.strikes,
+                        autopilot=item.autopilot,
+                    )
             elif isinstance(item, wire.Asked):
                 await _answer(seat, call, item)
             elif isinstance(item, wire.Replied):
@@ -298,7 +344,7 @@ class _Table:
         self._channel: grpc.aio.Channel | None = None
         self._call: wire.PlayCall | None = None
         self.busy = False
-        self.unsupported = False        # a server older than PlayMatches
+        self.unsupported = False  # a server older than PlayMatches
 
     async def play(self, seat: _Seat, name: str, backoff: Backoff) -> MatchResult | None:
         """Returns the result once the seat's match has ended, or None if the call
@@ -311,12 +357,17 @@ class _Table:
                 self._call = rpc.SeatStub(self._channel).PlayMatches()
                 log.info("table_opened", server=self.server)
             after = seat.after
-            await self._call.write(wire.sit(seat.token, after, name, seat.client_seed,
-                                            BATCH_MS))
+            await self._call.write(wire.sit(seat.token, after, name, seat.client_seed, BATCH_MS))
 
             def taken() -> None:
-                log.info("seat_taken", match=seat.match_id, seat=seat.seat, bot=seat.bot.name,
-                         call="PlayMatches", after_sequence=after)
+                log.info(
+                    "seat_taken",
+                    match=seat.match_id,
+                    seat=seat.seat,
+                    bot=seat.bot.name,
+                    call="PlayMatches",
+                    after_sequence=after,
+                )
 
             result = await _follow(seat, self._call, backoff, taken)
         except BaseException:
@@ -353,8 +404,7 @@ async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
     if seat.busy():
         decision = _replaced(seat, asked, view, "still deciding an earlier decision")
     else:
-        call_bot = asyncio.ensure_future(asyncio.to_thread(decide, bot, view,
-                                                           asked.decision_id))
+        call_bot = asyncio.ensure_future(asyncio.to_thread(decide, bot, view, asked.decision_id))
         try:
             # Shielded: the thread cannot be stopped, so the call is kept (as late)
             # to know when the bot is free again.
@@ -362,25 +412,38 @@ async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
         except TimeoutError:
             seat.late = call_bot
             call_bot.add_done_callback(
-                lambda _: log.info("bot_late_answer_dropped", bot=bot.name,
-                                   decision=asked.decision_id))
+                lambda _: log.info(
+                    "bot_late_answer_dropped", bot=bot.name, decision=asked.decision_id
+                )
+            )
             decision = _replaced(seat, asked, view, f"no answer within {budget:.2f} s")
     if decision.fault is not None:
         seat.replaced += 1
     option = view.legal.index(decision.action)
     seat.answered[asked.decision_id] = option
     await call.write(wire.answer(asked.decision_id, option))
-    log.debug("decision_answered", match=seat.match_id, seat=seat.seat,
-              decision=asked.decision_id, action=str(decision.action),
-              ms=round((time.monotonic() - started) * 1000, 1))
+    log.debug(
+        "decision_answered",
+        match=seat.match_id,
+        seat=seat.seat,
+        decision=asked.decision_id,
+        action=str(decision.action),
+        ms=round((time.monotonic() - started) * 1000, 1),
+    )
 
 
 def _replaced(seat: _Seat, asked: wire.Asked, view: View, fault: str) -> Decision:
     """Returns the safe decision taken for the bot, logging why."""
     action = fallback(view)
-    log.warning("bot_decision_replaced", bot=seat.bot.name, decision=asked.decision_id,
-                kind="resolve" if asked.resolve else "turn", seat=view.seat, fault=fault,
-                played=str(action))
+    log.warning(
+        "bot_decision_replaced",
+        bot=seat.bot.name,
+        decision=asked.decision_id,
+        kind="resolve" if asked.resolve else "turn",
+        seat=view.seat,
+        fault=fault,
+        played=str(action),
+    )
     return Decision(action, fault)
 
 
@@ -398,8 +461,13 @@ def _replied(seat: _Seat, reply: wire.Replied) -> None:
     if reply.accepted:
         return
     (log.warning if reply.still_open else log.info)(
-        "answer_refused", match=seat.match_id, seat=seat.seat, decision=reply.decision_id,
-        refusal=reply.refusal, reason=reply.message)
+        "answer_refused",
+        match=seat.match_id,
+        seat=seat.seat,
+        decision=reply.decision_id,
+        refusal=reply.refusal,
+        reason=reply.message,
+    )
 
 
 def _ended(seat: _Seat, ended: wire.Ended, *, idle: bool = True) -> MatchResult:
@@ -408,27 +476,48 @@ def _ended(seat: _Seat, ended: wire.Ended, *, idle: bool = True) -> MatchResult:
     seat.history.append(wire.game_over_event())
     final = _final_view(seat, ended)
     if final is not None and not idle:
-        log.warning("bot_hook_skipped", bot=seat.bot.name, hook="on_game_end",
-                    fault="the bot is still deciding a decision past its deadline")
+        log.warning(
+            "bot_hook_skipped",
+            bot=seat.bot.name,
+            hook="on_game_end",
+            fault="the bot is still deciding a decision past its deadline",
+        )
     elif final is not None:
         try:
             seat.bot.on_game_end(final)
         except Exception as e:
-            log.warning("bot_hook_failed", bot=seat.bot.name, hook="on_game_end",
-                        fault=f"{type(e).__name__}: {e}")
-    log.info("match_ended", match=seat.match_id, seat=seat.seat, status=ended.status,
-             winners=list(ended.winners), delivered=list(ended.delivered),
-             replaced=seat.replaced)
-    return MatchResult(seat.match_id, seat.seat, ended.status, ended.winners, ended.delivered,
-                       ended.ranks, final, seat.replaced)
+            log.warning(
+                "bot_hook_failed",
+                bot=seat.bot.name,
+                hook="on_game_end",
+                fault=f"{type(e).__name__}: {e}",
+            )
+    log.info(
+        "match_ended",
+        match=seat.match_id,
+        seat=seat.seat,
+        status=ended.status,
+        winners=list(ended.winners),
+        delivered=list(ended.delivered),
+        replaced=seat.replaced,
+    )
+    return MatchResult(
+        seat.match_id,
+        seat.seat,
+        ended.status,
+        ended.winners,
+        ended.delivered,
+        ended.ranks,
+        final,
+        seat.replaced,
+    )
 
 
 def _final_view(seat: _Seat, ended: wire.Ended) -> View | None:
     """Returns the final view the server sent, with the whole history (the last view
     seen should an older server send none)."""
     final = ended.view or seat.view
-    return None if final is None else dataclasses.replace(final,
-                                                          history=tuple(seat.history))
+    return None if final is None else dataclasses.replace(final, history=tuple(seat.history))
 
 
 async def _hook(bot: Bot, hook: str, view: View) -> None:
@@ -438,22 +527,37 @@ async def _hook(bot: Bot, hook: str, view: View) -> None:
         log.warning("bot_hook_failed", bot=bot.name, hook=hook, fault=f"{type(e).__name__}: {e}")
 
 
-def run_bot(bot: Bot, server: str, token: str, *, name: str | None = None,
-            give_up: float = GIVE_UP,
-            credentials: grpc.ChannelCredentials | None = None) -> MatchResult:
+def run_bot(
+    bot: Bot,
+    server: str,
+    token: str,
+    *,
+    name: str | None = None,
+    give_up: float = GIVE_UP,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> MatchResult:
     """Returns the result after playing the seat ``token`` names on ``server`` (host:port)
     to the end of its match. Raises SeatRefused, ConnectionLost, or KeyboardInterrupt
     on Ctrl-C (after closing the connection)."""
-    return asyncio.run(play_seat(bot, server, token, name=name,
-                                 backoff=Backoff(give_up=give_up), credentials=credentials))
+    return asyncio.run(
+        play_seat(
+            bot, server, token, name=name, backoff=Backoff(give_up=give_up), credentials=credentials
+        )
+    )
 
 
 # -- places ----------------------------------------------------------------------------
 
 
-async def play_place(factory: Callable[[], Bot], server: str, *, name: str = "",
-                     placed: Callable[[str], None] | None = None, matches: int | None = None,
-                     credentials: grpc.ChannelCredentials | None = None) -> int:
+async def play_place(
+    factory: Callable[[], Bot],
+    server: str,
+    *,
+    name: str = "",
+    placed: Callable[[str], None] | None = None,
+    matches: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> int:
     """Returns the number of matches played on one PlayMatches call made a place
     (docs/protocol.md, "Places"), each by a new bot from ``factory``: every match an
     organiser creates naming the place's token, which ``placed`` is given once the
@@ -467,8 +571,11 @@ async def play_place(factory: Callable[[], Bot], server: str, *, name: str = "",
         try:
             await call.write(wire.wait(name, BATCH_MS))
             first = wire.arrived(await call.read())
-            waiting = [i for i in wire.incomings(first) if isinstance(i, wire.Waiting)] \
-                if first is not None else []
+            waiting = (
+                [i for i in wire.incomings(first) if isinstance(i, wire.Waiting)]
+                if first is not None
+                else []
+            )
             if not waiting:
                 raise ConnectionLost(f"{server}: the server did not make the call a place")
             log.info("place_opened", server=server, name=name or None)
@@ -488,38 +595,55 @@ async def play_place(factory: Callable[[], Bot], server: str, *, name: str = "",
     return played
 
 
-def run_place(factory: Callable[[], Bot], server: str, *, name: str = "",
-              placed: Callable[[str], None] | None = None, matches: int | None = None,
-              credentials: grpc.ChannelCredentials | None = None) -> int:
+def run_place(
+    factory: Callable[[], Bot],
+    server: str,
+    *,
+    name: str = "",
+    placed: Callable[[str], None] | None = None,
+    matches: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> int:
     """Returns the number of matches played (see ``play_place``); runs until Ctrl-C
     (KeyboardInterrupt) unless ``matches`` is given."""
-    return asyncio.run(play_place(factory, server, name=name, placed=placed,
-                                  matches=matches, credentials=credentials))
+    return asyncio.run(
+        play_place(
+            factory, server, name=name, placed=placed, matches=matches, credentials=credentials
+        )
+    )
 
 
 # -- the ladder ------------------------------------------------------------------------
 
 
-async def register(server: str, name: str,
-                   credentials: grpc.ChannelCredentials | None = None) -> str:
+async def register(
+    server: str, name: str, credentials: grpc.ChannelCredentials | None = None
+) -> str:
     """Returns the secret key of a newly registered ladder bot; raises SeatRefused
     when the name is taken or not allowed."""
     async with _channel(server, credentials) as channel:
         try:
-            reply = await rpc.LadderStub(channel).Register(wire.register_request(name),
-                                                           timeout=10)
+            reply = await rpc.LadderStub(channel).Register(wire.register_request(name), timeout=10)
         except grpc.aio.AioRpcError as e:
             if e.code() in _REFUSED:
                 raise SeatRefused(f"register {name!r}: {e.code().name}: {e.details()}") from None
-            raise ConnectionLost(f"{server}: {e.code().name}: {e.details()}: "
-                                 f"{unreachable(server)}") from None
+            raise ConnectionLost(
+                f"{server}: {e.code().name}: {e.details()}: {unreachable(server)}"
+            ) from None
     return wire.registered_key(reply)
 
 
-async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
-                      give_up: float = GIVE_UP, matches: int | None = None,
-                      credentials: grpc.ChannelCredentials | None = None,
-                      key_file: str | None = None) -> int:
+async def play_ladder(
+    factory: Callable[[], Bot],
+    server: str,
+    name: str,
+    key: str,
+    *,
+    give_up: float = GIVE_UP,
+    matches: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+    key_file: str | None = None,
+) -> int:
     """Returns the number of matches played after entering the ladder as ``name`` and
     playing every assignment (each with a fresh bot) until stopped, or until
     ``matches`` have been played. Raises SeatRefused when refused, KeyRefused (naming
@@ -553,8 +677,12 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                     result = await table.play(seat, name, Backoff(give_up=give_up))
                     if result is not None:
                         return result
-                    log.warning("stream_closed", match=seat.match_id, seat=seat.seat,
-                                after_sequence=seat.after)
+                    log.warning(
+                        "stream_closed",
+                        match=seat.match_id,
+                        seat=seat.seat,
+                        after_sequence=seat.after,
+                    )
                 except grpc.aio.AioRpcError as e:
                     if e.code() in _REFUSED:
                         raise SeatRefused(f"{at}: {e.code().name}: {e.details()}") from None
@@ -563,13 +691,23 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         table.unsupported = True
                         log.info("play_matches_unsupported", server=at)
                     else:
-                        log.warning("connection_lost", server=at, match=seat.match_id,
-                                    seat=seat.seat, code=e.code().name,
-                                    after_sequence=seat.after)
+                        log.warning(
+                            "connection_lost",
+                            server=at,
+                            match=seat.match_id,
+                            seat=seat.seat,
+                            code=e.code().name,
+                            after_sequence=seat.after,
+                        )
                 except asyncio.InvalidStateError:
-                    log.warning("connection_lost", server=at, match=seat.match_id,
-                                seat=seat.seat, code="STREAM_FINISHED",
-                                after_sequence=seat.after)
+                    log.warning(
+                        "connection_lost",
+                        server=at,
+                        match=seat.match_id,
+                        seat=seat.seat,
+                        code="STREAM_FINISHED",
+                        after_sequence=seat.after,
+                    )
             # Resumed (or, with the table taken, played) on a Play call of its own.
             return await _play_seat(seat, at, name, Backoff(give_up=give_up), credentials)
         except (SeatRefused, ConnectionLost) as e:
@@ -581,8 +719,9 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
         while True:
             try:
                 async with _channel(server, credentials) as channel:
-                    stream = rpc.LadderStub(channel).Enter(wire.enter_request(name),
-                                                           metadata=metadata)
+                    stream = rpc.LadderStub(channel).Enter(
+                        wire.enter_request(name), metadata=metadata
+                    )
                     # The server sends its headers once it has let the bot in: only
                     # then has it entered (a call to no server ends without them).
                     await stream.initial_metadata()
@@ -594,12 +733,19 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                         if assignment.match_id in seen:
                             continue
                         seen.add(assignment.match_id)
-                        log.info("ladder_assignment", match=assignment.match_id,
-                                 seat=assignment.seat, players=assignment.players,
-                                 host=assignment.host_address or server,
-                                 commitment=assignment.commitment,
-                                 **({"set": assignment.set_id, "set_index":
-                                     assignment.set_index} if assignment.set_id else {}))
+                        log.info(
+                            "ladder_assignment",
+                            match=assignment.match_id,
+                            seat=assignment.seat,
+                            players=assignment.players,
+                            host=assignment.host_address or server,
+                            commitment=assignment.commitment,
+                            **(
+                                {"set": assignment.set_id, "set_index": assignment.set_index}
+                                if assignment.set_id
+                                else {}
+                            ),
+                        )
                         task = asyncio.create_task(play(assignment))
                         tasks.add(task)
                         task.add_done_callback(finished)
@@ -608,8 +754,7 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
                 if e.code() == grpc.StatusCode.PERMISSION_DENIED:
                     raise _key_refused(name, e.details() or "", key_file) from None
                 if e.code() in _REFUSED:
-                    raise SeatRefused(f"ladder {name!r}: {e.code().name}: {e.details()}") \
-                        from None
+                    raise SeatRefused(f"ladder {name!r}: {e.code().name}: {e.details()}") from None
                 log.warning("ladder_connection_lost", server=server, code=e.code().name)
             delay = _next_delay(backoff, server)
             log.info("reconnecting", server=server, delay_s=round(delay, 2))
@@ -629,12 +774,28 @@ async def play_ladder(factory: Callable[[], Bot], server: str, name: str, key: s
             await table.close()
 
 
-def run_ladder(factory: Callable[[], Bot], server: str, name: str, key: str, *,
-               give_up: float = GIVE_UP, matches: int | None = None,
-               credentials: grpc.ChannelCredentials | None = None,
-               key_file: str | None = None) -> int:
+def run_ladder(
+    factory: Callable[[], Bot],
+    server: str,
+    name: str,
+    key: str,
+    *,
+    give_up: float = GIVE_UP,
+    matches: int | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
+    key_file: str | None = None,
+) -> int:
     """Returns the number of ladder matches played (see ``play_ladder``); runs until
     Ctrl-C (KeyboardInterrupt) unless ``matches`` is given."""
-    return asyncio.run(play_ladder(factory, server, name, key, give_up=give_up,
-                                   matches=matches, credentials=credentials,
-                                   key_file=key_file))
+    return asyncio.run(
+        play_ladder(
+            factory,
+            server,
+            name,
+            key,
+            give_up=give_up,
+            matches=matches,
+            credentials=credentials,
+            key_file=key_file,
+        )
+    )

@@ -63,14 +63,16 @@ def split_spec(spec: str) -> tuple[str, dict[str, Any], str]:
     else text. ``search`` gives ``("search", {}, "")``.
     """
     base, at, text = spec.rpartition("@")
-    if not at or ("=" not in text and ("/" in text or "\\" in text or ":" in text
-                                        or text.endswith(".py"))):
+    if not at or (
+        "=" not in text and ("/" in text or "\\" in text or ":" in text or text.endswith(".py"))
+    ):
         return spec, {}, ""
     if not base:
         raise BotSpecError(f"bot {spec!r}: name the bot before its parameters")
     if not _PARAMS.match(text):
-        raise BotSpecError(f"bot {spec!r}: parameters after '@' must read key=value"
-                           f"[,key=value], got {text!r}")
+        raise BotSpecError(
+            f"bot {spec!r}: parameters after '@' must read key=value[,key=value], got {text!r}"
+        )
     params: dict[str, Any] = {}
     for pair in text.split(","):
         key, _, raw = pair.partition("=")
@@ -128,14 +130,18 @@ def _check_params(spec: str, cls: type[Bot], params: dict[str, Any]) -> None:
     parameter cannot have."""
     if cls.__init__ is object.__init__:
         key = next(iter(params))
-        raise BotSpecError(f"bot {spec!r}: {key!r} is not a parameter of {cls.__qualname__} "
-                           f"(it takes none)")
+        raise BotSpecError(
+            f"bot {spec!r}: {key!r} is not a parameter of {cls.__qualname__} (it takes none)"
+        )
     try:
         signature = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
         return
-    taken = {name: p for name, p in signature.parameters.items() if name != "self"
-             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    taken = {
+        name: p
+        for name, p in signature.parameters.items()
+        if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
     anything = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     try:
         hints = inspect.get_annotations(cls.__init__, eval_str=True)
@@ -149,8 +155,10 @@ def _check_params(spec: str, cls: type[Bot], params: dict[str, Any]) -> None:
             known = ", ".join(taken) or "none"
             close = difflib.get_close_matches(key, list(taken), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise BotSpecError(f"bot {spec!r}: {key!r} is not a parameter of "
-                               f"{cls.__qualname__} (its parameters: {known}){hint}")
+            raise BotSpecError(
+                f"bot {spec!r}: {key!r} is not a parameter of "
+                f"{cls.__qualname__} (its parameters: {known}){hint}"
+            )
         wanted = _wanted_types(hints.get(key, inspect.Parameter.empty), parameter.default)
         if wanted and not any(_fits(value, t) for t in wanted):
             names = " or ".join(sorted({_type_word(t) for t in wanted}))
@@ -163,15 +171,13 @@ def _wanted_types(hint: Any, default: Any) -> set[type]:
     simple = {bool, int, float, str}
     if hint is not inspect.Parameter.empty:
         args = getattr(hint, "__args__", None)
-        found = {a for a in args if a in simple} if args else \
-            ({hint} if hint in simple else set())
+        found = {a for a in args if a in simple} if args else ({hint} if hint in simple else set())
         if args and type(None) in args and not found:
             return set()
         if found or hint in simple:
             return found
         return set()
-    if default is not inspect.Parameter.empty and default is not None \
-            and type(default) in simple:
+    if default is not inspect.Parameter.empty and default is not None and type(default) in simple:
         return {type(default)}
     return set()
 
@@ -185,8 +191,7 @@ def _fits(value: Any, wanted: type) -> bool:
 
 
 def _type_word(wanted: type) -> str:
-    return {bool: "true or false", int: "a whole number", float: "a number",
-            str: "text"}[wanted]
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "text"}[wanted]
 
 
 def _load_class(spec: str, target_spec: str) -> type[Bot]:
@@ -199,28 +204,41 @@ def _load_class(spec: str, target_spec: str) -> type[Bot]:
         try:
             module = importlib.import_module(where)
         except ImportError as e:
-            raise BotSpecError(f"bot {spec!r}: cannot import module {where!r}: {e}. "
-                               f"Built-in bots are {', '.join(BUILTIN)}") from None
+            raise BotSpecError(
+                f"bot {spec!r}: cannot import module {where!r}: {e}. "
+                f"Built-in bots are {', '.join(BUILTIN)}"
+            ) from None
     if cls_name:
         cls = getattr(module, cls_name, None)
         if cls is None:
-            close = difflib.get_close_matches(cls_name, _bot_classes(module, own=False), n=1) \
-                or difflib.get_close_matches(cls_name, [n for n in vars(module)
-                                                        if not n.startswith("_")], n=1)
+            close = difflib.get_close_matches(
+                cls_name, _bot_classes(module, own=False), n=1
+            ) or difflib.get_close_matches(
+                cls_name, [n for n in vars(module) if not n.startswith("_")], n=1
+            )
             hint = f": did you mean {where}:{close[0]}?" if close else ""
             raise BotSpecError(f"bot {spec!r}: {where!r} has no attribute {cls_name!r}{hint}")
         if cls is Bot:
             subclasses = _bot_classes(module)
             hint = f" (Bot subclasses here: {', '.join(subclasses)})" if subclasses else ""
-            raise BotSpecError(f"bot {spec!r}: {cls_name!r} is the SDK's base class "
-                               f"client_sdk.Bot, not a bot: name your subclass of it{hint}")
+            raise BotSpecError(
+                f"bot {spec!r}: {cls_name!r} is the SDK's base class "
+                f"client_sdk.Bot, not a bot: name your subclass of it{hint}"
+            )
     else:
-        found = [v for v in vars(module).values() if isinstance(v, type)
-                 and issubclass(v, Bot) and v is not Bot and v.__module__ == module.__name__]
+        found = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type)
+            and issubclass(v, Bot)
+            and v is not Bot
+            and v.__module__ == module.__name__
+        ]
         if len(found) != 1:
             names = ", ".join(sorted(c.__name__ for c in found)) or "none"
-            raise BotSpecError(f"bot {spec!r}: name the class as {where}:Class "
-                               f"(Bot subclasses found: {names})")
+            raise BotSpecError(
+                f"bot {spec!r}: name the class as {where}:Class (Bot subclasses found: {names})"
+            )
         cls = found[0]
     if not (isinstance(cls, type) and issubclass(cls, Bot)):
         raise BotSpecError(f"bot {spec!r}: {cls_name!r} is not a subclass of client_sdk.Bot")
@@ -229,9 +247,14 @@ def _load_class(spec: str, target_spec: str) -> type[Bot]:
 
 def _bot_classes(module: ModuleType, own: bool = True) -> list[str]:
     """Returns the names of the Bot subclasses a module holds (defined in it, if ``own``)."""
-    return sorted(n for n, v in vars(module).items() if isinstance(v, type)
-                  and issubclass(v, Bot) and v is not Bot
-                  and (not own or v.__module__ == module.__name__))
+    return sorted(
+        n
+        for n, v in vars(module).items()
+        if isinstance(v, type)
+        and issubclass(v, Bot)
+        and v is not Bot
+        and (not own or v.__module__ == module.__name__)
+    )
 
 
 def _load_file(spec: str, path: Path) -> ModuleType:
@@ -254,6 +277,7 @@ def _load_file(spec: str, path: Path) -> ModuleType:
         module_spec.loader.exec_module(module)
     except Exception as e:
         del sys.modules[name]
-        raise BotSpecError(f"bot {spec!r}: {str(path)!r} failed to load: "
-                           f"{type(e).__name__}: {e}") from None
+        raise BotSpecError(
+            f"bot {spec!r}: {str(path)!r} failed to load: {type(e).__name__}: {e}"
+        ) from None
     return module

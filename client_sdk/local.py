@@ -1,10 +1,10 @@
 """Local play: bots play a whole game in-process against the rules engine, no network.
 
-    >>> from client_sdk import play_local
-    >>> from bots.greedy import GreedyBot
-    >>> from bots.random_bot import RandomBot
-    >>> result = play_local([GreedyBot(), RandomBot(), RandomBot()], seed=7)
-    >>> result.winners, result.record.dumps()[:30]
+>>> from client_sdk import play_local
+>>> from bots.greedy import GreedyBot
+>>> from bots.random_bot import RandomBot
+>>> result = play_local([GreedyBot(), RandomBot(), RandomBot()], seed=7)
+>>> result.winners, result.record.dumps()[:30]
 """
 
 from __future__ import annotations
@@ -57,10 +57,11 @@ class _Caller:
     returns, but later than the deadline by ``clock``, is late too.
     """
 
-    def __init__(self, bot: Bot, deadline_s: float, clock: Callable[[], float],
-                 faults: FaultLog) -> None:
+    def __init__(
+        self, bot: Bot, deadline_s: float, clock: Callable[[], float], faults: FaultLog
+    ) -> None:
         self.bot, self.deadline_s, self.clock, self.faults = bot, deadline_s, clock, faults
-        self.running: threading.Event | None = None     # set when the late call returns
+        self.running: threading.Event | None = None  # set when the late call returns
 
     def busy(self) -> bool:
         """Returns whether a call past its deadline still runs."""
@@ -108,17 +109,24 @@ def seat_bots(bots: Sequence[BotLike], players: int) -> list[Bot]:
         if not isinstance(bot, Bot):
             raise ValueError(f"seat {seat}: {item!r} is not a Bot nor makes one")
         if any(bot is other for other in seated):
-            raise ValueError(f"seat {seat}: the same {bot.name!r} instance already sits at "
-                             f"seat {seated.index(bot)}; pass its class to seat a fresh one")
+            raise ValueError(
+                f"seat {seat}: the same {bot.name!r} instance already sits at "
+                f"seat {seated.index(bot)}; pass its class to seat a fresh one"
+            )
         seated.append(bot)
     return seated
 
 
-def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = None,
-               colours: Sequence[str] | None = None,
-               first_player: int | None = None, deadline_ms: int | None = None,
-               clock: Callable[[], float] = time.monotonic,
-               faults: FaultLog | None = None) -> LocalResult:
+def play_local(
+    bots: Sequence[BotLike],
+    seed: int = 0,
+    players: int | None = None,
+    colours: Sequence[str] | None = None,
+    first_player: int | None = None,
+    deadline_ms: int | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    faults: FaultLog | None = None,
+) -> LocalResult:
     """Returns the result of one game between ``bots`` (seat order), played in-process.
 
     ``players`` defaults to the number of bots; with fewer bots, seats cycle through
@@ -143,8 +151,11 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
         bot.rng = random.Random(f"{seed}/{seat}")
         _hook(bot, "on_game_start", view_of(state, seat))
     faults = faults if faults is not None else FaultLog()
-    callers = None if deadline_ms is None else [
-        _Caller(bot, deadline_ms / 1000, clock, faults) for bot in seated]
+    callers = (
+        None
+        if deadline_ms is None
+        else [_Caller(bot, deadline_ms / 1000, clock, faults) for bot in seated]
+    )
     actions: list[tuple[int, Action]] = []
     replaced = [0] * players
     late = [0] * players
@@ -167,17 +178,26 @@ def play_local(bots: Sequence[BotLike], seed: int = 0, players: int | None = Non
         actions.append((to_act, answer.action))
     for seat, bot in enumerate(seated):
         if callers is not None and callers[seat].busy():
-            log.warning("bot_hook_skipped", bot=bot.name, hook="on_game_end",
-                        fault="the bot is still deciding a decision past its deadline")
+            log.warning(
+                "bot_hook_skipped",
+                bot=bot.name,
+                hook="on_game_end",
+                fault="the bot is still deciding a decision past its deadline",
+            )
             continue
         _hook(bot, "on_game_end", view_of(state, seat))
     # The final state knows the deal and every reshuffle, so the record replays exactly.
     record = record_of(state, actions, seed=seed, meta={"names": list(names)})
-    return LocalResult(record=record, names=names,
-                       delivered=tuple(len(d) for d in state.delivered),
-                       ranks=tuple(state.ranking()), winners=tuple(state.winners()),
-                       replaced=tuple(replaced), late=tuple(late),
-                       faults=tuple(seen.values()))
+    return LocalResult(
+        record=record,
+        names=names,
+        delivered=tuple(len(d) for d in state.delivered),
+        ranks=tuple(state.ranking()),
+        winners=tuple(state.winners()),
+        replaced=tuple(replaced),
+        late=tuple(late),
+        faults=tuple(seen.values()),
+    )
 
 
 def _hook(bot: Bot, hook: str, view: View) -> None:
@@ -185,5 +205,10 @@ def _hook(bot: Bot, hook: str, view: View) -> None:
     try:
         getattr(bot, hook)(view)
     except Exception as e:
-        log.warning("bot_hook_failed", bot=bot.name, hook=hook, seat=view.seat,
-                    fault=f"{type(e).__name__}: {e}")
+        log.warning(
+            "bot_hook_failed",
+            bot=bot.name,
+            hook=hook,
+            seat=view.seat,
+            fault=f"{type(e).__name__}: {e}",
+        )

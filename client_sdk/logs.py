@@ -19,8 +19,10 @@ def configure(log_format: LogFormat | None = None, level: int = logging.INFO) ->
     """Returns the format chosen after configuring structlog to write to stderr."""
     chosen: LogFormat = log_format or ("console" if sys.stderr.isatty() else "json")
     renderer: structlog.typing.Processor = (
-        structlog.dev.ConsoleRenderer() if chosen == "console"
-        else structlog.processors.JSONRenderer())
+        structlog.dev.ConsoleRenderer()
+        if chosen == "console"
+        else structlog.processors.JSONRenderer()
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -48,18 +48,27 @@ class WatchError(MammaMiaError):
 def register_watch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia watch``."""
     p = sub.add_parser(
-        "watch", help="follow a live match in the terminal, as a spectator",
+        "watch",
+        help="follow a live match in the terminal, as a spectator",
         description="Print MATCH as it is played, one line per public event, the way "
         "`mammamia show` prints a game record: first the events so far, then each one as "
         "it happens, and the final ranking once the match ends. Shows only what a "
         "spectator may see (never a hand). An unknown match or an unreachable server "
-        "exits 2 with one line on stderr.")
+        "exits 2 with one line on stderr.",
+    )
     p.add_argument("match", metavar="MATCH", help="the match id (`mammamia match list`)")
-    p.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
-    p.add_argument("--tls-ca", default=os.environ.get("MAMMAMIA_TLS_CA"), metavar="FILE",
-                   help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)")
+    p.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    p.add_argument(
+        "--tls-ca",
+        default=os.environ.get("MAMMAMIA_TLS_CA"),
+        metavar="FILE",
+        help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)",
+    )
     p.set_defaults(func=_cmd_watch)
 
 
@@ -78,8 +87,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def watch(server: str, match_id: str,
-          credentials: grpc.ChannelCredentials | None = None) -> Iterator[str]:
+def watch(
+    server: str, match_id: str, credentials: grpc.ChannelCredentials | None = None
+) -> Iterator[str]:
     """Yields the lines of a match as it is played, to its end; raises WatchError."""
     import grpc
 
@@ -91,8 +101,11 @@ def watch(server: str, match_id: str,
     after = 0
     dropped: float | None = None
     while True:
-        channel = grpc.secure_channel(server, credentials) if credentials is not None \
+        channel = (
+            grpc.secure_channel(server, credentials)
+            if credentials is not None
             else grpc.insecure_channel(server)
+        )
         try:
             with channel:
                 stream = rpc.SpectateStub(channel).Watch(wire.watch_request(match_id, after))
@@ -125,20 +138,31 @@ def watch(server: str, match_id: str,
         except grpc.RpcError as e:
             code = e.code() if isinstance(e, grpc.Call) else None
             if code == grpc.StatusCode.NOT_FOUND:
-                raise WatchError(f"no match {match_id!r} on {server} (it never existed, or "
-                                 f"has ended and is no longer held)") from None
-            if printer is None or code not in (grpc.StatusCode.UNAVAILABLE,
-                                               grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise WatchError(
+                    f"no match {match_id!r} on {server} (it never existed, or "
+                    f"has ended and is no longer held)"
+                ) from None
+            if printer is None or code not in (
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+            ):
                 name = code.name if code is not None else "ERROR"
                 details = e.details() if isinstance(e, grpc.Call) else str(e)
-                raise WatchError(f"cannot watch {match_id!r} on {server}: {name}: {details}"
-                                 + (f": is the server running at {server}?"
-                                    if code == grpc.StatusCode.UNAVAILABLE else "")) from None
+                raise WatchError(
+                    f"cannot watch {match_id!r} on {server}: {name}: {details}"
+                    + (
+                        f": is the server running at {server}?"
+                        if code == grpc.StatusCode.UNAVAILABLE
+                        else ""
+                    )
+                ) from None
         now = time.monotonic()
         dropped = dropped or now
         if now - dropped > RESUME_FOR:
-            raise WatchError(f"lost the match {match_id!r}: {server} stopped answering: "
-                             f"is the server running at {server}?")
+            raise WatchError(
+                f"lost the match {match_id!r}: {server} stopped answering: "
+                f"is the server running at {server}?"
+            )
         time.sleep(0.5)
 
 
@@ -150,8 +174,9 @@ class _Table:
         self.players = view.players
         self.colours = view.colours
         self._seat_of = {c: i for i, c in enumerate(view.colours)}
-        self.supply_size = len(ingredient_deck(view.players)) - \
-            view.players * DEALT_INGREDIENTS + 1     # with the Mamma Mia! card (R-SETUP-4)
+        self.supply_size = (
+            len(ingredient_deck(view.players)) - view.players * DEALT_INGREDIENTS + 1
+        )  # with the Mamma Mia! card (R-SETUP-4)
         self.used = 0
         self.holder = False
 
@@ -172,8 +197,9 @@ class _Printer:
         self.over = False
 
     def header(self) -> str:
-        return (f"Mamma Mia! for {self.table.players} players: "
-                + ", ".join(self.log.who(i) for i in range(self.table.players)))
+        return f"Mamma Mia! for {self.table.players} players: " + ", ".join(
+            self.log.who(i) for i in range(self.table.players)
+        )
 
     def event(self, e: Event) -> Iterator[str]:
         """Yields the lines of one public event."""
@@ -197,8 +223,7 @@ class _Printer:
             if e.mamma_mia:
                 t.supply_size -= 1
                 t.holder = True
-            return ("turn", e.seat, e.ingredient, e.count, e.order, e.draw, e.drawn,
-                    e.mamma_mia)
+            return ("turn", e.seat, e.ingredient, e.count, e.order, e.draw, e.drawn, e.mamma_mia)
         if e.kind == "round_ended":
             return ("round_end", e.round, e.stalemate)
         if e.kind == "baked":
@@ -207,8 +232,12 @@ class _Printer:
             t.used += sum(from_table) + sum(e.hand or ())
             card = ORDERS[e.order]
             # The record names the Minimale's kind only when its owner had a choice.
-            named = e.ingredient if card.kind != MINIMALE or len(_minimale_kinds(
-                self._table_at(e.order), card.personal)) > 1 else None
+            named = (
+                e.ingredient
+                if card.kind != MINIMALE
+                or len(_minimale_kinds(self._table_at(e.order), card.personal)) > 1
+                else None
+            )
             return ("bake", e.seat, e.order, named, e.hand, e.auto, from_table)
         if e.kind == "failed":
             return ("fail", e.seat, e.order, e.declined)
@@ -217,8 +246,9 @@ class _Printer:
             return ("over",)
         return None
 
-    def _from_table(self, order: str, ingredient: str | None,
-                    hand: Sequence[int] | None) -> tuple[int, ...]:
+    def _from_table(
+        self, order: str, ingredient: str | None, hand: Sequence[int] | None
+    ) -> tuple[int, ...]:
         """Returns the cards a baked order took from the table (R-RES-4..7)."""
         card = ORDERS[order]
         have = hand or (0, 0, 0, 0, 0)
@@ -241,7 +271,7 @@ class _Printer:
         """Returns the table as ``order`` meets it (the log's table, revealed up to it)."""
         log = self.log
         table = list(log.table)
-        for card in log.oven[log.next:]:
+        for card in log.oven[log.next :]:
             if card == order:
                 break
             table[KIND_INDEX[card]] += 1

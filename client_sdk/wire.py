@@ -29,8 +29,12 @@ class WireError(ValueError):
 _PHASES: Final = {pb.PHASE_TURN: "turn", pb.PHASE_RESOLVE: "resolve", pb.PHASE_OVER: "over"}
 _DRAWS: Final = {pb.DRAW_SOURCE_SUPPLY: "supply", pb.DRAW_SOURCE_WAITER: "waiter"}
 _DRAW_VALUES: Final = {v: k for k, v in _DRAWS.items()}
-_STATUSES: Final = {pb.MATCH_STATUS_WAITING: "waiting", pb.MATCH_STATUS_RUNNING: "running",
-                    pb.MATCH_STATUS_FINISHED: "finished", pb.MATCH_STATUS_ABORTED: "aborted"}
+_STATUSES: Final = {
+    pb.MATCH_STATUS_WAITING: "waiting",
+    pb.MATCH_STATUS_RUNNING: "running",
+    pb.MATCH_STATUS_FINISHED: "finished",
+    pb.MATCH_STATUS_ABORTED: "aborted",
+}
 
 Counts = tuple[int, int, int, int, int]
 
@@ -137,9 +141,9 @@ class Assigned:
     seat_token: str
     seat: int
     players: int
-    commitment: str = ""        # the match's commitment to its seed (docs/fairness.md)
-    set_id: str = ""            # its duplicate set ("" for a match played alone)
-    set_index: int = 0          # its place in the set: the seats' rotation
+    commitment: str = ""  # the match's commitment to its seed (docs/fairness.md)
+    set_id: str = ""  # its duplicate set ("" for a match played alone)
+    set_index: int = 0  # its place in the set: the seats' rotation
     host_address: str = ""
 
 
@@ -157,19 +161,36 @@ def incoming(msg: pb.SeatEvent) -> Incoming | None:
     if which == "snapshot":
         s = msg.snapshot
         history = tuple(h for h in map(incoming, s.history) if isinstance(h, Happened))
-        return Snapshot(seq, s.match_id, view(s.view), history,
-                        asked(s.decision) if s.HasField("decision") else None,
-                        _STATUSES.get(s.status, "running"))
+        return Snapshot(
+            seq,
+            s.match_id,
+            view(s.view),
+            history,
+            asked(s.decision) if s.HasField("decision") else None,
+            _STATUSES.get(s.status, "running"),
+        )
     if which == "decision":
         return asked(msg.decision)
     if which == "act_result":
         r = msg.act_result
-        return Replied(r.decision_id, r.accepted, int(r.code), r.message,
-                       "" if r.accepted else pb.Refusal.Name(r.refusal), r.repeated)
+        return Replied(
+            r.decision_id,
+            r.accepted,
+            int(r.code),
+            r.message,
+            "" if r.accepted else pb.Refusal.Name(r.refusal),
+            r.repeated,
+        )
     if which == "match_ended":
         e = msg.match_ended
-        return Ended(_STATUSES.get(e.status, "aborted"), tuple(e.winners), tuple(e.delivered),
-                     tuple(e.ranks), view(e.view) if e.HasField("view") else None, e.reason)
+        return Ended(
+            _STATUSES.get(e.status, "aborted"),
+            tuple(e.winners),
+            tuple(e.delivered),
+            tuple(e.ranks),
+            view(e.view) if e.HasField("view") else None,
+            e.reason,
+        )
     if which == "deadline_passed":
         d = msg.deadline_passed
         return Defaulted(seq, int(d.seat), d.decision_id, int(d.strikes), d.autopilot)
@@ -184,8 +205,14 @@ def asked(d: pb.DecisionRequest) -> Asked:
     if d.kind not in (pb.DECISION_KIND_TURN, pb.DECISION_KIND_RESOLVE):
         raise WireError(f"decision {d.decision_id!r}: kind {d.kind} is not a decision kind")
     legal = tuple(action(a) for a in d.options)
-    return Asked(d.decision_id, d.kind == pb.DECISION_KIND_RESOLVE, view(d.view, legal=legal),
-                 int(d.deadline_ms), int(d.time_bank_ms), int(d.default_in_ms))
+    return Asked(
+        d.decision_id,
+        d.kind == pb.DECISION_KIND_RESOLVE,
+        view(d.view, legal=legal),
+        int(d.deadline_ms),
+        int(d.time_bank_ms),
+        int(d.default_in_ms),
+    )
 
 
 def _event(msg: pb.SeatEvent) -> Event | None:
@@ -193,21 +220,35 @@ def _event(msg: pb.SeatEvent) -> Event | None:
     if which == "turn":
         t = msg.turn
         a = _turn(t.action)
-        return Event("turn", int(t.seat), ingredient=a.ingredient, count=a.count, order=a.order,
-                     draw=a.draw, drawn=int(t.drawn), mamma_mia=t.mamma_mia)
+        return Event(
+            "turn",
+            int(t.seat),
+            ingredient=a.ingredient,
+            count=a.count,
+            order=a.order,
+            draw=a.draw,
+            drawn=int(t.drawn),
+            mamma_mia=t.mamma_mia,
+        )
     if which == "round_started":
         r = msg.round_started
         return Event("round_started", int(r.first_seat), round=int(r.round))
     if which == "round_ended":
-        return Event("round_ended", round=int(msg.round_ended.round),
-                     stalemate=msg.round_ended.stalemate)
+        return Event(
+            "round_ended", round=int(msg.round_ended.round), stalemate=msg.round_ended.stalemate
+        )
     if which == "resolved":
         res = msg.resolved
         if res.baked:
             hand = counts(res.hand)
-            return Event("baked", int(res.seat), order=res.order,
-                         ingredient=res.ingredient or None, hand=hand if any(hand) else None,
-                         auto=res.automatic)
+            return Event(
+                "baked",
+                int(res.seat),
+                order=res.order,
+                ingredient=res.ingredient or None,
+                hand=hand if any(hand) else None,
+                auto=res.automatic,
+            )
         return Event("failed", int(res.seat), order=res.order, declined=res.declined)
     return None
 
@@ -228,8 +269,17 @@ def view(msg: pb.View, history: Sequence[Event] = (), legal: Iterable[Action] = 
     phase = _PHASES.get(msg.phase)
     if phase is None:
         raise WireError(f"view.phase: {msg.phase} is not a phase")
-    seats = tuple(SeatInfo(int(s.seat), s.colour, int(s.hand_size), int(s.orders_in_hand),
-                           int(s.waiter_size), tuple(s.delivered)) for s in msg.seats)
+    seats = tuple(
+        SeatInfo(
+            int(s.seat),
+            s.colour,
+            int(s.hand_size),
+            int(s.orders_in_hand),
+            int(s.waiter_size),
+            tuple(s.delivered),
+        )
+        for s in msg.seats
+    )
     return View(
         seat=int(msg.seat) if msg.HasField("seat") else None,
         players=int(msg.players),
@@ -260,7 +310,7 @@ def _turn(t: pb.TurnAction) -> Turn:
         draw = _DRAWS.get(t.draw)
         if draw is None:
             raise WireError(f"turn.draw: {t.draw} is not a draw source")
-    if getattr(t, "pass"):   # `pass` is a Python keyword
+    if getattr(t, "pass"):  # `pass` is a Python keyword
         return Turn(None, 0, t.order or None, draw)
     if t.ingredient not in INGREDIENTS:
         raise WireError(f"turn.ingredient: unknown ingredient {t.ingredient!r}")
@@ -295,14 +345,21 @@ def arrived(read: object) -> pb.SeatEvents | None:
     return read if isinstance(read, pb.SeatEvents) else None
 
 
-def sit(token: str, after_sequence: int, name: str, client_seed: str, batch_ms: int = 0
-        ) -> pb.PlayRequest:
+def sit(
+    token: str, after_sequence: int, name: str, client_seed: str, batch_ms: int = 0
+) -> pb.PlayRequest:
     """Returns the PlayMatches message that takes the seat ``token`` (resuming after
     ``after_sequence``) under ``name``, with the seat's own entropy and the batching
     bound its stream asks for (0: the server's)."""
-    return pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after_sequence,
-                                            name=name, client_seed=client_seed,
-                                            batch_ms=batch_ms))
+    return pb.PlayRequest(
+        sit=pb.SitRequest(
+            seat_token=token,
+            after_sequence=after_sequence,
+            name=name,
+            client_seed=client_seed,
+            batch_ms=batch_ms,
+        )
+    )
 
 
 def wait(name: str, batch_ms: int = 0) -> pb.PlayRequest:
@@ -314,8 +371,9 @@ def wait(name: str, batch_ms: int = 0) -> pb.PlayRequest:
 def observe(after_sequence: int, batch_ms: int = 0) -> pb.PlayRequest:
     """Returns the first Play message: resume after ``after_sequence``, with the
     batching bound the stream asks for (0: the server's)."""
-    return pb.PlayRequest(observe=pb.ObserveRequest(after_sequence=after_sequence,
-                                                    batch_ms=batch_ms))
+    return pb.PlayRequest(
+        observe=pb.ObserveRequest(after_sequence=after_sequence, batch_ms=batch_ms)
+    )
 
 
 def watch_request(match_id: str, after_sequence: int = 0) -> pb.WatchRequest:
@@ -351,9 +409,16 @@ def enter_request(name: str) -> pb.EnterRequest:
 def assigned(msg: pb.Assignment) -> Assigned:
     """Returns a ladder assignment."""
     deal_set = msg.deal_set if msg.HasField("deal_set") else None
-    return Assigned(msg.match_id, msg.seat_token, int(msg.seat), int(msg.players),
-                    msg.commitment, deal_set.set_id if deal_set else "",
-                    int(deal_set.index) if deal_set else 0, msg.host_address)
+    return Assigned(
+        msg.match_id,
+        msg.seat_token,
+        int(msg.seat),
+        int(msg.players),
+        msg.commitment,
+        deal_set.set_id if deal_set else "",
+        int(deal_set.index) if deal_set else 0,
+        msg.host_address,
+    )
 
 
 def joined(msg: pb.JoinResponse) -> tuple[str, int, str, int, int]:

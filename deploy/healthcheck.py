@@ -25,7 +25,7 @@ TIMEOUT_S = 3.0
 def channel() -> grpc.Channel:
     """Returns a channel to the server, with TLS when the server serves TLS."""
     port = os.environ.get("MAMMAMIA_PORT", "")
-    if not port.isdigit() or port == "0":      # unset, or not a port number the server took
+    if not port.isdigit() or port == "0":  # unset, or not a port number the server took
         port = "50051"
     address = os.environ.get("MAMMAMIA_HEALTHCHECK_ADDRESS") or f"127.0.0.1:{port}"
     cert = os.environ.get("MAMMAMIA_TLS_CERT")
@@ -34,15 +34,19 @@ def channel() -> grpc.Channel:
     with open(os.environ.get("MAMMAMIA_TLS_CA") or cert, "rb") as f:
         roots = f.read()
     name = os.environ.get("MAMMAMIA_HEALTHCHECK_NAME") or "localhost"
-    return grpc.secure_channel(address, grpc.ssl_channel_credentials(roots),
-                               options=[("grpc.ssl_target_name_override", name)])
+    return grpc.secure_channel(
+        address,
+        grpc.ssl_channel_credentials(roots),
+        options=[("grpc.ssl_target_name_override", name)],
+    )
 
 
 def main() -> int:
     try:
         with channel() as ch:
             reply = health_pb2_grpc.HealthStub(ch).Check(
-                health_pb2.HealthCheckRequest(service=""), timeout=TIMEOUT_S)
+                health_pb2.HealthCheckRequest(service=""), timeout=TIMEOUT_S
+            )
     except grpc.RpcError as e:
         print(f"health: {e.code().name}: {e.details()}", file=sys.stderr)
         return 1

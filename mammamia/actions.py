@@ -32,8 +32,9 @@ class Turn:
     draw: str | None = None
 
     @classmethod
-    def play(cls, ingredient: str, count: int, order: str | None = None,
-             draw: str | None = None) -> Turn:
+    def play(
+        cls, ingredient: str, count: int, order: str | None = None, draw: str | None = None
+    ) -> Turn:
         """Returns the turn that plays ``count`` ``ingredient`` (and ``order``), then draws."""
         return cls(ingredient, count, order, draw)
 
@@ -100,8 +101,9 @@ def counts_from_map(cards: dict[str, int], what: str = "hand") -> Counts:
         if kind not in KIND_INDEX:
             raise RecordError(f"{what}: unknown ingredient {kind!r}")
         if type(count) is not int or count < 1:
-            raise RecordError(f"{what}: count of {kind!r} must be a positive integer, "
-                              f"got {count!r}")
+            raise RecordError(
+                f"{what}: count of {kind!r} must be a positive integer, got {count!r}"
+            )
         values[KIND_INDEX[kind]] = count
     a, b, c, d, e = values
     return (a, b, c, d, e)

@@ -92,37 +92,55 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     fair = record.meta["fairness"]
     source = fair.get("source", "server")
     deal_set = fair.get("set")
-    place = (f", match {deal_set.get('index', 0) + 1} of {deal_set.get('size')} of "
-             f"duplicate set {deal_set.get('id')}" if isinstance(deal_set, dict) else "")
-    print(f"{args.record}: verified ({source} seed{place}): commitment, game seed, deal, "
-          f"{len(record.reshuffles or [])} reshuffles")
+    place = (
+        f", match {deal_set.get('index', 0) + 1} of {deal_set.get('size')} of "
+        f"duplicate set {deal_set.get('id')}"
+        if isinstance(deal_set, dict)
+        else ""
+    )
+    print(
+        f"{args.record}: verified ({source} seed{place}): commitment, game seed, deal, "
+        f"{len(record.reshuffles or [])} reshuffles"
+    )
     return 0
 
 
 def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("state", help="print the state after a game record (docs/record.md)",
-                       description="Replay RECORD and print the state dump as one JSON object. "
-                       "A bad record or an illegal action exits 2 with one line on stderr.")
+    p = sub.add_parser(
+        "state",
+        help="print the state after a game record (docs/record.md)",
+        description="Replay RECORD and print the state dump as one JSON object. "
+        "A bad record or an illegal action exits 2 with one line on stderr.",
+    )
     p.add_argument("record", metavar="RECORD.json")
     p.set_defaults(func=_cmd_state)
-    p = sub.add_parser("show", help="print a game record as a human-readable log",
-                       description="Print the game of RECORD, one line per event.")
+    p = sub.add_parser(
+        "show",
+        help="print a game record as a human-readable log",
+        description="Print the game of RECORD, one line per event.",
+    )
     p.add_argument("record", metavar="RECORD.json")
     p.set_defaults(func=_cmd_show)
-    p = sub.add_parser("play", help="play a local game between random players and print it",
-                       description="Play one local game with every seat choosing uniformly "
-                       "among the legal actions, print its log, and optionally save its record.")
+    p = sub.add_parser(
+        "play",
+        help="play a local game between random players and print it",
+        description="Play one local game with every seat choosing uniformly "
+        "among the legal actions, print its log, and optionally save its record.",
+    )
     p.add_argument("--players", type=int, default=4, help="2 to 5 (default 4)")
     p.add_argument("--seed", type=int, default=0, help="the game's seed (default 0)")
     p.add_argument("--out", metavar="FILE", help="write the game record to FILE")
     p.set_defaults(func=_cmd_play)
-    p = sub.add_parser("verify", help="check a match record's seeds and deal",
-                       description="Check that RECORD's deal is fair: its commitment is the "
-                       "one the server published before anyone joined, the game seed is the "
-                       "one the revealed server seed and client seeds give, and the deal, "
-                       "first player and reshuffles are exactly what that seed shuffles "
-                       "(docs/fairness.md). Exit 0 with one line, or 2 naming what does not "
-                       "match.")
+    p = sub.add_parser(
+        "verify",
+        help="check a match record's seeds and deal",
+        description="Check that RECORD's deal is fair: its commitment is the "
+        "one the server published before anyone joined, the game seed is the "
+        "one the revealed server seed and client seeds give, and the deal, "
+        "first player and reshuffles are exactly what that seed shuffles "
+        "(docs/fairness.md). Exit 0 with one line, or 2 naming what does not "
+        "match.",
+    )
     p.add_argument("record", metavar="RECORD.json")
     p.set_defaults(func=_cmd_verify)
 
@@ -133,7 +151,8 @@ BUILTIN = ("state", "show", "play", "verify")
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     """Returns the parser, loading only the plugin commands ``argv`` may need."""
     parser = argparse.ArgumentParser(
-        prog="mammamia", description="Mamma Mia! rules engine, game server, bots and ladders.")
+        prog="mammamia", description="Mamma Mia! rules engine, game server, bots and ladders."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _builtin(sub)
     wanted = argv[0] if argv and not argv[0].startswith("-") else None

@@ -206,8 +206,10 @@ class Sampler:
                 self._last = walk
                 return state
             self.rejected += 1
-        raise DeterminizationError(f"no consistent determinization found in {attempts} "
-                                   f"attempts (seat {self.me}, {len(self.view.history)} events)")
+        raise DeterminizationError(
+            f"no consistent determinization found in {attempts} "
+            f"attempts (seat {self.me}, {len(self.view.history)} events)"
+        )
 
     def variant(self, rng: random.Random) -> State:
         """Returns another sample that keeps the last one's cards drawn so far (so every
@@ -221,13 +223,13 @@ class Sampler:
                 return state
         return self.sample(rng)
 
-    def _replay(self, deal: dict[str, Any], reshuffles: list[list[str]],
-                seed: int) -> State | None:
+    def _replay(self, deal: dict[str, Any], reshuffles: list[list[str]], seed: int) -> State | None:
         """Returns the state the history reaches from the sampled start, or None when
         the history does not replay from it to the same public view."""
         try:
-            state = State.new(self.players, seed, self.colours, self.first_player, deal,
-                              reshuffles or None)
+            state = State.new(
+                self.players, seed, self.colours, self.first_player, deal, reshuffles or None
+            )
             for seat, action in self.actions:
                 if state.to_act != seat:
                     return None
@@ -245,23 +247,30 @@ class Sampler:
     def _same_view(self, state: State) -> bool:
         view = self.view
         me = self.me
-        if (state.phase != view.phase or state.to_act != view.to_act
-                or state.deciding != view.deciding or len(state.supply) != view.supply_size
-                or tuple(state.hand_ings[me]) != tuple(view.hand)
-                or tuple(sorted(state.hand_orders[me])) != tuple(sorted(view.hand_orders))
-                or tuple(sorted(state.waiters[me])) != tuple(sorted(view.waiter))
-                or state.holder != view.mamma_mia_holder
-                or tuple(state.oven) != tuple(view.oven)):
+        if (
+            state.phase != view.phase
+            or state.to_act != view.to_act
+            or state.deciding != view.deciding
+            or len(state.supply) != view.supply_size
+            or tuple(state.hand_ings[me]) != tuple(view.hand)
+            or tuple(sorted(state.hand_orders[me])) != tuple(sorted(view.hand_orders))
+            or tuple(sorted(state.waiters[me])) != tuple(sorted(view.waiter))
+            or state.holder != view.mamma_mia_holder
+            or tuple(state.oven) != tuple(view.oven)
+        ):
             return False
-        if view.phase == RESOLVE and (state.revealed != view.revealed
-                                      or tuple(state.table) != tuple(view.table)):
+        if view.phase == RESOLVE and (
+            state.revealed != view.revealed or tuple(state.table) != tuple(view.table)
+        ):
             return False
         for info in view.seats:
             s = info.seat
-            if (state.hand_size(s) != info.hand_size
-                    or len(state.hand_orders[s]) != info.orders_in_hand
-                    or len(state.waiters[s]) != info.waiter_size
-                    or tuple(state.delivered[s]) != tuple(info.delivered)):
+            if (
+                state.hand_size(s) != info.hand_size
+                or len(state.hand_orders[s]) != info.orders_in_hand
+                or len(state.waiters[s]) != info.waiter_size
+                or tuple(state.delivered[s]) != tuple(info.delivered)
+            ):
                 return False
         return [_event_key(e) for e in public_events(state)] == self.history_key
 
@@ -271,8 +280,12 @@ def _match_bake(legal: Sequence[Action], want: tuple[Any, ...]) -> Action | None
     is named in the action only when the owner had a choice of kind)."""
     _, ingredient, hand = want
     for option in legal:
-        if (isinstance(option, Resolve) and option.bake and option.hand == hand
-                and option.ingredient in (None, ingredient)):
+        if (
+            isinstance(option, Resolve)
+            and option.bake
+            and option.hand == hand
+            and option.ingredient in (None, ingredient)
+        ):
             return option
     return None
 
@@ -288,8 +301,16 @@ def _event_key(event: Event) -> tuple[Any, ...]:
     if event.kind == "failed":
         return ("failed", event.seat, event.order, event.declined)
     if event.kind == "turn":
-        return ("turn", event.seat, event.ingredient, event.count, event.order, event.draw,
-                event.drawn, event.mamma_mia)
+        return (
+            "turn",
+            event.seat,
+            event.ingredient,
+            event.count,
+            event.order,
+            event.draw,
+            event.drawn,
+            event.mamma_mia,
+        )
     if event.kind == "round_started":
         return ("round_started", event.seat, event.round)
     if event.kind == "round_ended":
@@ -317,8 +338,9 @@ def _minimale_kinds(table: Sequence[int], personal: int) -> list[int]:
     return [k for k, t in enumerate(table) if k != personal and t == low]
 
 
-def _special_needs(table: Sequence[int], personal: int, kinds: Sequence[int],
-                   size: int) -> list[Counts]:
+def _special_needs(
+    table: Sequence[int], personal: int, kinds: Sequence[int], size: int
+) -> list[Counts]:
     """Returns, per allowed kind, the cards a Minimale/Monotoni lacks on the table."""
     out = []
     for k in kinds:
@@ -400,15 +422,19 @@ class _Trace:
 
     def _check(self, view: View) -> None:
         if self.supply != view.supply_size:
-            raise DeterminizationError(f"the history leaves a supply of {self.supply} cards, "
-                                       f"the view shows {view.supply_size}")
+            raise DeterminizationError(
+                f"the history leaves a supply of {self.supply} cards, "
+                f"the view shows {view.supply_size}"
+            )
         for info in view.seats:
             s = info.seat
-            if (self.ings[s] != info.ingredients_in_hand or self.orders[s] != info.orders_in_hand
-                    or self.left[s] + len(self.under[s]) != info.waiter_size
-                    or tuple(self.delivered[s]) != tuple(info.delivered)):
-                raise DeterminizationError(f"the history does not give seat {s}'s public "
-                                           f"counts")
+            if (
+                self.ings[s] != info.ingredients_in_hand
+                or self.orders[s] != info.orders_in_hand
+                or self.left[s] + len(self.under[s]) != info.waiter_size
+                or tuple(self.delivered[s]) != tuple(info.delivered)
+            ):
+                raise DeterminizationError(f"the history does not give seat {s}'s public counts")
         if tuple(self.oven) != tuple(view.oven):
             raise DeterminizationError("the history does not give the view's oven")
         if view.phase == RESOLVE:
@@ -422,8 +448,9 @@ class _Trace:
         if sum(view.hand) != self.ings[self.out.me]:
             raise DeterminizationError("the seat's hand does not match its public count")
 
-    def _event(self, event: Event, ops: list[tuple[Any, ...]],
-               actions: list[tuple[int, Any]]) -> None:
+    def _event(
+        self, event: Event, ops: list[tuple[Any, ...]], actions: list[tuple[int, Any]]
+    ) -> None:
         kind = event.kind
         n = self.out.players
         if kind == "round_started":
@@ -468,8 +495,9 @@ class _Trace:
         elif kind == "game_over":
             self._end_resolution()
 
-    def _turn(self, event: Event, ops: list[tuple[Any, ...]],
-              actions: list[tuple[int, Any]]) -> None:
+    def _turn(
+        self, event: Event, ops: list[tuple[Any, ...]], actions: list[tuple[int, Any]]
+    ) -> None:
         s = event.seat
         if s is None or self.resolving:
             raise DeterminizationError("a turn without a seat, or during a resolution")
@@ -477,8 +505,9 @@ class _Trace:
         if event.ingredient is not None:
             k = KIND_INDEX[event.ingredient]
             if event.count < 1 or event.count > self.ings[s]:
-                raise DeterminizationError(f"seat {s} plays {event.count} of "
-                                           f"{self.ings[s]} ingredients")
+                raise DeterminizationError(
+                    f"seat {s} plays {event.count} of {self.ings[s]} ingredients"
+                )
             ops.append((_REMOVE, s, _single(k, event.count)))
             self.ings[s] -= event.count
             self.oven.extend([event.ingredient] * event.count)
@@ -529,11 +558,16 @@ class _Trace:
                 raise DeterminizationError("a round ends before its oven is resolved")
             self.resolving = False
 
-    def _resolved(self, event: Event, ops: list[tuple[Any, ...]],
-                  actions: list[tuple[int, Any]]) -> None:
+    def _resolved(
+        self, event: Event, ops: list[tuple[Any, ...]], actions: list[tuple[int, Any]]
+    ) -> None:
         card = event.order
-        if (not self.resolving or self.reveal >= len(self.oven) or card is None
-                or self.oven[self.reveal] != card):
+        if (
+            not self.resolving
+            or self.reveal >= len(self.oven)
+            or card is None
+            or self.oven[self.reveal] != card
+        ):
             raise DeterminizationError(f"{card!r} is resolved out of the oven's order")
         self.reveal += 1
         order = ORDERS[card]
@@ -546,7 +580,7 @@ class _Trace:
                 self._asked(card, s, ops)
             else:
                 self._unasked(card, s, ops)
-            self.under[s].append(card)      # R-RES-9
+            self.under[s].append(card)  # R-RES-9
             self._advance()
             return
         hand = event.hand
@@ -625,10 +659,10 @@ def _narrow(ops: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
             out.append(op)
             continue
         seat = op[1]
-        held = [0, 0, 0, 0, 0]          # at least this many of each kind held then
+        held = [0, 0, 0, 0, 0]  # at least this many of each kind held then
         removed = [0, 0, 0, 0, 0]
         drawn = 0
-        for later in ops[j + 1:]:
+        for later in ops[j + 1 :]:
             code = later[0]
             if code not in (_DRAW, _REMOVE, _HAS) or later[1] != seat:
                 continue
@@ -662,10 +696,12 @@ def _narrow(ops: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 #   any   ((req, ...), d, later): one of the ``req`` is held then.
 #   lacks ((k, thr), ...): the hand then is short of one kind: some h[k] < thr.
 #   upper thr: the hand now is the view's: h[k] <= thr[k] for every kind.
-_Snapshot = tuple[tuple[tuple[Counts, int, int, Counts, tuple[Counts, ...]], ...],
-                  tuple[tuple[tuple[Counts, ...], int, tuple[int, ...]], ...],
-                  tuple[tuple[tuple[int, int], ...], ...],
-                  Counts | None]
+_Snapshot = tuple[
+    tuple[tuple[Counts, int, int, Counts, tuple[Counts, ...]], ...],
+    tuple[tuple[tuple[Counts, ...], int, tuple[int, ...]], ...],
+    tuple[tuple[tuple[int, int], ...], ...],
+    Counts | None,
+]
 
 
 def _snapshots(sampler: Sampler) -> tuple[dict[int, _Snapshot], list[_Snapshot]]:
@@ -679,7 +715,7 @@ def _snapshots(sampler: Sampler) -> tuple[dict[int, _Snapshot], list[_Snapshot]]
         if op[0] == _ROUND:
             rnd = op[1]
         rounds_at.append(rnd)
-    pools: dict[int, list[int]] = {1: list(sampler.deck)}   # what each supply may hold
+    pools: dict[int, list[int]] = {1: list(sampler.deck)}  # what each supply may hold
     for op in sampler.ops:
         if op[0] == _ROUND:
             pools[op[1]] = [op[2][k] + op[3] for k in range(5)]
@@ -687,16 +723,16 @@ def _snapshots(sampler: Sampler) -> tuple[dict[int, _Snapshot], list[_Snapshot]]
     deals: list[_Snapshot] = []
     memo: dict[tuple[int, ...], tuple[Counts, ...]] = {}
     for seat in range(n):
-        needs: list[list[Any]] = []          # [req list, d, [draws in rounds 1..3]]
-        anys: list[list[Any]] = []           # [[req lists], d, [draws in rounds]]
-        lacks: list[list[list[int]]] = []    # [[k, thr], ...]
+        needs: list[list[Any]] = []  # [req list, d, [draws in rounds 1..3]]
+        anys: list[list[Any]] = []  # [[req lists], d, [draws in rounds]]
+        lacks: list[list[list[int]]] = []  # [[k, thr], ...]
         upper: list[int] | None = None
         fixed = 0
         if seat == me:
             hand = list(sampler.view.hand)
             needs.append([hand[:], 0, [0, 0, 0, 0]])
             upper = hand[:]
-            fixed = 1           # the hand now is kept however far away
+            fixed = 1  # the hand now is kept however far away
         deal: _Snapshot | None = None
         for j in range(len(sampler.ops) - 1, -1, -1):
             op = sampler.ops[j]
@@ -750,7 +786,6 @@ _HORIZON: Final = 20
 """How many of a seat's future stretches between draws its lookahead keeps."""
 
 
-
 def _need(needs: list[list[Any]], counts: Sequence[int], fixed: int) -> None:
     """Adds a requirement met just before the nearest draw, merged with those there
     (checkpoints with no draw between them are met by one hand, so the larger count
@@ -766,9 +801,15 @@ def _need(needs: list[list[Any]], counts: Sequence[int], fixed: int) -> None:
         del needs[fixed]
 
 
-def _freeze(needs: list[list[Any]], anys: list[list[Any]], lacks: list[list[list[int]]],
-            upper: list[int] | None, rnd: int, pools: dict[int, list[int]],
-            memo: dict[tuple[int, ...], tuple[Counts, ...]]) -> _Snapshot:
+def _freeze(
+    needs: list[list[Any]],
+    anys: list[list[Any]],
+    lacks: list[list[list[int]]],
+    upper: list[int] | None,
+    rnd: int,
+    pools: dict[int, list[int]],
+    memo: dict[tuple[int, ...], tuple[Counts, ...]],
+) -> _Snapshot:
     """Returns the checkpoints as tuples. Checkpoints with the same draws before them
     lie between the same two draws, where the hand only loses cards: one hand meets
     them all, so they merge (the larger count of each kind; each choice of an ``any``
@@ -784,30 +825,45 @@ def _freeze(needs: list[list[Any]], anys: list[list[Any]], lacks: list[list[list
         else:
             merged[d] = (list(req), by_round)
     kept: list[tuple[Counts, int, int, Counts, tuple[Counts, ...]]] = []
-    for req, d, by_round in sorted(((_counts(r), d, b) for d, (r, b) in merged.items()
-                                    if sum(r) > d), key=lambda c: (c[1], -sum(c[0]))):
-        if not any(d2 <= d and all(a >= b for a, b in zip(r2, req, strict=True))
-                   for r2, d2, *_ in kept):
+    for req, d, by_round in sorted(
+        ((_counts(r), d, b) for d, (r, b) in merged.items() if sum(r) > d),
+        key=lambda c: (c[1], -sum(c[0])),
+    ):
+        if not any(
+            d2 <= d and all(a >= b for a, b in zip(r2, req, strict=True)) for r2, d2, *_ in kept
+        ):
             # At most this many of each kind can come from the supplies of the rounds
             # after each round, whose cards are known but for a stalemate's leftovers.
             key = tuple(by_round)
             after = memo.get(key)
             if after is None:
                 after = memo[key] = tuple(
-                    _counts([sum(min(by_round[r2], pools[r2][k])
-                                 for r2 in range(r + 1, 4) if by_round[r2])
-                             for k in range(5)]) for r in range(4))
-            kept.append((req, d, d - sum(by_round[rnd + 1:]), after[rnd], after))
+                    _counts(
+                        [
+                            sum(
+                                min(by_round[r2], pools[r2][k])
+                                for r2 in range(r + 1, 4)
+                                if by_round[r2]
+                            )
+                            for k in range(5)
+                        ]
+                    )
+                    for r in range(4)
+                )
+            kept.append((req, d, d - sum(by_round[rnd + 1 :]), after[rnd], after))
     choices = []
     for reqs, d, by_round in anys:
         with_needs = []
         base = merged.get(d, ([0, 0, 0, 0, 0], by_round))[0]
         for r in reqs:
             with_needs.append(_counts([max(a, b) for a, b in zip(r, base, strict=True)]))
-        choices.append((tuple(with_needs), d, tuple(sum(by_round[r + 1:]) for r in range(4))))
-    return (tuple(kept), tuple(choices),
-            tuple(tuple((k, thr) for k, thr in lack) for lack in lacks),
-            _counts(upper) if upper is not None else None)
+        choices.append((tuple(with_needs), d, tuple(sum(by_round[r + 1 :]) for r in range(4))))
+    return (
+        tuple(kept),
+        tuple(choices),
+        tuple(tuple((k, thr) for k, thr in lack) for lack in lacks),
+        _counts(upper) if upper is not None else None,
+    )
 
 
 def _fits(h: Sequence[int], spare: int, snap: _Snapshot, left: Sequence[int]) -> bool:
@@ -895,8 +951,9 @@ def _allowed(h: Sequence[int], spare: int, snap: _Snapshot, left: Sequence[int])
     return mask
 
 
-def _quick_caps(h: Sequence[int], count: int, snap: _Snapshot,
-                left: Sequence[int]) -> list[int] | None:
+def _quick_caps(
+    h: Sequence[int], count: int, snap: _Snapshot, left: Sequence[int]
+) -> list[int] | None:
     """Returns, when no requirement of ``snap`` can bind during a draw of ``count``
     cards onto hand ``h`` (each is met without them, and no choice of cards can make
     a seat hold what it lacked except by more of one kind), the most cards of each
@@ -956,8 +1013,11 @@ def _forced(h: Sequence[int], snap: _Snapshot, rnd: int) -> list[int]:
             for r in reqs:
                 short = [max(0, r[k] - h[k]) for k in range(5)]
                 if sum(short) <= d:
-                    least = short if least is None else [min(a, b) for a, b in
-                                                        zip(least, short, strict=True)]
+                    least = (
+                        short
+                        if least is None
+                        else [min(a, b) for a, b in zip(least, short, strict=True)]
+                    )
             for k in range(5):
                 if least is not None and least[k] - spare > out[k]:
                     out[k] = least[k] - spare
@@ -982,11 +1042,11 @@ class _Walk:
         self.pool = list(sampler.deck)
         self.hands = [[0, 0, 0, 0, 0] for _ in range(n)]
         self.snap: list[_Snapshot] = list(sampler.deals)
-        self.at: list[list[int]] = [[0, 0, 0, 0, 0] for _ in range(n)]   # hand at snapshot
+        self.at: list[list[int]] = [[0, 0, 0, 0, 0] for _ in range(n)]  # hand at snapshot
         self.round = 1
         self.forced = [_forced(self.at[s], self.snap[s], 1) for s in range(n)]
         self.dealt: list[list[int]] = [[] for _ in range(n)]
-        self.segs: list[tuple[int, list[int], bool]] = []     # (round, kinds, Mamma Mia!)
+        self.segs: list[tuple[int, list[int], bool]] = []  # (round, kinds, Mamma Mia!)
         self.rests: list[list[int]] = []
         # Per seat: for each draw it has left this round, the most of each kind it may
         # take and its size (only the draws with a limit).
@@ -998,13 +1058,13 @@ class _Walk:
         _DeadEnd when the budget of redraws is spent."""
         ops = self.s.ops
         n = self.s.players
-        steps: list[tuple[int, int]] = []          # (op index, seat dealt or -1)
+        steps: list[tuple[int, int]] = []  # (op index, seat dealt or -1)
         for j, op in enumerate(ops):
             if op[0] == _START:
                 steps.extend((j, seat) for seat in range(n))
             else:
                 steps.append((j, -1))
-        stack: list[list[Any]] = []                # [step, saved state, redraws]
+        stack: list[list[Any]] = []  # [step, saved state, redraws]
         budget = self._BUDGET
         i = 0
         while i < len(steps):
@@ -1015,8 +1075,9 @@ class _Walk:
                 stack.append([i, self._save(), 0])
             try:
                 if seat >= 0:
-                    self.dealt[seat] = self._draw(seat, DEALT_INGREDIENTS, self.s.deals[seat],
-                                                  j + 1)
+                    self.dealt[seat] = self._draw(
+                        seat, DEALT_INGREDIENTS, self.s.deals[seat], j + 1
+                    )
                 else:
                     self.run(j, op)
                 i += 1
@@ -1035,9 +1096,17 @@ class _Walk:
                     break
 
     def _save(self) -> tuple[Any, ...]:
-        return (list(self.pool), [list(h) for h in self.hands], list(self.snap),
-                [list(a) for a in self.at], [list(f) for f in self.forced], self.round,
-                len(self.segs), len(self.rests), list(self.pending))
+        return (
+            list(self.pool),
+            [list(h) for h in self.hands],
+            list(self.snap),
+            [list(a) for a in self.at],
+            [list(f) for f in self.forced],
+            self.round,
+            len(self.segs),
+            len(self.rests),
+            list(self.pending),
+        )
 
     def _restore(self, saved: tuple[Any, ...]) -> None:
         pool, hands, snap, at, forced, self.round, segs, rests, pending = saved
@@ -1069,8 +1138,7 @@ class _Walk:
             self.rests.append([k for k in range(5) for _ in range(self.pool[k])])
             self.pool = [used[k] + self.pool[k] for k in range(5)]
             self.round = rnd
-            self.forced = [_forced(self.at[s], self.snap[s], rnd)
-                           for s in range(self.s.players)]
+            self.forced = [_forced(self.at[s], self.snap[s], rnd) for s in range(self.s.players)]
             self.pending = [self._pending(s, j + 1, self.hands[s]) for s in range(self.s.players)]
             self._check_pool()
         elif code == _HAS:

@@ -23,20 +23,25 @@ def state_dump(state: State) -> dict[str, Any]:
         "phase": state.phase,
         "to_act": seat,
         "supply": state.supply[::-1],
-        "oven": state.oven[state.revealed:] if state.phase == "resolve" else list(state.oven),
+        "oven": state.oven[state.revealed :] if state.phase == "resolve" else list(state.oven),
         "table": counts_map(state.table),
         "used": len(state.used),
         "mamma_mia_holder": state.holder,
         "deciding": state.deciding,
         "seats": [
-            {"colour": state.colours[i],
-             "hand": {"ingredients": counts_map(state.hand_ings[i]),
-                      "orders": list(state.hand_orders[i])},
-             "waiter": list(state.waiters[i]),
-             "delivered": list(state.delivered[i])}
+            {
+                "colour": state.colours[i],
+                "hand": {
+                    "ingredients": counts_map(state.hand_ings[i]),
+                    "orders": list(state.hand_orders[i]),
+                },
+                "waiter": list(state.waiters[i]),
+                "delivered": list(state.delivered[i]),
+            }
             for i in range(state.players)
         ],
-        "legal": [action_to_json(seat, a) for a in state.legal_actions()] if seat is not None
+        "legal": [action_to_json(seat, a) for a in state.legal_actions()]
+        if seat is not None
         else [],
         "winners": state.winners(),
     }

@@ -1,8 +1,8 @@
 """The errors of the rules package.
 
-    MammaMiaError (ValueError)
-    ├── IllegalActionError   an action the rules do not allow now; cites the rule id
-    └── RecordError          a game record that cannot be read or replayed
+MammaMiaError (ValueError)
+├── IllegalActionError   an action the rules do not allow now; cites the rule id
+└── RecordError          a game record that cannot be read or replayed
 """
 
 from __future__ import annotations

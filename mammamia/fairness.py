@@ -46,8 +46,8 @@ from .record import Record, parse, record_of
 
 SCHEME: Final = "mammamia-seed/1"
 CLIENT_SEED_LIMIT: Final = 64
-SERVER: Final = "server"          # the server drew the seed
-ORGANISER: Final = "organiser"    # the organiser chose it
+SERVER: Final = "server"  # the server drew the seed
+ORGANISER: Final = "organiser"  # the organiser chose it
 
 
 def new_server_seed() -> str:
@@ -72,8 +72,7 @@ def game_seed(server_seed: str, client_seeds: Sequence[str]) -> int:
 def check_client_seed(text: str) -> str:
     """Returns ``text``; raises ValueError when it is longer than CLIENT_SEED_LIMIT."""
     if len(text) > CLIENT_SEED_LIMIT:
-        raise ValueError(f"client_seed: at most {CLIENT_SEED_LIMIT} characters, "
-                         f"got {len(text)}")
+        raise ValueError(f"client_seed: at most {CLIENT_SEED_LIMIT} characters, got {len(text)}")
     return text
 
 
@@ -88,8 +87,9 @@ class DealSet:
 
     def __post_init__(self) -> None:
         if not 0 <= self.index < self.size:
-            raise ValueError(f"deal set {self.set_id!r}: index {self.index} is not "
-                             f"below its size {self.size}")
+            raise ValueError(
+                f"deal set {self.set_id!r}: index {self.index} is not below its size {self.size}"
+            )
 
     @property
     def is_last(self) -> bool:
@@ -103,8 +103,7 @@ class DealSet:
 
 def sealed_note(set_id: str) -> str:
     """Returns why a sealed record of the set ``set_id`` shows no seed."""
-    return (f"the seed of duplicate set {set_id!r} is revealed once the set's last match "
-            "has ended")
+    return f"the seed of duplicate set {set_id!r} is revealed once the set's last match has ended"
 
 
 @dataclass(slots=True)
@@ -125,17 +124,21 @@ class Fairness:
         return cls(match_id, new_server_seed(), SERVER, [""] * players, first_player_drawn)
 
     @classmethod
-    def chosen(cls, match_id: str, seed: int, players: int,
-               first_player_drawn: bool) -> Fairness:
+    def chosen(cls, match_id: str, seed: int, players: int, first_player_drawn: bool) -> Fairness:
         """Returns the seeds of a match whose seed the organiser chose."""
         return cls(match_id, str(seed), ORGANISER, [""] * players, first_player_drawn)
 
     @classmethod
-    def in_set(cls, match_id: str, players: int, first_player_drawn: bool,
-               deal_set: DealSet, server_seed: str) -> Fairness:
+    def in_set(
+        cls,
+        match_id: str,
+        players: int,
+        first_player_drawn: bool,
+        deal_set: DealSet,
+        server_seed: str,
+    ) -> Fairness:
         """Returns the seeds of a match of a duplicate set: the set's server seed."""
-        return cls(match_id, server_seed, SERVER, [""] * players, first_player_drawn,
-                   deal_set)
+        return cls(match_id, server_seed, SERVER, [""] * players, first_player_drawn, deal_set)
 
     @property
     def commitment(self) -> str:
@@ -168,19 +171,28 @@ class Fairness:
         """Returns the record's ``meta.fairness``: everything :func:`verify` needs once
         ``revealed`` (the match is over) and not :attr:`sealed`; else the commitment
         (and the set) only."""
-        shown: dict[str, Any] = {"scheme": SCHEME, "source": self.source,
-                                 "commitment": self.commitment}
+        shown: dict[str, Any] = {
+            "scheme": SCHEME,
+            "source": self.source,
+            "commitment": self.commitment,
+        }
         if self.deal_set is not None:
             shown["set"] = self.deal_set.meta()
         if not revealed:
             return shown
         if self.sealed:
             assert self.deal_set is not None
-            return {**shown, "sealed": sealed_note(self.deal_set.set_id),
-                    "first_player_drawn": self.first_player_drawn}
-        return {**shown, "server_seed": self.server_seed,
-                "client_seeds": list(self.client_seeds),
-                "first_player_drawn": self.first_player_drawn}
+            return {
+                **shown,
+                "sealed": sealed_note(self.deal_set.set_id),
+                "first_player_drawn": self.first_player_drawn,
+            }
+        return {
+            **shown,
+            "server_seed": self.server_seed,
+            "client_seeds": list(self.client_seeds),
+            "first_player_drawn": self.first_player_drawn,
+        }
 
 
 def is_sealed(text: str) -> bool:
@@ -214,19 +226,28 @@ def unseal(text: str, server_seed: str) -> str:
     data = json.loads(text)
     fair = data["meta"]["fairness"]
     set_id = fair.get("set", {}).get("id")
-    if not isinstance(set_id, str) or fair.get("commitment") != commitment(set_id,
-                                                                            server_seed):
-        raise ValueError(f"server seed for set {set_id!r}: not the one its commitment "
-                         "was made to")
+    if not isinstance(set_id, str) or fair.get("commitment") != commitment(set_id, server_seed):
+        raise ValueError(f"server seed for set {set_id!r}: not the one its commitment was made to")
     record = parse(data)
     seed = game_seed(server_seed, [""] * record.players)
     drawn = bool(fair.get("first_player_drawn"))
-    fresh = Record(record.players, record.colours, seed,
-                   None if drawn else record.first_player, None, None, record.actions)
+    fresh = Record(
+        record.players,
+        record.colours,
+        seed,
+        None if drawn else record.first_player,
+        None,
+        None,
+        record.actions,
+    )
     meta = dict(record.meta)
     shown = {k: v for k, v in fair.items() if k != "sealed"}
-    meta["fairness"] = {**shown, "server_seed": server_seed,
-                        "client_seeds": [""] * record.players, "first_player_drawn": drawn}
+    meta["fairness"] = {
+        **shown,
+        "server_seed": server_seed,
+        "client_seeds": [""] * record.players,
+        "first_player_drawn": drawn,
+    }
     return record_of(fresh.start(), record.actions, seed=seed, meta=meta).dumps()
 
 
@@ -240,20 +261,27 @@ def verify(record: Record) -> list[str]:
         return ["the record has no meta.fairness and meta.match to verify"]
     deal_set = fair.get("set")
     if isinstance(deal_set, dict) and "server_seed" not in fair:
-        return [f"cannot verify yet: this is match {deal_set.get('index', 0) + 1} of "
-                f"{deal_set.get('size')} of a duplicate set, and "
-                f"{sealed_note(str(deal_set.get('id')))}; fetch the record again then"]
+        return [
+            f"cannot verify yet: this is match {deal_set.get('index', 0) + 1} of "
+            f"{deal_set.get('size')} of a duplicate set, and "
+            f"{sealed_note(str(deal_set.get('id')))}; fetch the record again then"
+        ]
     if isinstance(deal_set, dict):
-        match_id = str(deal_set.get("id"))      # a set commits once, over its id
+        match_id = str(deal_set.get("id"))  # a set commits once, over its id
     server_seed = fair.get("server_seed")
     clients = fair.get("client_seeds")
-    if not isinstance(server_seed, str) or not isinstance(clients, list) or not all(
-            isinstance(c, str) for c in clients):
+    if (
+        not isinstance(server_seed, str)
+        or not isinstance(clients, list)
+        or not all(isinstance(c, str) for c in clients)
+    ):
         return ["meta.fairness needs server_seed (text) and client_seeds (a list of text)"]
     faults = []
     if fair.get("commitment") != commitment(match_id, server_seed):
-        faults.append("the commitment is not the SHA-256 of the "
-                      f"{'set' if isinstance(deal_set, dict) else 'match'} id and server seed")
+        faults.append(
+            "the commitment is not the SHA-256 of the "
+            f"{'set' if isinstance(deal_set, dict) else 'match'} id and server seed"
+        )
     if fair.get("source") == ORGANISER:
         expected = int(server_seed) if server_seed.isdigit() else None
     elif isinstance(deal_set, dict):
@@ -261,23 +289,32 @@ def verify(record: Record) -> list[str]:
         expected = game_seed(server_seed, [""] * record.players)
     else:
         if len(clients) != record.players:
-            faults.append(f"client_seeds has {len(clients)} entries for "
-                          f"{record.players} seats")
+            faults.append(f"client_seeds has {len(clients)} entries for {record.players} seats")
         expected = game_seed(server_seed, clients)
     if expected != record.seed:
-        faults.append(f"the record's seed {record.seed} is not the seed the revealed seeds "
-                      f"give ({expected})")
+        faults.append(
+            f"the record's seed {record.seed} is not the seed the revealed seeds give ({expected})"
+        )
         return faults
     drawn = bool(fair.get("first_player_drawn"))
-    fresh = Record(record.players, record.colours, record.seed,
-                   None if drawn else record.first_player, None, None, record.actions)
+    fresh = Record(
+        record.players,
+        record.colours,
+        record.seed,
+        None if drawn else record.first_player,
+        None,
+        None,
+        record.actions,
+    )
     try:
         dealt = record_of(fresh.replay(), record.actions, seed=record.seed)
-    except RecordError as e:      # an action the seed's own deal does not allow
+    except RecordError as e:  # an action the seed's own deal does not allow
         return [*faults, f"the actions do not replay on the seed's deal: {e}"]
     if drawn and dealt.first_player != record.first_player:
-        faults.append(f"first_player {record.first_player} is not the one the seed draws "
-                      f"({dealt.first_player}, R-SETUP-6)")
+        faults.append(
+            f"first_player {record.first_player} is not the one the seed draws "
+            f"({dealt.first_player}, R-SETUP-6)"
+        )
     if record.deal is not None and dealt.deal != record.deal:
         faults.append("the deal is not the one the seed shuffles (R-SETUP-8)")
     if (record.reshuffles or []) != (dealt.reshuffles or []):

@@ -27,8 +27,17 @@ from .errors import IllegalActionError, RecordError
 from .state import State
 
 FORMAT: Final = "mammamia-record/1"
-_KEYS: Final = {"format", "players", "colours", "first_player", "seed", "deal", "reshuffles",
-                "actions", "meta"}
+_KEYS: Final = {
+    "format",
+    "players",
+    "colours",
+    "first_player",
+    "seed",
+    "deal",
+    "reshuffles",
+    "actions",
+    "meta",
+}
 
 
 @dataclass
@@ -46,8 +55,9 @@ class Record:
 
     def start(self) -> State:
         """Returns the state before the first action."""
-        return State.new(self.players, self.seed, self.colours, self.first_player,
-                         self.deal, self.reshuffles)
+        return State.new(
+            self.players, self.seed, self.colours, self.first_player, self.deal, self.reshuffles
+        )
 
     def states(self) -> Iterator[State]:
         """Yields the start state and then the state after each action (one object,
@@ -68,8 +78,11 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """Returns the record as a JSON-ready dict (docs/record.md)."""
-        out: dict[str, Any] = {"format": FORMAT, "players": self.players,
-                               "colours": list(self.colours)}
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "players": self.players,
+            "colours": list(self.colours),
+        }
         if self.first_player is not None:
             out["first_player"] = self.first_player
         out["seed"] = self.seed
@@ -92,8 +105,11 @@ def _apply(state: State, index: int, seat: int, action: Action) -> None:
         raise RecordError(f"action {index} (seat {seat}): the game is over (R-END-1)", "R-END-1")
     if seat != state.to_act:
         rule = "R-TURN-1" if state.phase == "turn" else "R-RES-8"
-        raise RecordError(f"action {index} (seat {seat}): seat {state.to_act} is to act, "
-                          f"not seat {seat} ({rule})", rule)
+        raise RecordError(
+            f"action {index} (seat {seat}): seat {state.to_act} is to act, "
+            f"not seat {seat} ({rule})",
+            rule,
+        )
     try:
         state.apply(action)
     except IllegalActionError as e:
@@ -102,8 +118,12 @@ def _apply(state: State, index: int, seat: int, action: Action) -> None:
         raise RecordError(f"action {index} (seat {seat}): {e}", e.rule) from None
 
 
-def record_of(state: State, actions: Sequence[tuple[int, Action]], seed: int = 0,
-              meta: dict[str, Any] | None = None) -> Record:
+def record_of(
+    state: State,
+    actions: Sequence[tuple[int, Action]],
+    seed: int = 0,
+    meta: dict[str, Any] | None = None,
+) -> Record:
     """Returns the record of a game played from ``state``'s start through ``actions``.
 
     ``state`` is the game after ``actions`` (or its start, before any of them). The
@@ -115,10 +135,16 @@ def record_of(state: State, actions: Sequence[tuple[int, Action]], seed: int = 0
         state = state.copy()
         for index, (seat, action) in enumerate(actions):
             _apply(state, index, seat, action)
-    return Record(players=state.players, colours=state.colours, seed=seed,
-                  first_player=state.events[0][2], deal=state.deal,
-                  reshuffles=[list(r) for r in state.reshuffles] or None,
-                  actions=list(actions), meta=dict(meta or {}))
+    return Record(
+        players=state.players,
+        colours=state.colours,
+        seed=seed,
+        first_player=state.events[0][2],
+        deal=state.deal,
+        reshuffles=[list(r) for r in state.reshuffles] or None,
+        actions=list(actions),
+        meta=dict(meta or {}),
+    )
 
 
 def loads(text: str) -> Record:
@@ -141,8 +167,9 @@ def load(path: str) -> Record:
     except OSError as e:
         raise RecordError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError as e:
-        raise RecordError(f"{path}: cannot read: not UTF-8 text ({e.reason} at byte "
-                          f"{e.start})") from None
+        raise RecordError(
+            f"{path}: cannot read: not UTF-8 text ({e.reason} at byte {e.start})"
+        ) from None
     try:
         return loads(text)
     except RecordError as e:
@@ -162,10 +189,17 @@ def parse(data: Any) -> Record:
     if type(players) is not int or not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise RecordError(f"'players' must be 2 to 5, got {players!r} (R-SETUP-1)", "R-SETUP-1")
     colours = data.get("colours", list(COLOURS[:players]))
-    if not isinstance(colours, list) or len(colours) != players or \
-            len(set(map(str, colours))) != players or any(c not in COLOURS for c in colours):
-        raise RecordError(f"'colours' must be {players} distinct colours of {list(COLOURS)}, "
-                          f"got {colours!r} (R-SETUP-1)", "R-SETUP-1")
+    if (
+        not isinstance(colours, list)
+        or len(colours) != players
+        or len(set(map(str, colours))) != players
+        or any(c not in COLOURS for c in colours)
+    ):
+        raise RecordError(
+            f"'colours' must be {players} distinct colours of {list(COLOURS)}, "
+            f"got {colours!r} (R-SETUP-1)",
+            "R-SETUP-1",
+        )
     first = data.get("first_player")
     if first is not None and (type(first) is not int or not 0 <= first < players):
         raise RecordError(f"'first_player' must be a seat 0..{players - 1}, got {first!r}")
@@ -177,14 +211,20 @@ def parse(data: Any) -> Record:
         deal = _parse_deal(deal, players, colours)
     reshuffles = data.get("reshuffles")
     if reshuffles is not None:
-        if not isinstance(reshuffles, list) or len(reshuffles) > 2 or not all(
-                isinstance(r, list) and all(isinstance(c, str) for c in r) for r in reshuffles):
+        if (
+            not isinstance(reshuffles, list)
+            or len(reshuffles) > 2
+            or not all(
+                isinstance(r, list) and all(isinstance(c, str) for c in r) for r in reshuffles
+            )
+        ):
             raise RecordError("'reshuffles' must be a list of at most 2 lists of card ids")
         for i, r in enumerate(reshuffles):
             _check_cards(r, f"reshuffles[{i}]")
             if r.count(MAMMA_MIA) != 1:
-                raise RecordError(f"reshuffles[{i}] must hold the mamma-mia card once (R-NEXT-2)",
-                                  "R-NEXT-2")
+                raise RecordError(
+                    f"reshuffles[{i}] must hold the mamma-mia card once (R-NEXT-2)", "R-NEXT-2"
+                )
     actions = data.get("actions", [])
     if not isinstance(actions, list):
         raise RecordError("'actions' must be a list")
@@ -197,14 +237,23 @@ def parse(data: Any) -> Record:
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise RecordError("'meta' must be an object")
-    return Record(players=players, colours=tuple(colours), seed=seed, first_player=first,
-                  deal=deal, reshuffles=reshuffles, actions=parsed, meta=meta)
+    return Record(
+        players=players,
+        colours=tuple(colours),
+        seed=seed,
+        first_player=first,
+        deal=deal,
+        reshuffles=reshuffles,
+        actions=parsed,
+        meta=meta,
+    )
 
 
 def _check_cards(cards: list[Any], what: str) -> None:
     for c in cards:
-        if not isinstance(c, str) or (c != MAMMA_MIA and c not in ORDERS
-                                      and c not in _INGREDIENT_SET):
+        if not isinstance(c, str) or (
+            c != MAMMA_MIA and c not in ORDERS and c not in _INGREDIENT_SET
+        ):
             raise RecordError(f"{what}: unknown card id {c!r}")
         if c in ORDERS:
             raise RecordError(f"{what}: order card {c!r} cannot be here")
@@ -221,31 +270,40 @@ def _parse_deal(deal: Any, players: int, colours: list[str]) -> dict[str, Any]:
         raise RecordError(f"deal.hands must list {players} hands")
     for i, h in enumerate(hands):
         if not isinstance(h, list) or len(h) != DEALT_INGREDIENTS:
-            raise RecordError(f"deal.hands[{i}] must hold {DEALT_INGREDIENTS} ingredient cards "
-                              f"(R-SETUP-3)", "R-SETUP-3")
+            raise RecordError(
+                f"deal.hands[{i}] must hold {DEALT_INGREDIENTS} ingredient cards (R-SETUP-3)",
+                "R-SETUP-3",
+            )
         _check_cards(h, f"deal.hands[{i}]")
         if MAMMA_MIA in h:
-            raise RecordError(f"deal.hands[{i}]: the mamma-mia card is not dealt (R-SETUP-4)",
-                              "R-SETUP-4")
+            raise RecordError(
+                f"deal.hands[{i}]: the mamma-mia card is not dealt (R-SETUP-4)", "R-SETUP-4"
+            )
     if not isinstance(supply, list):
         raise RecordError("deal.supply must be a list of card ids")
     _check_cards(supply, "deal.supply")
     if supply.count(MAMMA_MIA) != 1:
-        raise RecordError("deal.supply must hold the mamma-mia card exactly once (R-SETUP-4)",
-                          "R-SETUP-4")
+        raise RecordError(
+            "deal.supply must hold the mamma-mia card exactly once (R-SETUP-4)", "R-SETUP-4"
+        )
     dealt = Counter(c for h in hands for c in h) + Counter(c for c in supply if c != MAMMA_MIA)
     want = Counter(ingredient_deck(players))
     if dealt != want:
-        diff = [f"{k}: {dealt[k]} instead of {want[k]}"
-                for k in sorted(want) if dealt[k] != want[k]]
-        raise RecordError(f"deal: hands and supply must hold the {sum(want.values())} ingredient "
-                          f"cards of {players} players ({'; '.join(diff)}) (R-SETUP-2)",
-                          "R-SETUP-2")
+        diff = [
+            f"{k}: {dealt[k]} instead of {want[k]}" for k in sorted(want) if dealt[k] != want[k]
+        ]
+        raise RecordError(
+            f"deal: hands and supply must hold the {sum(want.values())} ingredient "
+            f"cards of {players} players ({'; '.join(diff)}) (R-SETUP-2)",
+            "R-SETUP-2",
+        )
     if not isinstance(waiters, list) or len(waiters) != players:
         raise RecordError(f"deal.waiters must list {players} waiters")
     for i, (w, colour) in enumerate(zip(waiters, colours, strict=True)):
         expected = sorted(o.id for o in ORDERS_BY_COLOUR[colour])
         if not isinstance(w, list) or sorted(map(str, w)) != expected:
-            raise RecordError(f"deal.waiters[{i}] must be exactly the 8 {colour} orders "
-                              f"(R-SETUP-5), got {w!r}", "R-SETUP-5")
+            raise RecordError(
+                f"deal.waiters[{i}] must be exactly the 8 {colour} orders (R-SETUP-5), got {w!r}",
+                "R-SETUP-5",
+            )
     return {"hands": hands, "supply": supply, "waiters": waiters}

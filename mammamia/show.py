@@ -25,8 +25,10 @@ def show(record: Record) -> Iterator[str]:
     state = record.start()
     names = record.meta.get("names")
     log = _Log(state, names if isinstance(names, list) else None)
-    yield (f"Mamma Mia! for {state.players} players: "
-           + ", ".join(log.who(i) for i in range(state.players)))
+    yield (
+        f"Mamma Mia! for {state.players} players: "
+        + ", ".join(log.who(i) for i in range(state.players))
+    )
     seen = 0
     for index, (seat, action) in enumerate(record.actions):
         yield from log.lines(state.events[seen:])
@@ -42,8 +44,10 @@ def show(record: Record) -> Iterator[str]:
     scores = state.scores()
     for seat in sorted(range(state.players), key=lambda s: (ranks[s], s)):
         pizzas, ings = scores[seat]
-        yield (f"#{ranks[seat]} {log.who(seat)}: {pizzas} pizza{'s' * (pizzas != 1)} "
-               f"delivered, {ings} ingredient{'s' * (ings != 1)} in hand")
+        yield (
+            f"#{ranks[seat]} {log.who(seat)}: {pizzas} pizza{'s' * (pizzas != 1)} "
+            f"delivered, {ings} ingredient{'s' * (ings != 1)} in hand"
+        )
     winners = state.winners()
     yield f"Winner{'s' * (len(winners) > 1)}: " + " and ".join(log.who(s) for s in winners)
 
@@ -55,7 +59,7 @@ class _Log:
         self.state = state
         self.names = names
         self.oven: list[str] = []
-        self.next = 0                  # oven cards revealed so far this resolution
+        self.next = 0  # oven cards revealed so far this resolution
         self.table = [0, 0, 0, 0, 0]
         self.holder: int | None = None
 
@@ -76,11 +80,20 @@ class _Log:
             yield from self._clear_table()
         supply = len(self.state.supply)
         carried = f"; the oven holds {len(self.oven)} cards left over" if self.oven else ""
-        yield (f"== Round {number}: {self.who(first)} starts; "
-               f"the supply holds {supply} cards{carried}")
+        yield (
+            f"== Round {number}: {self.who(first)} starts; the supply holds {supply} cards{carried}"
+        )
 
-    def _turn(self, seat: int, kind: str | None, count: int, order: str | None,
-              draw: str | None, drawn: int, mamma_mia: bool) -> Iterator[str]:
+    def _turn(
+        self,
+        seat: int,
+        kind: str | None,
+        count: int,
+        order: str | None,
+        draw: str | None,
+        drawn: int,
+        mamma_mia: bool,
+    ) -> Iterator[str]:
         if kind is None:
             text = f"{self.who(seat)} passes"
         else:
@@ -91,8 +104,11 @@ class _Log:
             self.oven.append(order)
         if mamma_mia:
             self.holder = seat
-            text += (", draws the Mamma Mia! card and " + (f"{drawn} more from the supply"
-                     if drawn else "nothing more: it was the supply's last card"))
+            text += ", draws the Mamma Mia! card and " + (
+                f"{drawn} more from the supply"
+                if drawn
+                else "nothing more: it was the supply's last card"
+            )
         elif draw:
             text += f", draws {drawn} from the {draw}"
         elif kind is None:
@@ -101,8 +117,11 @@ class _Log:
 
     def _round_end(self, number: int, stalemate: bool) -> Iterator[str]:
         why = "every player passed (stalemate, R-TURN-8)" if stalemate else "the supply is empty"
-        by = f"{self.who(self.holder)} turns the oven over" if self.holder is not None \
+        by = (
+            f"{self.who(self.holder)} turns the oven over"
+            if self.holder is not None
             else "the oven is turned over"
+        )
         yield f"== Round {number} ends: {why}; {by} ({len(self.oven)} cards)"
         self.holder = None
         self.next = 0
@@ -118,8 +137,15 @@ class _Log:
         self.next += 1
         return f"  {order} of {self.who(self.state.owner(order))} meets {_cards(self.table)}"
 
-    def _bake(self, seat: int, order: str, ingredient: str | None, hand: Sequence[int] | None,
-              auto: bool, from_table: Sequence[int]) -> Iterator[str]:
+    def _bake(
+        self,
+        seat: int,
+        order: str,
+        ingredient: str | None,
+        hand: Sequence[int] | None,
+        auto: bool,
+        from_table: Sequence[int],
+    ) -> Iterator[str]:
         text = self._reveal(order) + ": baked"
         if ingredient:
             text += f" with {ingredient}"
@@ -140,7 +166,7 @@ class _Log:
         yield self._reveal(order) + f": {why}, back under the waiter"
 
     def _clear_table(self) -> Iterator[str]:
-        for card in self.oven[self.next:]:
+        for card in self.oven[self.next :]:
             self.table[KIND_INDEX[card]] += 1
         yield f"  left on the table: {_cards(self.table)}"
         # R-NEXT-1: the leftovers are the next round's oven, in canonical order.

@@ -39,7 +39,8 @@ ROUNDS: Final = 3
 
 _DECLINE: Final = Resolve(False)
 _USE_ORDER: Final = {
-    o.id: (0, 1, 2, 3, 4) if o.kind == BOMBASTICA or o.id.endswith("-mixed")
+    o.id: (0, 1, 2, 3, 4)
+    if o.kind == BOMBASTICA or o.id.endswith("-mixed")
     else (o.personal, *(k for k in range(5) if k != o.personal))
     for o in ORDERS.values()
 }
@@ -50,9 +51,12 @@ _ZERO: Final = (0, 0, 0, 0, 0)
 # (kind, count) pairs and its cards, both in the order the cards go onto the used
 # pile). The pairs and cards are empty for the specials.
 _RECIPES: Final[dict[str, tuple[str, int, tuple[tuple[int, int], ...], list[str]]]] = {
-    o.id: (o.kind, o.personal,
-           tuple((k, o.need[k]) for k in _USE_ORDER[o.id] if o.need[k]),
-           [INGREDIENTS[k] for k in _USE_ORDER[o.id] for _ in range(o.need[k])])
+    o.id: (
+        o.kind,
+        o.personal,
+        tuple((k, o.need[k]) for k in _USE_ORDER[o.id] if o.need[k]),
+        [INGREDIENTS[k] for k in _USE_ORDER[o.id] for _ in range(o.need[k])],
+    )
     for o in ORDERS.values()
 }
 _OVEN_KIND: Final[dict[str, int]] = {**KIND_INDEX, **dict.fromkeys(ORDERS, -1)}
@@ -62,8 +66,9 @@ _OTHER_KINDS: Final = tuple(tuple(k for k in range(5) if k != p) for p in range(
 
 # The swaps of a shuffle of n cards (see _shuffle): for each position i from the
 # last down to 1, the bits drawn for a position in 0..i.
-_SHUFFLE_PLANS: Final = tuple(tuple((i, (i + 1).bit_length()) for i in range(n - 1, 0, -1))
-                              for n in range(128))
+_SHUFFLE_PLANS: Final = tuple(
+    tuple((i, (i + 1).bit_length()) for i in range(n - 1, 0, -1)) for n in range(128)
+)
 
 # Interned turn actions and caches of legal turns. A hand's legal turns are the
 # turns that play each kind it holds, one block per (kind, count held), in
@@ -103,8 +108,9 @@ def _turn(kind: str | None, count: int, order: str | None, draw: str | None) -> 
     return action
 
 
-def _turn_block(blocks: _Blocks, waiter_empty: bool, orders: tuple[str, ...],
-                index: int) -> tuple[Turn, ...]:
+def _turn_block(
+    blocks: _Blocks, waiter_empty: bool, orders: tuple[str, ...], index: int
+) -> tuple[Turn, ...]:
     """Returns (and keeps in ``blocks``) the legal turns of one block of a context
     (see _CONTEXTS), in canonical order (kind, count, order, draw)."""
     if index == 0:
@@ -120,8 +126,11 @@ def _turn_block(blocks: _Blocks, waiter_empty: bool, orders: tuple[str, ...],
         # and draws (R-TURN-4). The block of n cards is that of n - 1 cards and the
         # turns that play all n.
         count = index & 7
-        block = () if count == 1 else \
-            blocks[index - 1] or _turn_block(blocks, waiter_empty, orders, index - 1)
+        block = (
+            ()
+            if count == 1
+            else blocks[index - 1] or _turn_block(blocks, waiter_empty, orders, index - 1)
+        )
         k = index >> 3
         block += _row(k, count, None, waiter_empty)
         for order in orders:
@@ -138,8 +147,11 @@ def _row(k: int, count: int, order: str | None, waiter_empty: bool) -> tuple[Tur
     row = _ROWS.get(key)
     if row is None:
         kind = INGREDIENTS[k]
-        row = (_turn(kind, count, order, SUPPLY),) if waiter_empty else \
-            (_turn(kind, count, order, SUPPLY), _turn(kind, count, order, WAITER))
+        row = (
+            (_turn(kind, count, order, SUPPLY),)
+            if waiter_empty
+            else (_turn(kind, count, order, SUPPLY), _turn(kind, count, order, WAITER))
+        )
         _ROWS[key] = row
     return row
 
@@ -183,8 +195,7 @@ def _special_ask(single: bool, p: int, need_p: int, k: int, need_k: int) -> Reso
         hand = [0, 0, 0, 0, 0]
         hand[p] = need_p
         hand[k] = need_k
-        action = _SPECIAL_ASKS[key] = _resolve(None if single else INGREDIENTS[k],
-                                               _counts(hand))
+        action = _SPECIAL_ASKS[key] = _resolve(None if single else INGREDIENTS[k], _counts(hand))
     return action
 
 
@@ -205,9 +216,12 @@ def _sub_multisets(have: Sequence[int], size: int) -> list[tuple[int, ...]]:
     # Extending them in order, most cards first, keeps the whole list in that order.
     choices: list[tuple[tuple[int, ...], int]] = [((), size)]
     for k, held in enumerate(have):
-        later = sum(have[k + 1:])
-        choices = [((*chosen, take), left - take) for chosen, left in choices
-                   for take in range(min(held, left), max(left - later, 0) - 1, -1)]
+        later = sum(have[k + 1 :])
+        choices = [
+            ((*chosen, take), left - take)
+            for chosen, left in choices
+            for take in range(min(held, left), max(left - later, 0) - 1, -1)
+        ]
     return [chosen for chosen, _ in choices]
 
 
@@ -250,11 +264,35 @@ class State:
     """
 
     __slots__ = (
-        "_deal", "_options", "_owner", "_reshuffle_plan", "_reshuffles", "_reveal", "_rng",
-        "_rng_shared", "_shared", "_turns",
-        "colours", "deciding", "delivered", "events", "hand_ings", "hand_orders",
-        "holder", "last_actor", "oven", "phase", "players", "round", "seat_of_colour",
-        "stall", "supply", "table", "to_act", "used", "waiters",
+        "_deal",
+        "_options",
+        "_owner",
+        "_reshuffle_plan",
+        "_reshuffles",
+        "_reveal",
+        "_rng",
+        "_rng_shared",
+        "_shared",
+        "_turns",
+        "colours",
+        "deciding",
+        "delivered",
+        "events",
+        "hand_ings",
+        "hand_orders",
+        "holder",
+        "last_actor",
+        "oven",
+        "phase",
+        "players",
+        "round",
+        "seat_of_colour",
+        "stall",
+        "supply",
+        "table",
+        "to_act",
+        "used",
+        "waiters",
     )
 
     players: int
@@ -263,14 +301,14 @@ class State:
     round: int
     phase: str
     to_act: int | None
-    supply: list[str]          # top card last, so a draw is list.pop()
-    oven: list[str]            # first played first (R-RES-1)
-    table: list[int]           # counts by kind, during resolution
+    supply: list[str]  # top card last, so a draw is list.pop()
+    oven: list[str]  # first played first (R-RES-1)
+    table: list[int]  # counts by kind, during resolution
     used: list[str]
     holder: int | None
     hand_ings: list[list[int]]
-    hand_orders: list[list[str]]   # kept sorted
-    waiters: list[list[str]]       # top first
+    hand_orders: list[list[str]]  # kept sorted
+    waiters: list[list[str]]  # top first
     delivered: list[list[str]]
     deciding: str | None
     stall: int
@@ -287,7 +325,7 @@ class State:
     _rng: random.Random
     _rng_shared: bool
     _options: tuple[Resolve, ...]
-    _owner: dict[str, int]         # the seat owning each order card in the game
+    _owner: dict[str, int]  # the seat owning each order card in the game
     # Bit i set: seat i's lists (hand_ings[i], hand_orders[i], waiters[i],
     # delivered[i]) may be shared with another state made by child(), so they are
     # copied (_own) before this state changes them.
@@ -300,10 +338,15 @@ class State:
     # -- construction -------------------------------------------------------------
 
     @classmethod
-    def new(cls, players: int, seed: int = 0, colours: Sequence[str] | None = None,
-            first_player: int | None = None,
-            deal: dict[str, Any] | None = None,
-            reshuffles: Sequence[Sequence[str]] | None = None) -> State:
+    def new(
+        cls,
+        players: int,
+        seed: int = 0,
+        colours: Sequence[str] | None = None,
+        first_player: int | None = None,
+        deal: dict[str, Any] | None = None,
+        reshuffles: Sequence[Sequence[str]] | None = None,
+    ) -> State:
         """Returns a new game (R-SETUP-*); raises IllegalActionError for a bad setup.
 
         ``deal`` stacks the opening (``hands``, ``supply`` top first, ``waiters`` top
@@ -317,10 +360,12 @@ class State:
             raise IllegalActionError(f"players must be 2 to 5, got {players!r}", "R-SETUP-1")
         # The default colours need no checking.
         colours = COLOURS[:players] if colours is None else _checked_colours(players, colours)
-        if first_player is not None and (type(first_player) is not int
-                                         or not 0 <= first_player < players):
-            raise IllegalActionError(f"first_player must be a seat 0..{players - 1}, "
-                                     f"got {first_player!r}", "R-SETUP-6")
+        if first_player is not None and (
+            type(first_player) is not int or not 0 <= first_player < players
+        ):
+            raise IllegalActionError(
+                f"first_player must be a seat 0..{players - 1}, got {first_player!r}", "R-SETUP-6"
+            )
         s = cls.__new__(cls)
         s._rng = random.Random(seed)
         s._rng_shared = False
@@ -329,8 +374,9 @@ class State:
         s.seat_of_colour = dict(zip(colours, range(players), strict=True))
         owner = _OWNERS.get(colours)
         if owner is None:
-            owner = _OWNERS[colours] = {o.id: i for i, c in enumerate(colours)
-                                        for o in ORDERS_BY_COLOUR[c]}
+            owner = _OWNERS[colours] = {
+                o.id: i for i, c in enumerate(colours) for o in ORDERS_BY_COLOUR[c]
+            }
         s._owner = owner
         s._shared = 0
         s._turns = None
@@ -340,8 +386,8 @@ class State:
             deck = ingredient_deck(players)
             _shuffle(s._rng, deck)
             dealt = DEALT_INGREDIENTS
-            hands = [deck[i * dealt:(i + 1) * dealt] for i in range(players)]
-            supply_top_first = [*deck[players * dealt:], MAMMA_MIA]
+            hands = [deck[i * dealt : (i + 1) * dealt] for i in range(players)]
+            supply_top_first = [*deck[players * dealt :], MAMMA_MIA]
             _shuffle(s._rng, supply_top_first)
             waiters = []
             for c in colours:
@@ -356,8 +402,7 @@ class State:
             first_player = s._rng.randrange(players)
         # The hands and the supply as dealt are not changed below (the game's own
         # supply is a reversed copy); the waiters are, so the deal keeps copies.
-        s._deal = {"hands": hands, "supply": supply_top_first,
-                   "waiters": [w[:] for w in waiters]}
+        s._deal = {"hands": hands, "supply": supply_top_first, "waiters": [w[:] for w in waiters]}
         s._reshuffle_plan = [list(r) for r in reshuffles] if reshuffles is not None else None
         s._reshuffles = []
         s.round = 1
@@ -370,7 +415,7 @@ class State:
         s.holder = None
         s.hand_ings = [_counts_of(h) for h in hands]
         s.waiters = waiters
-        s.hand_orders = [[w.pop(0)] for w in waiters]   # R-SETUP-5
+        s.hand_orders = [[w.pop(0)] for w in waiters]  # R-SETUP-5
         s.delivered = [[] for _ in range(players)]
         s.deciding = None
         s._options = ()
@@ -471,7 +516,7 @@ class State:
         (empty when the game is over)."""
         if self.phase == TURN:
             if self._turns is not None:
-                return self._turns      # asked before: search bots revisit their states
+                return self._turns  # asked before: search bots revisit their states
             seat = self.to_act
             assert seat is not None
             # The seat's context (see _CONTEXTS), then the block of each kind held.
@@ -565,19 +610,19 @@ class State:
             raise IllegalActionError(f"unknown ingredient {kind!r}", "R-COMP-1") from None
         count = action.count
         if type(count) is not int or count < 1:
-            raise IllegalActionError(f"must play 1 or more cards, got count {count!r}",
-                                     "R-TURN-1")
+            raise IllegalActionError(f"must play 1 or more cards, got count {count!r}", "R-TURN-1")
         if ings[k] < count:
-            raise IllegalActionError(f"cannot play {count} {kind}: the hand holds "
-                                     f"{ings[k]}", "R-TURN-1")
-        need = HAND_LIMIT + count - sum(ings) - len(orders)     # cards to refill
+            raise IllegalActionError(
+                f"cannot play {count} {kind}: the hand holds {ings[k]}", "R-TURN-1"
+            )
+        need = HAND_LIMIT + count - sum(ings) - len(orders)  # cards to refill
         if order is not None:
             if order not in orders:
                 raise IllegalActionError(f"order {order!r} is not in the hand", "R-TURN-2")
             need += 1
         draw = action.draw
         if need < 1 or (draw != SUPPLY and (draw != WAITER or not self.waiters[seat])):
-            self._check_draw(seat, need, draw)      # raises unless a full hand draws nothing
+            self._check_draw(seat, need, draw)  # raises unless a full hand draws nothing
         self._turns = None
 
         # Play onto the oven (R-TURN-1/2).
@@ -602,8 +647,9 @@ class State:
                 top = supply[-need:]
                 if len(supply) <= need or MAMMA_MIA in top:
                     drawn, mamma_mia = self._draw_supply(seat, need)
-                    self._end_turn(seat, ("turn", seat, kind, count, order, draw, drawn,
-                                          mamma_mia), not supply)
+                    self._end_turn(
+                        seat, ("turn", seat, kind, count, order, draw, drawn, mamma_mia), not supply
+                    )
                     return
                 del supply[-need:]
                 kind_index = KIND_INDEX
@@ -631,8 +677,9 @@ class State:
         phase = self.phase
         if phase == TURN:
             if not isinstance(action, Turn):
-                raise IllegalActionError(f"a turn is asked, not a resolution decision: {action}",
-                                         "R-TURN-1")
+                raise IllegalActionError(
+                    f"a turn is asked, not a resolution decision: {action}", "R-TURN-1"
+                )
             seat = self.to_act
             assert seat is not None
             if self._shared and self._shared >> seat & 1:
@@ -641,8 +688,9 @@ class State:
         elif phase == RESOLVE:
             if not isinstance(action, Resolve):
                 raise IllegalActionError(
-                    f"the owner of {self.deciding} must decide how to resolve it, "
-                    f"not take a turn", "R-RES-8")
+                    f"the owner of {self.deciding} must decide how to resolve it, not take a turn",
+                    "R-RES-8",
+                )
             # The options are interned and a caller usually hands one of them back:
             # look for the very object before comparing field by field.
             for option in self._options:
@@ -681,8 +729,11 @@ class State:
         hand = action.hand or _ZERO
         if kind == BOMBASTICA:
             return _counts(self.table)
-        k = KIND_INDEX[action.ingredient] if action.ingredient else \
-            _minimale_kinds(self.table, p)[0]
+        k = (
+            KIND_INDEX[action.ingredient]
+            if action.ingredient
+            else _minimale_kinds(self.table, p)[0]
+        )
         need = [0, 0, 0, 0, 0]
         need[p] = 1
         need[k] = 3 if kind == MINIMALE else 6
@@ -693,11 +744,13 @@ class State:
         ingredients refills, unless it holds 7 orders; raises IllegalActionError,
         leaving the state unchanged, if it is not legal."""
         if any(self.hand_ings[seat]):
-            raise IllegalActionError("must play at least one ingredient card while "
-                                     "holding one", "R-TURN-1")
+            raise IllegalActionError(
+                "must play at least one ingredient card while holding one", "R-TURN-1"
+            )
         if action.order is not None:
-            raise IllegalActionError(f"a pass plays no order card, got {action.order!r}",
-                                     "R-TURN-3")
+            raise IllegalActionError(
+                f"a pass plays no order card, got {action.order!r}", "R-TURN-3"
+            )
         need = HAND_LIMIT - len(self.hand_orders[seat])
         draw = action.draw
         self._check_draw(seat, need, draw)
@@ -718,15 +771,19 @@ class State:
         from the supply or a waiter with cards."""
         if need < 1:
             if draw is not None:
-                raise IllegalActionError(f"a hand of 7 draws nothing, got draw {draw!r}",
-                                         "R-TURN-4")
+                raise IllegalActionError(
+                    f"a hand of 7 draws nothing, got draw {draw!r}", "R-TURN-4"
+                )
         elif draw == WAITER:
             if not self.waiters[seat]:
-                raise IllegalActionError("cannot draw from an empty waiter while the supply "
-                                         "has cards", "R-TURN-5")
+                raise IllegalActionError(
+                    "cannot draw from an empty waiter while the supply has cards", "R-TURN-5"
+                )
         elif draw != SUPPLY:
-            raise IllegalActionError(f"a hand below 7 cards must draw from 'supply' or "
-                                     f"'waiter', got {draw!r}", "R-TURN-4")
+            raise IllegalActionError(
+                f"a hand below 7 cards must draw from 'supply' or 'waiter', got {draw!r}",
+                "R-TURN-4",
+            )
 
     def _draw_supply(self, seat: int, need: int) -> tuple[int, bool]:
         """Draws ``need`` cards from the supply into ``seat``'s hand, laying the Mamma
@@ -765,7 +822,7 @@ class State:
         passes drew nothing (R-TURN-8)."""
         self.events.append(event)
         self.last_actor = seat
-        if event[2] is None and event[5] is None:       # played and drew nothing
+        if event[2] is None and event[5] is None:  # played and drew nothing
             self.stall += 1
             if self.stall >= self.players:
                 self.events.append(("round_end", self.round, True))
@@ -814,7 +871,7 @@ class State:
                     short = n - table[k]
                     if short > 0:
                         if have[k] < short:
-                            break               # the hand cannot make it up: it fails
+                            break  # the hand cannot make it up: it fails
                         if missing is None:
                             missing = [0, 0, 0, 0, 0]
                         missing[k] = short
@@ -828,8 +885,9 @@ class State:
                             table[k] -= n
                         self.used += cards
                         self.delivered[seat].append(card)
-                        self.events.append(("bake", seat, card, None, None, True,
-                                            ORDERS[card].need))
+                        self.events.append(
+                            ("bake", seat, card, None, None, True, ORDERS[card].need)
+                        )
                         continue
                     else:
                         options = _standard_asks(_counts(missing))
@@ -846,7 +904,7 @@ class State:
             else:
                 if self._shared >> seat & 1:
                     self._own(seat)
-                self.waiters[seat].append(card)     # R-RES-9: fails, to the waiter's bottom
+                self.waiters[seat].append(card)  # R-RES-9: fails, to the waiter's bottom
                 self.events.append(("fail", seat, card, False))
         self._reveal = reveal
         self.deciding = None
@@ -854,8 +912,7 @@ class State:
         del oven[:]
         self._end_round()
 
-    def _special_options(self, card: str,
-                         seat: int) -> tuple[Counts | None, tuple[Resolve, ...]]:
+    def _special_options(self, card: str, seat: int) -> tuple[Counts | None, tuple[Resolve, ...]]:
         """Returns, for a special order (standard ones are checked in _advance),
         (table cards to bake with at once, or None; the owner's options, declining
         last, or none).
@@ -884,7 +941,8 @@ class State:
             if asks is None:
                 asks = _BOMBASTICA_ASKS[key] = (
                     *(_resolve(None, _counts(c)) for c in _sub_multisets(have, short)),
-                    _DECLINE)
+                    _DECLINE,
+                )
             return None, asks
         others = _OTHER_KINDS[p]
         if kind == MINIMALE:
@@ -906,11 +964,11 @@ class State:
             size = 3
         else:
             assert kind == MONOTONI
-            kinds = others                     # R-RES-7: "J" is any other kind
+            kinds = others  # R-RES-7: "J" is any other kind
             size = 6
         need_p = 0 if table[p] else 1
         if need_p > have[p]:
-            return None, ()                    # no recipe can have its personal card
+            return None, ()  # no recipe can have its personal card
         single = len(kinds) == 1
         options = []
         for k in kinds:
@@ -932,15 +990,26 @@ class State:
 
     def _resolve_rule(self) -> str:
         kind = ORDERS[self.deciding].kind if self.deciding else STANDARD
-        return {STANDARD: "R-RES-4", BOMBASTICA: "R-RES-5", MINIMALE: "R-RES-6",
-                MONOTONI: "R-RES-7"}[kind]
+        return {
+            STANDARD: "R-RES-4",
+            BOMBASTICA: "R-RES-5",
+            MINIMALE: "R-RES-6",
+            MONOTONI: "R-RES-7",
+        }[kind]
 
     def _resolve_fault(self, action: Resolve) -> str:
         allowed = "; ".join(str(o) for o in self._options)
         return f"{action} is not a way to resolve {self.deciding}: choose one of: {allowed}"
 
-    def _bake(self, card: str, seat: int, from_table: Counts, hand: Counts | None,
-              ingredient: str | None, auto: bool) -> None:
+    def _bake(
+        self,
+        card: str,
+        seat: int,
+        from_table: Counts,
+        hand: Counts | None,
+        ingredient: str | None,
+        auto: bool,
+    ) -> None:
         if self._shared >> seat & 1:
             self._own(seat)
         table = self.table
@@ -970,8 +1039,17 @@ class State:
                     have[k] -= extra[k]
                     used += [INGREDIENTS[k]] * n
         self.delivered[seat].append(card)
-        self.events.append(("bake", seat, card, ingredient,
-                            hand if hand is not None and any(hand) else None, auto, from_table))
+        self.events.append(
+            (
+                "bake",
+                seat,
+                card,
+                ingredient,
+                hand if hand is not None and any(hand) else None,
+                auto,
+                from_table,
+            )
+        )
 
     # -- rounds -------------------------------------------------------------------------
 
@@ -999,7 +1077,9 @@ class State:
             if sorted(new_supply) != sorted(cards):
                 raise RecordError(
                     f"reshuffles[{self.round - 1}] must be exactly the cards of the new supply "
-                    f"({_describe(cards)}), got {_describe(new_supply)} (R-NEXT-2)", "R-NEXT-2")
+                    f"({_describe(cards)}), got {_describe(new_supply)} (R-NEXT-2)",
+                    "R-NEXT-2",
+                )
         else:
             new_supply = cards
             _shuffle(self._own_rng(), new_supply)
@@ -1016,17 +1096,15 @@ class State:
         self.events.append(("round", self.round, start))
 
 
-
 def _checked_colours(players: int, colours: Sequence[str]) -> tuple[str, ...]:
     """Returns ``colours`` as a tuple; raises IllegalActionError (R-SETUP-1) unless they
     are ``players`` distinct colours of the game."""
     chosen = tuple(colours)
-    if len(chosen) != players or len(set(chosen)) != players or \
-            not _COLOUR_SET.issuperset(chosen):
+    if len(chosen) != players or len(set(chosen)) != players or not _COLOUR_SET.issuperset(chosen):
         raise IllegalActionError(
-            f"colours must be {players} distinct colours of {list(COLOURS)}, "
-            f"got {list(chosen)!r}",
-            "R-SETUP-1")
+            f"colours must be {players} distinct colours of {list(COLOURS)}, got {list(chosen)!r}",
+            "R-SETUP-1",
+        )
     return chosen
 
 
@@ -1038,7 +1116,11 @@ def _describe(cards: Sequence[str]) -> str:
     return ", ".join(f"{n} {c}" for c, n in sorted(counts.items())) or "no cards"
 
 
-def new_game(players: int, seed: int = 0, colours: Sequence[str] | None = None,
-             first_player: int | None = None) -> State:
+def new_game(
+    players: int,
+    seed: int = 0,
+    colours: Sequence[str] | None = None,
+    first_player: int | None = None,
+) -> State:
     """Returns a new shuffled game for 2 to 5 players; raises IllegalActionError (R-SETUP-1)."""
     return State.new(players, seed, colours, first_player)

@@ -105,7 +105,7 @@ class View:
     @property
     def unrevealed(self) -> tuple[str, ...]:
         """Returns the oven cards not yet turned over (all of them outside resolution)."""
-        return self.oven[self.revealed:]
+        return self.oven[self.revealed :]
 
 
 _NO_CARDS: Counts = (0, 0, 0, 0, 0)
@@ -116,8 +116,16 @@ def _event(raw: tuple[Any, ...]) -> Event | None:
     tag = raw[0]
     if tag == "turn":
         _, seat, kind, count, order, draw, drawn, mamma_mia = raw
-        return Event("turn", seat, ingredient=kind, count=count, order=order,
-                     draw=draw, drawn=drawn, mamma_mia=mamma_mia)
+        return Event(
+            "turn",
+            seat,
+            ingredient=kind,
+            count=count,
+            order=order,
+            draw=draw,
+            drawn=drawn,
+            mamma_mia=mamma_mia,
+        )
     if tag == "round":
         return Event("round_started", raw[2], round=raw[1])
     if tag == "round_end":
@@ -180,9 +188,16 @@ def view_of(state: State, seat: int | None, *, history: bool = True) -> View:
     if seat is not None and not 0 <= seat < state.players:
         raise ValueError(f"seat must be 0..{state.players - 1}, got {seat!r}")
     seats = tuple(
-        SeatInfo(i, state.colours[i], state.hand_size(i), len(state.hand_orders[i]),
-                 len(state.waiters[i]), tuple(state.delivered[i]))
-        for i in range(state.players))
+        SeatInfo(
+            i,
+            state.colours[i],
+            state.hand_size(i),
+            len(state.hand_orders[i]),
+            len(state.waiters[i]),
+            tuple(state.delivered[i]),
+        )
+        for i in range(state.players)
+    )
     hand: Counts = _NO_CARDS
     hand_orders: tuple[str, ...] = ()
     waiter: tuple[str, ...] = ()

@@ -114,14 +114,16 @@ def _strings(field: int) -> _Encoded:
 
 
 _COUNTS: Final = pb.IngredientCounts.DESCRIPTOR
-_COUNT_FIELDS: Final = tuple(number(_COUNTS, k) for k in
-                             ("salami", "pineapple", "mushroom", "pepper", "olive"))
+_COUNT_FIELDS: Final = tuple(
+    number(_COUNTS, k) for k in ("salami", "pineapple", "mushroom", "pepper", "olive")
+)
 
 
 def _ingredient_counts(field: int) -> _Encoded:
     # An IngredientCounts field is present even when all counts are 0.
-    return _Encoded(lambda c: length(field, b"".join(
-        uint(f, n) for f, n in zip(_COUNT_FIELDS, c, strict=True))))
+    return _Encoded(
+        lambda c: length(field, b"".join(uint(f, n) for f, n in zip(_COUNT_FIELDS, c, strict=True)))
+    )
 
 
 _VIEW: Final = pb.View.DESCRIPTOR
@@ -131,7 +133,8 @@ _I = {name: number(_INFO, name) for name in _INFO.fields_by_name}
 _PHASES: Final = {"turn": pb.PHASE_TURN, "resolve": pb.PHASE_RESOLVE, "over": pb.PHASE_OVER}
 
 _DECIDING, _OVEN, _USED, _HAND_ORDERS, _WAITER = (
-    _strings(_V[f]) for f in ("deciding", "oven", "used", "hand_orders", "waiter"))
+    _strings(_V[f]) for f in ("deciding", "oven", "used", "hand_orders", "waiter")
+)
 _TABLE, _HAND = _ingredient_counts(_V["table"]), _ingredient_counts(_V["hand"])
 _COLOUR, _DELIVERED = _strings(_I["colour"]), _strings(_I["delivered"])
 
@@ -150,14 +153,22 @@ def _seat(info: SeatInfo, facts: SeatFacts) -> bytes:
         if len(_SEATS) >= _SEATS_LIMIT:
             _SEATS.clear()
         name, strikes, autopilot = facts
-        data = _SEATS[key] = length(_V["seats"], b"".join((
-            uint(_I["seat"], info.seat), _COLOUR[info.colour],
-            uint(_I["hand_size"], info.hand_size),
-            uint(_I["orders_in_hand"], info.orders_in_hand),
-            uint(_I["waiter_size"], info.waiter_size),
-            b"".join(map(_DELIVERED.__getitem__, info.delivered)),
-            text(_I["name"], name), uint(_I["strikes"], strikes),
-            uint(_I["autopilot"], autopilot))))
+        data = _SEATS[key] = length(
+            _V["seats"],
+            b"".join(
+                (
+                    uint(_I["seat"], info.seat),
+                    _COLOUR[info.colour],
+                    uint(_I["hand_size"], info.hand_size),
+                    uint(_I["orders_in_hand"], info.orders_in_hand),
+                    uint(_I["waiter_size"], info.waiter_size),
+                    b"".join(map(_DELIVERED.__getitem__, info.delivered)),
+                    text(_I["name"], name),
+                    uint(_I["strikes"], strikes),
+                    uint(_I["autopilot"], autopilot),
+                )
+            ),
+        )
     return data
 
 
@@ -165,8 +176,19 @@ _NO_FACTS: Final = ("", 0, False)
 
 
 _SEAT, _PLAYERS, _ROUND, _PHASE, _TO_ACT, _SUPPLY, _REVEALED, _HOLDER, _WINNERS = (
-    _V[f] for f in ("seat", "players", "round", "phase", "to_act", "supply_size",
-                    "revealed", "mamma_mia_holder", "winners"))
+    _V[f]
+    for f in (
+        "seat",
+        "players",
+        "round",
+        "phase",
+        "to_act",
+        "supply_size",
+        "revealed",
+        "mamma_mia_holder",
+        "winners",
+    )
+)
 _PHASE_FIELDS: Final = {name: uint(_PHASE, value) for name, value in _PHASES.items()}
 
 
@@ -175,7 +197,9 @@ def view(v: View, facts: Sequence[SeatFacts] = ()) -> bytes:
     autopilot), none for a seat past its end."""
     parts = [
         b"" if v.seat is None else present(_SEAT, v.seat),
-        uint(_PLAYERS, v.players), uint(_ROUND, v.round), _PHASE_FIELDS[v.phase],
+        uint(_PLAYERS, v.players),
+        uint(_ROUND, v.round),
+        _PHASE_FIELDS[v.phase],
         b"" if v.to_act is None else present(_TO_ACT, v.to_act),
         _DECIDING[v.deciding] if v.deciding else b"",
         uint(_SUPPLY, v.supply_size),
@@ -184,21 +208,24 @@ def view(v: View, facts: Sequence[SeatFacts] = ()) -> bytes:
         _TABLE[v.table],
         b"".join(map(_USED.__getitem__, v.used)),
         b"" if v.mamma_mia_holder is None else present(_HOLDER, v.mamma_mia_holder),
-        *[_seat(info, facts[info.seat] if info.seat < len(facts) else _NO_FACTS)
-          for info in v.seats],
+        *[
+            _seat(info, facts[info.seat] if info.seat < len(facts) else _NO_FACTS)
+            for info in v.seats
+        ],
         _HAND[v.hand],
         b"".join(map(_HAND_ORDERS.__getitem__, v.hand_orders)),
         b"".join(map(_WAITER.__getitem__, v.waiter)),
     ]
-    if v.winners:   # packed
+    if v.winners:  # packed
         parts.append(length(_WINNERS, b"".join(varint(w) for w in v.winners)))
     return b"".join(parts)
 
 
 _DECISION: Final = pb.DecisionRequest.DESCRIPTOR
 _D = {name: number(_DECISION, name) for name in _DECISION.fields_by_name}
-_TIMESTAMP_SECONDS, _TIMESTAMP_NANOS = (number(Timestamp.DESCRIPTOR, f)
-                                        for f in ("seconds", "nanos"))
+_TIMESTAMP_SECONDS, _TIMESTAMP_NANOS = (
+    number(Timestamp.DESCRIPTOR, f) for f in ("seconds", "nanos")
+)
 _KIND_TURN: Final = uint(_D["kind"], pb.DECISION_KIND_TURN)
 _KIND_RESOLVE: Final = uint(_D["kind"], pb.DECISION_KIND_RESOLVE)
 
@@ -209,25 +236,53 @@ def timestamp(ns: int) -> bytes:
     return uint(_TIMESTAMP_SECONDS, seconds) + uint(_TIMESTAMP_NANOS, nanos)
 
 
-(_DECISION_ID, _DECISION_VIEW, _DEADLINE, _DEADLINE_MS, _TIME_BANK_MS, _DEFAULT_AT,
- _DEFAULT_IN_MS) = (_D[f] for f in ("decision_id", "view", "deadline", "deadline_ms",
-                                     "time_bank_ms", "default_at", "default_in_ms"))
+(
+    _DECISION_ID,
+    _DECISION_VIEW,
+    _DEADLINE,
+    _DEADLINE_MS,
+    _TIME_BANK_MS,
+    _DEFAULT_AT,
+    _DEFAULT_IN_MS,
+) = (
+    _D[f]
+    for f in (
+        "decision_id",
+        "view",
+        "deadline",
+        "deadline_ms",
+        "time_bank_ms",
+        "default_at",
+        "default_in_ms",
+    )
+)
 
 
-def decision(decision_id: str, resolve: bool, view_bytes: bytes, options: bytes,
-             deadline_ns: int, deadline_ms: int, time_bank_ms: int, default_ns: int,
-             default_ms: int) -> bytes:
+def decision(
+    decision_id: str,
+    resolve: bool,
+    view_bytes: bytes,
+    options: bytes,
+    deadline_ns: int,
+    deadline_ms: int,
+    time_bank_ms: int,
+    default_ns: int,
+    default_ms: int,
+) -> bytes:
     """Returns an encoded DecisionRequest; ``options`` from ``options_field``."""
-    return b"".join((
-        length(_DECISION_ID, decision_id.encode()),
-        _KIND_RESOLVE if resolve else _KIND_TURN,
-        length(_DECISION_VIEW, view_bytes),
-        options,
-        length(_DEADLINE, timestamp(deadline_ns)),
-        uint(_DEADLINE_MS, deadline_ms),
-        uint(_TIME_BANK_MS, time_bank_ms),
-        length(_DEFAULT_AT, timestamp(default_ns)),
-        uint(_DEFAULT_IN_MS, default_ms)))
+    return b"".join(
+        (
+            length(_DECISION_ID, decision_id.encode()),
+            _KIND_RESOLVE if resolve else _KIND_TURN,
+            length(_DECISION_VIEW, view_bytes),
+            options,
+            length(_DEADLINE, timestamp(deadline_ns)),
+            uint(_DEADLINE_MS, deadline_ms),
+            uint(_TIME_BANK_MS, time_bank_ms),
+            length(_DEFAULT_AT, timestamp(default_ns)),
+            uint(_DEFAULT_IN_MS, default_ms),
+        )
+    )
 
 
 _OPTIONS_FIELD: Final = _D["options"]
@@ -274,4 +329,4 @@ _HISTORY_TAG: Final = varint(_HISTORY << 3 | 2)
 def history_entry(entry: bytes) -> bytes:
     """Returns a ``SeatEvents.events`` entry as the same event's ``history`` entry of a
     Snapshot: only the field tag differs."""
-    return _HISTORY_TAG + entry[len(_EVENTS_TAG):]
+    return _HISTORY_TAG + entry[len(_EVENTS_TAG) :]

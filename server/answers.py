@@ -16,13 +16,13 @@ from typing import Final
 class Refusal(enum.Enum):
     """Why an answer was refused; the first that applies wins, in this order."""
 
-    MALFORMED = 1            # names no decision, no choice, or no valid action
-    UNKNOWN_DECISION = 2     # no decision with that id was asked in the match
-    OTHER_SEAT = 3           # the decision was asked of another seat
-    ALREADY_ANSWERED = 4     # closed by another accepted answer of the seat
-    DEFAULTED = 5            # closed by the server's default (or the match's end)
-    NO_SUCH_OPTION = 6       # an option index past the options offered
-    ILLEGAL = 7              # an action the rules do not allow now (names the rule)
+    MALFORMED = 1  # names no decision, no choice, or no valid action
+    UNKNOWN_DECISION = 2  # no decision with that id was asked in the match
+    OTHER_SEAT = 3  # the decision was asked of another seat
+    ALREADY_ANSWERED = 4  # closed by another accepted answer of the seat
+    DEFAULTED = 5  # closed by the server's default (or the match's end)
+    NO_SUCH_OPTION = 6  # an option index past the options offered
+    ILLEGAL = 7  # an action the rules do not allow now (names the rule)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from .storage import Storage, StorageError, Writer, is_url
 
 log = structlog.get_logger()
 
-MAX_MESSAGE_BYTES = 1 << 20     # requests are small; a record fits easily
+MAX_MESSAGE_BYTES = 1 << 20  # requests are small; a record fits easily
 MAX_SEND_BYTES = 16 << 20
 
 
@@ -65,7 +65,7 @@ class Arena:
     drained: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     draining: bool = False
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
-    _setting: asyncio.Future[None] | None = None    # the latest health change in flight
+    _setting: asyncio.Future[None] | None = None  # the latest health change in flight
     #: The writers whose failing writes make health NOT_SERVING (``watch_storage``).
     writers: list[Writer] = field(default_factory=list)
 
@@ -93,15 +93,18 @@ class Arena:
         self.writers.append(watched)
         loop = asyncio.get_running_loop()
 
-        def changed(failing: bool) -> None:      # on the writer thread
+        def changed(failing: bool) -> None:  # on the writer thread
             loop.call_soon_threadsafe(self._storage_changed, failing)
 
         watched.watch(changed)
 
     def _storage_changed(self, failing: bool) -> None:
         if failing:
-            log.error("storage_failing", db=self.storage.name,
-                      hint="health is NOT_SERVING until a write succeeds")
+            log.error(
+                "storage_failing",
+                db=self.storage.name,
+                hint="health is NOT_SERVING until a write succeeds",
+            )
         else:
             log.info("storage_recovered", db=self.storage.name)
         if not self.draining:
@@ -111,8 +114,11 @@ class Arena:
         return any(writer.failing for writer in self.writers)
 
     async def _set_serving(self, serving: bool) -> None:
-        status = (health_pb2.HealthCheckResponse.SERVING if serving
-                  else health_pb2.HealthCheckResponse.NOT_SERVING)
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
         for name in ("", *self.services):
             await self.health.set(name, status)
 
@@ -141,7 +147,7 @@ class Arena:
         for finish in self.drained:
             await finish()
         await self.server.stop(grace=1.0)
-        await self.storage.writer.flush()      # every queued write, off the event loop
+        await self.storage.writer.flush()  # every queued write, off the event loop
         self.storage.close()
         if self.host.journal is not None:
             self.host.journal.close()
@@ -159,13 +165,21 @@ def default_advertise(address: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-async def create_server(address: str, *, db_path: str | Path, organiser_key: str,
-                        deadline_ms: int = DEFAULT_DEADLINE_MS, start_timeout: float = 30.0,
-                        credentials: grpc.ServerCredentials | None = None,
-                        extensions: Sequence[Callable[[Arena], None]] = (),
-                        clock: Clock | None = None, exclusive: bool = False,
-                        quotas: Quotas | None = None, host_id: str = "",
-                        advertise: str = "") -> tuple[Arena, int]:
+async def create_server(
+    address: str,
+    *,
+    db_path: str | Path,
+    organiser_key: str,
+    deadline_ms: int = DEFAULT_DEADLINE_MS,
+    start_timeout: float = 30.0,
+    credentials: grpc.ServerCredentials | None = None,
+    extensions: Sequence[Callable[[Arena], None]] = (),
+    clock: Clock | None = None,
+    exclusive: bool = False,
+    quotas: Quotas | None = None,
+    host_id: str = "",
+    advertise: str = "",
+) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
     wall clock when None). ``exclusive`` claims the database file for this process
@@ -177,12 +191,15 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     file or one another server claimed (on PostgreSQL: the same host id)."""
     quotas = quotas or Quotas()
     rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
-    server = grpc.aio.server(interceptors=[Guards(rates)], options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_send_message_length", MAX_SEND_BYTES),
-        ("grpc.so_reuseport", 0),
-        *server_options(quotas, descriptor_limit()),
-    ])
+    server = grpc.aio.server(
+        interceptors=[Guards(rates)],
+        options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_SEND_BYTES),
+            ("grpc.so_reuseport", 0),
+            *server_options(quotas, descriptor_limit()),
+        ],
+    )
     # Bound first: the port (0 picks one) makes the default address and host id.
     if credentials is None:
         port = server.add_insecure_port(address)
@@ -191,8 +208,11 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     if not host_id and not advertise and address.endswith(":0") and is_url(db_path):
         # Its matches are its host id's: with a new port at each start, a restarted host
         # would not find the matches it ran.
-        log.warning("host_id_from_a_free_port", port=port,
-                    hint="give --host-id (or --advertise) to resume matches after a restart")
+        log.warning(
+            "host_id_from_a_free_port",
+            port=port,
+            hint="give --host-id (or --advertise) to resume matches after a restart",
+        )
     advertise = advertise or default_advertise(address, port)
     host_id = host_id or advertise
     try:
@@ -217,8 +237,12 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     resumed = host.resume()
     cut = storage.abort_unfinished("server stopped before the match ended")
     if host.journal is not None:
-        host.journal.reinstate({m: "waiting" if host.matches[m].match.status == WAITING
-                                else "running" for m in resumed})
+        host.journal.reinstate(
+            {
+                m: "waiting" if host.matches[m].match.status == WAITING else "running"
+                for m in resumed
+            }
+        )
     cut = [m for m in cut if m not in resumed]
     if cut:
         log.warning("matches_aborted_at_start", matches=cut)
@@ -226,13 +250,20 @@ async def create_server(address: str, *, db_path: str | Path, organiser_key: str
     # would keep the process alive after a drain).
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    arena = Arena(host=host, storage=storage, organiser_key=organiser_key, server=server,
-                  health=health_servicer, advertise=advertise)
+    arena = Arena(
+        host=host,
+        storage=storage,
+        organiser_key=organiser_key,
+        server=server,
+        health=health_servicer,
+        advertise=advertise,
+    )
     arena.services.extend(services.register(server, host, organiser_key, quotas))
     for install in extensions:
         install(arena)
     reflection.enable_server_reflection(
-        (*arena.services, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        (*arena.services, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
     for name in ("", *arena.services):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     return arena, port

@@ -36,7 +36,7 @@ class Decision:
     seats: tuple[tuple[str, int, bool], ...]
     asked: float
     deadline: float
-    encoded_view: bytes | None = field(default=None, repr=False)   # cached by server.wire
+    encoded_view: bytes | None = field(default=None, repr=False)  # cached by server.wire
 
 
 @dataclass(slots=True, eq=False)
@@ -45,7 +45,7 @@ class Happened:
 
     sequence: int
     event: Event
-    encoded: bytes | None = field(default=None, repr=False)        # cached by server.wire
+    encoded: bytes | None = field(default=None, repr=False)  # cached by server.wire
 
 
 @dataclass(slots=True, eq=False)
@@ -64,7 +64,7 @@ class Defaulted:
     strikes: int
     autopilot: bool
     action: Action
-    encoded: bytes | None = field(default=None, repr=False)        # cached by server.wire
+    encoded: bytes | None = field(default=None, repr=False)  # cached by server.wire
 
 
 @dataclass(slots=True, eq=False)

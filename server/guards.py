@@ -52,8 +52,9 @@ def _marking(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     def parse_or_mark(data: bytes) -> Any:
         try:
             return parse(data)
-        except Exception:           # DecodeError, RecursionError on deep nesting, ...
+        except Exception:  # DecodeError, RecursionError on deep nesting, ...
             return UNDECODABLE
+
     return parse_or_mark
 
 
@@ -62,8 +63,9 @@ class _Refusal:
 
     __slots__ = ("code", "message", "trailers")
 
-    def __init__(self, code: grpc.StatusCode, message: str,
-                 trailers: tuple[tuple[str, str], ...] = ()) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, message: str, trailers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
         self.code = code
         self.message = message
         self.trailers = trailers
@@ -77,9 +79,11 @@ class Guards(grpc.aio.ServerInterceptor):
         self.rates = rates
 
     async def intercept_service(
-            self, continuation: Callable[[grpc.HandlerCallDetails],
-                                         Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
-            handler_call_details: grpc.HandlerCallDetails,
+        self,
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
+        handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         """Returns the method's handler, wrapped when its request is unary."""
         handler = await continuation(handler_call_details)
@@ -87,12 +91,12 @@ class Guards(grpc.aio.ServerInterceptor):
             return handler
         method = handler_call_details.method or ""
         name = method.rsplit("/", 1)[-1] or "this method"
-        undecodable = _Refusal(grpc.StatusCode.INVALID_ARGUMENT,
-                               f"the request of {name} could not be decoded")
+        undecodable = _Refusal(
+            grpc.StatusCode.INVALID_ARGUMENT, f"the request of {name} could not be decoded"
+        )
         kind = RATE_KINDS.get(method) if self.rates is not None else None
 
-        def refusal(request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                    ) -> _Refusal | None:
+        def refusal(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> _Refusal | None:
             if request is UNDECODABLE:
                 return undecodable
             if kind is None or self.rates is None:
@@ -100,18 +104,19 @@ class Guards(grpc.aio.ServerInterceptor):
             wait = self.rates.refuse(kind, address_of(context.peer()))
             if wait is None:
                 return None
-            return _Refusal(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                            f"too many {name} calls from this address (at most "
-                            f"{self.rates.describe(kind)}); retry in {wait:.1f} s",
-                            ((RETRY_AFTER, str(max(1, round(wait * 1000)))),))
+            return _Refusal(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"too many {name} calls from this address (at most "
+                f"{self.rates.describe(kind)}); retry in {wait:.1f} s",
+                ((RETRY_AFTER, str(max(1, round(wait * 1000)))),),
+            )
 
         parse = _marking(handler.request_deserializer)
         if handler.unary_unary is not None:
             # The stubs type behaviours for the synchronous server; these run on grpc.aio.
             unary: Any = handler.unary_unary
 
-            async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                                  ) -> Any:
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
                 refused = refusal(request, context)
                 if refused is not None:
                     await context.abort(refused.code, refused.message, refused.trailers)
@@ -119,14 +124,15 @@ class Guards(grpc.aio.ServerInterceptor):
                 # Some servicers (the health service's) are plain functions.
                 return await reply if inspect.isawaitable(reply) else reply
 
-            return grpc.unary_unary_rpc_method_handler(unary_unary, parse,
-                                                       handler.response_serializer)
-        if handler.unary_stream is not None and inspect.isasyncgenfunction(
-                handler.unary_stream):
+            return grpc.unary_unary_rpc_method_handler(
+                unary_unary, parse, handler.response_serializer
+            )
+        if handler.unary_stream is not None and inspect.isasyncgenfunction(handler.unary_stream):
             stream: Any = handler.unary_stream
 
-            async def unary_stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]
-                                   ) -> AsyncIterator[Any]:
+            async def unary_stream(
+                request: Any, context: grpc.aio.ServicerContext[Any, Any]
+            ) -> AsyncIterator[Any]:
                 refused = refusal(request, context)
                 if refused is not None:
                     # A status set without aborting: aborting from inside a streaming
@@ -138,6 +144,7 @@ class Guards(grpc.aio.ServerInterceptor):
                 async for reply in stream(request, context):
                     yield reply
 
-            return grpc.unary_stream_rpc_method_handler(unary_stream, parse,
-                                                        handler.response_serializer)
+            return grpc.unary_stream_rpc_method_handler(
+                unary_stream, parse, handler.response_serializer
+            )
         return handler

@@ -52,11 +52,19 @@ class HostClosed(RuntimeError):
 class Host:
     """The matches of one server process, on one event loop."""
 
-    def __init__(self, storage: st.Storage, *, deadline_ms: int = DEFAULT_DEADLINE_MS,
-                 start_timeout: float = 30.0, keep_ended: float = 60.0,
-                 keep_retired: float = 600.0, max_ended: int = 2000,
-                 max_retired: int = 100_000, clock: Clock | None = None,
-                 journal: bool = True) -> None:
+    def __init__(
+        self,
+        storage: st.Storage,
+        *,
+        deadline_ms: int = DEFAULT_DEADLINE_MS,
+        start_timeout: float = 30.0,
+        keep_ended: float = 60.0,
+        keep_retired: float = 600.0,
+        max_ended: int = 2000,
+        max_retired: int = 100_000,
+        clock: Clock | None = None,
+        journal: bool = True,
+    ) -> None:
         self.storage = storage
         # Every match dealt from seeds is written ahead, so a restart resumes it.
         self.journal = Journal(storage) if journal else None
@@ -68,13 +76,13 @@ class Host:
         # storage); holding them longer costs memory at every match a busy server ends.
         # Both are also bounded in count, so that memory reaches a plateau however many
         # matches a minute end: past the bound the oldest go first.
-        self.keep_ended = keep_ended        # seconds an ended match stays held
-        self.keep_retired = keep_retired    # then seconds its tokens are still known
-        self.max_ended = max_ended          # ended matches held at most
-        self.max_retired = max_retired      # retired tokens known at most
+        self.keep_ended = keep_ended  # seconds an ended match stays held
+        self.keep_retired = keep_retired  # then seconds its tokens are still known
+        self.max_ended = max_ended  # ended matches held at most
+        self.max_retired = max_retired  # retired tokens known at most
         self.matches: dict[str, Runner] = {}
-        self._seats: dict[str, tuple[Runner, int]] = {}   # token hash -> match, seat
-        self._ended_order: dict[str, Runner] = {}   # ended and held, oldest first
+        self._seats: dict[str, tuple[Runner, int]] = {}  # token hash -> match, seat
+        self._ended_order: dict[str, Runner] = {}  # ended and held, oldest first
         # Token hash -> (id of a match no longer held, when it is forgotten), oldest
         # first: they are swept from the front, with no timer each (a busy server
         # retires thousands of tokens a minute, for keep_retired seconds).
@@ -82,14 +90,24 @@ class Host:
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
 
-    def create_match(self, players: int, *, seed: int | None = None,
-                     colours: Sequence[str] | None = None, first_player: int | None = None,
-                     deadline_ms: int = 0, time_bank_ms: int = 0,
-                     names: Sequence[str] = (), ladder: bool = False,
-                     start_timeout: float | None = None, game: State | None = None,
-                     played: Sequence[tuple[int, Action]] = (),
-                     deal_set: tuple[DealSet, str] | None = None, match_id: str | None = None,
-                     tokens: Sequence[str] | None = None) -> Runner:
+    def create_match(
+        self,
+        players: int,
+        *,
+        seed: int | None = None,
+        colours: Sequence[str] | None = None,
+        first_player: int | None = None,
+        deadline_ms: int = 0,
+        time_bank_ms: int = 0,
+        names: Sequence[str] = (),
+        ladder: bool = False,
+        start_timeout: float | None = None,
+        game: State | None = None,
+        played: Sequence[tuple[int, Action]] = (),
+        deal_set: tuple[DealSet, str] | None = None,
+        match_id: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> Runner:
         """Returns a new match, stored as waiting and started in the background.
 
         ``deadline_ms`` 0 means the server's default. ``game`` plays a given game
@@ -105,8 +123,9 @@ class Host:
         if not self.accepting:
             raise HostClosed("the server is shutting down and starts no new match")
         if tokens is not None and len(tokens) != players:
-            raise ValueError(f"a match of {players} players needs {players} seat tokens, "
-                             f"got {len(tokens)}")
+            raise ValueError(
+                f"a match of {players} players needs {players} seat tokens, got {len(tokens)}"
+            )
         match_id = match_id or new_match_id()
         fairness = None
         if game is None:
@@ -129,23 +148,36 @@ class Host:
             raise ValueError(f"deadline_ms must be 1..{MAX_DEADLINE_MS}, got {deadline_ms!r}")
         if not 0 <= time_bank_ms <= MAX_TIME_BANK_MS:
             raise ValueError(f"time_bank_ms must be 0..{MAX_TIME_BANK_MS}, got {time_bank_ms!r}")
-        settings = Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder,
-                            names=list(names))
+        settings = Settings(
+            deadline_ms=deadline_ms, time_bank_ms=time_bank_ms, ladder=ladder, names=list(names)
+        )
         state = Match(match_id, game, seed, settings, self.clock.now(), played, fairness)
-        tokens = tuple(tokens) if tokens is not None else tuple(
-            new_token() for _ in range(game.players))
+        tokens = (
+            tuple(tokens) if tokens is not None else tuple(new_token() for _ in range(game.players))
+        )
         hashes = tuple(token_hash(t) for t in tokens)
         journal = self.journal if fairness is not None else None
         if journal is not None:
             journal.begin(match_id, setup_of(state, hashes, first_player))
-        match = Runner(state, tokens, self.storage, self.clock,
-                       self.start_timeout if start_timeout is None else start_timeout,
-                       token_hashes=hashes, journal=journal)
+        match = Runner(
+            state,
+            tokens,
+            self.storage,
+            self.clock,
+            self.start_timeout if start_timeout is None else start_timeout,
+            token_hashes=hashes,
+            journal=journal,
+        )
         self._hold_match(match)
         # The seed is the whole deal: it is not logged while the match runs (the
         # record shows it once the match has ended).
-        log.info("match_created", match=match.id, players=game.players,
-                 deadline_ms=deadline_ms, ladder=ladder)
+        log.info(
+            "match_created",
+            match=match.id,
+            players=game.players,
+            deadline_ms=deadline_ms,
+            ladder=ladder,
+        )
         return match
 
     def resume(self) -> list[str]:
@@ -158,19 +190,31 @@ class Host:
         for unfinished in self.journal.unfinished():
             try:
                 state = replay(unfinished)
-            except Exception as e:        # a journal this server cannot replay
+            except Exception as e:  # a journal this server cannot replay
                 log.error("match_not_resumed", match=unfinished.match_id, error=repr(e))
                 self.journal.forget(unfinished.match_id)
                 continue
             now = self.clock.now()
             state.restamp(now)
-            match = Runner(state, (), self.storage, self.clock, self.start_timeout,
-                           token_hashes=tuple(unfinished.setup["tokens"]),
-                           journal=self.journal, resumed=True)
+            match = Runner(
+                state,
+                (),
+                self.storage,
+                self.clock,
+                self.start_timeout,
+                token_hashes=tuple(unfinished.setup["tokens"]),
+                journal=self.journal,
+                resumed=True,
+            )
             self._hold_match(match)
             resumed.append(match.id)
-            log.info("match_resumed", match=match.id, status=state.status,
-                     actions=len(state.actions), inputs=len(unfinished.inputs))
+            log.info(
+                "match_resumed",
+                match=match.id,
+                status=state.status,
+                actions=len(state.actions),
+                inputs=len(unfinished.inputs),
+            )
         return resumed
 
     def _hold_match(self, match: Runner) -> None:
@@ -186,15 +230,16 @@ class Host:
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=match.id, error=repr(task.exception()))
         if match.journal is not None and match.ended:
-            match.journal.forget(match.id)      # the stored record holds it all now
+            match.journal.forget(match.id)  # the stored record holds it all now
         # Keep an ended match a while for clients that reconnect to read its end.
         self._ended_order[match.id] = match
         while len(self._ended_order) > self.max_ended:
             self._forget(next(iter(self._ended_order.values())))
         # The timers name the match by its id, never hold it: a match forgotten by the
         # count bound must not stay in memory until its time comes.
-        self.clock.call_at(self.clock.now() + self.keep_ended,
-                           functools.partial(self._forget_id, match.id))
+        self.clock.call_at(
+            self.clock.now() + self.keep_ended, functools.partial(self._forget_id, match.id)
+        )
 
     def _forget_id(self, match_id: str) -> None:
         match = self._ended_order.get(match_id)
@@ -203,7 +248,7 @@ class Host:
 
     def _forget(self, match: Runner) -> None:
         if self._ended_order.pop(match.id, None) is None:
-            return                          # forgotten already (count bound, then timer)
+            return  # forgotten already (count bound, then timer)
         self.matches.pop(match.id, None)
         now = self.clock.now()
         # A retired token is remembered a while, then forgotten too, so that a server
@@ -254,8 +299,9 @@ class Host:
         running = [m.result() for m in self.running]
         if running:
             log.info("draining", matches=len(running), grace=grace)
-            _, pending = await asyncio.wait([asyncio.ensure_future(r) for r in running],
-                                            timeout=grace)
+            _, pending = await asyncio.wait(
+                [asyncio.ensure_future(r) for r in running], timeout=grace
+            )
             if pending:
                 for m in self.running:
                     m.abort("server shut down during the match")

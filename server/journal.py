@@ -71,19 +71,26 @@ class Unfinished:
     inputs: tuple[Input, ...]
 
 
-def setup_of(match: Match, token_hashes: Sequence[str], first_player: int | None) -> dict[
-        str, Any]:
+def setup_of(match: Match, token_hashes: Sequence[str], first_player: int | None) -> dict[str, Any]:
     """Returns what recreates ``match`` as it was created (JSON-ready)."""
     fair = match.fairness
     assert fair is not None, "only matches dealt from seeds are journalled"
     s = match.settings
-    return {"players": match.players, "colours": list(match.state.colours),
-            "first_player": first_player, "server_seed": fair.server_seed,
-            "source": fair.source, "first_player_drawn": fair.first_player_drawn,
-            "deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms,
-            "ladder": s.ladder, "names": list(s.names), "created": match.created,
-            "tokens": list(token_hashes),
-            "deal_set": None if fair.deal_set is None else fair.deal_set.meta()}
+    return {
+        "players": match.players,
+        "colours": list(match.state.colours),
+        "first_player": first_player,
+        "server_seed": fair.server_seed,
+        "source": fair.source,
+        "first_player_drawn": fair.first_player_drawn,
+        "deadline_ms": s.deadline_ms,
+        "time_bank_ms": s.time_bank_ms,
+        "ladder": s.ladder,
+        "names": list(s.names),
+        "created": match.created,
+        "tokens": list(token_hashes),
+        "deal_set": None if fair.deal_set is None else fair.deal_set.meta(),
+    }
 
 
 def replay(unfinished: Unfinished) -> Match:
@@ -92,15 +99,24 @@ def replay(unfinished: Unfinished) -> Match:
     s = unfinished.setup
     players = int(s["players"])
     deal_set = s.get("deal_set")
-    fairness = Fairness(unfinished.match_id, s["server_seed"], s["source"], [""] * players,
-                        bool(s["first_player_drawn"]),
-                        None if deal_set is None else DealSet(
-                            deal_set["id"], deal_set["index"], deal_set["size"]))
+    fairness = Fairness(
+        unfinished.match_id,
+        s["server_seed"],
+        s["source"],
+        [""] * players,
+        bool(s["first_player_drawn"]),
+        None if deal_set is None else DealSet(deal_set["id"], deal_set["index"], deal_set["size"]),
+    )
     game = new_game(players, fairness.seed, s["colours"], s["first_player"])
-    settings = Settings(deadline_ms=s["deadline_ms"], time_bank_ms=s["time_bank_ms"],
-                        ladder=s["ladder"], names=list(s["names"]))
-    match = Match(unfinished.match_id, game, fairness.seed, settings, s["created"],
-                  fairness=fairness)
+    settings = Settings(
+        deadline_ms=s["deadline_ms"],
+        time_bank_ms=s["time_bank_ms"],
+        ladder=s["ladder"],
+        names=list(s["names"]),
+    )
+    match = Match(
+        unfinished.match_id, game, fairness.seed, settings, s["created"], fairness=fairness
+    )
     for step in unfinished.inputs:
         kind = step["k"]
         if kind == "join":
@@ -111,8 +127,10 @@ def replay(unfinished: Unfinished) -> Match:
             _, action = action_from_json(step["action"])
             outcome = match.answer(step["seat"], step["decision"], None, action, step["at"])
             if not outcome.accepted:
-                raise ValueError(f"match {match.id}: the journalled answer to "
-                                 f"{step['decision']} is refused on replay: {outcome.message}")
+                raise ValueError(
+                    f"match {match.id}: the journalled answer to "
+                    f"{step['decision']} is refused on replay: {outcome.message}"
+                )
         elif kind == "tick":
             match.tick(step["at"], step["absent"])
         elif kind == "abort":
@@ -124,8 +142,13 @@ def replay(unfinished: Unfinished) -> Match:
 
 def answer_input(seat: int, decision_id: str, action: Any, at: float) -> Input:
     """Returns the input of an accepted answer."""
-    return {"k": "answer", "seat": seat, "decision": decision_id,
-            "action": action_to_json(seat, action), "at": at}
+    return {
+        "k": "answer",
+        "seat": seat,
+        "decision": decision_id,
+        "action": action_to_json(seat, action),
+        "at": at,
+    }
 
 
 def journal_file(db_path: str | Path) -> Path:
@@ -170,14 +193,14 @@ def _open_journal_file(db_path: str | Path) -> JournalFile:
     return JournalFile(path)
 
 
-def _read_old_side_file(path: Path
-                        ) -> tuple[list[tuple[str, str]], list[tuple[str, int, str]]]:
+def _read_old_side_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, int, str]]]:
     """Returns the setups and the inputs, in order, of an earlier version's journal."""
     db = sqlite3.connect(str(path))
     try:
         setups = db.execute("SELECT match_id, setup FROM match_setups").fetchall()
-        inputs = db.execute("SELECT match_id, n, input FROM match_inputs "
-                            "ORDER BY match_id, n").fetchall()
+        inputs = db.execute(
+            "SELECT match_id, n, input FROM match_inputs ORDER BY match_id, n"
+        ).fetchall()
     finally:
         db.close()
     return setups, inputs
@@ -222,14 +245,17 @@ class Journal:
                 self._count[match_id] = len(inputs)
             return out
         db = self.storage.db
-        setups = db.execute("SELECT match_id, setup FROM match_setups WHERE host = ?",
-                            (self.storage.host_id,)).fetchall()
+        setups = db.execute(
+            "SELECT match_id, setup FROM match_setups WHERE host = ?", (self.storage.host_id,)
+        ).fetchall()
         out = []
         for match_id, setup in setups:
-            rows = db.execute("SELECT input FROM match_inputs WHERE match_id = ? ORDER BY n",
-                              (match_id,)).fetchall()
-            out.append(Unfinished(match_id, json.loads(setup),
-                                  tuple(json.loads(r[0]) for r in rows)))
+            rows = db.execute(
+                "SELECT input FROM match_inputs WHERE match_id = ? ORDER BY n", (match_id,)
+            ).fetchall()
+            out.append(
+                Unfinished(match_id, json.loads(setup), tuple(json.loads(r[0]) for r in rows))
+            )
             self._count[match_id] = len(rows)
         return out
 
@@ -238,8 +264,10 @@ class Journal:
         running: start-up marked every unfinished row aborted). For start-up, on the
         calling thread."""
         with st.transaction(self.storage.db) as db:
-            db.executemany("UPDATE matches SET status = ?, ended = NULL, reason = NULL "
-                           "WHERE id = ?", [(status, m) for m, status in statuses.items()])
+            db.executemany(
+                "UPDATE matches SET status = ?, ended = NULL, reason = NULL WHERE id = ?",
+                [(status, m) for m, status in statuses.items()],
+            )
 
     def begin(self, match_id: str, setup: dict[str, Any]) -> None:
         """Queues a new match's setup, to be committed before any of its inputs."""
@@ -284,7 +312,7 @@ class Journal:
         if self._file is not None:
             try:
                 self._file.end(match_id)
-            except OSError as e:        # its lines are only replayed again, and forgotten
+            except OSError as e:  # its lines are only replayed again, and forgotten
                 log.warning("journal_end_not_written", match=match_id, error=str(e))
             return
         self.storage.writer.send(self._delete, match_id)
@@ -300,8 +328,9 @@ class Journal:
                 setups, self._setups = self._setups, []
                 batch, self._pending = self._pending, []
                 try:
-                    await self.storage.writer.run(self._commit, setups,
-                                                  [(m, n, text) for m, n, text, _ in batch])
+                    await self.storage.writer.run(
+                        self._commit, setups, [(m, n, text) for m, n, text, _ in batch]
+                    )
                 except (sqlite3.Error, st.PostgresError, OSError) as e:
                     log.error("journal_write_failed", error=str(e), inputs=len(batch))
                     for *_, done in batch:
@@ -314,20 +343,24 @@ class Journal:
         finally:
             self._flushing = False
 
-    def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]
-                ) -> None:
+    def _commit(self, setups: list[tuple[str, str]], inputs: list[tuple[str, int, str]]) -> None:
         assert self._db is not None
         with st.transaction(self._db) as db:
             if setups:
                 host = self.storage.host_id
-                db.executemany("INSERT INTO match_setups (match_id, setup, host) "
-                               "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
-                               "setup = excluded.setup",
-                               [(match_id, setup, host) for match_id, setup in setups])
+                db.executemany(
+                    "INSERT INTO match_setups (match_id, setup, host) "
+                    "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
+                    "setup = excluded.setup",
+                    [(match_id, setup, host) for match_id, setup in setups],
+                )
             if inputs:
-                db.executemany("INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?)"
-                               " ON CONFLICT (match_id, n) DO UPDATE SET input = "
-                               "excluded.input", inputs)
+                db.executemany(
+                    "INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?)"
+                    " ON CONFLICT (match_id, n) DO UPDATE SET input = "
+                    "excluded.input",
+                    inputs,
+                )
 
     def _delete(self, match_id: str) -> None:
         assert self._db is not None

@@ -77,7 +77,7 @@ class JournalFile:
         self._live_bytes = sum(len(line) for lines in self._live.values() for line in lines)
         self._fd = -1
         self._size = 0
-        self._torn = False          # a write failed midway: the next one starts a line
+        self._torn = False  # a write failed midway: the next one starts a line
         self._rewrite()
 
     def held(self) -> dict[str, Held]:
@@ -137,7 +137,7 @@ class JournalFile:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.replace(fresh, self.path)
         except OSError:
             os.close(fd)
@@ -161,7 +161,7 @@ def _read(path: Path) -> dict[str, Held]:
         return {}
     held: dict[str, Held] = {}
     damaged: set[str] = set()
-    lines = data[len(HEADER):].split(b"\n")
+    lines = data[len(HEADER) :].split(b"\n")
     for number, line in enumerate(lines, start=2):
         last = number == len(lines) + 1
         if last and not line:
@@ -170,13 +170,18 @@ def _read(path: Path) -> dict[str, Held]:
             if last:
                 raise ValueError("cut short")
             _take(held, line)
-        except (ValueError, IndexError) as e:     # (json's errors are ValueErrors)
+        except (ValueError, IndexError) as e:  # (json's errors are ValueErrors)
             match_id = _match_of(line)
             if match_id is None:
                 _set_aside(path, f"line {number} names no match")
                 return {}
-            log.warning("journal_line_skipped", file=str(path), line=number,
-                        match=match_id, reason=str(e)[:200])
+            log.warning(
+                "journal_line_skipped",
+                file=str(path),
+                line=number,
+                match=match_id,
+                reason=str(e)[:200],
+            )
             damaged.add(match_id)
     return {m: h for m, h in held.items() if _whole(m, h, m in damaged)}
 
@@ -214,8 +219,15 @@ def _take(held: dict[str, Held], line: bytes) -> None:
 
 def _whole(match_id: str, held: Held, damaged: bool) -> bool:
     """Returns whether a match's setup and inputs are all there (logs why not)."""
-    why = ("a line of it is damaged" if damaged else "no setup" if held.setup is None
-           else "an input is missing" if held.ordered() is None else None)
+    why = (
+        "a line of it is damaged"
+        if damaged
+        else "no setup"
+        if held.setup is None
+        else "an input is missing"
+        if held.ordered() is None
+        else None
+    )
     if why is not None:
         log.error("journal_match_incomplete", match=match_id, reason=why)
     return why is None

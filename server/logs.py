@@ -16,14 +16,17 @@ import structlog
 LogFormat = Literal["console", "json"]
 
 
-def configure(log_format: LogFormat | None = None, level: int = logging.INFO,
-              stream: TextIO | None = None) -> LogFormat:
+def configure(
+    log_format: LogFormat | None = None, level: int = logging.INFO, stream: TextIO | None = None
+) -> LogFormat:
     """Returns the format chosen after configuring structlog (console on a TTY, else JSON)."""
     out = stream if stream is not None else sys.stderr
     chosen: LogFormat = log_format or ("console" if out.isatty() else "json")
     renderer: structlog.typing.Processor = (
-        structlog.dev.ConsoleRenderer() if chosen == "console"
-        else structlog.processors.JSONRenderer())
+        structlog.dev.ConsoleRenderer()
+        if chosen == "console"
+        else structlog.processors.JSONRenderer()
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -47,7 +47,7 @@ NAME_LIMIT: Final = 64
 
 WAITING: Final = "waiting"
 RUNNING: Final = "running"
-ENDING: Final = "ending"          # over or cut off; the record awaits storage
+ENDING: Final = "ending"  # over or cut off; the record awaits storage
 FINISHED: Final = "finished"
 ABORTED: Final = "aborted"
 
@@ -80,9 +80,16 @@ class Match:
     until then ``game`` only holds the seats and colours, and no view shows a card.
     """
 
-    def __init__(self, match_id: str, game: State, seed: int, settings: Settings, now: float,
-                 played: Sequence[tuple[int, Action]] = (),
-                 fairness: Fairness | None = None) -> None:
+    def __init__(
+        self,
+        match_id: str,
+        game: State,
+        seed: int,
+        settings: Settings,
+        now: float,
+        played: Sequence[tuple[int, Action]] = (),
+        fairness: Fairness | None = None,
+    ) -> None:
         n = game.players
         self.id = match_id
         self.state = game
@@ -90,8 +97,9 @@ class Match:
         self.fairness = fairness
         self.settings = settings
         self.players = n
-        self.names = [(settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT]
-                      for i in range(n)]
+        self.names = [
+            (settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT] for i in range(n)
+        ]
         self.status = WAITING
         self.created = now
         self.started: float | None = None
@@ -102,17 +110,17 @@ class Match:
         self.decision: Decision | None = None
         self.ended: Ended | None = None
         self.abort_reason: str | None = None
-        self.strikes = [0] * n                       # in a row
+        self.strikes = [0] * n  # in a row
         self.strikes_total = [0] * n
-        self.time_bank = [settings.time_bank_ms / 1000] * n    # seconds left
+        self.time_bank = [settings.time_bank_ms / 1000] * n  # seconds left
         self.autopilot: set[int] = set()
         self.timeouts: list[dict[str, Any]] = []
         self.autopilot_meta: list[dict[str, Any]] = []
-        self.recovered: list[dict[str, Any]] = []    # restarts the match survived
+        self.recovered: list[dict[str, Any]] = []  # restarts the match survived
         self._asked: dict[str, Decision] = {}
-        self._answers: dict[str, Action] = {}        # accepted answers, for idempotency
-        self._defaults: set[str] = set()             # decided by the server
-        self._events_seen = 0                        # engine events already in the log
+        self._answers: dict[str, Action] = {}  # accepted answers, for idempotency
+        self._defaults: set[str] = set()  # decided by the server
+        self._events_seen = 0  # engine events already in the log
         self._decisions = 0
         self._facts: tuple[tuple[str, int, bool], ...] = ()
         self._facts_stale = True
@@ -124,8 +132,7 @@ class Match:
         """Whether the game is dealt when the match starts (from committed seeds)."""
         return self.fairness is not None
 
-    def join(self, seat: int, name: str | None = None, client_seed: str | None = None
-             ) -> bool:
+    def join(self, seat: int, name: str | None = None, client_seed: str | None = None) -> bool:
         """Returns whether the name a seat shows changed after taking the seat (again).
 
         A ladder match keeps the ladder's names: the name a seat asks for is ignored,
@@ -135,8 +142,7 @@ class Match:
         """
         self.joined[seat] = True
         fair = self.fairness
-        if client_seed and fair is not None and fair.takes_client_seeds and \
-                self.status == WAITING:
+        if client_seed and fair is not None and fair.takes_client_seeds and self.status == WAITING:
             fair.client_seeds[seat] = client_seed
         if name and not self.settings.ladder and self.ended is None:
             name = name[:NAME_LIMIT]
@@ -176,7 +182,7 @@ class Match:
         """Appends the engine's new public events to the log, numbered."""
         state = self.state
         for event in public_events(state, self._events_seen):
-            if event.kind != "game_over":     # the log ends with Ended instead
+            if event.kind != "game_over":  # the log ends with Ended instead
                 self._append(Happened(len(self.numbered) + 1, event))
         self._events_seen = len(state.events)
 
@@ -198,9 +204,15 @@ class Match:
             self._publish()
             self._decisions += 1
             decision = Decision(
-                f"d{self._decisions}", seat, state.phase == "resolve", state.legal_actions(),
-                view_of(state, seat, history=False), self.seat_facts(), now,
-                now + self.settings.deadline_ms / 1000)
+                f"d{self._decisions}",
+                seat,
+                state.phase == "resolve",
+                state.legal_actions(),
+                view_of(state, seat, history=False),
+                self.seat_facts(),
+                now,
+                now + self.settings.deadline_ms / 1000,
+            )
             self._asked[decision.id] = decision
             self.decision = decision
             self._append(Asked(decision))
@@ -221,8 +233,13 @@ class Match:
     def seat_facts(self) -> tuple[tuple[str, int, bool], ...]:
         """Returns each seat's (name, strikes in a row, on autopilot), in seat order
         (the same object while they stay the same: most decisions change none)."""
-        facts = tuple((self.names[i], self.strikes[i], i in self.autopilot)
-                      for i in range(self.players)) if self._facts_stale else self._facts
+        facts = (
+            tuple(
+                (self.names[i], self.strikes[i], i in self.autopilot) for i in range(self.players)
+            )
+            if self._facts_stale
+            else self._facts
+        )
         self._facts, self._facts_stale = facts, False
         return facts
 
@@ -237,18 +254,22 @@ class Match:
 
     # -- answers ---------------------------------------------------------------------
 
-    def answer(self, seat: int, decision_id: str, option: int | None, action: Action | None,
-               now: float) -> Outcome:
+    def answer(
+        self, seat: int, decision_id: str, option: int | None, action: Action | None, now: float
+    ) -> Outcome:
         """Returns the outcome of a seat's answer; applies it, and asks the next
         decision, when accepted. Exactly one of ``option`` and ``action`` is given."""
         asked = self._asked.get(decision_id)
         if asked is None:
-            return refused(Refusal.UNKNOWN_DECISION,
-                           f"no decision {decision_id!r} was asked in match {self.id}")
+            return refused(
+                Refusal.UNKNOWN_DECISION,
+                f"no decision {decision_id!r} was asked in match {self.id}",
+            )
         if asked.seat != seat:
-            return refused(Refusal.OTHER_SEAT,
-                           f"decision {decision_id!r} was asked of seat {asked.seat}, "
-                           f"not seat {seat}")
+            return refused(
+                Refusal.OTHER_SEAT,
+                f"decision {decision_id!r} was asked of seat {asked.seat}, not seat {seat}",
+            )
         if option is not None:
             chosen = asked.options[option] if 0 <= option < len(asked.options) else None
         else:
@@ -256,9 +277,11 @@ class Match:
         if asked is not self.decision:
             return self._closed(asked, chosen)
         if chosen is None:
-            return refused(Refusal.NO_SUCH_OPTION,
-                           f"option {option} does not exist: decision {decision_id!r} "
-                           f"offers options 0..{len(asked.options) - 1}")
+            return refused(
+                Refusal.NO_SUCH_OPTION,
+                f"option {option} does not exist: decision {decision_id!r} "
+                f"offers options 0..{len(asked.options) - 1}",
+            )
         if chosen not in asked.options:
             return self._illegal(chosen)
         late = now - asked.deadline
@@ -277,24 +300,27 @@ class Match:
         given = self._answers.get(asked.id)
         if given is not None:
             if chosen == given:
-                return REPEATED       # the same answer again: accepted, nothing applied
-            return refused(Refusal.ALREADY_ANSWERED,
-                           f"decision {asked.id!r} is closed: the seat answered it "
-                           f"with {given}")
+                return REPEATED  # the same answer again: accepted, nothing applied
+            return refused(
+                Refusal.ALREADY_ANSWERED,
+                f"decision {asked.id!r} is closed: the seat answered it with {given}",
+            )
         if asked.id in self._defaults:
-            return refused(Refusal.DEFAULTED,
-                           f"decision {asked.id!r} is closed: no answer came in time and "
-                           f"the server applied the default action")
-        return refused(Refusal.DEFAULTED,
-                       f"decision {asked.id!r} is closed: the match ended before an answer")
+            return refused(
+                Refusal.DEFAULTED,
+                f"decision {asked.id!r} is closed: no answer came in time and "
+                f"the server applied the default action",
+            )
+        return refused(
+            Refusal.DEFAULTED, f"decision {asked.id!r} is closed: the match ended before an answer"
+        )
 
     def _illegal(self, action: Action) -> Outcome:
         try:
             self.state.copy().apply(action)
         except IllegalActionError as e:
             return refused(Refusal.ILLEGAL, f"illegal answer {action}: {e}", e.rule)
-        return refused(Refusal.ILLEGAL, f"illegal answer {action}: not one of the options "
-                       f"offered")
+        return refused(Refusal.ILLEGAL, f"illegal answer {action}: not one of the options offered")
 
     # -- the clock -------------------------------------------------------------------
 
@@ -335,20 +361,33 @@ class Match:
         self._facts_stale = True
         self.strikes_total[seat] += 1
         reason = "disconnected" if seat in absent else "deadline"
-        self.timeouts.append({"action": len(self.actions), "seat": seat, "decision": d.id,
-                              "reason": reason})
+        self.timeouts.append(
+            {"action": len(self.actions), "seat": seat, "decision": d.id, "reason": reason}
+        )
         autopilot = self.strikes[seat] >= STRIKES_TO_AUTOPILOT
         if autopilot:
             self.autopilot.add(seat)
-            self.autopilot_meta.append({
-                "seat": seat, "from_action": len(self.actions),
-                "reason": f"{STRIKES_TO_AUTOPILOT} consecutive deadlines passed"})
+            self.autopilot_meta.append(
+                {
+                    "seat": seat,
+                    "from_action": len(self.actions),
+                    "reason": f"{STRIKES_TO_AUTOPILOT} consecutive deadlines passed",
+                }
+            )
         self._defaults.add(d.id)
         self._close()
         self._publish()
-        self._append(Defaulted(len(self.numbered) + 1, seat, d.id,
-                               "late" if reason == "deadline" else "disconnected",
-                               self.strikes[seat], autopilot, action))
+        self._append(
+            Defaulted(
+                len(self.numbered) + 1,
+                seat,
+                d.id,
+                "late" if reason == "deadline" else "disconnected",
+                self.strikes[seat],
+                autopilot,
+                action,
+            )
+        )
         self._apply(seat, action)
         self._ask(now)
 
@@ -357,7 +396,7 @@ class Match:
     def abort(self, reason: str) -> None:
         """Cuts the match off (no-op once it is ending or has ended)."""
         if self.status == WAITING and self.fairness is not None:
-            self._deal()            # so that the record's deal is the seeds' own
+            self._deal()  # so that the record's deal is the seeds' own
         if self.status in (WAITING, RUNNING):
             self.status = ENDING
             self.abort_reason = reason
@@ -366,10 +405,14 @@ class Match:
     def meta(self, now: float) -> dict[str, Any]:
         """Returns the record's ``meta`` as of ``now``."""
         meta: dict[str, Any] = {
-            "match": self.id, "names": list(self.names), "created": iso(self.created),
+            "match": self.id,
+            "names": list(self.names),
+            "created": iso(self.created),
             "started": None if self.started is None else iso(self.started),
-            "ended": iso(now), "deadline_ms": self.settings.deadline_ms,
-            "strikes": list(self.strikes_total), "timeouts": list(self.timeouts),
+            "ended": iso(now),
+            "deadline_ms": self.settings.deadline_ms,
+            "strikes": list(self.strikes_total),
+            "timeouts": list(self.timeouts),
             "autopilot": list(self.autopilot_meta),
         }
         if self.settings.time_bank_ms:

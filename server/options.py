@@ -18,8 +18,8 @@ from typing import NoReturn, TypeVar
 
 T = TypeVar("T")
 
-MAX_DEADLINE_MS = 10 * 60 * 1000        # the server's limit on a decision's deadline
-MAX_TIME_BANK_MS = 60 * 60 * 1000       # and on a seat's time bank
+MAX_DEADLINE_MS = 10 * 60 * 1000  # the server's limit on a decision's deadline
+MAX_TIME_BANK_MS = 60 * 60 * 1000  # and on a seat's time bank
 MAX_SEED = 2**63 - 1
 
 
@@ -49,12 +49,14 @@ def env_default(name: str, default: str) -> str:
 def checked(convert: Callable[[str], T]) -> Callable[[str], T]:
     """Returns an argparse ``type=`` that applies ``convert`` and turns its ValueError
     into an ArgumentTypeError naming the text (and its variable, for an env default)."""
+
     def parse(text: str) -> T:
         try:
             return convert(text)
         except ValueError as e:
             source = f"{text.var}={text!r}" if isinstance(text, FromEnv) else repr(text)
             raise argparse.ArgumentTypeError(f"{source}: {e}") from None
+
     parse.__name__ = convert.__name__
     return parse
 
@@ -163,8 +165,10 @@ def time_bank_s(text: str) -> float:
 def one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Returns ``parser``, made to report a bad argument as one line on stderr (its
     prog and the message, no usage) and exit 2, as the other commands' errors are."""
+
     def error(message: str) -> NoReturn:
         parser.exit(2, f"{parser.prog}: {message}\n")
+
     # On the instance, so that parsers made by add_parser get it too; mypy refuses
     # any assignment to a method, and argparse has no hook for its error output.
     parser.error = error  # type: ignore[method-assign]

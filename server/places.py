@@ -66,13 +66,20 @@ class Places:
         for i, token in enumerate(tokens):
             call = self._calls.get(token)
             if call is None:
-                raise PlaceError(f"places[{i}]: no open place has this token (its "
-                                 f"PlayMatches call has ended, or it was never given)")
+                raise PlaceError(
+                    f"places[{i}]: no open place has this token (its "
+                    f"PlayMatches call has ended, or it was never given)"
+                )
             if token in tokens[:i]:
-                raise PlaceError(f"places[{i}]: the place of places[{tokens.index(token)}] "
-                                 f"again; a call plays one seat at a time")
+                raise PlaceError(
+                    f"places[{i}]: the place of places[{tokens.index(token)}] "
+                    f"again; a call plays one seat at a time"
+                )
             if call.offered:
-                raise PlaceError(f"places[{i}]: the place has a seat waiting already, for "
-                                 f"when its match in play ends", busy=True)
+                raise PlaceError(
+                    f"places[{i}]: the place has a seat waiting already, for "
+                    f"when its match in play ends",
+                    busy=True,
+                )
             calls.append(call)
         return calls

@@ -108,8 +108,7 @@ def check_rate(text: str) -> str:
         try:
             limits.parse(text)
         except ValueError:
-            raise ValueError("need a rate such as 20/minute or 50/second, or '' for none"
-                             ) from None
+            raise ValueError("need a rate such as 20/minute or 50/second, or '' for none") from None
     return text.strip()
 
 
@@ -125,9 +124,9 @@ class Rates:
         import limits.strategies
 
         self._items: dict[str, limits.RateLimitItem] = {
-            kind: limits.parse(rate) for kind, rate in kinds.items() if rate}
-        self._limiter = limits.strategies.MovingWindowRateLimiter(
-            limits.storage.MemoryStorage())
+            kind: limits.parse(rate) for kind, rate in kinds.items() if rate
+        }
+        self._limiter = limits.strategies.MovingWindowRateLimiter(limits.storage.MemoryStorage())
 
     def refuse(self, kind: str, address: str) -> float | None:
         """Counts one call of ``kind`` from ``address``; returns None when it is within

@@ -63,6 +63,7 @@ def holding(batch_ms: int) -> float:
     0: the default HOLD_SECONDS), in seconds, at most MAX_HOLD_SECONDS."""
     return HOLD_SECONDS if batch_ms <= 0 else min(batch_ms / 1000, MAX_HOLD_SECONDS)
 
+
 STORE_ATTEMPTS: Final = 5
 
 EntriesHook = Callable[[Sequence[Entry]], None]
@@ -99,26 +100,35 @@ class Follower:
     def __init__(self, viewer: int | None, cursor: int, hold: float = HOLD_SECONDS) -> None:
         self.viewer = viewer
         self.cursor = cursor
-        self.hold = hold                    # seconds events may wait that ask nothing of it
+        self.hold = hold  # seconds events may wait that ask nothing of it
         self.wake = asyncio.Event()
 
 
 class Runner:
     """One match, driven on the event loop. All methods run on the loop."""
 
-    def __init__(self, match: Match, tokens: tuple[str, ...], storage: st.Storage,
-                 clock: Clock, start_timeout: float, *, token_hashes: tuple[str, ...] = (),
-                 journal: Journal | None = None, resumed: bool = False) -> None:
+    def __init__(
+        self,
+        match: Match,
+        tokens: tuple[str, ...],
+        storage: st.Storage,
+        clock: Clock,
+        start_timeout: float,
+        *,
+        token_hashes: tuple[str, ...] = (),
+        journal: Journal | None = None,
+        resumed: bool = False,
+    ) -> None:
         self.match = match
         self.id = match.id
-        self.tokens = tokens            # empty for a resumed match: only hashes are kept
+        self.tokens = tokens  # empty for a resumed match: only hashes are kept
         self.token_hashes = token_hashes
         self.storage = storage
         self.clock = clock
         self.journal = journal
-        self.visible = len(match.log)   # the log entries streams may send
+        self.visible = len(match.log)  # the log entries streams may send
         self._committed: asyncio.Future[None] | None = None
-        self._advanced = asyncio.Event()    # set whenever ``visible`` moves on
+        self._advanced = asyncio.Event()  # set whenever ``visible`` moves on
         self.followers: set[Follower] = set()
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
@@ -130,15 +140,18 @@ class Runner:
         self._ending: asyncio.Task[None] | None = None
         self._result: asyncio.Future[MatchResult] = asyncio.get_running_loop().create_future()
         if not resumed:
-            storage.add_match(match.id, match.players, match.names, match.settings.ladder,
-                              iso(match.created))
+            storage.add_match(
+                match.id, match.players, match.names, match.settings.ladder, iso(match.created)
+            )
         # A resumed match that still waits gets its start timeout again from now.
         start_from = clock.now() if resumed else match.created
-        self._start_timer: Timer | None = clock.call_at(
-            start_from + start_timeout, self._start_timeout) if match.status == WAITING \
+        self._start_timer: Timer | None = (
+            clock.call_at(start_from + start_timeout, self._start_timeout)
+            if match.status == WAITING
             else None
+        )
         if resumed:
-            self._after(0)              # the open decision's timer; nothing to send yet
+            self._after(0)  # the open decision's timer; nothing to send yet
 
     # -- what the match is ---------------------------------------------------------
 
@@ -162,8 +175,7 @@ class Runner:
 
     # -- calls into the match ------------------------------------------------------
 
-    def join(self, seat: int, name: str | None = None, client_seed: str | None = None
-             ) -> None:
+    def join(self, seat: int, name: str | None = None, client_seed: str | None = None) -> None:
         """Takes a seat (again), with a name and a client seed (see Match.join); starts
         the match once every seat is in."""
         match = self.match
@@ -172,16 +184,20 @@ class Runner:
         renamed = match.join(seat, name, client_seed)
         if renamed:
             self.storage.set_names(self.id, match.names)
-        if first or renamed or (match.fairness is not None and
-                                match.fairness.client_seeds[seat] != seeds):
+        if (
+            first
+            or renamed
+            or (match.fairness is not None and match.fairness.client_seeds[seat] != seeds)
+        ):
             self._write({"k": "join", "seat": seat, "name": name, "seed": client_seed})
         if first:
             log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])
         if self.match.all_joined:
             self._start()
 
-    def answer(self, seat: int, decision_id: str, option: int | None,
-               action: Action | None) -> Outcome:
+    def answer(
+        self, seat: int, decision_id: str, option: int | None, action: Action | None
+    ) -> Outcome:
         """Returns the outcome of a seat's answer, applied when accepted."""
         before = len(self.match.log)
         now = self.clock.now()
@@ -218,8 +234,11 @@ class Runner:
     def _start_timeout(self) -> None:
         self._start_timer = None
         if self.match.status == WAITING:
-            log.info("match_start_timeout", match=self.id,
-                     absent=[i for i, j in enumerate(self.match.joined) if not j])
+            log.info(
+                "match_start_timeout",
+                match=self.id,
+                absent=[i for i, j in enumerate(self.match.joined) if not j],
+            )
             self._start()
 
     def _on_clock(self) -> None:
@@ -233,9 +252,15 @@ class Runner:
         self.match.tick(now, absent)
         for entry in self.match.log[before:]:
             if isinstance(entry, Defaulted):
-                log.info("deadline_passed", match=self.id, seat=entry.seat,
-                         decision=entry.decision_id, reason=entry.reason,
-                         strikes=entry.strikes, autopilot=entry.autopilot)
+                log.info(
+                    "deadline_passed",
+                    match=self.id,
+                    seat=entry.seat,
+                    decision=entry.decision_id,
+                    reason=entry.reason,
+                    strikes=entry.strikes,
+                    autopilot=entry.autopilot,
+                )
         self._after(before)
 
     # -- after every call ----------------------------------------------------------
@@ -276,7 +301,7 @@ class Runner:
     def _show(self, upto: int) -> None:
         """Makes the log up to ``upto`` visible to the streams and wakes them."""
         if upto > self.visible:
-            new = self.match.log[self.visible:upto]
+            new = self.match.log[self.visible : upto]
             self.visible = upto
             self._advanced.set()
             self._notify(new)
@@ -303,12 +328,15 @@ class Runner:
         if match.status == ENDING and self._ending is None:
             # An ended match wakes for nothing more: its timers go, and with them the
             # event loop's references to it.
-            for timer in (self._start_timer, self._timer,
-                          *(timer for timer, _ in self._held.values())):
+            for timer in (
+                self._start_timer,
+                self._timer,
+                *(timer for timer, _ in self._held.values()),
+            ):
                 if timer is not None:
                     timer.cancel()
             self._start_timer = self._timer = self._timer_at = None
-            self._held.clear()      # (the end wakes every follower)
+            self._held.clear()  # (the end wakes every follower)
             self._ending = asyncio.ensure_future(self._store_and_announce())
         if new:
             for hook in self.on_entries:
@@ -383,27 +411,53 @@ class Runner:
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
                 stored = await self.storage.end_match(
-                    self.id, pending.status, record, players=match.players, names=match.names,
-                    ladder=match.settings.ladder, created=iso(match.created),
-                    winners=pending.winners, ranks=pending.ranks, delivered=pending.delivered,
-                    reason=pending.reason)
+                    self.id,
+                    pending.status,
+                    record,
+                    players=match.players,
+                    names=match.names,
+                    ladder=match.settings.ladder,
+                    created=iso(match.created),
+                    winners=pending.winners,
+                    ranks=pending.ranks,
+                    delivered=pending.delivered,
+                    reason=pending.reason,
+                )
                 if not stored:
                     # The row had ended already (another server on the file marked it
                     # aborted): what is stored is not this end, so it is not announced.
-                    log.error("match_end_not_stored", match=self.id,
-                              reason="the stored match had already ended")
+                    log.error(
+                        "match_end_not_stored",
+                        match=self.id,
+                        reason="the stored match had already ended",
+                    )
                 break
             except st.StorageError as e:
                 log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))
-                await asyncio.sleep(0.1 * 2 ** attempt)
+                await asyncio.sleep(0.1 * 2**attempt)
         # Never announce a result that is not stored: the match counts as cut off
         # (the database still says it runs, and the next start marks it aborted).
         ended = match.result(stored)
         before = len(match.log)
         match.finish(ended)
         self._after(before)
-        log.info("match_ended", match=self.id, status=ended.status, winners=list(ended.winners),
-                 delivered=list(ended.delivered), reason=ended.reason)
-        self._result.set_result(MatchResult(
-            self.id, ended.status, ended.winners, ended.ranks, ended.delivered,
-            tuple(match.names), record, ended.reason))
+        log.info(
+            "match_ended",
+            match=self.id,
+            status=ended.status,
+            winners=list(ended.winners),
+            delivered=list(ended.delivered),
+            reason=ended.reason,
+        )
+        self._result.set_result(
+            MatchResult(
+                self.id,
+                ended.status,
+                ended.winners,
+                ended.ranks,
+                ended.delivered,
+                tuple(match.names),
+                record,
+                ended.reason,
+            )
+        )

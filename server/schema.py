@@ -111,8 +111,9 @@ def _postgres_revision(url: str) -> str | None:
                 return None
     except psycopg.Error as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise SchemaError(f"{shown(url)}: cannot read the database's schema revision: "
-                          f"{first}") from e
+        raise SchemaError(
+            f"{shown(url)}: cannot read the database's schema revision: {first}"
+        ) from e
     return None if row is None else str(row[0])
 
 
@@ -126,8 +127,7 @@ def upgrade(path: str | Path, target: str = "head") -> bool:
     _alembic("upgrade", path, target)
     after = revision(path)
     if after != before:
-        log.info("database_schema_upgraded", db=shown(path), revision_before=before,
-                 revision=after)
+        log.info("database_schema_upgraded", db=shown(path), revision_before=before, revision=after)
     return True
 
 
@@ -152,15 +152,19 @@ def _alembic(command: str, path: str | Path, target: str) -> None:
             config.attributes["connection"] = connection
             getattr(commands, command)(config, target)
     except CommandError as e:
-        raise SchemaError(f"{named}: the database's schema revision is not one this server "
-                          f"knows (written by a newer server?): {e}") from e
+        raise SchemaError(
+            f"{named}: the database's schema revision is not one this server "
+            f"knows (written by a newer server?): {e}"
+        ) from e
     except DBAPIError as e:
         if isinstance(e.orig, sqlite3.DatabaseError) and not isinstance(
-                e.orig, sqlite3.OperationalError):
+            e.orig, sqlite3.OperationalError
+        ):
             raise SchemaError(f"{named}: the database is damaged: {e.orig}") from e
         first = (str(e.orig).strip().splitlines() or [type(e.orig).__name__])[0]
-        raise SchemaError(f"{named}: the schema could not be brought to revision {target}: "
-                          f"{first}") from e
+        raise SchemaError(
+            f"{named}: the schema could not be brought to revision {target}: {first}"
+        ) from e
     finally:
         engine.dispose()
 

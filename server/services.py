@@ -120,8 +120,7 @@ class Replies:
     def due(self, cursor: int, visible: int) -> bool:
         """Returns True when the first reply goes before the log entry at ``cursor``
         and the log it waits for is ``visible``."""
-        return bool(self._items) and self._items[0][0] <= cursor and \
-            self._items[0][1] <= visible
+        return bool(self._items) and self._items[0][0] <= cursor and self._items[0][1] <= visible
 
     def take(self) -> bytes:
         """Returns the first reply, removed (and makes room for the reader)."""
@@ -130,11 +129,15 @@ class Replies:
         return reply
 
 
-async def _stream(match: Runner, viewer: int | None, after: int,
-                  replies: Replies | None = None,
-                  opened: Callable[[Follower], None] | None = None,
-                  stopped: Callable[[], bool] | None = None,
-                  hold: float = HOLD_SECONDS) -> AsyncIterator[bytes]:
+async def _stream(
+    match: Runner,
+    viewer: int | None,
+    after: int,
+    replies: Replies | None = None,
+    opened: Callable[[Follower], None] | None = None,
+    stopped: Callable[[], bool] | None = None,
+    hold: float = HOLD_SECONDS,
+) -> AsyncIterator[bytes]:
     """Yields encoded ``SeatEvents`` messages for ``viewer``: first the snapshot, then,
     each time the stream is woken (see ``server.runner``), every pending item as one
     message, until the match's end has been sent, or until ``stopped()`` is true when
@@ -154,8 +157,9 @@ async def _stream(match: Runner, viewer: int | None, after: int,
         now = match.clock.now()
         first = [wire.snapshot_entry(visibility.snapshot(state, viewer, after), state, now)]
         if state.ended is not None:
-            first.append(wire.stream_entry(visibility.final(state, state.ended, viewer),
-                                           state, now))
+            first.append(
+                wire.stream_entry(visibility.final(state, state.ended, viewer), state, now)
+            )
             yield b"".join(first)
             return
         yield b"".join(first)
@@ -170,7 +174,7 @@ async def _stream(match: Runner, viewer: int | None, after: int,
                     pending.append(replies.take())
                     continue
                 if follower.cursor >= match.visible:
-                    break               # a reply waits for its answer to be committed
+                    break  # a reply waits for its answer to be committed
                 entry = entries[follower.cursor]
                 follower.cursor += 1
                 item = visibility.item(state, entry, viewer)
@@ -198,26 +202,32 @@ class SeatService:
         self.host = host
         self.quotas = quotas
         self.places = places
-        self._streams: dict[tuple[str, int], int] = {}   # open Observe and Play per seat
+        self._streams: dict[tuple[str, int], int] = {}  # open Observe and Play per seat
 
     def _seat(self, context: Context) -> tuple[Runner, int]:
         """Returns (match, seat) the call's seat token names; raises Refused."""
         token = metadata(context, SEAT_TOKEN)
         if not token:
-            raise Refused(grpc.StatusCode.UNAUTHENTICATED,
-                          f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat")
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"missing '{SEAT_TOKEN}' metadata: send the seat token of your seat",
+            )
         return self._seat_of(token, f"'{SEAT_TOKEN}'")
 
     def _seat_of(self, token: str, named: str) -> tuple[Runner, int]:
         """Returns (match, seat) of ``token`` (the input ``named``); raises Refused."""
         found = self.host.seat_of(token)
         if found is None and (gone := self.host.retired(token)) is not None:
-            raise Refused(grpc.StatusCode.NOT_FOUND,
-                          f"match {gone!r} has ended and is no longer held by this server; "
-                          f"its record is in Spectate.GetRecord")
+            raise Refused(
+                grpc.StatusCode.NOT_FOUND,
+                f"match {gone!r} has ended and is no longer held by this server; "
+                f"its record is in Spectate.GetRecord",
+            )
         if found is None:
-            raise Refused(grpc.StatusCode.UNAUTHENTICATED,
-                          f"unknown {named}: no seat of a match on this server has it")
+            raise Refused(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"unknown {named}: no seat of a match on this server has it",
+            )
         # Every line logged for this call names the match and the seat.
         structlog.contextvars.bind_contextvars(match=found[0].id, seat=found[1])
         return found
@@ -230,9 +240,11 @@ class SeatService:
         held = self._streams.get(key, 0)
         limit = self.quotas.streams_per_seat
         if held >= limit:
-            raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                          f"seat {seat} already has {limit} open streams (Observe and Play), "
-                          f"the most a seat may hold: close one first")
+            raise Refused(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"seat {seat} already has {limit} open streams (Observe and Play), "
+                f"the most a seat may hold: close one first",
+            )
         self._streams[key] = held + 1
         try:
             yield
@@ -256,8 +268,7 @@ class SeatService:
         match.join(seat, name, client_seed)
         return wire.join_response(match.match, seat)
 
-    async def Observe(self, request: pb.ObserveRequest, context: Context
-                      ) -> AsyncIterator[bytes]:
+    async def Observe(self, request: pb.ObserveRequest, context: Context) -> AsyncIterator[bytes]:
         with contextlib.ExitStack() as held:
             try:
                 match, seat = self._seat(context)
@@ -266,8 +277,9 @@ class SeatService:
                 _refuse_stream(context, e)
                 return
             match.join(seat)
-            async for message in _stream(match, seat, request.after_sequence,
-                                         hold=holding(request.batch_ms)):
+            async for message in _stream(
+                match, seat, request.after_sequence, hold=holding(request.batch_ms)
+            ):
                 yield message
 
     async def Act(self, request: pb.ActRequest, context: Context) -> pb.ActResponse:
@@ -275,20 +287,25 @@ class SeatService:
         outcome = _act(match, seat, request)
         if outcome.accepted:
             try:
-                await match.committed()     # replied to once the answer would survive a crash
+                await match.committed()  # replied to once the answer would survive a crash
             except StorageError as e:
-                await abort(context, grpc.StatusCode.UNAVAILABLE,
-                            f"the answer could not be stored: {e}")
+                await abort(
+                    context, grpc.StatusCode.UNAVAILABLE, f"the answer could not be stored: {e}"
+                )
         if not outcome.accepted:
             assert outcome.refusal is not None
             context.set_trailing_metadata(
-                (("refusal", f"REFUSAL_{outcome.refusal.name}"),
-                 *((("rule", outcome.rule),) if outcome.rule else ())))
+                (
+                    ("refusal", f"REFUSAL_{outcome.refusal.name}"),
+                    *((("rule", outcome.rule),) if outcome.rule else ()),
+                )
+            )
             await abort(context, STATUS_OF[outcome.refusal], outcome.message)
         return wire.act_response(request.decision_id, outcome)
 
-    async def Play(self, requests: AsyncIterator[pb.PlayRequest], context: Context
-                   ) -> AsyncIterator[bytes]:
+    async def Play(
+        self, requests: AsyncIterator[pb.PlayRequest], context: Context
+    ) -> AsyncIterator[bytes]:
         with contextlib.ExitStack() as held:
             try:
                 match, seat = self._seat(context)
@@ -298,32 +315,46 @@ class SeatService:
                 return
             try:
                 first = await _next(requests)
-            except Exception:           # bytes that do not decode as a PlayRequest
-                _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
-                                                "the first Play message could not be read "
-                                                "as a PlayRequest"))
+            except Exception:  # bytes that do not decode as a PlayRequest
+                _refuse_stream(
+                    context,
+                    Refused(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        "the first Play message could not be read as a PlayRequest",
+                    ),
+                )
                 return
             if first is None or first.WhichOneof("message") != "observe":
-                _refuse_stream(context, Refused(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    "the first message of Play must carry 'observe'"))
+                _refuse_stream(
+                    context,
+                    Refused(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        "the first message of Play must carry 'observe'",
+                    ),
+                )
                 return
             match.join(seat)
             call = PlayCall(requests, self.quotas.reply_queue, "Play")
             try:
-                async for message in call.sit(match, seat, first.observe.after_sequence,
-                                              holding(first.observe.batch_ms)):
+                async for message in call.sit(
+                    match, seat, first.observe.after_sequence, holding(first.observe.batch_ms)
+                ):
                     yield message
                 if call.failed:
-                    _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT,
-                                                    call.failed))
+                    _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, call.failed))
             finally:
                 call.close()
 
-    async def PlayMatches(self, requests: AsyncIterator[pb.PlayRequest], context: Context
-                          ) -> AsyncIterator[bytes]:
-        call = PlayCall(requests, self.quotas.reply_queue, "PlayMatches", self._take,
-                        Placing(self.places, self._take_placed))
+    async def PlayMatches(
+        self, requests: AsyncIterator[pb.PlayRequest], context: Context
+    ) -> AsyncIterator[bytes]:
+        call = PlayCall(
+            requests,
+            self.quotas.reply_queue,
+            "PlayMatches",
+            self._take,
+            Placing(self.places, self._take_placed),
+        )
         try:
             # Headers at once: the client knows its call is taken up before it sits.
             await context.send_initial_metadata(())
@@ -331,15 +362,16 @@ class SeatService:
                 if isinstance(seated, Refused):
                     _refuse_stream(context, seated)
                     return
-                if isinstance(seated, str):     # the call is a place: its token
+                if isinstance(seated, str):  # the call is a place: its token
                     yield wire.waiting(seated)
                     continue
                 taken, sitting = seated
                 structlog.contextvars.bind_contextvars(match=taken.match.id, seat=taken.seat)
                 try:
                     with taken.held:
-                        async for message in call.sit(taken.match, taken.seat, taken.after,
-                                                      taken.hold, sitting):
+                        async for message in call.sit(
+                            taken.match, taken.seat, taken.after, taken.hold, sitting
+                        ):
                             yield message
                 finally:
                     structlog.contextvars.unbind_contextvars("match", "seat")
@@ -347,7 +379,6 @@ class SeatService:
                 _refuse_stream(context, Refused(grpc.StatusCode.INVALID_ARGUMENT, call.failed))
         finally:
             call.close()
-
 
     def _take(self, sit: pb.SitRequest) -> Taken:
         """Returns the seat a PlayMatches ``sit`` takes, joined; raises Refused.
@@ -357,16 +388,24 @@ class SeatService:
         event loop, and the seat that completes a match starts it at once."""
         match, seat = self._seat_of(sit.seat_token, "sit.seat_token")
         name, client_seed = _joining(sit.name, sit.client_seed, "sit.")
-        return self._joined(match, seat, name, client_seed, sit.after_sequence,
-                            holding(sit.batch_ms))
+        return self._joined(
+            match, seat, name, client_seed, sit.after_sequence, holding(sit.batch_ms)
+        )
 
     def _take_placed(self, match: Runner, seat: int, name: str, hold: float) -> Taken:
         """Returns the seat an organiser gave a place, joined with the place's name (""
         keeps the seat's); raises Refused."""
         return self._joined(match, seat, name or None, None, 0, hold)
 
-    def _joined(self, match: Runner, seat: int, name: str | None, client_seed: str | None,
-                after: int, hold: float) -> Taken:
+    def _joined(
+        self,
+        match: Runner,
+        seat: int,
+        name: str | None,
+        client_seed: str | None,
+        after: int,
+        hold: float,
+    ) -> Taken:
         """Returns ``seat`` taken and joined, holding one of its open streams; raises
         Refused when it holds its limit of them already."""
         held = contextlib.ExitStack()
@@ -428,9 +467,14 @@ class PlayCall:
     once a ``wait`` has made the call a place, an organiser's CreateMatch seats it
     (:meth:`offer`, see ``server.places``)."""
 
-    def __init__(self, requests: AsyncIterator[pb.PlayRequest], reply_limit: int,
-                 method: str, take: Take | None = None, placing: Placing | None = None
-                 ) -> None:
+    def __init__(
+        self,
+        requests: AsyncIterator[pb.PlayRequest],
+        reply_limit: int,
+        method: str,
+        take: Take | None = None,
+        placing: Placing | None = None,
+    ) -> None:
         self._requests = requests
         self._reply_limit = reply_limit
         self._method = method
@@ -442,7 +486,7 @@ class PlayCall:
         self._place_name = ""
         self._place_hold = HOLD_SECONDS
         self._offered: tuple[Runner, int] | None = None
-        self._sitting: Sitting | None = None    # the seat the call's answers go to
+        self._sitting: Sitting | None = None  # the seat the call's answers go to
         self._sits: asyncio.Queue[Seated | None] = asyncio.Queue()
         #: Why the call must end with INVALID_ARGUMENT ("" while nothing is wrong).
         self.failed = ""
@@ -484,8 +528,14 @@ class PlayCall:
             return
         self._seated(taken)
 
-    async def sit(self, match: Runner, seat: int, after: int, hold: float = HOLD_SECONDS,
-                  sitting: Sitting | None = None) -> AsyncIterator[bytes]:
+    async def sit(
+        self,
+        match: Runner,
+        seat: int,
+        after: int,
+        hold: float = HOLD_SECONDS,
+        sitting: Sitting | None = None,
+    ) -> AsyncIterator[bytes]:
         """Yields the messages of ``seat``'s stream until its match's end has been sent,
         answering the acts that come meanwhile (``hold``: see ``_stream``). The caller
         has taken the seat (``Runner.join``); ``sitting`` is its place on the call, if
@@ -494,12 +544,18 @@ class PlayCall:
             sitting = self._sitting = Sitting(match, seat, Replies(self._reply_limit))
         self._start()
         try:
-            async for message in _stream(match, seat, after, sitting.replies,
-                                         sitting.followers.append, lambda: bool(self.failed),
-                                         hold):
+            async for message in _stream(
+                match,
+                seat,
+                after,
+                sitting.replies,
+                sitting.followers.append,
+                lambda: bool(self.failed),
+                hold,
+            ):
                 yield message
         finally:
-            if self._sitting is sitting:    # (not a seat the next sit took meanwhile)
+            if self._sitting is sitting:  # (not a seat the next sit took meanwhile)
                 self._sitting = None
 
     def close(self) -> None:
@@ -510,7 +566,7 @@ class PlayCall:
         if self._place:
             assert self._placing is not None
             self._placing.places.remove(self._place)
-            self._offered = None    # (its seat is left to its deadlines)
+            self._offered = None  # (its seat is left to its deadlines)
         while not self._sits.empty():
             seated = self._sits.get_nowait()
             if isinstance(seated, tuple):
@@ -548,8 +604,10 @@ class PlayCall:
             sitting = self._sitting
             if self._method == "PlayMatches" and self._between():
                 if kind in ("sit", "wait") and self._place:
-                    self._fail(f"a place takes no {kind!r}: its seats come from the "
-                               f"organiser's CreateMatch")
+                    self._fail(
+                        f"a place takes no {kind!r}: its seats come from the "
+                        f"organiser's CreateMatch"
+                    )
                     return
                 if kind == "sit":
                     if not self._seat(req.sit):
@@ -557,9 +615,11 @@ class PlayCall:
                 elif kind == "wait":
                     if not self._wait(req.wait):
                         return
-                elif kind != "act":         # (a late answer to an ended match: dropped)
-                    self._fail(f"between matches PlayMatches takes only 'sit', got "
-                               f"{kind or 'an empty message'!r}")
+                elif kind != "act":  # (a late answer to an ended match: dropped)
+                    self._fail(
+                        f"between matches PlayMatches takes only 'sit', got "
+                        f"{kind or 'an empty message'!r}"
+                    )
                     return
                 continue
             if sitting is None:
@@ -606,13 +666,20 @@ class PlayCall:
             outcome = _act(match, sitting.seat, req.act)
             decision_id = req.act.decision_id
         else:
-            outcome = refused(Refusal.MALFORMED, "after the first message, Play takes only "
-                              "'act'" if self._method == "Play" else "while a match is in "
-                              "play, PlayMatches takes only 'act' (the next 'sit' goes after "
-                              "match_ended)")
+            outcome = refused(
+                Refusal.MALFORMED,
+                "after the first message, Play takes only 'act'"
+                if self._method == "Play"
+                else "while a match is in "
+                "play, PlayMatches takes only 'act' (the next 'sit' goes after "
+                "match_ended)",
+            )
             decision_id = ""
-        sitting.replies.append(position, wire.act_result(
-            decision_id, outcome, STATUS_OF[outcome.refusal].value[0]), len(match.match.log))
+        sitting.replies.append(
+            position,
+            wire.act_result(decision_id, outcome, STATUS_OF[outcome.refusal].value[0]),
+            len(match.match.log),
+        )
         # A refusal goes at once: the seat may have to answer again. An accepted
         # answer's reply waits, as other events do, at most the stream's hold, to go
         # with what it caused and usually with the seat's next request.
@@ -627,8 +694,10 @@ def _joining(name: str, client_seed: str, prefix: str = "") -> tuple[str, str]:
     """Returns the name and the client seed ("": none) a seat joins with, checked;
     raises Refused naming the field (``prefix`` before its name)."""
     if len(name) > NAME_LIMIT:
-        raise Refused(grpc.StatusCode.INVALID_ARGUMENT,
-                      f"{prefix}name: at most {NAME_LIMIT} characters, got {len(name)}")
+        raise Refused(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{prefix}name: at most {NAME_LIMIT} characters, got {len(name)}",
+        )
     try:
         return name, check_client_seed(client_seed)
     except ValueError as e:
@@ -642,8 +711,7 @@ def _refuse_stream(context: Context, refusal: Refused) -> None:
     context.set_details(refusal.message)
 
 
-async def _refuse_opening(requests: AsyncIterator[Any], context: Context,
-                          refusal: Refused) -> None:
+async def _refuse_opening(requests: AsyncIterator[Any], context: Context, refusal: Refused) -> None:
     """Ends a client-streaming call refused as it opens, once its first message has
     come (or after FIRST_MESSAGE_SECONDS): a status sent while the client's first
     message is on its way fails the client's write, which it sees as INTERNAL."""
@@ -683,16 +751,21 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
     if match is not None and not match.ended:
         if so_far:
             return wire.game_record(match_id, match.record_so_far())
-        await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                     f"match {_quoted(match_id)} is still being played; its record comes at "
-                     f"the end")
+        await abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"match {_quoted(match_id)} is still being played; its record comes at the end",
+        )
     row = host.storage.match(match_id)
     if row is None:
         await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {_quoted(match_id)}")
     record = host.storage.record(match_id)
     if record is None:
-        await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                     f"match {_quoted(match_id)} is {row.status} and has no record yet")
+        await abort(
+            context,
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"match {_quoted(match_id)} is {row.status} and has no record yet",
+        )
     return wire.game_record(match_id, record)
 
 
@@ -705,9 +778,13 @@ class SpectateService:
     async def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[bytes]:
         match = self.host.get(request.match_id)
         if match is None:
-            _refuse_stream(context, Refused(
-                grpc.StatusCode.NOT_FOUND,
-                f"no match {_quoted(request.match_id)} is held by this server"))
+            _refuse_stream(
+                context,
+                Refused(
+                    grpc.StatusCode.NOT_FOUND,
+                    f"no match {_quoted(request.match_id)} is held by this server",
+                ),
+            )
             return
         structlog.contextvars.bind_contextvars(match=match.id, spectator=True)
         async for message in _stream(match, None, request.after_sequence):
@@ -748,16 +825,22 @@ class OrganiserService(pb_grpc.OrganiserServicer):
         except wire.WireError as e:
             raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
         try:
-            placed = self.places.calls(request.places, setup.players) if request.places \
-                else []
+            placed = self.places.calls(request.places, setup.players) if request.places else []
         except PlaceError as e:
-            raise Refused(grpc.StatusCode.FAILED_PRECONDITION if e.busy
-                          else grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
+            raise Refused(
+                grpc.StatusCode.FAILED_PRECONDITION if e.busy else grpc.StatusCode.INVALID_ARGUMENT,
+                str(e),
+            ) from e
         try:
             match = self.host.create_match(
-                setup.players, seed=setup.seed, colours=setup.colours,
-                first_player=setup.first_player, deadline_ms=setup.deadline_ms,
-                time_bank_ms=setup.time_bank_ms, names=setup.names)
+                setup.players,
+                seed=setup.seed,
+                colours=setup.colours,
+                first_player=setup.first_player,
+                deadline_ms=setup.deadline_ms,
+                time_bank_ms=setup.time_bank_ms,
+                names=setup.names,
+            )
         except HostClosed as e:
             raise Refused(grpc.StatusCode.UNAVAILABLE, str(e)) from e
         except (IllegalActionError, ValueError) as e:
@@ -768,20 +851,22 @@ class OrganiserService(pb_grpc.OrganiserServicer):
             call.offer(match, seat)
         return wire.create_response(match.match, match.tokens)
 
-    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Context
-                          ) -> pb.CreateMatchResponse:
+    async def CreateMatch(
+        self, request: pb.CreateMatchRequest, context: Context
+    ) -> pb.CreateMatchResponse:
         await self._check(context)
         try:
             return self._create(request)
         except Refused as e:
             await abort(context, e.code, e.message)
 
-    async def CreateMatches(self, requests: AsyncIterator[pb.CreateMatchRequest],
-                            context: Context) -> AsyncIterator[pb.CreateMatchResponse]:
+    async def CreateMatches(
+        self, requests: AsyncIterator[pb.CreateMatchRequest], context: Context
+    ) -> AsyncIterator[pb.CreateMatchResponse]:
         if (refusal := self._refusal(context)) is not None:
             await _refuse_opening(requests, context, refusal)
             return
-        await context.send_initial_metadata(())     # taken up: see PlayMatches
+        await context.send_initial_metadata(())  # taken up: see PlayMatches
         async for request in requests:
             try:
                 response = self._create(request)
@@ -790,11 +875,12 @@ class OrganiserService(pb_grpc.OrganiserServicer):
                 return
             yield response
 
-    async def ListMatches(self, request: pb.ListMatchesRequest, context: Context
-                          ) -> pb.ListMatchesResponse:
+    async def ListMatches(
+        self, request: pb.ListMatchesRequest, context: Context
+    ) -> pb.ListMatchesResponse:
         await self._check(context)
         limit = min(request.limit or 50, LIST_LIMIT_MAX)
-        await self.host.storage.writer.flush()     # list the matches just created, too
+        await self.host.storage.writer.flush()  # list the matches just created, too
         rows = self.host.storage.matches(limit)
         return wire.list_response(rows)
 
@@ -806,30 +892,33 @@ class OrganiserService(pb_grpc.OrganiserServicer):
 # -- registration ----------------------------------------------------------------------
 
 
-def register(server: grpc.aio.Server, host: Host, organiser_key: str,
-             quotas: Quotas) -> list[str]:
+def register(server: grpc.aio.Server, host: Host, organiser_key: str, quotas: Quotas) -> list[str]:
     """Returns the full names of the services added to ``server`` (Seat, Spectate,
     Organiser), whose calls keep ``quotas``."""
     places = Places()
     seat = SeatService(host, quotas, places)
     spectate = SpectateService(host)
-    kinds = {"Join": grpc.unary_unary_rpc_method_handler,
-             "Observe": grpc.unary_stream_rpc_method_handler,
-             "Act": grpc.unary_unary_rpc_method_handler,
-             "Play": grpc.stream_stream_rpc_method_handler,
-             "PlayMatches": grpc.stream_stream_rpc_method_handler,
-             "Watch": grpc.unary_stream_rpc_method_handler,
-             "GetRecord": grpc.unary_unary_rpc_method_handler}
+    kinds = {
+        "Join": grpc.unary_unary_rpc_method_handler,
+        "Observe": grpc.unary_stream_rpc_method_handler,
+        "Act": grpc.unary_unary_rpc_method_handler,
+        "Play": grpc.stream_stream_rpc_method_handler,
+        "PlayMatches": grpc.stream_stream_rpc_method_handler,
+        "Watch": grpc.unary_stream_rpc_method_handler,
+        "GetRecord": grpc.unary_unary_rpc_method_handler,
+    }
     servicers: dict[str, Any] = {"mammamia.v1.Seat": seat, "mammamia.v1.Spectate": spectate}
     handlers: dict[str, dict[str, grpc.RpcMethodHandler[Any, Any]]] = {
-        service: {method: kinds[method](getattr(servicers[service], method), parse, serialize)
-                  for method, (parse, serialize) in methods.items()}
-        for service, methods in wire.CODECS.items()}
+        service: {
+            method: kinds[method](getattr(servicers[service], method), parse, serialize)
+            for method, (parse, serialize) in methods.items()
+        }
+        for service, methods in wire.CODECS.items()
+    }
     for name, methods in handlers.items():
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)
-    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key, places),
-                                            server)
+    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key, places), server)
     return [*handlers, "mammamia.v1.Organiser"]
 
 

@@ -56,6 +56,7 @@ FINISHED = "finished"
 ABORTED = "aborted"
 ENDED = (FINISHED, ABORTED)
 
+
 class StorageError(RuntimeError):
     """The database could not store a write (the message says why)."""
 
@@ -67,7 +68,8 @@ _END_MATCH = (
     "ON CONFLICT (id) DO UPDATE SET status = excluded.status, names = excluded.names, "
     "ended = excluded.ended, winners = excluded.winners, ranks = excluded.ranks, "
     "delivered = excluded.delivered, reason = excluded.reason, "
-    "record = excluded.record WHERE matches.status IN ('waiting', 'running')")
+    "record = excluded.record WHERE matches.status IN ('waiting', 'running')"
+)
 
 
 def now_iso() -> str:
@@ -102,8 +104,10 @@ class PostgresIntegrityError(PostgresError):
 #: What a failed statement raises, on either database.
 ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.Error, PostgresError)
 #: What a statement that breaks a constraint raises, on either database.
-INTEGRITY_ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.IntegrityError,
-                                                       PostgresIntegrityError)
+INTEGRITY_ERRORS: Final[tuple[type[Exception], ...]] = (
+    sqlite3.IntegrityError,
+    PostgresIntegrityError,
+)
 
 
 class Cursor(Protocol):
@@ -179,7 +183,7 @@ class PostgresConnection:
         self.url = url
         self.durable = durable
         self._db: psycopg.Connection[tuple[Any, ...]] | None = None
-        self._begun = False     # a BEGIN was sent, and no COMMIT or ROLLBACK since
+        self._begun = False  # a BEGIN was sent, and no COMMIT or ROLLBACK since
         self._live()
 
     def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -206,8 +210,11 @@ class PostgresConnection:
         """Whether a transaction is open on this connection."""
         from psycopg.pq import TransactionStatus
 
-        return self._db is not None and not self._db.closed and \
-            self._db.info.transaction_status != TransactionStatus.IDLE
+        return (
+            self._db is not None
+            and not self._db.closed
+            and self._db.info.transaction_status != TransactionStatus.IDLE
+        )
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
         """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
@@ -223,13 +230,17 @@ class PostgresConnection:
                 # no writes would otherwise fail once per restart of the database.
                 # Inside a transaction it is not: on a new connection it would run
                 # outside that transaction (without its locks), so the error stands.
-                if not (self._db is not None and self._db.broken and not self._begun
-                        and word.startswith("SELECT")):
+                if not (
+                    self._db is not None
+                    and self._db.broken
+                    and not self._begun
+                    and word.startswith("SELECT")
+                ):
                     raise
                 cursor = self._live().execute(_placeholders(sql), parameters)
             finally:
                 if word.startswith(("COMMIT", "ROLLBACK")):
-                    self._begun = False     # over, committed or not
+                    self._begun = False  # over, committed or not
             if word.startswith("BEGIN"):
                 self._begun = True
             return cursor
@@ -283,7 +294,7 @@ def transaction(db: Connection, lock: int | None = None) -> Iterator[Connection]
             db.execute("SELECT pg_advisory_xact_lock(?)", (lock,))
         yield db
     except BaseException:
-        with contextlib.suppress(*ERRORS):     # a lost connection has nothing to undo
+        with contextlib.suppress(*ERRORS):  # a lost connection has nothing to undo
             db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
@@ -307,20 +318,36 @@ class MatchRow:
 
 
 #: The columns of a match as listed, in :class:`MatchRow`'s order.
-_COLUMNS = ("id, status, players, names, ladder, created, ended, winners, ranks, "
-            "delivered, reason")
+_COLUMNS = "id, status, players, names, ladder, created, ended, winners, ranks, delivered, reason"
 
 
 def _row(r: Sequence[Any]) -> MatchRow:
-    (match_id, status, players, names, ladder, created, ended, winners, ranks, delivered,
-     reason) = r
-    return MatchRow(id=match_id, status=status, players=players,
-                    names=tuple(json.loads(names)), ladder=bool(ladder),
-                    created=created, ended=ended,
-                    winners=tuple(json.loads(winners or "[]")),
-                    ranks=tuple(json.loads(ranks or "[]")),
-                    delivered=tuple(json.loads(delivered or "[]")),
-                    reason=reason)
+    (
+        match_id,
+        status,
+        players,
+        names,
+        ladder,
+        created,
+        ended,
+        winners,
+        ranks,
+        delivered,
+        reason,
+    ) = r
+    return MatchRow(
+        id=match_id,
+        status=status,
+        players=players,
+        names=tuple(json.loads(names)),
+        ladder=bool(ladder),
+        created=created,
+        ended=ended,
+        winners=tuple(json.loads(winners or "[]")),
+        ranks=tuple(json.loads(ranks or "[]")),
+        delivered=tuple(json.loads(delivered or "[]")),
+        reason=reason,
+    )
 
 
 P = ParamSpec("P")
@@ -363,14 +390,16 @@ class Writer:
     async def run(self, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Returns what ``write(*args, **kwargs)`` returns (or raises what it raises),
         once it has run after every write given before it."""
-        return await asyncio.wrap_future(self._pool.submit(
-            self._watched, functools.partial(write, *args, **kwargs)))
+        return await asyncio.wrap_future(
+            self._pool.submit(self._watched, functools.partial(write, *args, **kwargs))
+        )
 
     def send(self, write: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
         """Queues ``write(*args, **kwargs)`` after every write given before it, without
         waiting for it; a failure is logged (and a later write may repair it)."""
-        self._pool.submit(self._watched, functools.partial(write, *args, **kwargs)
-                          ).add_done_callback(_log_failure)
+        self._pool.submit(
+            self._watched, functools.partial(write, *args, **kwargs)
+        ).add_done_callback(_log_failure)
 
     async def flush(self) -> None:
         """Returns once every write given so far has run."""
@@ -415,7 +444,7 @@ class Storage:
             # readers never wait for the writer).
             self.db = connect(self.path, durable=False)
             try:
-                schema.upgrade(self.path)      # the tables: server/migrations, up to date
+                schema.upgrade(self.path)  # the tables: server/migrations, up to date
             except schema.SchemaError as e:
                 self.db.close()
                 raise StorageError(str(e)) from e
@@ -483,27 +512,33 @@ class Storage:
         if self.dialect == POSTGRESQL:
             self._claim_postgres()
             return
-        claim = open(self.path, "rb")      # noqa: SIM115 (held until close)
+        claim = open(self.path, "rb")  # noqa: SIM115 (held until close)
         try:
             fcntl.flock(claim.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             claim.close()
-            raise StorageError(f"{self.path}: another server uses this database; stop it, "
-                               f"or give this one another --db") from None
+            raise StorageError(
+                f"{self.path}: another server uses this database; stop it, "
+                f"or give this one another --db"
+            ) from None
         self._claim = claim
 
     def _claim_postgres(self) -> None:
         try:
             db = connect(self.path)
-            (taken,) = db.execute("SELECT pg_try_advisory_lock(CAST(? AS INTEGER), "
-                                  "hashtext(?))", (CLAIM_LOCK, self.host_id)).fetchone()
+            (taken,) = db.execute(
+                "SELECT pg_try_advisory_lock(CAST(? AS INTEGER), hashtext(?))",
+                (CLAIM_LOCK, self.host_id),
+            ).fetchone()
         except PostgresError as e:
             raise StorageError(f"{self.name}: {e}") from e
         if not taken:
             db.close()
-            raise StorageError(f"{self.name}: another server uses this database as host "
-                               f"{self.host_id!r}; stop it, or give this one another "
-                               f"--host-id (or --advertise)")
+            raise StorageError(
+                f"{self.name}: another server uses this database as host "
+                f"{self.host_id!r}; stop it, or give this one another "
+                f"--host-id (or --advertise)"
+            )
         self._claimed = db
 
     def adopt(self) -> int:
@@ -514,10 +549,12 @@ class Storage:
         if not self.shared:
             return 0
         with transaction(self.db, CLAIM_LOCK) as db:
-            cur = db.execute("UPDATE matches SET host = ? WHERE host IS NULL AND status IN "
-                             "('waiting', 'running')", (self.host_id,))
-            db.execute("UPDATE match_setups SET host = ? WHERE host IS NULL",
-                       (self.host_id,))
+            cur = db.execute(
+                "UPDATE matches SET host = ? WHERE host IS NULL AND status IN "
+                "('waiting', 'running')",
+                (self.host_id,),
+            )
+            db.execute("UPDATE match_setups SET host = ? WHERE host IS NULL", (self.host_id,))
             return int(cur.rowcount)
 
     def _own(self) -> tuple[str, tuple[str, ...]]:
@@ -536,39 +573,62 @@ class Storage:
         """
         own, mine = self._own()
         with transaction(self.db):
-            ids = [r[0] for r in self.db.execute(
-                "SELECT id FROM matches WHERE status IN ('waiting', 'running')" + own,
-                mine).fetchall() if r[0] not in keep]
+            ids = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT id FROM matches WHERE status IN ('waiting', 'running')" + own, mine
+                ).fetchall()
+                if r[0] not in keep
+            ]
             self.db.executemany(
                 "UPDATE matches SET status = 'aborted', ended = ?, reason = ? WHERE id = ?",
-                [(now_iso(), reason, match_id) for match_id in ids])
+                [(now_iso(), reason, match_id) for match_id in ids],
+            )
         return ids
 
-    def add_match(self, match_id: str, players: int, names: Sequence[str], ladder: bool,
-                  created: str) -> None:
+    def add_match(
+        self, match_id: str, players: int, names: Sequence[str], ladder: bool, created: str
+    ) -> None:
         """Queues storing a new match as waiting (a second time changes nothing)."""
-        self.writer.send(self._quick.execute,
-                         "INSERT INTO matches (id, status, players, names, ladder, "
-                         "created, host) VALUES (?, 'waiting', ?, ?, ?, ?, ?) "
-                         "ON CONFLICT DO NOTHING", (match_id, players, json.dumps(list(names)),
-                                                    int(ladder), created, self.host_id))
+        self.writer.send(
+            self._quick.execute,
+            "INSERT INTO matches (id, status, players, names, ladder, "
+            "created, host) VALUES (?, 'waiting', ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            (match_id, players, json.dumps(list(names)), int(ladder), created, self.host_id),
+        )
 
     def set_running(self, match_id: str) -> None:
         """Queues marking a waiting match as running."""
-        self.writer.send(self._quick.execute,
-                         "UPDATE matches SET status = 'running' WHERE id = ? AND status = "
-                         "'waiting'", (match_id,))
+        self.writer.send(
+            self._quick.execute,
+            "UPDATE matches SET status = 'running' WHERE id = ? AND status = 'waiting'",
+            (match_id,),
+        )
 
     def set_names(self, match_id: str, names: Sequence[str]) -> None:
         """Queues storing the seat names of a match that has not ended."""
-        self.writer.send(self._quick.execute,
-                         "UPDATE matches SET names = ? WHERE id = ? AND status IN "
-                         "('waiting', 'running')", (json.dumps(list(names)), match_id))
+        self.writer.send(
+            self._quick.execute,
+            "UPDATE matches SET names = ? WHERE id = ? AND status IN ('waiting', 'running')",
+            (json.dumps(list(names)), match_id),
+        )
 
-    async def end_match(self, match_id: str, status: str, record: str, *, players: int,
-                        names: Sequence[str], ladder: bool, created: str,
-                        winners: Sequence[int] = (), ranks: Sequence[int] = (),
-                        delivered: Sequence[int] = (), reason: str | None = None) -> bool:
+    async def end_match(
+        self,
+        match_id: str,
+        status: str,
+        record: str,
+        *,
+        players: int,
+        names: Sequence[str],
+        ladder: bool,
+        created: str,
+        winners: Sequence[int] = (),
+        ranks: Sequence[int] = (),
+        delivered: Sequence[int] = (),
+        reason: str | None = None,
+    ) -> bool:
         """Returns whether this call ended the match, once its status and record are
         on disk; raises StorageError when they could not be stored.
 
@@ -579,18 +639,32 @@ class Storage:
         if status not in ENDED:
             raise ValueError(f"an ended match is 'finished' or 'aborted', got {status!r}")
         try:
-            cur = await self.writer.run(self._durable.execute, _END_MATCH, (
-                match_id, status, players, json.dumps(list(names)), int(ladder), created,
-                now_iso(), json.dumps(list(winners)), json.dumps(list(ranks)),
-                json.dumps(list(delivered)), reason, record, self.host_id))
+            cur = await self.writer.run(
+                self._durable.execute,
+                _END_MATCH,
+                (
+                    match_id,
+                    status,
+                    players,
+                    json.dumps(list(names)),
+                    int(ladder),
+                    created,
+                    now_iso(),
+                    json.dumps(list(winners)),
+                    json.dumps(list(ranks)),
+                    json.dumps(list(delivered)),
+                    reason,
+                    record,
+                    self.host_id,
+                ),
+            )
         except ERRORS as e:
             raise StorageError(f"match {match_id}: its end was not stored: {e}") from e
         return bool(cur.rowcount == 1)
 
     def match(self, match_id: str) -> MatchRow | None:
         """Returns a stored match, or None when unknown."""
-        r = self.db.execute(f"SELECT {_COLUMNS} FROM matches WHERE id = ?",
-                            (match_id,)).fetchone()
+        r = self.db.execute(f"SELECT {_COLUMNS} FROM matches WHERE id = ?", (match_id,)).fetchone()
         return None if r is None else _row(r)
 
     def record(self, match_id: str) -> str | None:
@@ -603,12 +677,14 @@ class Storage:
         # Ties of creation time: the one inserted last first (SQLite's rowid; on
         # PostgreSQL the identity column ``seq``, revision 0001).
         order = "rowid" if self.dialect == SQLITE else "seq"
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM matches "
-                               f"ORDER BY created DESC, {order} DESC LIMIT ?", (limit,))
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM matches ORDER BY created DESC, {order} DESC LIMIT ?", (limit,)
+        )
         return [_row(r) for r in rows]
 
     def counts(self) -> dict[str, Any]:
         """Returns how many matches there are per status."""
-        return {r[0]: r[1] for r in self.db.execute(
-            "SELECT status, COUNT(*) FROM matches GROUP BY status")}
-
+        return {
+            r[0]: r[1]
+            for r in self.db.execute("SELECT status, COUNT(*) FROM matches GROUP BY status")
+        }

@@ -55,8 +55,9 @@ def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
     if isinstance(entry, Started):
         # The deal was made at the start: the view the stream opened with is replaced.
         # The first decision follows as its own entry.
-        return Snapshot(view_of(entry.state, viewer, history=False), entry.sequence, (),
-                        None, RUNNING)
+        return Snapshot(
+            view_of(entry.state, viewer, history=False), entry.sequence, (), None, RUNNING
+        )
     if isinstance(entry, Asked):
         d = entry.decision
         # Another seat's request is private; a closed one asks nothing any more.
@@ -78,8 +79,13 @@ def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:
     view = view_of(match.state, viewer, history=False)
     if match.status == WAITING and match.deals_at_start:
         view = _undealt(view)
-    return Snapshot(view, len(numbered), tuple(numbered[max(0, after):]),
-                    d if d is not None and d.seat == viewer else None, match.status)
+    return Snapshot(
+        view,
+        len(numbered),
+        tuple(numbered[max(0, after) :]),
+        d if d is not None and d.seat == viewer else None,
+        match.status,
+    )
 
 
 def _undealt(view: View) -> View:

@@ -57,12 +57,15 @@ PHASES: Final = {"turn": pb.PHASE_TURN, "resolve": pb.PHASE_RESOLVE, "over": pb.
 DRAWS: Final = {"supply": pb.DRAW_SOURCE_SUPPLY, "waiter": pb.DRAW_SOURCE_WAITER}
 _DRAW_NAMES: Final = {v: k for k, v in DRAWS.items()}
 _KINDS: Final = frozenset(INGREDIENTS)
-STATUSES: Final = {"waiting": pb.MATCH_STATUS_WAITING, "running": pb.MATCH_STATUS_RUNNING,
-                   "ending": pb.MATCH_STATUS_RUNNING,
-                   "finished": pb.MATCH_STATUS_FINISHED, "aborted": pb.MATCH_STATUS_ABORTED}
+STATUSES: Final = {
+    "waiting": pb.MATCH_STATUS_WAITING,
+    "running": pb.MATCH_STATUS_RUNNING,
+    "ending": pb.MATCH_STATUS_RUNNING,
+    "finished": pb.MATCH_STATUS_FINISHED,
+    "aborted": pb.MATCH_STATUS_ABORTED,
+}
 REFUSALS: Final = {r: pb.Refusal.Value(f"REFUSAL_{r.name}") for r in Refusal}
-_REASONS: Final = {"late": pb.DEADLINE_REASON_LATE,
-                   "disconnected": pb.DEADLINE_REASON_DISCONNECTED}
+_REASONS: Final = {"late": pb.DEADLINE_REASON_LATE, "disconnected": pb.DEADLINE_REASON_DISCONNECTED}
 
 
 # -- values out ------------------------------------------------------------------------
@@ -70,15 +73,14 @@ _REASONS: Final = {"late": pb.DEADLINE_REASON_LATE,
 
 def counts(c: Sequence[int]) -> pb.IngredientCounts:
     """Returns ingredient counts by kind as a message."""
-    return pb.IngredientCounts(salami=c[0], pineapple=c[1], mushroom=c[2], pepper=c[3],
-                               olive=c[4])
+    return pb.IngredientCounts(salami=c[0], pineapple=c[1], mushroom=c[2], pepper=c[3], olive=c[4])
 
 
 def turn_action(t: Turn) -> pb.TurnAction:
     """Returns a turn as a message."""
     msg = pb.TurnAction()
     if t.ingredient is None:
-        setattr(msg, "pass", True)   # `pass` is a Python keyword
+        setattr(msg, "pass", True)  # `pass` is a Python keyword
     else:
         msg.ingredient = t.ingredient
         msg.count = t.count
@@ -106,8 +108,11 @@ def action_bytes(a: Action) -> bytes:
     """Returns an action's encoded ``Action`` message (cached: actions are few and immutable)."""
     data = _ACTIONS.get(a)
     if data is None:
-        msg = pb.Action(turn=turn_action(a)) if isinstance(a, Turn) else \
-            pb.Action(resolve=resolve_action(a))
+        msg = (
+            pb.Action(turn=turn_action(a))
+            if isinstance(a, Turn)
+            else pb.Action(resolve=resolve_action(a))
+        )
         data = _ACTIONS[a] = msg.SerializeToString()
     return data
 
@@ -129,25 +134,34 @@ def _event_message(e: Event) -> tuple[str, bytes]:
     kind = e.kind
     if kind == "turn":
         assert e.seat is not None
-        msg = pb.TurnTaken(seat=e.seat, action=turn_action(Turn(e.ingredient, e.count,
-                                                                 e.order, e.draw)),
-                           drawn=e.drawn, mamma_mia=e.mamma_mia)
+        msg = pb.TurnTaken(
+            seat=e.seat,
+            action=turn_action(Turn(e.ingredient, e.count, e.order, e.draw)),
+            drawn=e.drawn,
+            mamma_mia=e.mamma_mia,
+        )
         return "turn", msg.SerializeToString()
     if kind == "round_started":
         assert e.seat is not None
-        return "round_started", pb.RoundStarted(round=e.round,
-                                                first_seat=e.seat).SerializeToString()
+        return "round_started", pb.RoundStarted(
+            round=e.round, first_seat=e.seat
+        ).SerializeToString()
     if kind == "round_ended":
-        return "round_ended", pb.RoundEnded(round=e.round,
-                                            stalemate=e.stalemate).SerializeToString()
+        return "round_ended", pb.RoundEnded(
+            round=e.round, stalemate=e.stalemate
+        ).SerializeToString()
     if kind in ("baked", "failed"):
         assert e.seat is not None and e.order is not None
         baked = kind == "baked"
         # Decided without asking: a bake the table alone made, or a failure nobody
         # declined (nothing could bake the order, so the owner was not asked).
-        res = pb.OrderResolved(seat=e.seat, order=e.order, baked=baked,
-                               automatic=e.auto if baked else not e.declined,
-                               declined=e.declined)
+        res = pb.OrderResolved(
+            seat=e.seat,
+            order=e.order,
+            baked=baked,
+            automatic=e.auto if baked else not e.declined,
+            declined=e.declined,
+        )
         # The engine names the "?"/"J" of every baked Minimale or Monotoni, and no
         # other kind (mammamia.views).
         if baked and e.ingredient is not None:
@@ -183,9 +197,14 @@ _EVENT_PAYLOADS: Final[enc.ByIdentity[Event, bytes]] = enc.ByIdentity(100_000)
 
 
 def _defaulted(d: Defaulted) -> bytes:
-    return pb.DeadlinePassed(seat=d.seat, decision_id=d.decision_id, reason=_REASONS[d.reason],
-                             strikes=d.strikes, autopilot=d.autopilot,
-                             action=action_message(d.action)).SerializeToString()
+    return pb.DeadlinePassed(
+        seat=d.seat,
+        decision_id=d.decision_id,
+        reason=_REASONS[d.reason],
+        strikes=d.strikes,
+        autopilot=d.autopilot,
+        action=action_message(d.action),
+    ).SerializeToString()
 
 
 def _ns(seconds: float) -> int:
@@ -204,9 +223,17 @@ def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
         d.encoded_view = enc.view(d.view, d.seats)
     default_at = match.default_at(d)
     bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
-    return enc.decision(d.id, d.resolve, d.encoded_view, options_field(d.options),
-                        _ns(d.deadline), _ms(d.deadline - now), _ms(bank), _ns(default_at),
-                        _ms(default_at - now))
+    return enc.decision(
+        d.id,
+        d.resolve,
+        d.encoded_view,
+        options_field(d.options),
+        _ns(d.deadline),
+        _ms(d.deadline - now),
+        _ms(bank),
+        _ns(default_at),
+        _ms(default_at - now),
+    )
 
 
 def options_field(legal: tuple[Action, ...]) -> bytes:
@@ -238,17 +265,22 @@ _OPTION_FIELDS_LIMIT: Final = 100_000
 
 def _ended(item: FinalItem, match: Match) -> bytes:
     e = item.ended
-    msg = pb.MatchEnded(status=STATUSES[e.status], winners=e.winners, delivered=e.delivered,
-                        ranks=e.ranks)
-    fields = pb.MatchEnded.DESCRIPTOR.fields_by_name       # view (5) before reason (6)
+    msg = pb.MatchEnded(
+        status=STATUSES[e.status], winners=e.winners, delivered=e.delivered, ranks=e.ranks
+    )
+    fields = pb.MatchEnded.DESCRIPTOR.fields_by_name  # view (5) before reason (6)
     seeds = b""
     fair = match.fairness
-    if fair is not None and not fair.sealed:     # a set's seed: once the set ends
-        seeds = pb.MatchEnded(server_seed=fair.server_seed, client_seeds=fair.client_seeds,
-                              game_seed=match.seed).SerializeToString()
-    return msg.SerializeToString() + enc.length(
-        fields["view"].number, enc.view(item.view, match.seat_facts())) + enc.text(
-        fields["reason"].number, e.reason or "") + seeds
+    if fair is not None and not fair.sealed:  # a set's seed: once the set ends
+        seeds = pb.MatchEnded(
+            server_seed=fair.server_seed, client_seeds=fair.client_seeds, game_seed=match.seed
+        ).SerializeToString()
+    return (
+        msg.SerializeToString()
+        + enc.length(fields["view"].number, enc.view(item.view, match.seat_facts()))
+        + enc.text(fields["reason"].number, e.reason or "")
+        + seeds
+    )
 
 
 def stream_entry(item: Item, match: Match, now: float) -> bytes:
@@ -267,23 +299,32 @@ def stream_entry(item: Item, match: Match, now: float) -> bytes:
 def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
     """Returns the Snapshot that opens a stream as a ``SeatEvents.events`` entry."""
     fields = pb.Snapshot.DESCRIPTOR.fields_by_name
-    body = b"".join((
-        enc.length(fields["view"].number, enc.view(snap.view, match.seat_facts())),
-        enc.text(fields["match_id"].number, match.id),
-        b"" if snap.decision is None else enc.length(
-            fields["decision"].number, decision_bytes(snap.decision, match, now)),
-        enc.uint(fields["status"].number, STATUSES[snap.status]),
-        *(enc.history_entry(numbered_entry(e)) for e in snap.history),
-        enc.text(fields["commitment"].number, commitment_of(match))))
+    body = b"".join(
+        (
+            enc.length(fields["view"].number, enc.view(snap.view, match.seat_facts())),
+            enc.text(fields["match_id"].number, match.id),
+            b""
+            if snap.decision is None
+            else enc.length(fields["decision"].number, decision_bytes(snap.decision, match, now)),
+            enc.uint(fields["status"].number, STATUSES[snap.status]),
+            *(enc.history_entry(numbered_entry(e)) for e in snap.history),
+            enc.text(fields["commitment"].number, commitment_of(match)),
+        )
+    )
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 
 def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
     """Returns the reply to an answer on Play as a ``SeatEvents.events`` entry;
     ``code`` is the gRPC status code the unary Act would have returned."""
-    msg = pb.ActResult(decision_id=decision_id, accepted=outcome.accepted, code=code,
-                       message=outcome.message, repeated=outcome.repeated,
-                       rule=outcome.rule or "")
+    msg = pb.ActResult(
+        decision_id=decision_id,
+        accepted=outcome.accepted,
+        code=code,
+        message=outcome.message,
+        repeated=outcome.repeated,
+        rule=outcome.rule or "",
+    )
     if outcome.refusal is not None:
         msg.refusal = REFUSALS[outcome.refusal]
     return enc.events_entry(enc.seat_event(0, "act_result", msg.SerializeToString()))
@@ -292,8 +333,9 @@ def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
 def waiting(place: str) -> bytes:
     """Returns the reply to a PlayMatches ``wait`` (the place's token) as a whole
     ``SeatEvents`` message."""
-    return enc.events_entry(enc.seat_event(0, "waiting",
-                                           pb.Waiting(place=place).SerializeToString()))
+    return enc.events_entry(
+        enc.seat_event(0, "waiting", pb.Waiting(place=place).SerializeToString())
+    )
 
 
 def _raw(message: bytes | Message) -> bytes:
@@ -328,9 +370,14 @@ def commitment_of(match: Match) -> str:
 
 def join_response(match: Match, seat: int) -> pb.JoinResponse:
     """Returns the reply to Join."""
-    return pb.JoinResponse(match_id=match.id, seat=seat, colour=match.state.colours[seat],
-                           players=match.players, deadline_ms=match.settings.deadline_ms,
-                           commitment=commitment_of(match))
+    return pb.JoinResponse(
+        match_id=match.id,
+        seat=seat,
+        colour=match.state.colours[seat],
+        players=match.players,
+        deadline_ms=match.settings.deadline_ms,
+        commitment=commitment_of(match),
+    )
 
 
 def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
@@ -345,8 +392,9 @@ def game_record(match_id: str, record: str) -> pb.GameRecord:
 
 def create_response(match: Match, tokens: Sequence[str]) -> pb.CreateMatchResponse:
     """Returns the reply to CreateMatch."""
-    return pb.CreateMatchResponse(match_id=match.id, seat_tokens=tokens,
-                                  commitment=commitment_of(match))
+    return pb.CreateMatchResponse(
+        match_id=match.id, seat_tokens=tokens, commitment=commitment_of(match)
+    )
 
 
 def list_response(rows: Sequence[MatchRow]) -> pb.ListMatchesResponse:
@@ -356,9 +404,15 @@ def list_response(rows: Sequence[MatchRow]) -> pb.ListMatchesResponse:
 
 def match_summary(row: MatchRow) -> pb.MatchSummary:
     """Returns a stored match as a listing entry."""
-    return pb.MatchSummary(match_id=row.id, status=STATUSES[row.status], players=row.players,
-                           names=row.names, winners=row.winners, created=timestamp(row.created),
-                           ladder=row.ladder)
+    return pb.MatchSummary(
+        match_id=row.id,
+        status=STATUSES[row.status],
+        players=row.players,
+        names=row.names,
+        winners=row.winners,
+        created=timestamp(row.created),
+        ladder=row.ladder,
+    )
 
 
 def timestamp(iso: str) -> Timestamp:
@@ -370,9 +424,14 @@ def timestamp(iso: str) -> Timestamp:
 
 def assignment_message(a: Assignment) -> pb.Assignment:
     """Returns a ladder assignment (a seat to play) as a message."""
-    msg = pb.Assignment(match_id=a.match_id, seat_token=a.seat_token, seat=a.seat,
-                        players=a.players, commitment=a.commitment,
-                        host_address=a.host_address)
+    msg = pb.Assignment(
+        match_id=a.match_id,
+        seat_token=a.seat_token,
+        seat=a.seat,
+        players=a.players,
+        commitment=a.commitment,
+        host_address=a.host_address,
+    )
     if a.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(a.set_id, a.set_index, a.players))
     return msg
@@ -383,13 +442,21 @@ def deal_set_message(set_id: str, index: int, players: int) -> pb.DealSet:
     return pb.DealSet(set_id=set_id, index=index, size=players, rotation=index)
 
 
-def standing_message(s: Standing, low: float, high: float, p_better: float | None
-                     ) -> pb.Standing:
+def standing_message(s: Standing, low: float, high: float, p_better: float | None) -> pb.Standing:
     """Returns one line of the ladder's standings as a message, with its interval and
     the probability that it is better than the next line."""
-    msg = pb.Standing(rank=s.rank, name=s.name, rating=s.rating, mu=s.mu, sigma=s.sigma,
-                      games=s.games, wins=s.wins, mean_delivered=s.mean_delivered,
-                      low=low, high=high)
+    msg = pb.Standing(
+        rank=s.rank,
+        name=s.name,
+        rating=s.rating,
+        mu=s.mu,
+        sigma=s.sigma,
+        games=s.games,
+        wins=s.wins,
+        mean_delivered=s.mean_delivered,
+        low=low,
+        high=high,
+    )
     if p_better is not None:
         msg.p_better = p_better
     return msg
@@ -423,9 +490,16 @@ def ladder_summary(m: LadderMatchRow) -> pb.MatchSummary:
     """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
     created = Timestamp()
     created.FromNanoseconds(int(m.created * 1e9))
-    msg = pb.MatchSummary(match_id=m.match_id, status=STATUSES[m.status], players=m.players,
-                          names=m.names, winners=m.winners, created=created, ladder=True,
-                          commitment=m.commitment)
+    msg = pb.MatchSummary(
+        match_id=m.match_id,
+        status=STATUSES[m.status],
+        players=m.players,
+        names=m.names,
+        winners=m.winners,
+        created=created,
+        ladder=True,
+        commitment=m.commitment,
+    )
     if m.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
     return msg
@@ -482,8 +556,10 @@ def answer_of(msg: pb.ActRequest) -> tuple[str, int | None, Action | None]:
     if not msg.decision_id:
         raise WireError("decision_id: name the decision you answer")
     if len(msg.decision_id) > DECISION_ID_LIMIT:
-        raise WireError(f"decision_id: at most {DECISION_ID_LIMIT} characters, got "
-                        f"{len(msg.decision_id)} (ids are those of DecisionRequest)")
+        raise WireError(
+            f"decision_id: at most {DECISION_ID_LIMIT} characters, got "
+            f"{len(msg.decision_id)} (ids are those of DecisionRequest)"
+        )
     choice = msg.WhichOneof("choice")
     if choice == "option":
         return msg.decision_id, msg.option, None
@@ -503,7 +579,7 @@ class MatchSetup:
     seed: int | None
     colours: list[str] | None
     first_player: int | None
-    deadline_ms: int            # 0: the server's default
+    deadline_ms: int  # 0: the server's default
     time_bank_ms: int
     names: list[str]
 
@@ -527,15 +603,22 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
         first_player=msg.first_player if msg.HasField("first_player") else None,
         deadline_ms=msg.time_control.deadline_ms,
         time_bank_ms=msg.time_control.time_bank_ms,
-        names=list(msg.names))
+        names=list(msg.names),
+    )
 
 
 # -- requests and replies of the command line ------------------------------------------
 
 
-def create_request(players: int, *, seed: int | None = None, deadline_s: float | None = None,
-                   time_bank_s: float = 0.0, names: Sequence[str] = (),
-                   places: Sequence[str] = ()) -> pb.CreateMatchRequest:
+def create_request(
+    players: int,
+    *,
+    seed: int | None = None,
+    deadline_s: float | None = None,
+    time_bank_s: float = 0.0,
+    names: Sequence[str] = (),
+    places: Sequence[str] = (),
+) -> pb.CreateMatchRequest:
     """Returns the CreateMatchRequest for a match of ``players`` (times in seconds; no
     deadline: the server's default; ``places``: the places to seat it on, in seat
     order); raises ValueError for a deadline under 1 ms."""
@@ -571,17 +654,28 @@ def bot_stats_request(name: str) -> pb.BotStatsRequest:
     return pb.BotStatsRequest(name=name)
 
 
-def bot_stats_response(name: str, tallies: dict[int, LadderTally],
-                       positions: Sequence[PositionTally]) -> pb.BotStatsResponse:
+def bot_stats_response(
+    name: str, tallies: dict[int, LadderTally], positions: Sequence[PositionTally]
+) -> pb.BotStatsResponse:
     """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
     the positions by player count and position."""
     return pb.BotStatsResponse(
         name=name,
-        tallies=[pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
-                 for p, t in sorted(tallies.items())],
-        positions=[pb.SeatPositionTally(players=p.players, position=p.position,
-                                        games=p.games, wins=p.wins, mean_rank=p.mean_rank)
-                   for p in positions])
+        tallies=[
+            pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
+            for p, t in sorted(tallies.items())
+        ],
+        positions=[
+            pb.SeatPositionTally(
+                players=p.players,
+                position=p.position,
+                games=p.games,
+                wins=p.wins,
+                mean_rank=p.mean_rank,
+            )
+            for p in positions
+        ],
+    )
 
 
 def matches_request(name: str, limit: int) -> pb.MatchesRequest:
@@ -605,23 +699,44 @@ def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
     "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
     match of a duplicate set, else None."""
     deal_set = msg.deal_set if msg.HasField("deal_set") else None
-    return {"match": msg.match_id, "players": msg.players, "names": list(msg.names),
-            "winners": list(msg.winners), "commitment": msg.commitment,
-            "set": None if deal_set is None else {
-                "id": deal_set.set_id, "index": deal_set.index, "size": deal_set.size,
-                "rotation": deal_set.rotation}}
+    return {
+        "match": msg.match_id,
+        "players": msg.players,
+        "names": list(msg.names),
+        "winners": list(msg.winners),
+        "commitment": msg.commitment,
+        "set": None
+        if deal_set is None
+        else {
+            "id": deal_set.set_id,
+            "index": deal_set.index,
+            "size": deal_set.size,
+            "rotation": deal_set.rotation,
+        },
+    }
 
 
 def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
     """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
     "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
     "mean_rank"}, ...]}``."""
-    return {"name": msg.name,
-            "tallies": [{"players": t.players, "games": t.games, "wins": t.wins,
-                         "delivered": t.delivered} for t in msg.tallies],
-            "positions": [{"players": p.players, "position": p.position, "games": p.games,
-                           "wins": p.wins, "mean_rank": p.mean_rank}
-                          for p in msg.positions]}
+    return {
+        "name": msg.name,
+        "tallies": [
+            {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
+            for t in msg.tallies
+        ],
+        "positions": [
+            {
+                "players": p.players,
+                "position": p.position,
+                "games": p.games,
+                "wins": p.wins,
+                "mean_rank": p.mean_rank,
+            }
+            for p in msg.positions
+        ],
+    }
 
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
@@ -630,9 +745,20 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     a Standings reply (``p_better`` None for the last bot)."""
     return {
         "matches_finished": msg.matches_finished,
-        "standings": [{"rank": s.rank, "name": s.name, "rating": s.rating, "mu": s.mu,
-                       "sigma": s.sigma, "games": s.games, "wins": s.wins,
-                       "mean_delivered": s.mean_delivered, "low": s.low, "high": s.high,
-                       "p_better": s.p_better if s.HasField("p_better") else None}
-                      for s in msg.standings],
+        "standings": [
+            {
+                "rank": s.rank,
+                "name": s.name,
+                "rating": s.rating,
+                "mu": s.mu,
+                "sigma": s.sigma,
+                "games": s.games,
+                "wins": s.wins,
+                "mean_delivered": s.mean_delivered,
+                "low": s.low,
+                "high": s.high,
+                "p_better": s.p_better if s.HasField("p_better") else None,
+            }
+            for s in msg.standings
+        ],
     }

@@ -54,8 +54,10 @@ os.environ.setdefault("MAMMAMIA_WEB_PORT", "0")
 
 
 # Sets the open-file limit, then becomes the command that follows.
-_LIMITED = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, "
-            "(int(sys.argv[1]), int(sys.argv[2]))); os.execv(sys.argv[3], sys.argv[3:])")
+_LIMITED = (
+    "import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, "
+    "(int(sys.argv[1]), int(sys.argv[2]))); os.execv(sys.argv[3], sys.argv[3:])"
+)
 
 
 def _open_files(options: dict[str, Any]) -> list[str]:
@@ -94,9 +96,20 @@ class RunningServer:
         options.pop("env", None)
         options.pop("open_files", None)
         raw = [str(a) for a in options.pop("args", [])]
-        cmd = [str(MAMMAMIA), "serve", "--host", "127.0.0.1", "--port", "0",
-               "--port-file", str(self.directory / "port"), "--db", str(self.db_path),
-               "--log-format", "json"]
+        cmd = [
+            str(MAMMAMIA),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--port-file",
+            str(self.directory / "port"),
+            "--db",
+            str(self.db_path),
+            "--log-format",
+            "json",
+        ]
         if "organiser_key_file" not in options:
             cmd += ["--organiser-key", self.organiser_key]
         for name, value in options.items():
@@ -115,14 +128,19 @@ class RunningServer:
         env = {**os.environ, **self.options.get("env", {})}
         env.pop("MAMMAMIA_ORGANISER_KEY", None)
         with open(self.log_path, "ab") as err, open(self.directory / "server.out", "ab") as out:
-            self.process = subprocess.Popen([*_open_files(self.options), *self._command()],
-                                            stdout=out, stderr=err, env=env,
-                                            cwd=self.directory)
+            self.process = subprocess.Popen(
+                [*_open_files(self.options), *self._command()],
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=self.directory,
+            )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not port_file.exists():
             if self.process.poll() is not None:
-                raise RuntimeError(f"mammamia serve exited with {self.process.returncode}:\n"
-                                   f"{self.logs()[-3000:]}")
+                raise RuntimeError(
+                    f"mammamia serve exited with {self.process.returncode}:\n{self.logs()[-3000:]}"
+                )
             if time.monotonic() > deadline:
                 self.kill()
                 raise RuntimeError(f"mammamia serve wrote no port file in {START_TIMEOUT_S} s")
@@ -130,8 +148,11 @@ class RunningServer:
         self.port = int(port_file.read_text())
         tls = self.options.get("tls_cert")
         self.address = f"{'localhost' if tls else '127.0.0.1'}:{self.port}"
-        channel = (grpc.secure_channel(self.address, grpc.ssl_channel_credentials(
-            Path(tls).read_bytes())) if tls else grpc.insecure_channel(self.address))
+        channel = (
+            grpc.secure_channel(self.address, grpc.ssl_channel_credentials(Path(tls).read_bytes()))
+            if tls
+            else grpc.insecure_channel(self.address)
+        )
         self._wait_serving(channel, deadline)
 
     def _wait_serving(self, channel: grpc.Channel, deadline: float) -> None:
@@ -184,10 +205,29 @@ def self_signed_certificate(tmp_path: Path) -> tuple[Path, Path]:
     """Returns (key, certificate): new PEM files of a self-signed certificate for
     ``localhost``, made with openssl."""
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True,
-                   timeout=60)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return key, cert
 
 
@@ -228,9 +268,23 @@ def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.P
         for name, spec in bots.items():
             with open(logs / f"{name}.log", "ab") as out:
                 started[name] = subprocess.Popen(
-                    [str(MAMMAMIA), "bot", spec, "--server", address, "--ladder", "--name", name,
-                     "--key-file", str(tmp_path / f"{name}.key"), "--give-up", "60"],
-                    stdout=out, stderr=subprocess.STDOUT)
+                    [
+                        str(MAMMAMIA),
+                        "bot",
+                        spec,
+                        "--server",
+                        address,
+                        "--ladder",
+                        "--name",
+                        name,
+                        "--key-file",
+                        str(tmp_path / f"{name}.key"),
+                        "--give-up",
+                        "60",
+                    ],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
         processes.extend(started.values())
         return started
 

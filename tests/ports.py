@@ -27,7 +27,7 @@ def _ephemeral_start() -> int:
         return 32768
 
 
-_given: set[int] = set()     # handed out by this process: two servers never get one port
+_given: set[int] = set()  # handed out by this process: two servers never get one port
 
 
 def restartable_port() -> int:

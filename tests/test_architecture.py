@@ -30,8 +30,11 @@ GRAPHED = ("mammamia", "server", "client_sdk", "bots", "bench")
 def python_files(package: str) -> list[Path]:
     """Returns the package's Python files, sorted (none from installed Node.js
     packages, as under bots/node)."""
-    return [path for path in sorted((ROOT / package).rglob("*.py"))
-            if "node_modules" not in path.relative_to(ROOT).parts]
+    return [
+        path
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "node_modules" not in path.relative_to(ROOT).parts
+    ]
 
 
 def imports_of(package: str) -> dict[str, set[str]]:
@@ -58,10 +61,12 @@ def is_stdlib(name: str) -> bool:
 
 def offences(package: str, allowed: set[str], stdlib: bool) -> list[str]:
     """Returns 'file: module' for each import of ``package`` outside what it may use."""
-    return [f"{path}: {name}"
-            for path, names in imports_of(package).items()
-            for name in sorted(names)
-            if name not in allowed | {package} and not (stdlib and is_stdlib(name))]
+    return [
+        f"{path}: {name}"
+        for path, names in imports_of(package).items()
+        for name in sorted(names)
+        if name not in allowed | {package} and not (stdlib and is_stdlib(name))
+    ]
 
 
 def test_mammamia_imports_only_the_standard_library() -> None:
@@ -70,14 +75,20 @@ def test_mammamia_imports_only_the_standard_library() -> None:
 
 
 def test_server_never_imports_the_sdk_or_the_bots() -> None:
-    bad = [f"{path}: {name}" for path, names in imports_of("server").items()
-           for name in sorted(names & {"client_sdk", "bots"})]
+    bad = [
+        f"{path}: {name}"
+        for path, names in imports_of("server").items()
+        for name in sorted(names & {"client_sdk", "bots"})
+    ]
     assert bad == []
 
 
 def test_client_sdk_never_imports_the_server() -> None:
-    bad = [f"{path}: {name}" for path, names in imports_of("client_sdk").items()
-           for name in sorted(names & {"server", "bots"})]
+    bad = [
+        f"{path}: {name}"
+        for path, names in imports_of("client_sdk").items()
+        for name in sorted(names & {"server", "bots"})
+    ]
     assert bad == []
 
 
@@ -89,12 +100,17 @@ def test_the_checks_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     # The same reader on a package that breaks every edge.
     bad = tmp_path / "bots"
     bad.mkdir()
-    (bad / "leaky.py").write_text("import json\nfrom . import x\n"
-                                  "def f():\n    from server.match import Match\n"
-                                  "    import grpc\n", encoding="utf-8")
+    (bad / "leaky.py").write_text(
+        "import json\nfrom . import x\n"
+        "def f():\n    from server.match import Match\n"
+        "    import grpc\n",
+        encoding="utf-8",
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert offences("bots", {"client_sdk", "mammamia"}, stdlib=True) == [
-        "bots/leaky.py: grpc", "bots/leaky.py: server"]
+        "bots/leaky.py: grpc",
+        "bots/leaky.py: server",
+    ]
 
 
 def module_files(packages: tuple[str, ...] = GRAPHED) -> dict[str, Path]:
@@ -140,12 +156,14 @@ def import_graph(packages: tuple[str, ...] = GRAPHED) -> dict[str, set[str]]:
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base_parts = package.split(".")
-                    base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
                     base = ".".join([*base_parts, *([node.module] if node.module else [])])
                 else:
                     base = node.module or ""
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules
-                           else base for alias in node.names]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
             edges.update(t for t in map(known, targets) if t is not None)
         graph[name] = edges
     return graph
@@ -241,28 +259,56 @@ def test_the_cycle_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     (pkg / "sub" / "__init__.py").write_text("", encoding="utf-8")
     (pkg / "sub" / "b.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import bench.sub.c\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (pkg / "sub" / "c.py").write_text("def f():\n    from .. import a\n", encoding="utf-8")
     (pkg / "self.py").write_text("import bench.self\n", encoding="utf-8")
-    (pkg / "clean.py").write_text("import json\nfrom . import a\nfrom bench.sub import b\n",
-                                  encoding="utf-8")
+    (pkg / "clean.py").write_text(
+        "import json\nfrom . import a\nfrom bench.sub import b\n", encoding="utf-8"
+    )
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     graph = import_graph(("bench",))
     assert graph["bench.clean"] == {"bench.a", "bench.sub.b"}
-    assert cycles(graph) == ["bench.a -> bench.sub.b -> bench.sub.c -> bench.a",
-                             "bench.self -> bench.self"]
+    assert cycles(graph) == [
+        "bench.a -> bench.sub.b -> bench.sub.c -> bench.a",
+        "bench.self -> bench.self",
+    ]
 
 
 def test_mammamia_public_names_are_pinned() -> None:
     # Sorted as ruff (RUF022) sorts it: constants, then classes, then functions.
     assert mammamia.__all__ == sorted(mammamia.__all__, key=lambda n: (not n.isupper(), n))
     assert mammamia.__all__ == [
-        "COLOURS", "INGREDIENTS", "MAMMA_MIA", "ORDERS", "OVER", "RESOLVE", "SUPPLY", "TURN",
+        "COLOURS",
+        "INGREDIENTS",
+        "MAMMA_MIA",
+        "ORDERS",
+        "OVER",
+        "RESOLVE",
+        "SUPPLY",
+        "TURN",
         "WAITER",
-        "Action", "Event", "IllegalActionError", "MammaMiaError", "Order", "Record",
-        "RecordError", "Resolve", "SeatInfo", "State", "Turn", "View",
-        "action_from_json", "action_to_json", "load", "loads", "new_game", "parse",
-        "public_events", "record_of", "view_of",
+        "Action",
+        "Event",
+        "IllegalActionError",
+        "MammaMiaError",
+        "Order",
+        "Record",
+        "RecordError",
+        "Resolve",
+        "SeatInfo",
+        "State",
+        "Turn",
+        "View",
+        "action_from_json",
+        "action_to_json",
+        "load",
+        "loads",
+        "new_game",
+        "parse",
+        "public_events",
+        "record_of",
+        "view_of",
     ]
     assert all(hasattr(mammamia, name) for name in mammamia.__all__)
 
@@ -270,13 +316,24 @@ def test_mammamia_public_names_are_pinned() -> None:
 # -- protobuf: one module per side ------------------------------------------------------
 
 WIRE_MODULES = {
-    "server": {"server/wire.py", "server/_encoding.py",    # the fast encoder is wire's own
-               "server/rules_service/wire.py"},
+    "server": {
+        "server/wire.py",
+        "server/_encoding.py",  # the fast encoder is wire's own
+        "server/rules_service/wire.py",
+    },
     "client_sdk": {"client_sdk/wire.py"},
     "bots": set(),
 }
-_CODEC_NAMES = {"FromString", "SerializeToString", "ParseFromString", "MergeFromString",
-                "MessageToDict", "MessageToJson", "ParseDict", "Parse"}
+_CODEC_NAMES = {
+    "FromString",
+    "SerializeToString",
+    "ParseFromString",
+    "MergeFromString",
+    "MessageToDict",
+    "MessageToJson",
+    "ParseDict",
+    "Parse",
+}
 
 
 def protobuf_uses(path: Path) -> list[str]:
@@ -284,9 +341,13 @@ def protobuf_uses(path: Path) -> list[str]:
     a generated message class called (``pb.Name(...)``) or a codec named."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "pb" \
-                and node.func.attr[:1].isupper():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "pb"
+            and node.func.attr[:1].isupper()
+        ):
             found.append(f"{node.lineno}: pb.{node.func.attr}(...)")
         elif isinstance(node, ast.Attribute) and node.attr in _CODEC_NAMES:
             found.append(f"{node.lineno}: .{node.attr}")
@@ -297,10 +358,12 @@ def protobuf_uses(path: Path) -> list[str]:
 
 def protobuf_offences(package: str) -> list[str]:
     """Returns 'file line: what' for protobuf built or parsed outside the side's wire module."""
-    return [f"{path.relative_to(ROOT)} {use}"
-            for path in python_files(package)
-            if str(path.relative_to(ROOT)) not in WIRE_MODULES[package]
-            for use in protobuf_uses(path)]
+    return [
+        f"{path.relative_to(ROOT)} {use}"
+        for path in python_files(package)
+        if str(path.relative_to(ROOT)) not in WIRE_MODULES[package]
+        for use in protobuf_uses(path)
+    ]
 
 
 @pytest.mark.parametrize("package", sorted(WIRE_MODULES))

@@ -18,30 +18,50 @@ from tests.conftest import MAMMAMIA, RunningServer
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args: str, cwd: Path | None = None, timeout: float = 60,
-        **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MAMMAMIA), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd, **kwargs)
+def run(
+    *args: str, cwd: Path | None = None, timeout: float = 60, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MAMMAMIA), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, **kwargs
+    )
 
 
 # -- mammamia watch -----------------------------------------------------------------------
 
 
 def _create(server: RunningServer, players: int, seed: int) -> dict[str, Any]:
-    done = run("match", "create", "--server", server.address, "--organiser-key",
-               server.organiser_key, "--players", str(players), "--seed", str(seed),
-               "--deadline", "5")
+    done = run(
+        "match",
+        "create",
+        "--server",
+        server.address,
+        "--organiser-key",
+        server.organiser_key,
+        "--players",
+        str(players),
+        "--seed",
+        str(seed),
+        "--deadline",
+        "5",
+    )
     assert done.returncode == 0, done.stderr
     created: dict[str, Any] = json.loads(done.stdout)
     return created
 
 
 def _show(server: RunningServer, match_id: str, tmp_path: Path) -> list[str]:
-    done = run("match", "record", "--server", server.address, "--organiser-key",
-               server.organiser_key, match_id)
+    done = run(
+        "match",
+        "record",
+        "--server",
+        server.address,
+        "--organiser-key",
+        server.organiser_key,
+        match_id,
+    )
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
-    record.get("meta", {}).pop("names", None)     # watch knows no names
+    record.get("meta", {}).pop("names", None)  # watch knows no names
     path = tmp_path / f"{match_id}.json"
     path.write_text(json.dumps(record), encoding="utf-8")
     shown = run("show", str(path))
@@ -56,15 +76,31 @@ def _same_game(watched: list[str], shown: list[str]) -> None:
 
 def test_watch_follows_a_live_match_to_its_end(server: RunningServer, tmp_path: Path) -> None:
     created = _create(server, 3, seed=11)
-    watcher = subprocess.Popen([str(MAMMAMIA), "watch", "--server", server.address,
-                                created["match"]], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)        # watching from before the first move
-    bots = [subprocess.Popen([str(MAMMAMIA), "bot", spec, "--server", server.address,
-                              "--token", token, "--log-format", "json"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for spec, token in zip(("random", "greedy", "counter"), created["tokens"],
-                                   strict=True)]
+    watcher = subprocess.Popen(
+        [str(MAMMAMIA), "watch", "--server", server.address, created["match"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.5)  # watching from before the first move
+    bots = [
+        subprocess.Popen(
+            [
+                str(MAMMAMIA),
+                "bot",
+                spec,
+                "--server",
+                server.address,
+                "--token",
+                token,
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for spec, token in zip(("random", "greedy", "counter"), created["tokens"], strict=True)
+    ]
     try:
         out, err = watcher.communicate(timeout=120)
     finally:
@@ -80,10 +116,24 @@ def test_watch_follows_a_live_match_to_its_end(server: RunningServer, tmp_path: 
 def test_watch_a_finished_part_then_the_rest(server: RunningServer, tmp_path: Path) -> None:
     """Joining a match already under way prints its history first."""
     created = _create(server, 2, seed=3)
-    bots = [subprocess.Popen([str(MAMMAMIA), "bot", "random", "--server", server.address,
-                              "--token", token, "--log-format", "json"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            for token in created["tokens"]]
+    bots = [
+        subprocess.Popen(
+            [
+                str(MAMMAMIA),
+                "bot",
+                "random",
+                "--server",
+                server.address,
+                "--token",
+                token,
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for token in created["tokens"]
+    ]
     time.sleep(0.3)
     done = run("watch", "--server", server.address, created["match"], timeout=120)
     for bot in bots:
@@ -113,10 +163,23 @@ def test_watch_without_a_server() -> None:
 
 
 def test_a_refused_ladder_key_names_the_key_file_and_the_ways_out(
-        server: RunningServer, tmp_path: Path) -> None:
+    server: RunningServer, tmp_path: Path
+) -> None:
     (tmp_path / "alice.key").write_text("not-the-key\n")
-    done = run("bot", "random", "--server", server.address, "--ladder", "--name", "alice",
-               "--log-format", "json", "--give-up", "5", cwd=tmp_path)
+    done = run(
+        "bot",
+        "random",
+        "--server",
+        server.address,
+        "--ladder",
+        "--name",
+        "alice",
+        "--log-format",
+        "json",
+        "--give-up",
+        "5",
+        cwd=tmp_path,
+    )
     assert done.returncode == 2
     [message] = [line for line in done.stderr.splitlines() if line.startswith("mammamia bot")]
     assert "refused the bot's key" in message
@@ -126,8 +189,21 @@ def test_a_refused_ladder_key_names_the_key_file_and_the_ways_out(
 
 def test_a_ladder_bot_without_a_server_never_says_it_entered(tmp_path: Path) -> None:
     address = f"127.0.0.1:{restartable_port()}"
-    done = run("bot", "random", "--server", address, "--ladder", "--name", "bob",
-               "--key=some-key", "--log-format", "json", "--give-up", "1.5", cwd=tmp_path)
+    done = run(
+        "bot",
+        "random",
+        "--server",
+        address,
+        "--ladder",
+        "--name",
+        "bob",
+        "--key=some-key",
+        "--log-format",
+        "json",
+        "--give-up",
+        "1.5",
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert "ladder_entered" not in done.stderr
     assert "reconnecting" in done.stderr
@@ -136,16 +212,37 @@ def test_a_ladder_bot_without_a_server_never_says_it_entered(tmp_path: Path) -> 
 
 def test_a_seat_without_a_server_asks_whether_it_runs(tmp_path: Path) -> None:
     address = f"127.0.0.1:{restartable_port()}"
-    done = run("bot", "random", "--server", address, "--token", "t", "--log-format", "json",
-               "--give-up", "1", cwd=tmp_path)
+    done = run(
+        "bot",
+        "random",
+        "--server",
+        address,
+        "--token",
+        "t",
+        "--log-format",
+        "json",
+        "--give-up",
+        "1",
+        cwd=tmp_path,
+    )
     assert done.returncode == 1
     assert f"is the server running at {address}?" in done.stderr.splitlines()[-1]
 
 
 def test_registering_without_a_server_asks_whether_it_runs(tmp_path: Path) -> None:
     address = f"127.0.0.1:{restartable_port()}"
-    done = run("bot", "random", "--server", address, "--ladder", "--name", "carol",
-               "--log-format", "json", cwd=tmp_path)
+    done = run(
+        "bot",
+        "random",
+        "--server",
+        address,
+        "--ladder",
+        "--name",
+        "carol",
+        "--log-format",
+        "json",
+        cwd=tmp_path,
+    )
     assert done.returncode != 0
     assert f"is the server running at {address}?" in done.stderr
     assert not (tmp_path / "carol.key").exists()
@@ -171,8 +268,11 @@ def test_no_arguments_lists_the_commands() -> None:
 
 
 def test_match_actions_have_descriptions() -> None:
-    for action, words in (("create", "seat token per seat"), ("record", "mammamia show"),
-                          ("list", "newest first")):
+    for action, words in (
+        ("create", "seat token per seat"),
+        ("record", "mammamia show"),
+        ("list", "newest first"),
+    ):
         done = run("match", action, "--help")
         assert done.returncode == 0
         assert words in " ".join(done.stdout.split())
@@ -198,8 +298,18 @@ def test_serve_on_a_taken_port_exits_2_and_leaves_no_database(tmp_path: Path) ->
         taken.listen()
         port = taken.getsockname()[1]
         db = tmp_path / "never.db"
-        done = run("serve", "--host", "127.0.0.1", "--port", str(port), "--db", str(db),
-                   "--organiser-key", "k", timeout=30)
+        done = run(
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            str(db),
+            "--organiser-key",
+            "k",
+            timeout=30,
+        )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
@@ -208,8 +318,18 @@ def test_serve_on_a_taken_port_exits_2_and_leaves_no_database(tmp_path: Path) ->
 
 def test_serve_next_to_a_running_server_exits_2(server: RunningServer, tmp_path: Path) -> None:
     db = tmp_path / "second.db"
-    done = run("serve", "--host", "127.0.0.1", "--port", str(server.port), "--db", str(db),
-               "--organiser-key", "k", timeout=30)
+    done = run(
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(server.port),
+        "--db",
+        str(db),
+        "--organiser-key",
+        "k",
+        timeout=30,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert not db.exists()

@@ -18,11 +18,30 @@ from mammamia import INGREDIENTS, MAMMA_MIA, State, Turn, action_from_json, acti
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "rules.md"
-CITING = ("mammamia", "server", "client_sdk", "bots", "tests", "protos",
-          "docs/protocol.md", "README.md")
+CITING = (
+    "mammamia",
+    "server",
+    "client_sdk",
+    "bots",
+    "tests",
+    "protos",
+    "docs/protocol.md",
+    "README.md",
+)
 SKIPPED_DIRS = {"node_modules", "__pycache__", ".mypy_cache", ".pytest_cache"}
-TEXT_SUFFIXES = {".py", ".pyi", ".proto", ".md", ".json", ".txt", ".js", ".mjs", ".ts",
-                 ".toml", ".cfg"}
+TEXT_SUFFIXES = {
+    ".py",
+    ".pyi",
+    ".proto",
+    ".md",
+    ".json",
+    ".txt",
+    ".js",
+    ".mjs",
+    ".ts",
+    ".toml",
+    ".cfg",
+}
 RULE_ID = re.compile(r"\bR-[A-Z]+-\d+\b")
 TEST_RULE_ID = re.compile(r"(?<![A-Za-z0-9])R[-_]([A-Z]+)[-_](\d+)")
 """A rule id in a test's text or name, where ``test_R_VIEW_4_...`` names R-VIEW-4."""
@@ -36,9 +55,13 @@ def text_files(paths: Iterable[Path]) -> list[Path]:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found += [p for p in sorted(path.rglob("*"))
-                      if p.is_file() and p.suffix in TEXT_SUFFIXES
-                      and not SKIPPED_DIRS & set(p.relative_to(path).parts)]
+            found += [
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file()
+                and p.suffix in TEXT_SUFFIXES
+                and not SKIPPED_DIRS & set(p.relative_to(path).parts)
+            ]
     return found
 
 
@@ -53,8 +76,11 @@ def cited(paths: Iterable[Path]) -> dict[str, list[Path]]:
 
 def rules_tested(rule_tests: Path) -> set[str]:
     """Returns the rule ids the test modules of ``rule_tests`` cite, in text or in names."""
-    return {f"R-{kind}-{n}" for path in sorted(rule_tests.glob("test_*.py"))
-            for kind, n in TEST_RULE_ID.findall(path.read_text(encoding="utf-8"))}
+    return {
+        f"R-{kind}-{n}"
+        for path in sorted(rule_tests.glob("test_*.py"))
+        for kind, n in TEST_RULE_ID.findall(path.read_text(encoding="utf-8"))
+    }
 
 
 def headings(rules: Path) -> list[str]:
@@ -65,16 +91,19 @@ def headings(rules: Path) -> list[str]:
 def disagreements(rules: Path, citing: Sequence[Path], rule_tests: Path) -> list[str]:
     """Returns what keeps ``rules`` and the citations from agreeing (empty when they do)."""
     defined = headings(rules)
-    problems = [f"{r} is a heading twice" for r in sorted({r for r in defined
-                                                             if defined.count(r) > 1})]
+    problems = [
+        f"{r} is a heading twice" for r in sorted({r for r in defined if defined.count(r) > 1})
+    ]
     for rule, files in sorted(cited(citing).items()):
         if rule not in defined:
-            shown = ", ".join(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f)
-                              for f in files[:3])
+            shown = ", ".join(
+                str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f) for f in files[:3]
+            )
             problems.append(f"{rule} is cited ({shown}) but is no heading of {rules.name}")
     named = rules_tested(rule_tests)
-    problems += [f"{rule} is cited by no test in {rule_tests.name}/"
-                 for rule in defined if rule not in named]
+    problems += [
+        f"{rule} is cited by no test in {rule_tests.name}/" for rule in defined if rule not in named
+    ]
     return problems
 
 
@@ -87,21 +116,23 @@ def test_a_disagreement_is_found_either_way(tmp_path: Path) -> None:
     # The ids are put together here so that this file cites none that does not exist.
     known, unknown = "R-" + "TURN-4", "R-" + "NOWHERE-9"
     rules = tmp_path / "rules.md"
-    rules.write_text(f"# Rules\n\n### {known}\n\nText.\n\n### {unknown}\n\nMore text.\n",
-                     encoding="utf-8")
+    rules.write_text(
+        f"# Rules\n\n### {known}\n\nText.\n\n### {unknown}\n\nMore text.\n", encoding="utf-8"
+    )
     code = tmp_path / "code.py"
     code.write_text(f'raise ValueError("refused ({known})")\n', encoding="utf-8")
     rule_tests = tmp_path / "rules"
     rule_tests.mkdir()
     (rule_tests / "test_turn.py").write_text(f'CASE = "{known}-draws"\n', encoding="utf-8")
-    assert disagreements(rules, [code], rule_tests) == \
-        [f"{unknown} is cited by no test in rules/"]
+    assert disagreements(rules, [code], rule_tests) == [f"{unknown} is cited by no test in rules/"]
     other = "R-" + "TURN-99"
     code.write_text(f"# ({known}, {other})\n", encoding="utf-8")
-    (rule_tests / "test_turn.py").write_text(f'CASES = ["{known}", "{unknown}"]\n',
-                                             encoding="utf-8")
-    assert disagreements(rules, [code], rule_tests) == \
-        [f"{other} is cited ({code}) but is no heading of rules.md"]
+    (rule_tests / "test_turn.py").write_text(
+        f'CASES = ["{known}", "{unknown}"]\n', encoding="utf-8"
+    )
+    assert disagreements(rules, [code], rule_tests) == [
+        f"{other} is cited ({code}) but is no heading of rules.md"
+    ]
     rules.write_text(f"### {known}\n\n### {known}\n\n### {unknown}\n", encoding="utf-8")
     assert disagreements(rules, [], rule_tests) == [f"{known} is a heading twice"]
 
@@ -114,6 +145,7 @@ def test_every_heading_of_docs_rules_is_linkable() -> None:
 
 
 # -- the worked examples of docs/rules.md -------------------------------------------
+
 
 def counts(text: str) -> list[int]:
     """Returns ingredient counts in canonical order from e.g. ``"2 salami, olive"``."""
@@ -141,39 +173,73 @@ BAKED, FAILED = "baked without a question", "failed without a question"
 EXAMPLES = [
     # Pizza Bombastica.
     ("red-bombastica", "6 salami, 7 olive, 3 pepper", "", BAKED),
-    ("red-bombastica", "6 salami, 6 olive", "2 salami, pepper, olive",
-     [{"bake": True, "hand": {"salami": 2, "pepper": 1}},
-      {"bake": True, "hand": {"salami": 2, "olive": 1}},
-      {"bake": True, "hand": {"salami": 1, "pepper": 1, "olive": 1}}]),
+    (
+        "red-bombastica",
+        "6 salami, 6 olive",
+        "2 salami, pepper, olive",
+        [
+            {"bake": True, "hand": {"salami": 2, "pepper": 1}},
+            {"bake": True, "hand": {"salami": 2, "olive": 1}},
+            {"bake": True, "hand": {"salami": 1, "pepper": 1, "olive": 1}},
+        ],
+    ),
     ("red-bombastica", "6 salami, 6 olive", "2 salami", FAILED),
     # Pizza Minimale (green: pepper).
-    ("green-minimale", "2 pepper, 2 salami, 2 mushroom, 3 pineapple", "salami, mushroom",
-     [{"bake": True, "ingredient": "salami", "hand": {"salami": 1}},
-      {"bake": True, "ingredient": "mushroom", "hand": {"mushroom": 1}}]),
+    (
+        "green-minimale",
+        "2 pepper, 2 salami, 2 mushroom, 3 pineapple",
+        "salami, mushroom",
+        [
+            {"bake": True, "ingredient": "salami", "hand": {"salami": 1}},
+            {"bake": True, "ingredient": "mushroom", "hand": {"mushroom": 1}},
+        ],
+    ),
     ("green-minimale", "pepper, 3 salami, 5 mushroom", "", BAKED),
-    ("green-minimale", "pepper, 2 salami, 5 mushroom", "salami",
-     [{"bake": True, "hand": {"salami": 1}}]),
+    (
+        "green-minimale",
+        "pepper, 2 salami, 5 mushroom",
+        "salami",
+        [{"bake": True, "hand": {"salami": 1}}],
+    ),
     ("green-minimale", "pepper, salami, 5 mushroom", "", FAILED),
     ("green-minimale", "4 pepper", "3 olive", FAILED),
     # Pizza Monotoni (red: salami).
-    ("red-monotoni", "salami, 6 olive, 4 mushroom", "2 mushroom",
-     [{"bake": True, "ingredient": "mushroom", "hand": {"mushroom": 2}},
-      {"bake": True, "ingredient": "olive"}]),
-    ("red-monotoni", "7 olive", "salami",
-     [{"bake": True, "ingredient": "olive", "hand": {"salami": 1}}]),
+    (
+        "red-monotoni",
+        "salami, 6 olive, 4 mushroom",
+        "2 mushroom",
+        [
+            {"bake": True, "ingredient": "mushroom", "hand": {"mushroom": 2}},
+            {"bake": True, "ingredient": "olive"},
+        ],
+    ),
+    (
+        "red-monotoni",
+        "7 olive",
+        "salami",
+        [{"bake": True, "ingredient": "olive", "hand": {"salami": 1}}],
+    ),
     ("red-monotoni", "5 olive, 6 salami", "", FAILED),
     # The mixed order.
     ("red-mixed", "salami, pineapple, mushroom, 2 pepper, olive", "", BAKED),
-    ("red-mixed", "2 salami, pineapple, pepper", "mushroom, olive",
-     [{"bake": True, "hand": {"mushroom": 1, "olive": 1}}]),
+    (
+        "red-mixed",
+        "2 salami, pineapple, pepper",
+        "mushroom, olive",
+        [{"bake": True, "hand": {"mushroom": 1, "olive": 1}}],
+    ),
     ("red-mixed", "2 salami, pineapple, pepper", "mushroom", FAILED),
 ]
 
 
-@pytest.mark.parametrize(("order", "table", "hand", "outcome"), EXAMPLES,
-                         ids=[f"{e[0]}-{e[1]}-hand-{e[2] or 'none'}" for e in EXAMPLES])
-def test_worked_example(order: str, table: str, hand: str,
-                        outcome: str | list[dict[str, object]]) -> None:
+@pytest.mark.parametrize(
+    ("order", "table", "hand", "outcome"),
+    EXAMPLES,
+    ids=[f"{e[0]}-{e[1]}-hand-{e[2] or 'none'}" for e in EXAMPLES],
+)
+def test_worked_example(
+    order: str, table: str, hand: str, outcome: str | list[dict[str, object]]
+) -> None:
     colour = order.split("-")[0]
     state = revealed([colour, "yellow" if colour != "yellow" else "red"], table, order, hand)
     if isinstance(outcome, list):

@@ -18,28 +18,42 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 # The kit's scenario names, repeated here so that building the parser imports no gRPC;
 # a test checks them against server.conformance.kit.SCENARIOS.
-NAMES = ("turns", "end", "minimale", "monotoni", "add-from-hand", "bombastica", "decline",
-         "resume", "refused", "deadline")
+NAMES = (
+    "turns",
+    "end",
+    "minimale",
+    "monotoni",
+    "add-from-hand",
+    "bombastica",
+    "decline",
+    "resume",
+    "refused",
+    "deadline",
+)
 
 
 def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``conformance`` command."""
     p = sub.add_parser(
-        "conformance", help="check that a bot client in any language plays by the contract",
+        "conformance",
+        help="check that a bot client in any language plays by the contract",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=textwrap.fill("Start a server in-process (127.0.0.1, a free port, a temporary "
-        "database) and, for each scenario, create a two-player match, run the client "
-        "command for one seat (the kit plays the other) and judge it. Prints one row per "
-        "scenario (pass/FAIL and why), and the client's stderr tail for failures; "
-        "progress goes to stderr. Exit 0 when every scenario passes, 1 when one fails, "
-        "2 for bad usage.", 80),
+        description=textwrap.fill(
+            "Start a server in-process (127.0.0.1, a free port, a temporary "
+            "database) and, for each scenario, create a two-player match, run the client "
+            "command for one seat (the kit plays the other) and judge it. Prints one row per "
+            "scenario (pass/FAIL and why), and the client's stderr tail for failures; "
+            "progress goes to stderr. Exit 0 when every scenario passes, 1 when one fails, "
+            "2 for bad usage.",
+            80,
+        ),
         epilog="scenarios:\n"
         "  turns          a whole match from the deal: every decision answered before its\n"
         "                 default, none refused, exit 0 once match_ended has come\n"
         "  end            the turns match's exit: code 0, within 5 s after match_ended,\n"
         "                 never before (every scenario requires it)\n"
-        "  minimale       starts at a Minimale to resolve, \"?\" to choose among ties\n"
-        "  monotoni       starts at a Monotoni to resolve, \"J\" to choose\n"
+        '  minimale       starts at a Minimale to resolve, "?" to choose among ties\n'
+        '  monotoni       starts at a Monotoni to resolve, "J" to choose\n'
         "  add-from-hand  starts at a standard order the hand must complete\n"
         "  bombastica     starts at a Bombastica to fill up to 15 from hand\n"
         "  decline        starts at a resolution whose options include declining\n"
@@ -49,18 +63,36 @@ def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "                 refused (REFUSAL_ALREADY_ANSWERED) or a repeat; play on\n"
         "  deadline       a 1000 ms deadline and no time bank: no default applied\n\n"
         "example:\n"
-        "  mammamia conformance --client \"node bots/node/bot.js --server {server} "
-        "--token {token}\"")
+        '  mammamia conformance --client "node bots/node/bot.js --server {server} '
+        '--token {token}"',
+    )
     options.one_line_errors(p)
-    p.add_argument("--client", required=True, metavar="CMD",
-                   help="the client command, split like a shell would; {server} becomes "
-                   "host:port and {token} the seat token in each argument (both required)")
-    p.add_argument("--only", action="append", choices=NAMES, metavar="NAME",
-                   help="run only this scenario (repeatable): " + ", ".join(NAMES))
-    p.add_argument("--timeout", type=options.timeout, default=60.0, metavar="SECONDS",
-                   help="how long one scenario may take (default 60)")
-    p.add_argument("--json", action="store_true",
-                   help="print the results as one JSON object instead of a table")
+    p.add_argument(
+        "--client",
+        required=True,
+        metavar="CMD",
+        help="the client command, split like a shell would; {server} becomes "
+        "host:port and {token} the seat token in each argument (both required)",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        choices=NAMES,
+        metavar="NAME",
+        help="run only this scenario (repeatable): " + ", ".join(NAMES),
+    )
+    p.add_argument(
+        "--timeout",
+        type=options.timeout,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long one scenario may take (default 60)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results as one JSON object instead of a table",
+    )
     p.set_defaults(func=_conformance)
 
 
@@ -97,8 +129,15 @@ def _conformance(args: argparse.Namespace) -> int:
     verdicts = asyncio.run(kit.run(args.only or NAMES))
     passed = all(v.passed for v in verdicts)
     if args.json:
-        print(json.dumps({"passed": passed, "client": args.client,
-                          "scenarios": [v.to_json() for v in verdicts]}))
+        print(
+            json.dumps(
+                {
+                    "passed": passed,
+                    "client": args.client,
+                    "scenarios": [v.to_json() for v in verdicts],
+                }
+            )
+        )
     else:
         width = max(len(v.name) for v in verdicts)
         print(f"{'scenario':<{width}}  result  why")

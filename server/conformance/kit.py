@@ -56,8 +56,18 @@ from ..tokens import new_organiser_key
 from . import positions
 from .proxy import Proxy
 
-SCENARIOS: Final = ("turns", "end", "minimale", "monotoni", "add-from-hand", "bombastica",
-                    "decline", "resume", "refused", "deadline")
+SCENARIOS: Final = (
+    "turns",
+    "end",
+    "minimale",
+    "monotoni",
+    "add-from-hand",
+    "bombastica",
+    "decline",
+    "resume",
+    "refused",
+    "deadline",
+)
 """Every scenario, in the order the kit runs and prints them."""
 
 DECISION_SCENARIOS: Final = ("minimale", "monotoni", "add-from-hand", "bombastica", "decline")
@@ -94,9 +104,15 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         """Returns the verdict as a JSON object."""
-        return {"name": self.name, "passed": self.passed, "why": self.why,
-                "seconds": round(self.seconds, 3), "match": self.match_id,
-                "exit_code": self.exit_code, "stderr_tail": self.stderr_tail}
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "why": self.why,
+            "seconds": round(self.seconds, 3),
+            "match": self.match_id,
+            "exit_code": self.exit_code,
+            "stderr_tail": self.stderr_tail,
+        }
 
 
 @dataclass(slots=True)
@@ -112,7 +128,7 @@ class Plan:
     proxy: bool = False
     cut: bool = False
     refuse_first: bool = False
-    target: str | None = None          # a decision scenario: what its first decision is
+    target: str | None = None  # a decision scenario: what its first decision is
 
 
 class Session:
@@ -125,16 +141,16 @@ class Session:
         self.proxy = proxy
         self.rng = random.Random(f"conformance:{plan.name}:{plan.seed}")
         self.loop = asyncio.get_running_loop()
-        self.asked: dict[str, Decision] = {}             # the client's decisions, in order
-        self.deciding: dict[str, str | None] = {}        # the order each one resolved
-        self.answers: list[tuple[str, Outcome, float]] = []   # the client's, with the time
-        self.kit_answered: dict[str, int] = {}          # the client's decisions the kit took
-        self.accepted: dict[str, float] = {}            # decision -> when the client's came
+        self.asked: dict[str, Decision] = {}  # the client's decisions, in order
+        self.deciding: dict[str, str | None] = {}  # the order each one resolved
+        self.answers: list[tuple[str, Outcome, float]] = []  # the client's, with the time
+        self.kit_answered: dict[str, int] = {}  # the client's decisions the kit took
+        self.accepted: dict[str, float] = {}  # decision -> when the client's came
         self.ended = asyncio.Event()
-        self.ended_at: float | None = None               # monotonic
+        self.ended_at: float | None = None  # monotonic
         self.cut_at: float | None = None
         self.cut_connections = 0
-        self.open_at_cut: str | None = None             # the decision to answer after the cut
+        self.open_at_cut: str | None = None  # the decision to answer after the cut
         self.via_snapshot = False
         self._streams_then: set[Follower] = set()
         self._kit = False
@@ -174,8 +190,12 @@ class Session:
         self.answers.append((decision_id, outcome, time.time()))
         if outcome.accepted and not outcome.repeated:
             self.accepted[decision_id] = time.time()
-            if self.plan.cut and self.proxy is not None and self.cut_at is None and \
-                    len(self.accepted) == CUT_AFTER:
+            if (
+                self.plan.cut
+                and self.proxy is not None
+                and self.cut_at is None
+                and len(self.accepted) == CUT_AFTER
+            ):
                 self.cut_connections = self.proxy.connections
                 self.proxy.cut()
                 self.cut_at = time.monotonic()
@@ -185,8 +205,9 @@ class Session:
         if decision_id == self.open_at_cut and outcome.accepted:
             # Answered on a stream that opened after the decision was asked: the
             # decision reached the client in that stream's Snapshot.decision.
-            self.via_snapshot = any(f.viewer == self.seat and f not in self._streams_then
-                                    for f in self.runner.followers)
+            self.via_snapshot = any(
+                f.viewer == self.seat and f not in self._streams_then for f in self.runner.followers
+            )
 
     def _opened(self, decision_id: str) -> None:
         self.open_at_cut = decision_id
@@ -211,8 +232,8 @@ class Session:
         # from the log: the request is on its way (or there). Take the decision now,
         # before the client's answer can come back.
         if self._armed is not None and any(
-                f.viewer == self.seat and f.cursor >= self._armed_at
-                for f in self.runner.followers):
+            f.viewer == self.seat and f.cursor >= self._armed_at for f in self.runner.followers
+        ):
             self.loop.call_soon(self._take)
 
     def _take(self) -> None:
@@ -226,13 +247,20 @@ class Session:
 
     def refusals(self) -> list[tuple[str, Outcome]]:
         """Returns the client's refused answers the scenario does not excuse."""
-        return [(i, o) for i, o, _ in self.answers if not o.accepted and not (
-            i in self.kit_answered and o.refusal is Refusal.ALREADY_ANSWERED)]
+        return [
+            (i, o)
+            for i, o, _ in self.answers
+            if not o.accepted
+            and not (i in self.kit_answered and o.refusal is Refusal.ALREADY_ANSWERED)
+        ]
 
     def slowest_ms(self) -> float:
         """Returns the longest the client took for an accepted answer (ms)."""
-        waits = [(when - self.asked[i].asked) * 1000 for i, when in self.accepted.items()
-                 if i in self.asked]
+        waits = [
+            (when - self.asked[i].asked) * 1000
+            for i, when in self.accepted.items()
+            if i in self.asked
+        ]
         return max(waits, default=0.0)
 
 
@@ -251,14 +279,20 @@ class Client:
         """Returns whether the process started (else ``error`` says why)."""
         try:
             self.process = await asyncio.create_subprocess_exec(
-                *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, start_new_session=True)
+                *self.argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
         except OSError as e:
             self.error = f"cannot run {self.argv[0]!r}: {e.strerror or e}"
             return False
         assert self.process.stdout is not None and self.process.stderr is not None
-        self._readers = [asyncio.ensure_future(self._read(self.process.stdout, None)),
-                         asyncio.ensure_future(self._read(self.process.stderr, self.stderr))]
+        self._readers = [
+            asyncio.ensure_future(self._read(self.process.stdout, None)),
+            asyncio.ensure_future(self._read(self.process.stderr, self.stderr)),
+        ]
         return True
 
     async def _read(self, stream: asyncio.StreamReader, keep: deque[str] | None) -> None:
@@ -304,8 +338,13 @@ def substitute(template: Sequence[str], server: str, token: str) -> list[str]:
 class Kit:
     """Runs scenarios against one client command."""
 
-    def __init__(self, template: Sequence[str], *, timeout: float = 60.0,
-                 progress: Progress = lambda line: None) -> None:
+    def __init__(
+        self,
+        template: Sequence[str],
+        *,
+        timeout: float = 60.0,
+        progress: Progress = lambda line: None,
+    ) -> None:
         self.template = list(template)
         self.timeout = timeout
         self.progress = progress
@@ -318,8 +357,11 @@ class Kit:
         verdicts: list[Verdict] = []
         with tempfile.TemporaryDirectory(prefix="mammamia-conformance-") as tmp:
             arena, port = await create_server(
-                "127.0.0.1:0", db_path=Path(tmp) / "conformance.db",
-                organiser_key=new_organiser_key(), start_timeout=self.timeout)
+                "127.0.0.1:0",
+                db_path=Path(tmp) / "conformance.db",
+                organiser_key=new_organiser_key(),
+                start_timeout=self.timeout,
+            )
             self.arena = arena
             self.address = f"127.0.0.1:{port}"
             await arena.start()
@@ -357,25 +399,41 @@ class Kit:
         if name == "deadline":
             return Plan(name, seed=4, deadline_ms=SHORT_DEADLINE_MS)
         where = positions.find(name)
-        return Plan(name, seed=where.seed, seat=where.seat, game=where.game,
-                    played=where.played, target=name)
+        return Plan(
+            name,
+            seed=where.seed,
+            seat=where.seat,
+            game=where.game,
+            played=where.played,
+            target=name,
+        )
 
     async def _play(self, plan: Plan) -> list[Verdict]:
         assert self.arena is not None
         host = self.arena.host
         runner = host.create_match(
-            PLAYERS, seed=plan.seed, deadline_ms=plan.deadline_ms, game=plan.game,
-            played=plan.played, names=[KIT_NAME if s != plan.seat else "" for s in range(2)])
+            PLAYERS,
+            seed=plan.seed,
+            deadline_ms=plan.deadline_ms,
+            game=plan.game,
+            played=plan.played,
+            names=[KIT_NAME if s != plan.seat else "" for s in range(2)],
+        )
         proxy = await Proxy(self.address).start() if plan.proxy else None
         session = Session(runner, plan, proxy)
         for s in range(PLAYERS):
             if s != plan.seat:
                 runner.join(s, KIT_NAME)
         address = proxy.address if proxy is not None else self.address
-        where = "from the deal" if plan.game is None else \
-            f"at action {len(plan.played)} of seed {plan.seed}"
-        self.progress(f"{plan.name}: match {runner.id}, client seat {plan.seat}, {where}"
-                      + (f", through a proxy on {address}" if proxy else ""))
+        where = (
+            "from the deal"
+            if plan.game is None
+            else f"at action {len(plan.played)} of seed {plan.seed}"
+        )
+        self.progress(
+            f"{plan.name}: match {runner.id}, client seat {plan.seat}, {where}"
+            + (f", through a proxy on {address}" if proxy else "")
+        )
         client = Client(substitute(self.template, address, runner.tokens[plan.seat]))
         try:
             outcome = await self._watch(runner, session, client)
@@ -400,8 +458,9 @@ class Kit:
         exit_task = asyncio.ensure_future(client.wait())
         end_task = asyncio.ensure_future(session.ended.wait())
         try:
-            await asyncio.wait({exit_task, end_task}, timeout=self.timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                {exit_task, end_task}, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
             if session.ended.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(asyncio.shield(exit_task), END_GRACE)
@@ -418,8 +477,15 @@ class Kit:
 class Judge:
     """Turns what a session saw into verdicts: one line each."""
 
-    def __init__(self, plan: Plan, session: Session, client: Client, meta: dict[str, Any],
-                 outcome: str | None, timeout: float) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        session: Session,
+        client: Client,
+        meta: dict[str, Any],
+        outcome: str | None,
+        timeout: float,
+    ) -> None:
         self.plan = plan
         self.s = session
         self.client = client
@@ -434,15 +500,24 @@ class Judge:
         code = self.client.code
         mid = self.s.runner.id
         if failure is not None:
-            main = Verdict(self.plan.name, False, failure, match_id=mid, exit_code=code,
-                           stderr_tail=tail)
+            main = Verdict(
+                self.plan.name, False, failure, match_id=mid, exit_code=code, stderr_tail=tail
+            )
         else:
             main = Verdict(self.plan.name, True, self.success(), match_id=mid, exit_code=code)
         verdicts = [main]
         if self.plan.name == "turns":
             end = self.end_failure()
-            verdicts.append(Verdict("end", end is None, end or self.exit_text(), match_id=mid,
-                                    exit_code=code, stderr_tail=tail if end else []))
+            verdicts.append(
+                Verdict(
+                    "end",
+                    end is None,
+                    end or self.exit_text(),
+                    match_id=mid,
+                    exit_code=code,
+                    stderr_tail=tail if end else [],
+                )
+            )
         return verdicts
 
     # -- the exit ---------------------------------------------------------------------
@@ -460,16 +535,19 @@ class Judge:
             return c.error
         answered = len(s.accepted)
         if self.outcome == "exited":
-            return (f"exited with code {c.code} before the match ended "
-                    f"(after {_count(answered, 'accepted answer')})")
+            return (
+                f"exited with code {c.code} before the match ended "
+                f"(after {_count(answered, 'accepted answer')})"
+            )
         if self.outcome == "timeout":
-            return (f"neither the match nor the client ended in {self.timeout:g} s "
-                    f"({_count(answered, 'accepted answer')})")
+            return (
+                f"neither the match nor the client ended in {self.timeout:g} s "
+                f"({_count(answered, 'accepted answer')})"
+            )
         if c.exited_at is None or s.ended_at is None:
             return f"still running {END_GRACE:g} s after match_ended (killed)"
         if c.code != 0:
-            return (f"exited with code {c.code} {c.exited_at - s.ended_at:.2f} s "
-                    f"after match_ended")
+            return f"exited with code {c.code} {c.exited_at - s.ended_at:.2f} s after match_ended"
         return None
 
     # -- the scenario -----------------------------------------------------------------
@@ -485,9 +563,10 @@ class Judge:
             how = f"exited with code {code}" if code is not None else "ran"
             return f"the client {how} without taking its seat"
         if self.plan.name == "resume" and s.cut_at is None:
-            return (f"the client gave {_count(len(s.accepted), 'accepted answer')}, fewer than the "
-                    f"{CUT_AFTER} after which the kit cuts the connection"
-                    + self._exit_note())
+            return (
+                f"the client gave {_count(len(s.accepted), 'accepted answer')}, fewer than the "
+                f"{CUT_AFTER} after which the kit cuts the connection" + self._exit_note()
+            )
         target = self._target_failure()
         if target is not None:
             return target
@@ -498,14 +577,15 @@ class Judge:
         timeouts = [t for t in self.meta.get("timeouts", []) if t.get("seat") == seat]
         if timeouts:
             first = timeouts[0]
-            return (f"the server applied the default to {len(timeouts)} of its decisions "
-                    f"(first {first.get('decision')}: {first.get('reason')}, "
-                    f"{self._asked_ms(str(first.get('decision')))})" + self._exit_note())
+            return (
+                f"the server applied the default to {len(timeouts)} of its decisions "
+                f"(first {first.get('decision')}: {first.get('reason')}, "
+                f"{self._asked_ms(str(first.get('decision')))})" + self._exit_note()
+            )
         refusals = s.refusals()
         if refusals:
             i, o = refusals[0]
-            return (f"{_count(len(refusals), 'answer')} refused, first to {i}: "
-                    f"{_short(o.message)}")
+            return f"{_count(len(refusals), 'answer')} refused, first to {i}: {_short(o.message)}"
         autopilot = [a for a in self.meta.get("autopilot", []) if a.get("seat") == seat]
         if autopilot:
             return f"the seat went on autopilot ({autopilot[0].get('reason')})"
@@ -537,24 +617,33 @@ class Judge:
         if d.id not in s.accepted:
             own = [o for i, o, _ in s.answers if i == d.id]
             if own:
-                return (f"the answer to {self.plan.target} decision {d.id} was refused: "
-                        f"{_short(own[0].message)}")
-            return (f"no answer to {self.plan.target} decision {d.id} before its default"
-                    + self._exit_note())
+                return (
+                    f"the answer to {self.plan.target} decision {d.id} was refused: "
+                    f"{_short(own[0].message)}"
+                )
+            return (
+                f"no answer to {self.plan.target} decision {d.id} before its default"
+                + self._exit_note()
+            )
         return None
 
     def _resume_failure(self) -> str | None:
         s = self.s
         assert s.proxy is not None
         if s.proxy.connections <= s.cut_connections:
-            return ("the client did not reconnect after the kit cut its connection"
-                    + self._exit_note())
+            return (
+                "the client did not reconnect after the kit cut its connection" + self._exit_note()
+            )
         if s.open_at_cut is None:
-            return "the client reconnected, but no decision of its seat followed the cut" \
+            return (
+                "the client reconnected, but no decision of its seat followed the cut"
                 + self._exit_note()
+            )
         if s.open_at_cut not in s.accepted:
-            return (f"reconnected, but did not answer {s.open_at_cut} (open while it was "
-                    f"cut off) before its default" + self._exit_note())
+            return (
+                f"reconnected, but did not answer {s.open_at_cut} (open while it was "
+                f"cut off) before its default" + self._exit_note()
+            )
         return None
 
     def success(self) -> str:
@@ -568,21 +657,30 @@ class Judge:
             d = self._first()
             assert d is not None
             chosen = self._chosen(d)
-            return (f"resolved {s.deciding[d.id]} with {chosen} "
-                    f"({len(d.options)} options) in {(s.accepted[d.id] - d.asked) * 1000:.0f} "
-                    f"ms; then {_count(n - 1, 'more answer')} in time; {tail}")
+            return (
+                f"resolved {s.deciding[d.id]} with {chosen} "
+                f"({len(d.options)} options) in {(s.accepted[d.id] - d.asked) * 1000:.0f} "
+                f"ms; then {_count(n - 1, 'more answer')} in time; {tail}"
+            )
         if name == "resume":
             assert s.open_at_cut is not None and s.cut_at is not None
             d = s.asked[s.open_at_cut]
             back = s.accepted[s.open_at_cut] - d.asked
-            how = "in the new stream's snapshot" if s.via_snapshot else \
-                "asked after the new stream opened"
-            return (f"reconnected after the cut and answered {d.id} ({how}) {back:.2f} s "
-                    f"after it was asked; {n} answers in time, no default; {tail}")
+            how = (
+                "in the new stream's snapshot"
+                if s.via_snapshot
+                else "asked after the new stream opened"
+            )
+            return (
+                f"reconnected after the cut and answered {d.id} ({how}) {back:.2f} s "
+                f"after it was asked; {n} answers in time, no default; {tail}"
+            )
         if name == "refused":
             if not s.kit_answered:
-                return (f"the client answered its first decision before the kit could; "
-                        f"it played on ({n} answers); {tail}")
+                return (
+                    f"the client answered its first decision before the kit could; "
+                    f"it played on ({n} answers); {tail}"
+                )
             taken = next(iter(s.kit_answered))
             own = [o for i, o, _ in s.answers if i == taken]
             if not own:
@@ -593,8 +691,10 @@ class Judge:
                 how = f"the client's answer was refused ({_refusal(own[0])})"
             return f"the kit answered {taken}; {how}; it played on ({n} answers); {tail}"
         if name == "deadline":
-            return (f"{n} answers within the {SHORT_DEADLINE_MS} ms deadline ({slowest}), "
-                    f"no default; {tail}")
+            return (
+                f"{n} answers within the {SHORT_DEADLINE_MS} ms deadline ({slowest}), "
+                f"no default; {tail}"
+            )
         return f"{n} answers, every one in time ({slowest}), none refused; {tail}"
 
     def _after_end(self) -> float:
@@ -636,4 +736,4 @@ def _count(n: int, what: str) -> str:
 
 def _short(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -34,8 +34,9 @@ class Position:
 
     def describe(self) -> str:
         """Returns a short text naming the position."""
-        return (f"seed {self.seed}, action {len(self.played)}, seat {self.seat} "
-                f"resolves {self.order}")
+        return (
+            f"seed {self.seed}, action {len(self.played)}, seat {self.seat} resolves {self.order}"
+        )
 
 
 def _bakes(state: State) -> list[Resolve]:
@@ -44,19 +45,24 @@ def _bakes(state: State) -> list[Resolve]:
 
 def _minimale(state: State) -> bool:
     # A "?" to choose among ties: several bakes, each naming its kind.
-    return ORDERS[_deciding(state)].kind == "minimale" and \
-        len({b.ingredient for b in _bakes(state) if b.ingredient}) > 1
+    return (
+        ORDERS[_deciding(state)].kind == "minimale"
+        and len({b.ingredient for b in _bakes(state) if b.ingredient}) > 1
+    )
 
 
 def _monotoni(state: State) -> bool:
     # A "J" to choose: several kinds the oven (and the hand) can bake it with.
-    return ORDERS[_deciding(state)].kind == "monotoni" and \
-        len({b.ingredient for b in _bakes(state) if b.ingredient}) > 1
+    return (
+        ORDERS[_deciding(state)].kind == "monotoni"
+        and len({b.ingredient for b in _bakes(state) if b.ingredient}) > 1
+    )
 
 
 def _add_from_hand(state: State) -> bool:
-    return ORDERS[_deciding(state)].kind == "standard" and \
-        any(b.hand and any(b.hand) for b in _bakes(state))
+    return ORDERS[_deciding(state)].kind == "standard" and any(
+        b.hand and any(b.hand) for b in _bakes(state)
+    )
 
 
 def _bombastica(state: State) -> bool:

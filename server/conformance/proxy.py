@@ -43,8 +43,10 @@ class Proxy:
             writer.transport.abort()
             return
         self._open.update((writer, up_writer))
-        pumps = [asyncio.ensure_future(self._pump(reader, up_writer, False)),
-                 asyncio.ensure_future(self._pump(up_reader, writer, True))]
+        pumps = [
+            asyncio.ensure_future(self._pump(reader, up_writer, False)),
+            asyncio.ensure_future(self._pump(up_reader, writer, True)),
+        ]
         self._tasks.update(pumps)
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -54,8 +56,9 @@ class Proxy:
                 self._tasks.discard(task)
             self._close(writer, up_writer)
 
-    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter,
-                    down: bool) -> None:
+    async def _pump(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, down: bool
+    ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while data := await source.read(65536):
                 sink.write(data)

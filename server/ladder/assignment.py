@@ -18,7 +18,7 @@ class Assignment:
     seat_token: str
     seat: int
     players: int
-    commitment: str = ""            # the match's commitment to its seed (a set's)
-    set_id: str | None = None       # the duplicate set it belongs to, if any
-    set_index: int = 0              # its place in the set (= the seats' rotation)
+    commitment: str = ""  # the match's commitment to its seed (a set's)
+    set_id: str | None = None  # the duplicate set it belongs to, if any
+    set_index: int = 0  # its place in the set (= the seats' rotation)
     host_address: str = ""

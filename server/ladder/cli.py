@@ -29,96 +29,169 @@ _Reply = TypeVar("_Reply")
 
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia ladder standings|matches|bot|record|rerate``."""
-    p = sub.add_parser("ladder", help="ladder standings, matches, records and ratings",
-                       description="Read a ladder's standings, a bot's matches and their "
-                       "game records from a server, or recompute its ratings from the "
-                       "stored results.")
+    p = sub.add_parser(
+        "ladder",
+        help="ladder standings, matches, records and ratings",
+        description="Read a ladder's standings, a bot's matches and their "
+        "game records from a server, or recompute its ratings from the "
+        "stored results.",
+    )
     cmds = p.add_subparsers(dest="ladder_command", metavar="SUBCOMMAND", required=True)
-    s = cmds.add_parser("standings", help="print the standings of a server's ladder",
-                        description="Print the ladder's standings, best conservative rating "
-                        "(mu - 3 sigma) first; pizzas is the mean delivered per match.")
-    s.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
-    s.add_argument("--players", type=int, default=0, metavar="N",
-                   help="only matches of N players (default: all matches)")
+    s = cmds.add_parser(
+        "standings",
+        help="print the standings of a server's ladder",
+        description="Print the ladder's standings, best conservative rating "
+        "(mu - 3 sigma) first; pizzas is the mean delivered per match.",
+    )
+    s.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    s.add_argument(
+        "--players",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only matches of N players (default: all matches)",
+    )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
-    m = cmds.add_parser("matches", help="list recent finished ladder matches",
-                        description="List a bot's (or every bot's) recent finished ladder "
-                        "matches, newest "
-                        "first: one JSON object per line (match, players, names, winners, "
-                        "commitment, and set: id, index, size, rotation for a match of a "
-                        "duplicate set, else null).")
-    m.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
-    m.add_argument("--name", default="", help="the bot's ladder name (default: every bot's "
-                   "matches)")
+    m = cmds.add_parser(
+        "matches",
+        help="list recent finished ladder matches",
+        description="List a bot's (or every bot's) recent finished ladder "
+        "matches, newest "
+        "first: one JSON object per line (match, players, names, winners, "
+        "commitment, and set: id, index, size, rotation for a match of a "
+        "duplicate set, else null).",
+    )
+    m.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    m.add_argument(
+        "--name", default="", help="the bot's ladder name (default: every bot's matches)"
+    )
     m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
-    m.add_argument("--json", action="store_true",
-                   help="JSON lines, as without it (accepted for symmetry with standings and bot)")
+    m.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON lines, as without it (accepted for symmetry with standings and bot)",
+    )
     m.set_defaults(func=_matches)
-    b = cmds.add_parser("bot", help="print a bot's rated results, by seat position too",
-                        description="Print a ladder bot's rated results: games, wins and "
-                        "pizzas for all matches and per player count, and per seat position "
-                        "(1: round 1's first player, to the last) games, wins, win rate and "
-                        "mean rank, so that an advantage of a seat shows.")
-    b.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
+    b = cmds.add_parser(
+        "bot",
+        help="print a bot's rated results, by seat position too",
+        description="Print a ladder bot's rated results: games, wins and "
+        "pizzas for all matches and per player count, and per seat position "
+        "(1: round 1's first player, to the last) games, wins, win rate and "
+        "mean rank, so that an advantage of a seat shows.",
+    )
+    b.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
     b.add_argument("--name", required=True, help="the bot's ladder name")
     b.add_argument("--json", action="store_true", help="print JSON instead of tables")
     b.set_defaults(func=_bot)
-    g = cmds.add_parser("record", help="print a finished ladder match's game record",
-                        description="Print the game record (JSON) of a finished ladder "
-                        "match; `mammamia show FILE` replays a saved one.")
-    g.add_argument("--server", default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-                   metavar="ADDR", help="server address host:port (MAMMAMIA_SERVER, default "
-                   "127.0.0.1:50051)")
+    g = cmds.add_parser(
+        "record",
+        help="print a finished ladder match's game record",
+        description="Print the game record (JSON) of a finished ladder "
+        "match; `mammamia show FILE` replays a saved one.",
+    )
+    g.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
-    r = cmds.add_parser("rerate", help="recompute every rating from the stored results",
-                        description="Recompute every rating from the results stored in the "
-                        "database, in finish order, and count every bot's games, wins and "
-                        "pizzas from them; say whether they agree with the stored ratings "
-                        "and tallies (exit 0) or not (exit 1).")
-    r.add_argument("--db", required=True, metavar="PATH|URL",
-                   help="the server's database: its SQLite file, or a postgresql:// URL")
+    r = cmds.add_parser(
+        "rerate",
+        help="recompute every rating from the stored results",
+        description="Recompute every rating from the results stored in the "
+        "database, in finish order, and count every bot's games, wins and "
+        "pizzas from them; say whether they agree with the stored ratings "
+        "and tallies (exit 0) or not (exit 1).",
+    )
+    r.add_argument(
+        "--db",
+        required=True,
+        metavar="PATH|URL",
+        help="the server's database: its SQLite file, or a postgresql:// URL",
+    )
     r.set_defaults(func=_rerate)
 
 
 def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia demo``."""
-    p = sub.add_parser("demo", help="start a server with a demo ladder of built-in bots",
-                       description="Start a server with its embedded database and a ladder "
-                       "played by built-in bots, print the standings as they form, and say "
-                       "how to connect your own bot. Ctrl-C stops everything.")
+    p = sub.add_parser(
+        "demo",
+        help="start a server with a demo ladder of built-in bots",
+        description="Start a server with its embedded database and a ladder "
+        "played by built-in bots, print the standings as they form, and say "
+        "how to connect your own bot. Ctrl-C stops everything.",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="port (default 50051)")
-    p.add_argument("--db", default="mammamia.db", metavar="PATH",
-                   help="database file (default mammamia.db)")
-    p.add_argument("--bots", nargs="+", default=["random", "greedy", "counter"], metavar="SPEC",
-                   help="bot specs to enter, each --copies times (default: random greedy "
-                   "counter)")
-    p.add_argument("--copies", type=int, default=2, metavar="N",
-                   help="how many of each bot enter (default 2)")
-    p.add_argument("--ladder-players", default="2-5", metavar="MIN-MAX",
-                   help="players per ladder match (default 2-5)")
-    p.add_argument("--ladder-concurrency", type=int, default=3, metavar="N",
-                   help="ladder matches at once (default 3)")
-    p.add_argument("--ladder-duplicate", action="store_true",
-                   help="play each deal as a duplicate set, once per rotation of the seats "
-                   "(docs/ladder.md)")
-    p.add_argument("--every", type=float, default=20.0, metavar="SECONDS",
-                   help="print the standings this often (default 20)")
-    p.add_argument("--log-format", choices=["console", "json"], default=None,
-                   help="console on a terminal, JSON otherwise (default)")
+    p.add_argument(
+        "--db", default="mammamia.db", metavar="PATH", help="database file (default mammamia.db)"
+    )
+    p.add_argument(
+        "--bots",
+        nargs="+",
+        default=["random", "greedy", "counter"],
+        metavar="SPEC",
+        help="bot specs to enter, each --copies times (default: random greedy counter)",
+    )
+    p.add_argument(
+        "--copies", type=int, default=2, metavar="N", help="how many of each bot enter (default 2)"
+    )
+    p.add_argument(
+        "--ladder-players",
+        default="2-5",
+        metavar="MIN-MAX",
+        help="players per ladder match (default 2-5)",
+    )
+    p.add_argument(
+        "--ladder-concurrency",
+        type=int,
+        default=3,
+        metavar="N",
+        help="ladder matches at once (default 3)",
+    )
+    p.add_argument(
+        "--ladder-duplicate",
+        action="store_true",
+        help="play each deal as a duplicate set, once per rotation of the seats (docs/ladder.md)",
+    )
+    p.add_argument(
+        "--every",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="print the standings this often (default 20)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=["console", "json"],
+        default=None,
+        help="console on a terminal, JSON otherwise (default)",
+    )
     p.set_defaults(func=_demo)
 
 
-def _ladder_call(args: argparse.Namespace,
-                 call: Callable[[pb_grpc.LadderStub], _Reply]) -> _Reply | None:
+def _ladder_call(
+    args: argparse.Namespace, call: Callable[[pb_grpc.LadderStub], _Reply]
+) -> _Reply | None:
     """Returns the reply of one Ladder ``call`` on the server's stub; prints the
     refusal and returns None."""
     import grpc
@@ -129,8 +202,11 @@ def _ladder_call(args: argparse.Namespace,
         try:
             return call(pb_grpc.LadderStub(channel))
         except grpc.RpcError as e:
-            print(f"mammamia ladder {args.ladder_command}: {args.server}: "
-                  f"{e.code().name}: {e.details()}{_hint(e, args.server)}", file=sys.stderr)
+            print(
+                f"mammamia ladder {args.ladder_command}: {args.server}: "
+                f"{e.code().name}: {e.details()}{_hint(e, args.server)}",
+                file=sys.stderr,
+            )
             return None
 
 
@@ -176,8 +252,15 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
     lines = [f"{data['name']}: rated results"]
     rows: list[tuple[str, ...]] = [("players", "games", "wins", "win%", "pizzas")]
     for t in data["tallies"]:
-        rows.append((str(t["players"] or "all"), str(t["games"]), str(t["wins"]),
-                     _share(t["wins"], t["games"]), _mean(t["delivered"], t["games"])))
+        rows.append(
+            (
+                str(t["players"] or "all"),
+                str(t["games"]),
+                str(t["wins"]),
+                _share(t["wins"], t["games"]),
+                _mean(t["delivered"], t["games"]),
+            )
+        )
     lines += _aligned(rows)
     if not data["tallies"]:
         lines.append("(no rated matches yet)")
@@ -185,8 +268,16 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
     lines.append("by seat position (1: round 1's first player)")
     rows = [("players", "position", "games", "wins", "win%", "mean rank")]
     for p in data["positions"]:
-        rows.append((str(p["players"]), str(p["position"]), str(p["games"]), str(p["wins"]),
-                     _share(p["wins"], p["games"]), f"{p['mean_rank']:.2f}"))
+        rows.append(
+            (
+                str(p["players"]),
+                str(p["position"]),
+                str(p["games"]),
+                str(p["wins"]),
+                _share(p["wins"], p["games"]),
+                f"{p['mean_rank']:.2f}",
+            )
+        )
     lines += _aligned(rows)
     return lines
 
@@ -201,8 +292,7 @@ def _mean(total: int, n: int) -> str:
 
 def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
-            for row in rows]
+    return ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
 
 
 def _record(args: argparse.Namespace) -> int:
@@ -220,14 +310,19 @@ def _standings(args: argparse.Namespace) -> int:
     import grpc
 
     if args.players and not 2 <= args.players <= 5:
-        print(f"mammamia ladder standings: --players {args.players}: 2 to 5 (R-SETUP-1)",
-              file=sys.stderr)
+        print(
+            f"mammamia ladder standings: --players {args.players}: 2 to 5 (R-SETUP-1)",
+            file=sys.stderr,
+        )
         return 2
     try:
         data = fetch_standings(args.server, args.players)
     except grpc.RpcError as e:
-        print(f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}"
-              f"{_hint(e, args.server)}", file=sys.stderr)
+        print(
+            f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}"
+            f"{_hint(e, args.server)}",
+            file=sys.stderr,
+        )
         return 1
     if args.json:
         print(json.dumps(data))
@@ -262,8 +357,11 @@ def _rerate(args: argparse.Namespace) -> int:
     except failures as e:
         print(f"mammamia ladder rerate: --db {shown(args.db)!r}: {e}", file=sys.stderr)
         return 2
-    print("rerate agrees with the stored ratings and tallies" if agree
-          else "rerate DISAGREES with the stored ratings or tallies")
+    print(
+        "rerate agrees with the stored ratings and tallies"
+        if agree
+        else "rerate DISAGREES with the stored ratings or tallies"
+    )
     return 0 if agree else 1
 
 
@@ -293,10 +391,13 @@ def _not_a_ladder_db(path: str) -> str | None:
     if not Path(path).is_file():
         return "no such file"
     try:
-        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro",
-                                                uri=True)) as db:
-            tables = {name for (name,) in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        with contextlib.closing(
+            sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        ) as db:
+            tables = {
+                name
+                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
     except sqlite3.Error as e:
         return f"not a readable SQLite database ({e})"
     if "ladder_ratings" not in tables:
@@ -315,33 +416,40 @@ def _compare(store: LadderStore) -> bool:
         results = store.rated_results(players)
         recomputed = replay(results)
         stored = store.ratings(players)
-        differ = sorted(n for n in recomputed.keys() | stored.keys()
-                        if n not in recomputed or n not in stored
-                        or not recomputed[n].agrees(stored[n]))
+        differ = sorted(
+            n
+            for n in recomputed.keys() | stored.keys()
+            if n not in recomputed or n not in stored or not recomputed[n].agrees(stored[n])
+        )
         # The tallies (games, wins, pizzas) and the count of rated matches, which the
         # standings read, against a count over the same results.
         tallies, counted = store.tallies(players), store.recount(players)
-        miscounted = sorted(n for n in tallies.keys() | counted.keys()
-                            if tallies.get(n) != counted.get(n))
+        miscounted = sorted(
+            n for n in tallies.keys() | counted.keys() if tallies.get(n) != counted.get(n)
+        )
         if store.rated(players) != len(results):
             miscounted.insert(0, f"the match count ({store.rated(players)})")
         scope = f"{players}-player matches" if players else "all matches"
         verdict = "agree" if not differ else f"DIFFER for {', '.join(differ)}"
         counts = "agree" if not miscounted else f"DIFFER for {', '.join(miscounted)}"
-        print(f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
-              f" ratings {verdict}, tallies {counts}")
+        print(
+            f"{scope}: {_count(len(results), 'result')}, {_count(len(stored), 'bot')}:"
+            f" ratings {verdict}, tallies {counts}"
+        )
         agree = agree and not differ and not miscounted
     # The tallies by seat position, against a count over the same results.
     held, tallied = store.stored_positions(), store.recount_positions()
-    positions = sorted({key[1] for key in held.keys() | tallied.keys()
-                        if held.get(key) != tallied.get(key)})
-    print("seat positions: " + ("agree" if not positions
-                                else f"DIFFER for {', '.join(positions)}"))
+    positions = sorted(
+        {key[1] for key in held.keys() | tallied.keys() if held.get(key) != tallied.get(key)}
+    )
+    print("seat positions: " + ("agree" if not positions else f"DIFFER for {', '.join(positions)}"))
     agree = agree and not positions
     pending = store.unrated()
     if pending:
-        print(f"{_count(pending, 'finished result')} not rated yet"
-              " (the server rates them when it starts)")
+        print(
+            f"{_count(pending, 'finished result')} not rated yet"
+            " (the server rates them when it starts)"
+        )
     return agree
 
 

@@ -95,9 +95,14 @@ def neighbours(standings: Sequence[Rating]) -> list[Confidence]:
     for i, rating in enumerate(standings):
         low, high = interval(rating)
         below = standings[i + 1] if i + 1 < len(standings) else None
-        lines.append(Confidence(low, high,
-                                None if below is None else p_better(rating, below),
-                                None if below is None else p_wins(rating, below)))
+        lines.append(
+            Confidence(
+                low,
+                high,
+                None if below is None else p_better(rating, below),
+                None if below is None else p_wins(rating, below),
+            )
+        )
     return lines
 
 

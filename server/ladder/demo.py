@@ -65,8 +65,10 @@ def _ordinal(rank: int) -> str:
 def match_line(event: dict[str, Any]) -> str:
     """Returns one line about a finished ladder match, best seat first."""
     seats = sorted(zip(event["ranks"], event["names"], event["delivered"], strict=True))
-    played = ", ".join(f"{name} {_ordinal(rank)} ({delivered} pizza{'s' * (delivered != 1)})"
-                       for rank, name, delivered in seats)
+    played = ", ".join(
+        f"{name} {_ordinal(rank)} ({delivered} pizza{'s' * (delivered != 1)})"
+        for rank, name, delivered in seats
+    )
     return f"match {event['match']} ({len(seats)} players): {played}"
 
 
@@ -120,15 +122,30 @@ def run_demo(args: argparse.Namespace) -> int:
     (home / "logs").mkdir(parents=True, exist_ok=True)
     port_file = Path(tempfile.mkdtemp(prefix="mammamia-demo-")) / "port"
     mammamia = _mammamia()
-    serve = [*mammamia, "serve", "--host", args.host, "--port", str(args.port),
-             "--port-file", str(port_file), "--db", str(db), "--log-format", "json",
-             "--ladder-players", args.ladder_players,
-             "--ladder-concurrency", str(args.ladder_concurrency),
-             *(["--ladder-duplicate"] if getattr(args, "ladder_duplicate", False) else [])]
+    serve = [
+        *mammamia,
+        "serve",
+        "--host",
+        args.host,
+        "--port",
+        str(args.port),
+        "--port-file",
+        str(port_file),
+        "--db",
+        str(db),
+        "--log-format",
+        "json",
+        "--ladder-players",
+        args.ladder_players,
+        "--ladder-concurrency",
+        str(args.ladder_concurrency),
+        *(["--ladder-duplicate"] if getattr(args, "ladder_duplicate", False) else []),
+    ]
     server_log = open(home / "logs" / "server.log", "ab")  # noqa: SIM115 (closed below)
     logs: list[IO[bytes]] = [server_log]
-    server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              start_new_session=True)
+    server = subprocess.Popen(
+        serve, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
     assert server.stdout is not None
     relay = threading.Thread(target=_relay, args=(server.stdout, server_log), daemon=True)
     relay.start()
@@ -137,8 +154,12 @@ def run_demo(args: argparse.Namespace) -> int:
         try:
             port = _wait_for_port(port_file, server)
         except RuntimeError as e:
-            log.error("demo_server_failed", reason=str(e), command=" ".join(serve),
-                      hint=f"if port {args.port} is taken, choose another with --port")
+            log.error(
+                "demo_server_failed",
+                reason=str(e),
+                command=" ".join(serve),
+                hint=f"if port {args.port} is taken, choose another with --port",
+            )
             return 1
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         address = f"{host}:{port}"
@@ -149,19 +170,36 @@ def run_demo(args: argparse.Namespace) -> int:
                 names.append(name)
                 out = open(home / "logs" / f"{name}.log", "ab")  # noqa: SIM115 (kept open)
                 logs.append(out)
-                bots.append(subprocess.Popen(
-                    [*mammamia, "bot", spec, "--server", address, "--ladder", "--name", name,
-                     "--key-file", str(home / "keys" / f"{name}.key")],
-                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                    env={**os.environ, "MAMMAMIA_LOG_FORMAT": "json"}))
-        log.info("demo_started", server=address, db=str(db), bots=names,
-                 logs=str(home / "logs"))
-        print(f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
-              f" (database {db}).\n"
-              f"  standings: mammamia ladder standings --server {address}\n"
-              f"  your bot:  {connect_command(address)}\n"
-              "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
-              file=sys.stderr, flush=True)
+                bots.append(
+                    subprocess.Popen(
+                        [
+                            *mammamia,
+                            "bot",
+                            spec,
+                            "--server",
+                            address,
+                            "--ladder",
+                            "--name",
+                            name,
+                            "--key-file",
+                            str(home / "keys" / f"{name}.key"),
+                        ],
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        env={**os.environ, "MAMMAMIA_LOG_FORMAT": "json"},
+                    )
+                )
+        log.info("demo_started", server=address, db=str(db), bots=names, logs=str(home / "logs"))
+        print(
+            f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
+            f" (database {db}).\n"
+            f"  standings: mammamia ladder standings --server {address}\n"
+            f"  your bot:  {connect_command(address)}\n"
+            "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
+            file=sys.stderr,
+            flush=True,
+        )
         while server.poll() is None:
             time.sleep(args.every)
             if server.poll() is not None:
@@ -172,11 +210,17 @@ def run_demo(args: argparse.Namespace) -> int:
                 log.warning("demo_standings_unavailable", reason=str(e))
                 continue
             lines = standings_table(data)
-            print(f"\n{data['matches_finished']} rated matches; standings "
-                  f"(mammamia ladder standings --server {address}):", file=sys.stderr)
+            print(
+                f"\n{data['matches_finished']} rated matches; standings "
+                f"(mammamia ladder standings --server {address}):",
+                file=sys.stderr,
+            )
             print("\n".join(lines), file=sys.stderr)
-            print(f"your bot on this ladder: {connect_command(address)}\n", file=sys.stderr,
-                  flush=True)
+            print(
+                f"your bot on this ladder: {connect_command(address)}\n",
+                file=sys.stderr,
+                flush=True,
+            )
         log.error("demo_server_exited", status=server.returncode)
         return 1
     except KeyboardInterrupt:

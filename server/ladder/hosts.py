@@ -77,7 +77,6 @@ DEFAULT_STALE_S = 5.0
 FAILING_LOG_S = 10.0
 
 
-
 def reserve(players: int) -> tuple[str, Sequence[str]]:
     """Returns a new match id and ``players`` new seat tokens."""
     return new_match_id(), [new_token() for _ in range(players)]
@@ -99,8 +98,7 @@ class Ladder(Protocol):
         """Returns the matches this server plays for the ladder."""
         ...
 
-    def start_settling(self, settling: Coroutine[object, object, None]
-                       ) -> asyncio.Future[None]:
+    def start_settling(self, settling: Coroutine[object, object, None]) -> asyncio.Future[None]:
         """Returns the task of ``settling``, which the drain awaits."""
         ...
 
@@ -108,8 +106,9 @@ class Ladder(Protocol):
         """Stores and rates a finished match's result, or marks it aborted."""
         ...
 
-    async def stored(self, match_id: str, write: Callable[P, T], *args: P.args,
-                     **kwargs: P.kwargs) -> T:
+    async def stored(
+        self, match_id: str, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
         """Returns what ``write`` returns on the writer, tried again after failures."""
         ...
 
@@ -117,9 +116,17 @@ class Ladder(Protocol):
 class Shared:
     """This host's part of a ladder that many hosts share (see the module)."""
 
-    def __init__(self, ladder: Ladder, host_id: str, advertise: Callable[[], str], *,
-                 tick: float = DEFAULT_TICK_S, beat: float = DEFAULT_BEAT_S,
-                 stale: float = DEFAULT_STALE_S, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        ladder: Ladder,
+        host_id: str,
+        advertise: Callable[[], str],
+        *,
+        tick: float = DEFAULT_TICK_S,
+        beat: float = DEFAULT_BEAT_S,
+        stale: float = DEFAULT_STALE_S,
+        rng: random.Random | None = None,
+    ) -> None:
         self.ladder = ladder
         self.host_id = host_id
         self.advertise = advertise
@@ -129,7 +136,7 @@ class Shared:
         self._rng = rng or random.Random()
         # The bot's open stream on this host: its id and its queue.
         self._streams: dict[str, tuple[str, EntryQueue]] = {}
-        self._announced: dict[str, str] = {}    # bot -> match last sent on its stream
+        self._announced: dict[str, str] = {}  # bot -> match last sent on its stream
 
     def recover(self) -> None:
         """Removes this host's entries (its streams ended with its last run) and takes
@@ -139,8 +146,7 @@ class Shared:
         cleared = store.clear_entries(self.host_id)
         adopted = store.adopt(self.host_id)
         if cleared or adopted:
-            log.info("ladder_host_recovered", host=self.host_id, entries=cleared,
-                     adopted=adopted)
+            log.info("ladder_host_recovered", host=self.host_id, entries=cleared, adopted=adopted)
 
     async def entry(self, name: str) -> Entry:
         """Returns the bot's entry through this host, its row written (see
@@ -149,8 +155,7 @@ class Shared:
         stream = secrets.token_hex(8)
         queue: EntryQueue = asyncio.Queue()
         try:
-            await ladder.writer.run(ladder.store.enter, name, self.host_id, stream,
-                                    ladder.clock())
+            await ladder.writer.run(ladder.store.enter, name, self.host_id, stream, ladder.clock())
         except BaseException:
             # (Cancelled while the row was written: it goes again, after it.)
             ladder.writer.send(ladder.store.leave, name, stream)
@@ -159,7 +164,7 @@ class Shared:
         if replaced is not None:
             replaced[1].put_nowait(REPLACED)
         self._streams[name] = (stream, queue)
-        self._announced.pop(name, None)      # a seat held is sent again on this stream
+        self._announced.pop(name, None)  # a seat held is sent again on this stream
         log.info("ladder_bot_entered", bot=name, host=self.host_id)
 
         def leave() -> None:
@@ -182,8 +187,9 @@ class Shared:
             while True:
                 now = self.ladder.clock()
                 if now - last_beat >= self.beat:
-                    self.ladder.writer.send(self._beat, [stream for stream, _
-                                                         in self._streams.values()], now)
+                    self.ladder.writer.send(
+                        self._beat, [stream for stream, _ in self._streams.values()], now
+                    )
                     last_beat = now
                 try:
                     await self.announce()
@@ -242,9 +248,16 @@ class Shared:
             return
         self._announced[name] = seat.match_id
         here = seat.host == self.host_id
-        current[1].put_nowait(Assignment(seat.match_id, seat.token, seat.seat, seat.players,
-                                         seat.commitment,
-                                         host_address="" if here else seat.address))
+        current[1].put_nowait(
+            Assignment(
+                seat.match_id,
+                seat.token,
+                seat.seat,
+                seat.players,
+                seat.commitment,
+                host_address="" if here else seat.address,
+            )
+        )
 
     async def schedule(self, now: float) -> None:
         """Runs one scheduling pass when this host has a free match slot, and starts
@@ -259,8 +272,9 @@ class Shared:
 
     async def _pass(self, now: float) -> None:
         ladder = self.ladder
-        formed = await ladder.writer.run(ladder.store.take, self.host_id, self.advertise(),
-                                         now - self.stale, self._form, reserve)
+        formed = await ladder.writer.run(
+            ladder.store.take, self.host_id, self.advertise(), now - self.stale, self._form, reserve
+        )
         for match in formed:
             ladder.start_settling(self._play(match))
 
@@ -269,8 +283,12 @@ class Shared:
         the pass's transaction): one per pass lets every host with a free slot take
         its turn."""
         policy = self.ladder.scheduler.policy
-        return form_matches([Waiting(name, rating.mu, games) for name, rating, games
-                             in waiting], policy, policy.concurrency - 1, self._rng)
+        return form_matches(
+            [Waiting(name, rating.mu, games) for name, rating, games in waiting],
+            policy,
+            policy.concurrency - 1,
+            self._rng,
+        )
 
     async def _play(self, formed: Formed) -> None:
         """Creates the match the pass recorded, tells the bots with streams here, and
@@ -278,20 +296,30 @@ class Shared:
         wait again)."""
         ladder = self.ladder
         try:
-            _, _, committed = await ladder.host.create(formed.names, match_id=formed.match_id,
-                                                       tokens=formed.tokens)
-        except Exception as e:      # LadderClosedError (a drain) or a failure
+            _, _, committed = await ladder.host.create(
+                formed.names, match_id=formed.match_id, tokens=formed.tokens
+            )
+        except Exception as e:  # LadderClosedError (a drain) or a failure
             log.warning("ladder_match_not_created", match=formed.match_id, error=repr(e))
             await ladder.stored(formed.match_id, ladder.store.abort_match, formed.match_id)
             return
-        log.info("ladder_match_started", match=formed.match_id, names=list(formed.names),
-                 host=self.host_id)
+        log.info(
+            "ladder_match_started",
+            match=formed.match_id,
+            names=list(formed.names),
+            host=self.host_id,
+        )
         # The seats go out once the match exists, with its commitment (published with
         # the assignment, before the bots join).
-        await ladder.stored(formed.match_id, ladder.store.publish, formed.match_id,
-                            formed.tokens, committed)
+        await ladder.stored(
+            formed.match_id, ladder.store.publish, formed.match_id, formed.tokens, committed
+        )
         for seat, (name, token) in enumerate(zip(formed.names, formed.tokens, strict=True)):
-            self._send(name, Seated(formed.match_id, seat, len(formed.names), token,
-                                    self.host_id, "", committed))
+            self._send(
+                name,
+                Seated(
+                    formed.match_id, seat, len(formed.names), token, self.host_id, "", committed
+                ),
+            )
         outcome = await ladder.host.outcome(formed.match_id)
         await ladder.settle_as(formed.match_id, outcome)

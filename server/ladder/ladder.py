@@ -88,16 +88,23 @@ T = TypeVar("T")
 EXPIRY_CHECK_S = 60.0
 
 
-
-
 class Ladder:
     """Entries, the scheduler's matches, and their results in the store."""
 
-    def __init__(self, store: LadderStore, host: MatchHost, policy: Policy, *,
-                 settle: float = 0.25, clock: Callable[[], float] = time.time,
-                 name_expiry: float = DEFAULT_NAME_EXPIRY_S,
-                 max_unentered: int = DEFAULT_MAX_UNENTERED, duplicate: bool = False,
-                 host_id: str = "", advertise: Callable[[], str] = str) -> None:
+    def __init__(
+        self,
+        store: LadderStore,
+        host: MatchHost,
+        policy: Policy,
+        *,
+        settle: float = 0.25,
+        clock: Callable[[], float] = time.time,
+        name_expiry: float = DEFAULT_NAME_EXPIRY_S,
+        max_unentered: int = DEFAULT_MAX_UNENTERED,
+        duplicate: bool = False,
+        host_id: str = "",
+        advertise: Callable[[], str] = str,
+    ) -> None:
         self.store = store
         self.duplicate = duplicate
         self.host = host
@@ -118,8 +125,9 @@ class Ladder:
         #: On a database that other hosts may share (PostgreSQL): this host's part of
         #: the one ladder they run (``server.ladder.hosts``); None on an SQLite file.
         #: Duplicate sets are played on a ladder of one host (``LadderStore.claim``).
-        self.shared: Shared | None = (Shared(self, host_id, advertise)
-                                      if store.shared and not duplicate else None)
+        self.shared: Shared | None = (
+            Shared(self, host_id, advertise) if store.shared and not duplicate else None
+        )
 
     def recover(self, resumed: Collection[str] = ()) -> None:
         """Settles the matches a crash cut off, then rates every unrated result.
@@ -135,8 +143,11 @@ class Ladder:
         For start-up, before the server serves: it writes on the calling thread."""
         if self.shared is not None:
             self.shared.recover()
-        running = (self.store.running() if self.shared is None
-                   else self.store.running(host=self.shared.host_id))
+        running = (
+            self.store.running()
+            if self.shared is None
+            else self.store.running(host=self.shared.host_id)
+        )
         resuming: dict[str, asyncio.Future[None]] = {}
         for match_id in running:
             outcome = self.host.stored_outcome(match_id)
@@ -156,8 +167,9 @@ class Ladder:
             if going:
                 self.start_settling(self._end_set(set_id, "the server restarted", going))
             elif status := self.store.reveal_set(set_id, "the server restarted"):
-                log.info("ladder_set_ended", set=set_id, status=status,
-                         reason="the server restarted")
+                log.info(
+                    "ladder_set_ended", set=set_id, status=status, reason="the server restarted"
+                )
         rated = self.store.apply_ratings()
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
@@ -179,8 +191,9 @@ class Ladder:
     async def register(self, name: str) -> str:
         """Returns the new bot's secret key; raises NameTakenError, LadderFullError
         (too many names that never entered) or LadderError."""
-        key = await self.writer.run(self.store.register, name, now=self.clock(),
-                                    max_unentered=self.max_unentered)
+        key = await self.writer.run(
+            self.store.register, name, now=self.clock(), max_unentered=self.max_unentered
+        )
         log.info("ladder_bot_registered", bot=name)
         return key
 
@@ -201,9 +214,12 @@ class Ladder:
         if not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
-                self.store.mark_entered, name, key, self.clock()):
-            raise UnknownBotError(f"bot {name!r} is not registered (it never entered and "
-                                  "its name expired): register it again")
+            self.store.mark_entered, name, key, self.clock()
+        ):
+            raise UnknownBotError(
+                f"bot {name!r} is not registered (it never entered and "
+                "its name expired): register it again"
+            )
         return self._entry(name) if self.shared is None else await self.shared.entry(name)
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
@@ -218,7 +234,7 @@ class Ladder:
         if known is not None and known[0] == rated:
             return known[1]
         standings = await self.reader.standings(players)
-        if self._rated == rated:    # no result rated meanwhile: good until the next
+        if self._rated == rated:  # no result rated meanwhile: good until the next
             self._standings[players] = (rated, standings)
         return standings
 
@@ -229,8 +245,12 @@ class Ladder:
             return []
         expired = await self.writer.run(self.store.expire, self.clock() - self.name_expiry)
         if expired:
-            log.info("ladder_names_expired", count=len(expired), names=expired[:20],
-                     expiry_s=self.name_expiry)
+            log.info(
+                "ladder_names_expired",
+                count=len(expired),
+                names=expired[:20],
+                expiry_s=self.name_expiry,
+            )
         return expired
 
     async def _expire_periodically(self) -> None:
@@ -291,10 +311,8 @@ class Ladder:
             # The set's row first: its commitment is published with its first match.
             # (Inside the try: a drain that cancels the set while the row is written
             # still ends it, after the row, as the writer runs in order.)
-            await self.writer.run(self.store.start_set, set_id, names, server_seed,
-                                  committed)
-            log.info("ladder_set_started", set=set_id, names=list(names),
-                     commitment=committed)
+            await self.writer.run(self.store.start_set, set_id, names, server_seed, committed)
+            log.info("ladder_set_started", set=set_id, names=list(names), commitment=committed)
             for index in range(n):
                 gone = [b for b in names if not self.scheduler.is_joined(b)]
                 if index and gone:
@@ -302,8 +320,9 @@ class Ladder:
                     break
                 # Match ``index``: the bot at seat s of the first match sits at s + index.
                 seated = tuple(names[(seat - index) % n] for seat in range(n))
-                outcome = await self._play_match(seated, (DealSet(set_id, index, n),
-                                                          server_seed), going)
+                outcome = await self._play_match(
+                    seated, (DealSet(set_id, index, n), server_seed), going
+                )
                 if outcome is None:
                     break
                 if outcome.status != "finished":
@@ -316,19 +335,27 @@ class Ladder:
             raise
         await self._end_set(set_id, reason, going)
 
-    async def _end_set(self, set_id: str, reason: str,
-                       going: Sequence[asyncio.Future[None]]) -> None:
+    async def _end_set(
+        self, set_id: str, reason: str, going: Sequence[asyncio.Future[None]]
+    ) -> None:
         """Once the set's matches still going have ended, ends it (complete, or cut
         short for ``reason``) and completes its sealed records with its seed."""
         await asyncio.gather(*going, return_exceptions=True)
         status = await self.writer.run(self.store.reveal_set, set_id, reason)
         if status is not None:
-            log.info("ladder_set_ended", set=set_id, status=status,
-                     reason=None if status == "complete" else reason)
+            log.info(
+                "ladder_set_ended",
+                set=set_id,
+                status=status,
+                reason=None if status == "complete" else reason,
+            )
 
-    async def _play_match(self, names: tuple[str, ...],
-                          deal_set: tuple[DealSet, str] | None,
-                          going: list[asyncio.Future[None]] | None) -> Outcome | None:
+    async def _play_match(
+        self,
+        names: tuple[str, ...],
+        deal_set: tuple[DealSet, str] | None,
+        going: list[asyncio.Future[None]] | None,
+    ) -> Outcome | None:
         """Returns the outcome of one match of ``names`` (None when the ladder closed
         before it was created); ``going`` receives the task that settles it."""
         try:
@@ -340,16 +367,23 @@ class Ladder:
         # cancel it: a match once created is always settled, never left running.
         stored: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        settled = self.start_settling(self._settle(match_id, names, stored, committed,
-                                                   place, outcome))
+        settled = self.start_settling(
+            self._settle(match_id, names, stored, committed, place, outcome)
+        )
         if going is not None:
             going.append(settled)
         # The row first: a bot told its seat finds its match in the ladder's lists.
         await asyncio.shield(stored)
         for seat, (name, token) in enumerate(zip(names, tokens, strict=True)):
-            assignment = Assignment(match_id, token, seat, len(names), committed,
-                                    place.set_id if place else None,
-                                    place.index if place else 0)
+            assignment = Assignment(
+                match_id,
+                token,
+                seat,
+                len(names),
+                committed,
+                place.set_id if place else None,
+                place.index if place else 0,
+            )
             self._seated[name] = assignment
             queue = self._streams.get(name)
             # A bot gone since it was seated is played by the server's default policy.
@@ -360,8 +394,7 @@ class Ladder:
         await asyncio.shield(settled)
         return outcome.result() if outcome.done() else None
 
-    def start_settling(self, settling: Coroutine[object, object, None]
-                       ) -> asyncio.Future[None]:
+    def start_settling(self, settling: Coroutine[object, object, None]) -> asyncio.Future[None]:
         """Returns the task of ``settling`` (a match to its stored result), which the
         drain awaits (:meth:`settled`) and never cancels."""
         task = asyncio.ensure_future(settling)
@@ -382,14 +415,24 @@ class Ladder:
         while pending := [t for t in self._settling if not t.done()]:
             await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _settle(self, match_id: str, names: tuple[str, ...],
-                      stored: asyncio.Future[None], committed: str = "",
-                      place: DealSet | None = None,
-                      ended: asyncio.Future[Outcome] | None = None) -> None:
+    async def _settle(
+        self,
+        match_id: str,
+        names: tuple[str, ...],
+        stored: asyncio.Future[None],
+        committed: str = "",
+        place: DealSet | None = None,
+        ended: asyncio.Future[Outcome] | None = None,
+    ) -> None:
         try:
-            await self.writer.run(self.store.start_match, match_id, names, committed,
-                                  place.set_id if place else None,
-                                  place.index if place else None)
+            await self.writer.run(
+                self.store.start_match,
+                match_id,
+                names,
+                committed,
+                place.set_id if place else None,
+                place.index if place else None,
+            )
         except BaseException as e:
             stored.set_exception(e)
             raise
@@ -414,15 +457,16 @@ class Ladder:
         :meth:`stored`)."""
         if outcome.status == "finished":
             new = await self.stored(match_id, self._store_result, match_id, outcome)
-            self._rated += 1        # (also when not new: read again, never stale)
+            self._rated += 1  # (also when not new: read again, never stale)
             if new:
                 self._log_finished(match_id, outcome)
         else:
             await self.stored(match_id, self.store.abort_match, match_id)
             log.info("ladder_match_aborted", match=match_id)
 
-    async def stored(self, match_id: str, write: Callable[P, T], *args: P.args,
-                     **kwargs: P.kwargs) -> T:
+    async def stored(
+        self, match_id: str, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
         """Returns what the writer's ``write(*args, **kwargs)`` returns, trying again
         after a failure (with growing pauses, up to :data:`STORE_RETRY_MAX_S`) for as
         long as the server runs, and for :data:`STORE_GIVE_UP_S` more once the ladder
@@ -442,8 +486,13 @@ class Ladder:
                     gave_up_at = gave_up_at or now + STORE_GIVE_UP_S
                     if now >= gave_up_at:
                         raise
-                log.warning("ladder_store_failed", match=match_id, attempt=attempt,
-                            error=str(e), retry_s=pause)
+                log.warning(
+                    "ladder_store_failed",
+                    match=match_id,
+                    attempt=attempt,
+                    error=str(e),
+                    retry_s=pause,
+                )
             await asyncio.sleep(pause)
             pause = min(pause * 2, STORE_RETRY_MAX_S)
         raise AssertionError("unreachable")
@@ -457,6 +506,10 @@ class Ladder:
 
     def _log_finished(self, match_id: str, outcome: Outcome) -> None:
         row = self.store.match(match_id)
-        log.info("ladder_match_finished", match=match_id,
-                 names=list(row.names) if row else [], ranks=list(outcome.ranks),
-                 delivered=list(outcome.delivered))
+        log.info(
+            "ladder_match_finished",
+            match=match_id,
+            names=list(row.names) if row else [],
+            ranks=list(outcome.ranks),
+            delivered=list(outcome.delivered),
+        )

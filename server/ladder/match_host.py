@@ -43,23 +43,29 @@ class Outcome:
     status: str
     ranks: tuple[int, ...] = ()
     delivered: tuple[int, ...] = ()
-    first_player: int | None = None     # who started round 1 (None: not known)
+    first_player: int | None = None  # who started round 1 (None: not known)
 
     def seats(self) -> list[SeatResult]:
         """Returns the seats' results with their positions in round 1's order."""
         n = len(self.ranks)
         first = self.first_player
-        return [SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
-                for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered,
-                                                          strict=True))]
+        return [
+            SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
+            for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered, strict=True))
+        ]
 
 
 class MatchHost(Protocol):
     """What the ladder needs of the server: create matches, learn how they ended."""
 
-    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None,
-                     *, match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
+    async def create(
+        self,
+        names: Sequence[str],
+        deal_set: tuple[DealSet, str] | None = None,
+        *,
+        match_id: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> tuple[str, list[str], str]:
         """Returns (match id, seat tokens in seat order, commitment) of a new ladder
         match, one of a duplicate set with ``deal_set`` (its place, the set's server
         seed), with the given id and tokens when given (a ladder of many hosts records
@@ -97,13 +103,14 @@ class Entry:
         stopped, ReplacedError once a newer entry took over."""
         item = await self._queue.get()
         if item is None:
-            self._queue.put_nowait(None)        # stays ended
+            self._queue.put_nowait(None)  # stays ended
             raise StopAsyncIteration
         if isinstance(item, Assignment):
             return item
         self._queue.put_nowait(item)
-        raise ReplacedError(f"bot {self.name!r} entered the ladder again elsewhere; "
-                            "the newer entry plays")
+        raise ReplacedError(
+            f"bot {self.name!r} entered the ladder again elsewhere; the newer entry plays"
+        )
 
     def close(self) -> None:
         """Ends the entry (once; later calls do nothing)."""

@@ -36,8 +36,7 @@ class Rating:
 
     def agrees(self, other: Rating) -> bool:
         """Returns True when both numbers match ``other``'s within :data:`TOLERANCE`."""
-        return (abs(self.mu - other.mu) <= TOLERANCE
-                and abs(self.sigma - other.sigma) <= TOLERANCE)
+        return abs(self.mu - other.mu) <= TOLERANCE and abs(self.sigma - other.sigma) <= TOLERANCE
 
 
 @cache
@@ -58,8 +57,10 @@ def rate(ratings: Sequence[Rating], ranks: Sequence[int]) -> list[Rating]:
     ranks tie. Raises ValueError for fewer than two seats or mismatched lengths.
     """
     if len(ratings) < 2 or len(ratings) != len(ranks):
-        raise ValueError(f"a rated match needs 2+ seats with one rank each, "
-                         f"got {len(ratings)} ratings and {len(ranks)} ranks")
+        raise ValueError(
+            f"a rated match needs 2+ seats with one rank each, "
+            f"got {len(ratings)} ratings and {len(ranks)} ranks"
+        )
     model = _model()
     teams = [[model.create_rating([r.mu, r.sigma])] for r in ratings]
     rated = model.rate(teams, ranks=[float(k) for k in ranks])

@@ -54,8 +54,10 @@ class Policy:
 
     def __post_init__(self) -> None:
         if not 2 <= self.min_players <= self.max_players <= 5:
-            raise ValueError(f"ladder players {self.min_players}-{self.max_players}: "
-                             "need 2 <= min <= max <= 5 (R-SETUP-1)")
+            raise ValueError(
+                f"ladder players {self.min_players}-{self.max_players}: "
+                "need 2 <= min <= max <= 5 (R-SETUP-1)"
+            )
         if self.concurrency < 1:
             raise ValueError(f"ladder concurrency {self.concurrency}: need at least 1")
         if self.closeness <= 0:
@@ -73,8 +75,9 @@ def parse_players(text: str) -> tuple[int, int]:
     return lo, hi
 
 
-def form_matches(waiting: Sequence[Waiting], policy: Policy, running: int,
-                 rng: random.Random) -> list[tuple[str, ...]]:
+def form_matches(
+    waiting: Sequence[Waiting], policy: Policy, running: int, rng: random.Random
+) -> list[tuple[str, ...]]:
     """Returns the matches to start now, each a tuple of bot names in seat order."""
     pool: dict[str, Waiting] = {}
     for w in waiting:
@@ -110,9 +113,15 @@ class Scheduler:
     frees its bots after).
     """
 
-    def __init__(self, policy: Policy, waiting: Callable[[list[str]], list[Waiting]],
-                 play: Callable[[tuple[str, ...]], Awaitable[None]], *,
-                 rng: random.Random | None = None, settle: float = 0.25) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        waiting: Callable[[list[str]], list[Waiting]],
+        play: Callable[[tuple[str, ...]], Awaitable[None]],
+        *,
+        rng: random.Random | None = None,
+        settle: float = 0.25,
+    ) -> None:
         self.policy = policy
         self._describe = waiting
         self._play = play

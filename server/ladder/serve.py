@@ -59,42 +59,69 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
     ``--ladder-start-timeout``, ``--ladder-name-expiry``, ``--ladder-max-unentered``
     and ``--ladder-duplicate`` to ``mammamia serve``."""
-    g = parser.add_argument_group("ladder", "the server-run ladder (bots enter with "
-                                  "`mammamia bot SPEC --ladder --name NAME`)")
-    g.add_argument("--ladder-players", type=_players,
-                   default=env_default("MAMMAMIA_LADDER_PLAYERS", "2-5"), metavar="MIN-MAX",
-                   help="players per ladder match, 2 to 5 (MAMMAMIA_LADDER_PLAYERS, "
-                   "default 2-5)")
-    g.add_argument("--ladder-concurrency", type=options.positive,
-                   default=env_default("MAMMAMIA_LADDER_CONCURRENCY", "4"), metavar="N",
-                   help="ladder matches running at once (MAMMAMIA_LADDER_CONCURRENCY, "
-                   "default 4)")
-    g.add_argument("--ladder-deadline-ms", type=options.deadline_ms_or_default,
-                   default=env_default("MAMMAMIA_LADDER_DEADLINE_MS", "0"), metavar="MS",
-                   help="per-decision deadline of ladder matches (MAMMAMIA_LADDER_DEADLINE_MS, "
-                   "default 0: the server's --deadline-ms)")
-    g.add_argument("--ladder-start-timeout", type=options.timeout,
-                   default=env_default("MAMMAMIA_LADDER_START_TIMEOUT", "10"),
-                   metavar="SEC", help="a ladder match starts when its bots joined or after "
-                   "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)")
-    g.add_argument("--ladder-name-expiry", type=_expiry,
-                   default=env_default("MAMMAMIA_LADDER_NAME_EXPIRY",
-                                       str(DEFAULT_NAME_EXPIRY_S)),
-                   metavar="SEC", help="a registered name that never entered the ladder is "
-                   "removed after this long (MAMMAMIA_LADDER_NAME_EXPIRY, default "
-                   f"{DEFAULT_NAME_EXPIRY_S}: 24 hours; 0: never)")
-    g.add_argument("--ladder-max-unentered", type=options.positive,
-                   default=env_default("MAMMAMIA_LADDER_MAX_UNENTERED",
-                                       str(DEFAULT_MAX_UNENTERED)),
-                   metavar="N", help="registered names that never entered, at most; "
-                   "Register beyond it is refused with RESOURCE_EXHAUSTED "
-                   f"(MAMMAMIA_LADDER_MAX_UNENTERED, default {DEFAULT_MAX_UNENTERED})")
-    g.add_argument("--ladder-duplicate", type=_on_off, nargs="?", const=True,
-                   default=env_default("MAMMAMIA_LADDER_DUPLICATE", "off"), metavar="on|off",
-                   help="play every ladder deal as a duplicate set: once for every rotation "
-                   "of the seats, by the same bots (docs/ladder.md); off by default, as it "
-                   "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
-                   "default off)")
+    g = parser.add_argument_group(
+        "ladder", "the server-run ladder (bots enter with `mammamia bot SPEC --ladder --name NAME`)"
+    )
+    g.add_argument(
+        "--ladder-players",
+        type=_players,
+        default=env_default("MAMMAMIA_LADDER_PLAYERS", "2-5"),
+        metavar="MIN-MAX",
+        help="players per ladder match, 2 to 5 (MAMMAMIA_LADDER_PLAYERS, default 2-5)",
+    )
+    g.add_argument(
+        "--ladder-concurrency",
+        type=options.positive,
+        default=env_default("MAMMAMIA_LADDER_CONCURRENCY", "4"),
+        metavar="N",
+        help="ladder matches running at once (MAMMAMIA_LADDER_CONCURRENCY, default 4)",
+    )
+    g.add_argument(
+        "--ladder-deadline-ms",
+        type=options.deadline_ms_or_default,
+        default=env_default("MAMMAMIA_LADDER_DEADLINE_MS", "0"),
+        metavar="MS",
+        help="per-decision deadline of ladder matches (MAMMAMIA_LADDER_DEADLINE_MS, "
+        "default 0: the server's --deadline-ms)",
+    )
+    g.add_argument(
+        "--ladder-start-timeout",
+        type=options.timeout,
+        default=env_default("MAMMAMIA_LADDER_START_TIMEOUT", "10"),
+        metavar="SEC",
+        help="a ladder match starts when its bots joined or after "
+        "this long (MAMMAMIA_LADDER_START_TIMEOUT, default 10)",
+    )
+    g.add_argument(
+        "--ladder-name-expiry",
+        type=_expiry,
+        default=env_default("MAMMAMIA_LADDER_NAME_EXPIRY", str(DEFAULT_NAME_EXPIRY_S)),
+        metavar="SEC",
+        help="a registered name that never entered the ladder is "
+        "removed after this long (MAMMAMIA_LADDER_NAME_EXPIRY, default "
+        f"{DEFAULT_NAME_EXPIRY_S}: 24 hours; 0: never)",
+    )
+    g.add_argument(
+        "--ladder-max-unentered",
+        type=options.positive,
+        default=env_default("MAMMAMIA_LADDER_MAX_UNENTERED", str(DEFAULT_MAX_UNENTERED)),
+        metavar="N",
+        help="registered names that never entered, at most; "
+        "Register beyond it is refused with RESOURCE_EXHAUSTED "
+        f"(MAMMAMIA_LADDER_MAX_UNENTERED, default {DEFAULT_MAX_UNENTERED})",
+    )
+    g.add_argument(
+        "--ladder-duplicate",
+        type=_on_off,
+        nargs="?",
+        const=True,
+        default=env_default("MAMMAMIA_LADDER_DUPLICATE", "off"),
+        metavar="on|off",
+        help="play every ladder deal as a duplicate set: once for every rotation "
+        "of the seats, by the same bots (docs/ladder.md); off by default, as it "
+        "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
+        "default off)",
+    )
 
 
 def install(arena: Arena, args: argparse.Namespace) -> None:
@@ -109,21 +136,28 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
 
     low, high = args.ladder_players
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
-    host = ServerHost(arena.host, deadline_ms=args.ladder_deadline_ms,
-                      start_timeout=args.ladder_start_timeout)
+    host = ServerHost(
+        arena.host, deadline_ms=args.ladder_deadline_ms, start_timeout=args.ladder_start_timeout
+    )
     store = LadderStore(arena.storage.path)
     # On PostgreSQL: one ladder among many hosts, or (duplicate sets) one host's alone.
     store.claim(alone=bool(args.ladder_duplicate), host=arena.storage.host_id)
-    ladder = Ladder(store, host, policy,
-                    name_expiry=args.ladder_name_expiry,
-                    max_unentered=args.ladder_max_unentered,
-                    duplicate=args.ladder_duplicate,
-                    host_id=arena.storage.host_id, advertise=lambda: arena.advertise)
+    ladder = Ladder(
+        store,
+        host,
+        policy,
+        name_expiry=args.ladder_name_expiry,
+        max_unentered=args.ladder_max_unentered,
+        duplicate=args.ladder_duplicate,
+        host_id=arena.storage.host_id,
+        advertise=lambda: arena.advertise,
+    )
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.host.matches))
     servicer = LadderServicer(ladder)
-    arena.add_service("mammamia.v1.Ladder",
-                      lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server))
+    arena.add_service(
+        "mammamia.v1.Ladder", lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server)
+    )
     arena.add_task(ladder.run)
     arena.on_drained(ladder.settled)
     # The ladder's writes (entries, heartbeats, results) failing is the database away

@@ -24,18 +24,28 @@ class ServerHost:
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
 
-    async def create(self, names: Sequence[str], deal_set: tuple[DealSet, str] | None = None,
-                     *, match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
+    async def create(
+        self,
+        names: Sequence[str],
+        deal_set: tuple[DealSet, str] | None = None,
+        *,
+        match_id: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> tuple[str, list[str], str]:
         """Returns (match id, seat tokens, commitment) of a new ladder match (of a
         duplicate set with ``deal_set``), with the given id and tokens when given;
         raises LadderClosedError once the server drains."""
         try:
-            match = self.host.create_match(len(names), names=names, ladder=True,
-                                           deadline_ms=self.deadline_ms,
-                                           start_timeout=self.start_timeout,
-                                           deal_set=deal_set, match_id=match_id,
-                                           tokens=tokens)
+            match = self.host.create_match(
+                len(names),
+                names=names,
+                ladder=True,
+                deadline_ms=self.deadline_ms,
+                start_timeout=self.start_timeout,
+                deal_set=deal_set,
+                match_id=match_id,
+                tokens=tokens,
+            )
         except HostClosed as e:
             raise LadderClosedError(str(e)) from None
         fair = match.match.fairness
@@ -44,16 +54,24 @@ class ServerHost:
     async def outcome(self, match_id: str) -> Outcome:
         """Returns the outcome once the server has stored the match's record."""
         result = await self.host.result(match_id)
-        return Outcome(result.status, tuple(result.ranks), tuple(result.delivered),
-                       _first_player(result.record))
+        return Outcome(
+            result.status,
+            tuple(result.ranks),
+            tuple(result.delivered),
+            _first_player(result.record),
+        )
 
     def stored_outcome(self, match_id: str) -> Outcome | None:
         """Returns the outcome the server stored for ``match_id``, or None."""
         row = self.host.storage.match(match_id)
         if row is None or row.status not in ("finished", "aborted"):
             return None
-        return Outcome(row.status, tuple(row.ranks), tuple(row.delivered),
-                       _first_player(self.host.storage.record(match_id)))
+        return Outcome(
+            row.status,
+            tuple(row.ranks),
+            tuple(row.delivered),
+            _first_player(self.host.storage.record(match_id)),
+        )
 
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match, or None."""

@@ -46,8 +46,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         self._standings: dict[int, tuple[tuple[int, list[Standing]], pb.StandingsResponse]] = {}
 
     async def Register(
-            self, request: pb.RegisterRequest,
-            context: grpc.aio.ServicerContext[pb.RegisterRequest, pb.RegisterResponse],
+        self,
+        request: pb.RegisterRequest,
+        context: grpc.aio.ServicerContext[pb.RegisterRequest, pb.RegisterResponse],
     ) -> pb.RegisterResponse:
         try:
             key = await self.ladder.register(request.name)
@@ -60,13 +61,15 @@ class LadderServicer(pb_grpc.LadderServicer):
         return wire.register_response(request.name, key)
 
     async def Enter(
-            self, request: pb.EnterRequest,
-            context: grpc.aio.ServicerContext[pb.EnterRequest, pb.Assignment],
+        self,
+        request: pb.EnterRequest,
+        context: grpc.aio.ServicerContext[pb.EnterRequest, pb.Assignment],
     ) -> AsyncIterator[pb.Assignment]:
         key = metadata(context, "bot-key")
         if not key:
-            await abort(context, grpc.StatusCode.UNAUTHENTICATED,
-                        "Ladder.Enter needs the bot-key metadata")
+            await abort(
+                context, grpc.StatusCode.UNAUTHENTICATED, "Ladder.Enter needs the bot-key metadata"
+            )
         try:
             entry = await self.ladder.enter(request.name, key)
         except UnknownBotError as e:
@@ -87,50 +90,69 @@ class LadderServicer(pb_grpc.LadderServicer):
             entry.close()
 
     async def Standings(
-            self, request: pb.StandingsRequest,
-            context: grpc.aio.ServicerContext[pb.StandingsRequest, pb.StandingsResponse],
+        self,
+        request: pb.StandingsRequest,
+        context: grpc.aio.ServicerContext[pb.StandingsRequest, pb.StandingsResponse],
     ) -> pb.StandingsResponse:
         if request.players and not 2 <= request.players <= 5:
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT,
-                        f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)")
+            await abort(
+                context,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)",
+            )
         standings = await self.ladder.standings(request.players)
         known = self._standings.get(request.players)
-        if known is None or known[0] is not standings:     # built once per reading
+        if known is None or known[0] is not standings:  # built once per reading
             known = (standings, wire.standings_response(*standings))
             self._standings[request.players] = known
         return known[1]
 
     async def Matches(
-            self, request: pb.MatchesRequest,
-            context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
+        self,
+        request: pb.MatchesRequest,
+        context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
         rows = await self.ladder.reader.matches(request.name or None, limit, status="finished")
         return wire.matches_response(rows)
 
     async def GetRecord(
-            self, request: pb.GetRecordRequest,
-            context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
+        self,
+        request: pb.GetRecordRequest,
+        context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
     ) -> pb.GameRecord:
         match = await self.ladder.reader.match(request.match_id)
         if match is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                        f"match {request.match_id!r} is not a ladder match")
+            await abort(
+                context,
+                grpc.StatusCode.NOT_FOUND,
+                f"match {request.match_id!r} is not a ladder match",
+            )
         if match.status == "running":
-            await abort(context, grpc.StatusCode.FAILED_PRECONDITION,
-                        f"match {request.match_id!r} is still running")
+            await abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"match {request.match_id!r} is still running",
+            )
         record = self.ladder.host.record(request.match_id)
         if record is None:
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                        f"match {request.match_id!r} has no stored record")
+            await abort(
+                context,
+                grpc.StatusCode.NOT_FOUND,
+                f"match {request.match_id!r} has no stored record",
+            )
         return wire.game_record(request.match_id, record)
 
     async def BotStats(
-            self, request: pb.BotStatsRequest,
-            context: grpc.aio.ServicerContext[pb.BotStatsRequest, pb.BotStatsResponse],
+        self,
+        request: pb.BotStatsRequest,
+        context: grpc.aio.ServicerContext[pb.BotStatsRequest, pb.BotStatsResponse],
     ) -> pb.BotStatsResponse:
         if not await self.ladder.reader.is_registered(request.name):
-            await abort(context, grpc.StatusCode.NOT_FOUND,
-                        f"bot {request.name!r} is not registered on this ladder")
+            await abort(
+                context,
+                grpc.StatusCode.NOT_FOUND,
+                f"bot {request.name!r} is not registered on this ladder",
+            )
         tallies, positions = await self.ladder.reader.bot_stats(request.name)
         return wire.bot_stats_response(request.name, tallies, positions)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins",
-          "pizzas")
+HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins", "pizzas")
 
 
 def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
@@ -25,8 +24,9 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
     from .. import wire
 
     with grpc.insecure_channel(server) as channel:
-        reply = pb_grpc.LadderStub(channel).Standings(wire.standings_request(players),
-                                                       timeout=timeout)
+        reply = pb_grpc.LadderStub(channel).Standings(
+            wire.standings_request(players), timeout=timeout
+        )
     return wire.standings_data(reply)
 
 
@@ -35,14 +35,28 @@ def standings_table(data: dict[str, Any]) -> list[str]:
     rows = [HEADER]
     for s in data["standings"]:
         better = s.get("p_better")
-        rows.append((str(s["rank"]), s["name"], f"{s['rating']:.2f}", f"{s['mu']:.2f}",
-                     f"{s['sigma']:.2f}", f"{s['low']:.1f}..{s['high']:.1f}",
-                     "" if better is None else f"{better:.2f}", str(s["games"]),
-                     str(s["wins"]), f"{s['mean_delivered']:.2f}"))
+        rows.append(
+            (
+                str(s["rank"]),
+                s["name"],
+                f"{s['rating']:.2f}",
+                f"{s['mu']:.2f}",
+                f"{s['sigma']:.2f}",
+                f"{s['low']:.1f}..{s['high']:.1f}",
+                "" if better is None else f"{better:.2f}",
+                str(s["games"]),
+                str(s["wins"]),
+                f"{s['mean_delivered']:.2f}",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    return ["  ".join(cell.ljust(w) if i == 1 else cell.rjust(w)
-                      for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-            for row in rows]
+    return [
+        "  ".join(
+            cell.ljust(w) if i == 1 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
 
 
 def connect_command(server: str) -> str:

@@ -235,8 +235,9 @@ class LadderReads:
             return
         # PostgreSQL: one snapshot for the whole transaction (its default gives each
         # statement its own); SQLite's read transaction is one snapshot already.
-        self._db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                         if self._postgresql else "BEGIN")
+        self._db.execute(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" if self._postgresql else "BEGIN"
+        )
         try:
             yield
         finally:
@@ -246,41 +247,44 @@ class LadderReads:
 
     def check_key(self, name: str, key: str) -> bool:
         """Returns True when ``key`` is the key of the registered bot ``name``."""
-        row = self._db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?",
-                               (name,)).fetchone()
+        row = self._db.execute(
+            "SELECT key_hash FROM ladder_bots WHERE name = ?", (name,)
+        ).fetchone()
         return row is not None and hmac.compare_digest(row[0], hash_key(key))
 
     def entered(self, name: str) -> float | None:
         """Returns when the bot ``name`` first entered (UNIX time), or None: never, or
         not registered."""
-        row = self._db.execute("SELECT entered FROM ladder_bots WHERE name = ?",
-                               (name,)).fetchone()
+        row = self._db.execute("SELECT entered FROM ladder_bots WHERE name = ?", (name,)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
     def is_registered(self, name: str) -> bool:
         """Returns whether ``name`` is a registered bot."""
-        return self._db.execute("SELECT 1 FROM ladder_bots WHERE name = ?",
-                                (name,)).fetchone() is not None
+        return (
+            self._db.execute("SELECT 1 FROM ladder_bots WHERE name = ?", (name,)).fetchone()
+            is not None
+        )
 
     def unentered(self) -> int:
         """Returns how many registered names never entered."""
-        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL"
-                                ).fetchone()
+        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL").fetchone()
         return int(n)
 
     # Ratings and tallies
 
     def ratings(self, players: int = ALL_PLAYERS) -> dict[str, Rating]:
         """Returns the stored ratings for all matches (0) or one player count."""
-        rows = self._db.execute("SELECT name, mu, sigma FROM ladder_ratings WHERE players = ?",
-                                (players,)).fetchall()
+        rows = self._db.execute(
+            "SELECT name, mu, sigma FROM ladder_ratings WHERE players = ?", (players,)
+        ).fetchall()
         return {name: Rating(mu, sigma) for name, mu, sigma in rows}
 
     def tallies(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
         """Returns the stored tallies for all matches (0) or one player count (bots
         without a rated game in that scope left out)."""
-        rows = self._db.execute("SELECT name, games, wins, delivered FROM ladder_tallies"
-                                " WHERE players = ?", (players,)).fetchall()
+        rows = self._db.execute(
+            "SELECT name, games, wins, delivered FROM ladder_tallies WHERE players = ?", (players,)
+        ).fetchall()
         return {name: Tally(games, wins, delivered) for name, games, wins, delivered in rows}
 
     def recount(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
@@ -291,22 +295,30 @@ class LadderReads:
             " COALESCE(SUM(r.delivered), 0)"
             " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
             " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name",
-            (players, players)).fetchall()
-        return {name: Tally(int(games), int(wins), int(delivered))
-                for name, games, wins, delivered in rows}
+            (players, players),
+        ).fetchall()
+        return {
+            name: Tally(int(games), int(wins), int(delivered))
+            for name, games, wins, delivered in rows
+        }
 
     def positions(self, name: str) -> list[PositionTally]:
         """Returns the bot's rated games by player count and seat position, ascending."""
         rows = self._db.execute(
             "SELECT players, position, games, wins, rank_sum FROM ladder_positions"
-            " WHERE name = ? ORDER BY players, position", (name,)).fetchall()
+            " WHERE name = ? ORDER BY players, position",
+            (name,),
+        ).fetchall()
         return [PositionTally(*map(int, row)) for row in rows]
 
     def bot_tallies(self, name: str) -> dict[int, Tally]:
         """Returns the bot's tallies per scope (0: all matches; 2..5), scopes without
         a rated game left out."""
-        rows = self._db.execute("SELECT players, games, wins, delivered FROM ladder_tallies"
-                                " WHERE name = ? ORDER BY players", (name,)).fetchall()
+        rows = self._db.execute(
+            "SELECT players, games, wins, delivered FROM ladder_tallies"
+            " WHERE name = ? ORDER BY players",
+            (name,),
+        ).fetchall()
         return {int(p): Tally(int(g), int(w), int(d)) for p, g, w, d in rows}
 
     def recount_positions(self) -> dict[tuple[int, str, int], tuple[int, int, int]]:
@@ -317,36 +329,44 @@ class LadderReads:
             " SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END), SUM(r.rank)"
             " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
             " WHERE m.rated = 1 AND r.position IS NOT NULL"
-            " GROUP BY m.players, r.name, r.position").fetchall()
+            " GROUP BY m.players, r.name, r.position"
+        ).fetchall()
         return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
 
     def stored_positions(self) -> dict[tuple[int, str, int], tuple[int, int, int]]:
         """Returns ladder_positions as :meth:`recount_positions` counts it."""
-        rows = self._db.execute("SELECT players, name, position, games, wins, rank_sum"
-                                " FROM ladder_positions").fetchall()
+        rows = self._db.execute(
+            "SELECT players, name, position, games, wins, rank_sum FROM ladder_positions"
+        ).fetchall()
         return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
 
     def deal_set(self, set_id: str) -> DealSetRow | None:
         """Returns a duplicate set with its matches in order, or None when unknown."""
-        row = self._db.execute("SELECT names, server_seed, commitment, status FROM ladder_sets"
-                               " WHERE set_id = ?", (set_id,)).fetchone()
+        row = self._db.execute(
+            "SELECT names, server_seed, commitment, status FROM ladder_sets WHERE set_id = ?",
+            (set_id,),
+        ).fetchone()
         if row is None:
             return None
-        matches = self._db.execute("SELECT match_id FROM ladder_matches WHERE set_id = ?"
-                                   " ORDER BY set_index", (set_id,)).fetchall()
-        return DealSetRow(set_id, tuple(json.loads(row[0])), row[1], row[2], row[3],
-                          tuple(m for (m,) in matches))
+        matches = self._db.execute(
+            "SELECT match_id FROM ladder_matches WHERE set_id = ? ORDER BY set_index", (set_id,)
+        ).fetchall()
+        return DealSetRow(
+            set_id, tuple(json.loads(row[0])), row[1], row[2], row[3], tuple(m for (m,) in matches)
+        )
 
     def playing_sets(self) -> list[str]:
         """Returns the ids of the sets still marked playing (after a crash: cut off)."""
-        rows = self._db.execute("SELECT set_id FROM ladder_sets WHERE status = 'playing'"
-                                " ORDER BY created").fetchall()
+        rows = self._db.execute(
+            "SELECT set_id FROM ladder_sets WHERE status = 'playing' ORDER BY created"
+        ).fetchall()
         return [r[0] for r in rows]
 
     def rated(self, players: int = ALL_PLAYERS) -> int:
         """Returns how many matches are rated, of all (0) or of one player count."""
-        row = self._db.execute("SELECT matches FROM ladder_totals WHERE players = ?",
-                               (players,)).fetchone()
+        row = self._db.execute(
+            "SELECT matches FROM ladder_totals WHERE players = ?", (players,)
+        ).fetchone()
         return 0 if row is None else int(row[0])
 
     def games_played(self) -> dict[str, int]:
@@ -367,49 +387,66 @@ class LadderReads:
             " m.commitment FROM ladder_matches m"
             " JOIN ladder_results r ON r.match_id = m.match_id"
             f" WHERE m.status = 'running' AND r.token IS NOT NULL AND r.name {among}",
-            (listed,)).fetchall()
-        return {name: Seated(match_id, int(seat), int(players), token, host or "",
-                             address or "", commitment or "")
-                for name, match_id, seat, players, token, host, address, commitment
-                in rows}
+            (listed,),
+        ).fetchall()
+        return {
+            name: Seated(
+                match_id,
+                int(seat),
+                int(players),
+                token,
+                host or "",
+                address or "",
+                commitment or "",
+            )
+            for name, match_id, seat, players, token, host, address, commitment in rows
+        }
 
     def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Returns (host, stream id) of the Enter stream each of ``names`` has open
         (those with one)."""
         among, listed = _among(self._db, names)
-        rows = self._db.execute("SELECT name, host, stream FROM ladder_entries"
-                                f" WHERE name {among}", (listed,)).fetchall()
+        rows = self._db.execute(
+            f"SELECT name, host, stream FROM ladder_entries WHERE name {among}", (listed,)
+        ).fetchall()
         return {name: (host, stream) for name, host, stream in rows}
 
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
             "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
-            " AND (? = 0 OR players = ?) ORDER BY finish_order", (players, players)).fetchall()
+            " AND (? = 0 OR players = ?) ORDER BY finish_order",
+            (players, players),
+        ).fetchall()
         return [_result_of(self._db, match_id) for (match_id,) in ids]
 
     def unrated(self) -> int:
         """Returns how many finished results wait to be rated."""
-        (n,) = self._db.execute("SELECT COUNT(*) FROM ladder_matches"
-                                " WHERE status = 'finished' AND rated = 0").fetchone()
+        (n,) = self._db.execute(
+            "SELECT COUNT(*) FROM ladder_matches WHERE status = 'finished' AND rated = 0"
+        ).fetchone()
         return int(n)
 
     def player_counts(self) -> list[int]:
         """Returns the player counts of the rated matches, ascending."""
-        rows = self._db.execute("SELECT players FROM ladder_totals WHERE players > 0"
-                                " AND matches > 0 ORDER BY players").fetchall()
+        rows = self._db.execute(
+            "SELECT players FROM ladder_totals WHERE players > 0 AND matches > 0 ORDER BY players"
+        ).fetchall()
         return [r[0] for r in rows]
 
     def running(self, host: str | None = None) -> list[str]:
         """Returns the ids of matches still marked running (after a crash: cut off), of
         every host, or of the host named ``host`` only."""
         if host is None:
-            rows = self._db.execute("SELECT match_id FROM ladder_matches"
-                                    " WHERE status = 'running' ORDER BY created").fetchall()
+            rows = self._db.execute(
+                "SELECT match_id FROM ladder_matches WHERE status = 'running' ORDER BY created"
+            ).fetchall()
         else:
-            rows = self._db.execute("SELECT match_id FROM ladder_matches WHERE status ="
-                                    " 'running' AND host = ? ORDER BY created",
-                                    (host,)).fetchall()
+            rows = self._db.execute(
+                "SELECT match_id FROM ladder_matches WHERE status ="
+                " 'running' AND host = ? ORDER BY created",
+                (host,),
+            ).fetchall()
         return [r[0] for r in rows]
 
     # Standings and matches
@@ -418,31 +455,53 @@ class LadderReads:
         """Returns (rated matches, standings best first) for all matches or one count."""
         # One statement (one snapshot), its rows gathered by the database into one JSON
         # text: on a reader thread, one hand-over of the interpreter instead of one a row.
-        (finished, lines), = self._db.execute(
-            *((_STANDINGS_POSTGRESQL, (players, players)) if self._postgresql
-              else (_STANDINGS, (players,)))).fetchall()
-        rated = sorted(((Rating(mu, sigma), name, games, wins, delivered)
-                        for name, mu, sigma, games, wins, delivered in json.loads(lines)),
-                       key=lambda line: (-line[0].conservative, line[1]))
+        ((finished, lines),) = self._db.execute(
+            *(
+                (_STANDINGS_POSTGRESQL, (players, players))
+                if self._postgresql
+                else (_STANDINGS, (players,))
+            )
+        ).fetchall()
+        rated = sorted(
+            (
+                (Rating(mu, sigma), name, games, wins, delivered)
+                for name, mu, sigma, games, wins, delivered in json.loads(lines)
+            ),
+            key=lambda line: (-line[0].conservative, line[1]),
+        )
         return int(finished), [
-            Standing(rank, name, r.conservative, r.mu, r.sigma, games, wins,
-                     delivered / games if games else 0.0)
-            for rank, (r, name, games, wins, delivered) in enumerate(rated, start=1)]
+            Standing(
+                rank,
+                name,
+                r.conservative,
+                r.mu,
+                r.sigma,
+                games,
+                wins,
+                delivered / games if games else 0.0,
+            )
+            for rank, (r, name, games, wins, delivered) in enumerate(rated, start=1)
+        ]
 
-    def matches(self, name: str | None = None, limit: int = 20,
-                status: str | None = None) -> list[MatchRow]:
+    def matches(
+        self, name: str | None = None, limit: int = 20, status: str | None = None
+    ) -> list[MatchRow]:
         """Returns up to ``limit`` ladder matches newest first: all, or those ``name``
         played in; of any status, or of ``status`` only."""
         if name is not None:
             # The bot's results newest first (one index), each match's status checked.
-            page = ("SELECT m.match_id FROM ladder_results r"
-                    " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
-                    + (" AND m.status = ?" if status is not None else "")
-                    + " ORDER BY r.created DESC, r.match_id LIMIT ?")
+            page = (
+                "SELECT m.match_id FROM ladder_results r"
+                " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
+                + (" AND m.status = ?" if status is not None else "")
+                + " ORDER BY r.created DESC, r.match_id LIMIT ?"
+            )
             params: tuple[object, ...] = (name, *(() if status is None else (status,)), limit)
         elif status is not None:
-            page = ("SELECT match_id FROM ladder_matches WHERE status = ?"
-                    " ORDER BY created DESC, match_id LIMIT ?")
+            page = (
+                "SELECT match_id FROM ladder_matches WHERE status = ?"
+                " ORDER BY created DESC, match_id LIMIT ?"
+            )
             params = (status, limit)
         else:
             page = "SELECT match_id FROM ladder_matches ORDER BY created DESC, match_id LIMIT ?"
@@ -457,18 +516,28 @@ class LadderReads:
     def _rows(self, page: str, params: Sequence[object]) -> list[MatchRow]:
         """Returns the matches whose ids the query ``page`` selects, with their seats:
         one statement (one snapshot), gathered by SQLite into one JSON text."""
-        (listed,), = self._db.execute(
-            (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page),
-            params).fetchall()
+        ((listed,),) = self._db.execute(
+            (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page), params
+        ).fetchall()
         rows = []
-        for match_id, players, status, created, commitment, set_id, set_index, seats in (
-                json.loads(listed)):
+        for match_id, players, status, created, commitment, set_id, set_index, seats in json.loads(
+            listed
+        ):
             seated = sorted(seats)
             winners = tuple(seat for seat, _, rank in seated if rank == 1)
-            rows.append(MatchRow(match_id, players, status, created,
-                                 tuple(name for _, name, _ in seated),
-                                 winners if status == "finished" else (),
-                                 commitment or "", set_id, int(set_index or 0)))
+            rows.append(
+                MatchRow(
+                    match_id,
+                    players,
+                    status,
+                    created,
+                    tuple(name for _, name, _ in seated),
+                    winners if status == "finished" else (),
+                    commitment or "",
+                    set_id,
+                    int(set_index or 0),
+                )
+            )
         return rows
 
 
@@ -488,9 +557,9 @@ class LadderStore(LadderReads):
         self.path = str(path)
         super().__init__(_connect(self.path))
         try:
-            schema.upgrade(self.path)      # the tables: server/migrations, up to date
+            schema.upgrade(self.path)  # the tables: server/migrations, up to date
             self._writes = _connect(self.path)
-            self._claimed: Connection | None = None     # see claim
+            self._claimed: Connection | None = None  # see claim
             self._claim: tuple[bool, str] | None = None
         except BaseException:
             self._db.close()
@@ -533,9 +602,12 @@ class LadderStore(LadderReads):
             db.close()
             raise StorageError(
                 f"{shown(self.path)}: another host runs this database's ladder "
-                + ("with other hosts; --ladder-duplicate needs a ladder of one host"
-                   if alone else "alone (with --ladder-duplicate); stop it, or give this "
-                   "host another --db"))
+                + (
+                    "with other hosts; --ladder-duplicate needs a ladder of one host"
+                    if alone
+                    else "alone (with --ladder-duplicate); stop it, or give this host another --db"
+                )
+            )
         self._claimed = db
         self._claim = (alone, host)
 
@@ -551,12 +623,16 @@ class LadderStore(LadderReads):
         (held,) = self._claimed.execute(
             "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
             " AND pid = pg_backend_pid() AND objsubid = 2 AND classid = CAST(? AS oid)"
-            " AND objid = CAST(hashtext(?) AS oid)", (LADDER_HOST_LOCK, host)).fetchone()
+            " AND objid = CAST(hashtext(?) AS oid)",
+            (LADDER_HOST_LOCK, host),
+        ).fetchone()
         if held:
             return False
         if not self._lock(self._claimed, alone, host):
-            raise StorageError(f"{shown(self.path)}: another host took this database's "
-                               f"ladder {'with others' if alone else 'alone'} meanwhile")
+            raise StorageError(
+                f"{shown(self.path)}: another host took this database's "
+                f"ladder {'with others' if alone else 'alone'} meanwhile"
+            )
         return True
 
     @staticmethod
@@ -564,11 +640,12 @@ class LadderStore(LadderReads):
         """Returns whether ``db``'s session took the ladder (alone or shared) and the
         host's presence; takes neither when the ladder is held the other way."""
         take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
-        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)",
-                              (LADDER_LOCK,)).fetchone()
+        (taken,) = db.execute(f"SELECT {take}(CAST(? AS INTEGER), 1)", (LADDER_LOCK,)).fetchone()
         if taken:
-            db.execute("SELECT pg_advisory_lock_shared(CAST(? AS INTEGER), hashtext(?))",
-                       (LADDER_HOST_LOCK, host))
+            db.execute(
+                "SELECT pg_advisory_lock_shared(CAST(? AS INTEGER), hashtext(?))",
+                (LADDER_HOST_LOCK, host),
+            )
         return bool(taken)
 
     def reader(self) -> LadderReader:
@@ -581,8 +658,9 @@ class LadderStore(LadderReads):
 
     # Bots
 
-    def register(self, name: str, *, now: float | None = None,
-                 max_unentered: int | None = None) -> str:
+    def register(
+        self, name: str, *, now: float | None = None, max_unentered: int | None = None
+    ) -> str:
         """Returns a new secret key for ``name``; raises NameTakenError, LadderError, or
         LadderFullError when ``max_unentered`` names that never entered are registered
         already."""
@@ -590,50 +668,59 @@ class LadderStore(LadderReads):
         key = secrets.token_hex(32)  # hex: never begins with a dash on a command line
         with self._write() as db:
             try:
-                db.execute("INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
-                           (name, hash_key(key), time.time() if now is None else now))
+                db.execute(
+                    "INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
+                    (name, hash_key(key), time.time() if now is None else now),
+                )
             except INTEGRITY_ERRORS:
                 raise NameTakenError(f"bot name {name!r} is already registered") from None
             if max_unentered is not None:
-                (waiting,) = db.execute("SELECT COUNT(*) FROM ladder_bots"
-                                        " WHERE entered IS NULL").fetchone()
-                if waiting > max_unentered:    # the new name counted: rolled back
+                (waiting,) = db.execute(
+                    "SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL"
+                ).fetchone()
+                if waiting > max_unentered:  # the new name counted: rolled back
                     raise LadderFullError(
                         f"the ladder holds {max_unentered} registered names that never "
                         f"entered, its limit: enter the ladder with a name you registered, "
-                        f"or register again once unused names have expired")
+                        f"or register again once unused names have expired"
+                    )
         return key
 
     def mark_entered(self, name: str, key: str, now: float | None = None) -> bool:
         """Records that the bot entered now, unless it entered before; returns False
         (changing nothing) when ``name`` is not registered with ``key`` (any more)."""
         with self._write() as db:
-            row = db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?",
-                             (name,)).fetchone()
+            row = db.execute("SELECT key_hash FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None or not hmac.compare_digest(row[0], hash_key(key)):
                 return False
-            db.execute("UPDATE ladder_bots SET entered = ? WHERE name = ? AND entered IS NULL",
-                       (time.time() if now is None else now, name))
+            db.execute(
+                "UPDATE ladder_bots SET entered = ? WHERE name = ? AND entered IS NULL",
+                (time.time() if now is None else now, name),
+            )
         return True
 
     def expire(self, registered_before: float) -> list[str]:
         """Removes the names registered before ``registered_before`` (UNIX time) that
         never entered; returns them."""
         with self._write() as db:
-            rows = db.execute("DELETE FROM ladder_bots WHERE entered IS NULL AND created < ?"
-                              " RETURNING name", (registered_before,)).fetchall()
+            rows = db.execute(
+                "DELETE FROM ladder_bots WHERE entered IS NULL AND created < ? RETURNING name",
+                (registered_before,),
+            ).fetchall()
         return sorted(r[0] for r in rows)
 
     # Matches and results
 
-    def start_set(self, set_id: str, names: Sequence[str], server_seed: str,
-                  commitment: str) -> None:
+    def start_set(
+        self, set_id: str, names: Sequence[str], server_seed: str, commitment: str
+    ) -> None:
         """Records a duplicate set as playing, before its first match (idempotent)."""
         with self._write() as db:
-            db.execute("INSERT INTO ladder_sets (set_id, players, names, server_seed,"
-                       " commitment, created) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                       (set_id, len(names), json.dumps(list(names)), server_seed, commitment,
-                        time.time()))
+            db.execute(
+                "INSERT INTO ladder_sets (set_id, players, names, server_seed,"
+                " commitment, created) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (set_id, len(names), json.dumps(list(names)), server_seed, commitment, time.time()),
+            )
 
     def reveal_set(self, set_id: str, reason: str) -> str | None:
         """Ends a playing set and returns how: ``complete`` when a match of every
@@ -643,35 +730,53 @@ class LadderStore(LadderReads):
         is not playing; raises RecordError for a stored record that does not replay on
         the set's deal."""
         with self._write() as db:
-            row = db.execute("SELECT server_seed, players FROM ladder_sets WHERE set_id = ?"
-                             " AND status = 'playing'", (set_id,)).fetchone()
+            row = db.execute(
+                "SELECT server_seed, players FROM ladder_sets WHERE set_id = ?"
+                " AND status = 'playing'",
+                (set_id,),
+            ).fetchone()
             if row is None:
                 return None
-            (finished,) = db.execute("SELECT COUNT(*) FROM ladder_matches WHERE set_id = ?"
-                                     " AND status = 'finished'", (set_id,)).fetchone()
+            (finished,) = db.execute(
+                "SELECT COUNT(*) FROM ladder_matches WHERE set_id = ? AND status = 'finished'",
+                (set_id,),
+            ).fetchone()
             status = "complete" if finished == row[1] else "cut"
             records = db.execute(
                 "SELECT s.id, s.record FROM ladder_matches m JOIN matches s ON s.id = m.match_id"
-                " WHERE m.set_id = ? AND s.record IS NOT NULL", (set_id,)).fetchall()
-            revealed = [(unsealed, match_id) for match_id, text in records
-                        if (unsealed := unseal(text, row[0])) != text]
+                " WHERE m.set_id = ? AND s.record IS NOT NULL",
+                (set_id,),
+            ).fetchall()
+            revealed = [
+                (unsealed, match_id)
+                for match_id, text in records
+                if (unsealed := unseal(text, row[0])) != text
+            ]
             db.executemany("UPDATE matches SET record = ? WHERE id = ?", revealed)
-            db.execute("UPDATE ladder_sets SET status = ?, ended = ?, reason = ?"
-                       " WHERE set_id = ?", (status, time.time(),
-                                             None if status == "complete" else reason, set_id))
+            db.execute(
+                "UPDATE ladder_sets SET status = ?, ended = ?, reason = ? WHERE set_id = ?",
+                (status, time.time(), None if status == "complete" else reason, set_id),
+            )
         return status
 
-    def start_match(self, match_id: str, names: Sequence[str], commitment: str = "",
-                    set_id: str | None = None, set_index: int | None = None, *,
-                    host: str | None = None, address: str | None = None,
-                    tokens: Sequence[str] | None = None) -> None:
+    def start_match(
+        self,
+        match_id: str,
+        names: Sequence[str],
+        commitment: str = "",
+        set_id: str | None = None,
+        set_index: int | None = None,
+        *,
+        host: str | None = None,
+        address: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> None:
         """Records a ladder match as running with its seats, its commitment and its
         place in a duplicate set, if any (idempotent); run by the host named ``host``
         (reached at ``address``), with the seats' ``tokens`` kept until it ends (for the
         hosts that hold its bots' Enter streams)."""
         with self._write() as db:
-            _start_match(db, match_id, names, host, address, tokens, commitment, set_id,
-                         set_index)
+            _start_match(db, match_id, names, host, address, tokens, commitment, set_id, set_index)
 
     def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
         """Stores a running match's result; returns False (changing nothing) otherwise.
@@ -679,32 +784,40 @@ class LadderStore(LadderReads):
         Raises LadderError when ``seats`` does not have one entry per seat.
         """
         with self._write() as db:
-            row = db.execute("SELECT status, players FROM ladder_matches WHERE match_id = ?",
-                             (match_id,)).fetchone()
+            row = db.execute(
+                "SELECT status, players FROM ladder_matches WHERE match_id = ?", (match_id,)
+            ).fetchone()
             if row is None or row[0] != "running":
                 return False
             if len(seats) != row[1]:
-                raise LadderError(f"match {match_id!r} has {row[1]} seats, "
-                                  f"got {len(seats)} results")
-            (order,) = db.execute("SELECT COALESCE(MAX(finish_order), 0) + 1"
-                                  " FROM ladder_matches").fetchone()
-            db.execute("UPDATE ladder_matches SET status = 'finished', ended = ?,"
-                       " finish_order = ? WHERE match_id = ?", (time.time(), order, match_id))
-            db.executemany("UPDATE ladder_results SET rank = ?, delivered = ?, position = ?,"
-                           " token = NULL"
-                           " WHERE match_id = ? AND seat = ?",
-                           [(r.rank, r.delivered, r.position, match_id, s)
-                            for s, r in enumerate(seats)])
+                raise LadderError(
+                    f"match {match_id!r} has {row[1]} seats, got {len(seats)} results"
+                )
+            (order,) = db.execute(
+                "SELECT COALESCE(MAX(finish_order), 0) + 1 FROM ladder_matches"
+            ).fetchone()
+            db.execute(
+                "UPDATE ladder_matches SET status = 'finished', ended = ?,"
+                " finish_order = ? WHERE match_id = ?",
+                (time.time(), order, match_id),
+            )
+            db.executemany(
+                "UPDATE ladder_results SET rank = ?, delivered = ?, position = ?,"
+                " token = NULL"
+                " WHERE match_id = ? AND seat = ?",
+                [(r.rank, r.delivered, r.position, match_id, s) for s, r in enumerate(seats)],
+            )
         return True
 
     def abort_match(self, match_id: str) -> bool:
         """Marks a running match aborted (never rated); returns False if it was not running."""
         with self._write() as db:
-            cur = db.execute("UPDATE ladder_matches SET status = 'aborted', ended = ?"
-                             " WHERE match_id = ? AND status = 'running'",
-                             (time.time(), match_id))
-            db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?",
-                       (match_id,))
+            cur = db.execute(
+                "UPDATE ladder_matches SET status = 'aborted', ended = ?"
+                " WHERE match_id = ? AND status = 'running'",
+                (time.time(), match_id),
+            )
+            db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?", (match_id,))
             return cur.rowcount == 1
 
     # Entries and matches of many hosts
@@ -713,8 +826,10 @@ class LadderStore(LadderReads):
         """Returns how many running matches without a host (recorded before hosts were
         named) the host ``host`` took as its own."""
         with self._write() as db:
-            cur = db.execute("UPDATE ladder_matches SET host = ? WHERE host IS NULL"
-                             " AND status = 'running'", (host,))
+            cur = db.execute(
+                "UPDATE ladder_matches SET host = ? WHERE host IS NULL AND status = 'running'",
+                (host,),
+            )
             return int(cur.rowcount)
 
     def enter(self, name: str, host: str, stream: str, now: float) -> None:
@@ -724,12 +839,15 @@ class LadderStore(LadderReads):
             "INSERT INTO ladder_entries (name, host, stream, entered, heartbeat)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET host = excluded.host,"
             " stream = excluded.stream, entered = excluded.entered,"
-            " heartbeat = excluded.heartbeat", (name, host, stream, now, now))
+            " heartbeat = excluded.heartbeat",
+            (name, host, stream, now, now),
+        )
 
     def leave(self, name: str, stream: str) -> None:
         """Removes the entry of ``name`` if it is still the stream ``stream``'s."""
-        self._writes.execute("DELETE FROM ladder_entries WHERE name = ? AND stream = ?",
-                             (name, stream))
+        self._writes.execute(
+            "DELETE FROM ladder_entries WHERE name = ? AND stream = ?", (name, stream)
+        )
 
     def beat(self, host: str, streams: Sequence[str], now: float) -> None:
         """Marks the entries of ``streams`` held by ``host`` alive at ``now`` (a row
@@ -737,8 +855,10 @@ class LadderStore(LadderReads):
         if not streams:
             return
         among, listed = _among(self._writes, streams)
-        self._writes.execute("UPDATE ladder_entries SET heartbeat = ? WHERE host = ?"
-                             f" AND stream {among}", (now, host, listed))
+        self._writes.execute(
+            f"UPDATE ladder_entries SET heartbeat = ? WHERE host = ? AND stream {among}",
+            (now, host, listed),
+        )
 
     def clear_entries(self, host: str) -> int:
         """Removes the entries held by ``host`` (at its start-up: its streams are gone);
@@ -752,16 +872,26 @@ class LadderStore(LadderReads):
         streams hand its seats out, commitment included (a match that ended meanwhile
         keeps none)."""
         with self._write() as db:
-            db.execute("UPDATE ladder_matches SET commitment = ? WHERE match_id = ?"
-                       " AND status = 'running'", (commitment or None, match_id))
-            db.executemany("UPDATE ladder_results SET token = ? WHERE match_id = ?"
-                           " AND seat = ? AND EXISTS (SELECT 1 FROM ladder_matches m"
-                           " WHERE m.match_id = ? AND m.status = 'running')",
-                           [(t, match_id, s, match_id) for s, t in enumerate(tokens)])
+            db.execute(
+                "UPDATE ladder_matches SET commitment = ? WHERE match_id = ?"
+                " AND status = 'running'",
+                (commitment or None, match_id),
+            )
+            db.executemany(
+                "UPDATE ladder_results SET token = ? WHERE match_id = ?"
+                " AND seat = ? AND EXISTS (SELECT 1 FROM ladder_matches m"
+                " WHERE m.match_id = ? AND m.status = 'running')",
+                [(t, match_id, s, match_id) for s, t in enumerate(tokens)],
+            )
 
-    def take(self, host: str, address: str, alive_since: float,
-             form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
-             reserve: Callable[[int], tuple[str, Sequence[str]]]) -> list[Formed]:
+    def take(
+        self,
+        host: str,
+        address: str,
+        alive_since: float,
+        form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
+        reserve: Callable[[int], tuple[str, Sequence[str]]],
+    ) -> list[Formed]:
         """Returns the matches formed from the bots waiting on any host, recorded as
         running on ``host``: one transaction under the ladder's lock, so that no other
         host's pass sees the same bots waiting.
@@ -778,12 +908,17 @@ class LadderStore(LadderReads):
         formed: list[Formed] = []
         present, params = (_PRESENT, (host, LADDER_HOST_LOCK)) if self._postgresql else ("", ())
         with self._write() as db:
-            names = [n for (n,) in db.execute(
-                "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?" + present +
-                " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
-                " JOIN ladder_results r ON r.match_id = m.match_id"
-                " WHERE m.status = 'running') ORDER BY e.entered",
-                (alive_since, *params)).fetchall()]
+            names = [
+                n
+                for (n,) in db.execute(
+                    "SELECT e.name FROM ladder_entries e WHERE e.heartbeat >= ?"
+                    + present
+                    + " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
+                    " JOIN ladder_results r ON r.match_id = m.match_id"
+                    " WHERE m.status = 'running') ORDER BY e.entered",
+                    (alive_since, *params),
+                ).fetchall()
+            ]
             if not names:
                 return formed
             known = _waiting(db, names)
@@ -806,14 +941,19 @@ class LadderStore(LadderReads):
         applied = 0
         while True:
             with self._write() as db:
-                row = db.execute("SELECT match_id, players FROM ladder_matches"
-                                 " WHERE status = 'finished' AND rated = 0"
-                                 " ORDER BY finish_order LIMIT 1").fetchone()
+                row = db.execute(
+                    "SELECT match_id, players FROM ladder_matches"
+                    " WHERE status = 'finished' AND rated = 0"
+                    " ORDER BY finish_order LIMIT 1"
+                ).fetchone()
                 if row is None:
                     return applied
                 match_id, players = row
-                placed = db.execute("SELECT name, rank, delivered, position FROM ladder_results"
-                                    " WHERE match_id = ? ORDER BY seat", (match_id,)).fetchall()
+                placed = db.execute(
+                    "SELECT name, rank, delivered, position FROM ladder_results"
+                    " WHERE match_id = ? ORDER BY seat",
+                    (match_id,),
+                ).fetchall()
                 seats = [(n, k, d) for n, k, d, _ in placed]
                 names = tuple(n for n, _, _ in seats)
                 ranks = tuple(int(k) for _, k, _ in seats)
@@ -823,8 +963,12 @@ class LadderStore(LadderReads):
                     " DO UPDATE SET games = ladder_positions.games + 1,"
                     " wins = ladder_positions.wins + excluded.wins,"
                     " rank_sum = ladder_positions.rank_sum + excluded.rank_sum",
-                    [(players, n, p, int(k == 1), int(k)) for n, k, _, p in placed
-                     if p is not None])
+                    [
+                        (players, n, p, int(k == 1), int(k))
+                        for n, k, _, p in placed
+                        if p is not None
+                    ],
+                )
                 for scope in (ALL_PLAYERS, players):
                     before = [self._rating(db, scope, name) for name in names]
                     after = rate(before, ranks)
@@ -832,25 +976,30 @@ class LadderStore(LadderReads):
                         "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)"
                         " ON CONFLICT (players, name) DO UPDATE SET mu = excluded.mu,"
                         " sigma = excluded.sigma",
-                        [(scope, n, r.mu, r.sigma) for n, r in zip(names, after, strict=True)])
+                        [(scope, n, r.mu, r.sigma) for n, r in zip(names, after, strict=True)],
+                    )
                     db.executemany(
                         "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
                         " VALUES (?, ?, 1, ?, ?) ON CONFLICT (players, name) DO UPDATE SET"
                         " games = ladder_tallies.games + 1,"
                         " wins = ladder_tallies.wins + excluded.wins,"
                         " delivered = ladder_tallies.delivered + excluded.delivered",
-                        [(scope, n, int(k == 1), d or 0) for n, k, d in seats])
-                    db.execute("INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
-                               " ON CONFLICT (players) DO UPDATE SET"
-                               " matches = ladder_totals.matches + 1",
-                               (scope,))
+                        [(scope, n, int(k == 1), d or 0) for n, k, d in seats],
+                    )
+                    db.execute(
+                        "INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
+                        " ON CONFLICT (players) DO UPDATE SET"
+                        " matches = ladder_totals.matches + 1",
+                        (scope,),
+                    )
                 db.execute("UPDATE ladder_matches SET rated = 1 WHERE match_id = ?", (match_id,))
             applied += 1
 
     @staticmethod
     def _rating(db: Connection, scope: int, name: str) -> Rating:
-        row = db.execute("SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ?",
-                         (scope, name)).fetchone()
+        row = db.execute(
+            "SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ?", (scope, name)
+        ).fetchone()
         return initial() if row is None else Rating(row[0], row[1])
 
 
@@ -874,8 +1023,9 @@ class LadderReader:
         """Returns :meth:`LadderReads.standings`, read on the reader's thread."""
         return await self.run(self._reads.standings, players)
 
-    async def matches(self, name: str | None = None, limit: int = 20,
-                      status: str | None = None) -> list[MatchRow]:
+    async def matches(
+        self, name: str | None = None, limit: int = 20, status: str | None = None
+    ) -> list[MatchRow]:
         """Returns :meth:`LadderReads.matches`, read on the reader's thread."""
         return await self.run(self._reads.matches, name, limit, status)
 
@@ -886,23 +1036,27 @@ class LadderReader:
     async def bot_stats(self, name: str) -> tuple[dict[int, Tally], list[PositionTally]]:
         """Returns the bot's tallies per scope and by seat position, read in one
         snapshot on the reader's thread."""
+
         def read() -> tuple[dict[int, Tally], list[PositionTally]]:
             with self._reads.snapshot():
                 return self._reads.bot_tallies(name), self._reads.positions(name)
+
         return await self.run(read)
 
     async def is_registered(self, name: str) -> bool:
         """Returns whether ``name`` is a registered bot, read on the reader's thread."""
         return await self.run(self._reads.is_registered, name)
 
-    async def streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
-                                                           dict[str, tuple[str, str]]]:
+    async def streams(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
         """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
         read on the reader's thread in one snapshot."""
         return await self.run(self._streams, names)
 
-    def _streams(self, names: Sequence[str]) -> tuple[dict[str, Seated],
-                                                      dict[str, tuple[str, str]]]:
+    def _streams(
+        self, names: Sequence[str]
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
         with self._reads.snapshot():
             return self._reads.seats(names), self._reads.entries(names)
 
@@ -932,13 +1086,15 @@ _STANDINGS = (
     " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
     " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-    " WHERE r.players = ?1")
+    " WHERE r.players = ?1"
+)
 _STANDINGS_POSTGRESQL = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?), 0),"
     " COALESCE(json_agg(json_build_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
     " COALESCE(t.wins, 0), COALESCE(t.delivered, 0)))::text, '[]') FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-    " WHERE r.players = ?")
+    " WHERE r.players = ?"
+)
 
 #: The matches whose ids the query ``{page}`` selects, with their seats, in one JSON text.
 _ROWS = (
@@ -946,30 +1102,43 @@ _ROWS = (
     " m.commitment, m.set_id, m.set_index,"
     " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
     " FROM ladder_results r WHERE r.match_id = m.match_id))))"
-    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"
+)
 _ROWS_POSTGRESQL = (
     "SELECT COALESCE(json_agg(json_build_array(m.match_id, m.players, m.status, m.created,"
     " m.commitment, m.set_id, m.set_index,"
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
-    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id")
+    " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"
+)
 
 
-def _start_match(db: Connection, match_id: str, names: Sequence[str], host: str | None,
-                 address: str | None, tokens: Sequence[str] | None, commitment: str = "",
-                 set_id: str | None = None, set_index: int | None = None) -> None:
-    db.execute("INSERT INTO ladder_matches (match_id, players, status, created, commitment,"
-               " set_id, set_index, host, address) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)"
-               " ON CONFLICT DO NOTHING",
-               (match_id, len(names), time.time(), commitment or None, set_id, set_index,
-                host, address))
-    (created,) = db.execute("SELECT created FROM ladder_matches WHERE match_id = ?",
-                            (match_id,)).fetchone()
+def _start_match(
+    db: Connection,
+    match_id: str,
+    names: Sequence[str],
+    host: str | None,
+    address: str | None,
+    tokens: Sequence[str] | None,
+    commitment: str = "",
+    set_id: str | None = None,
+    set_index: int | None = None,
+) -> None:
+    db.execute(
+        "INSERT INTO ladder_matches (match_id, players, status, created, commitment,"
+        " set_id, set_index, host, address) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (match_id, len(names), time.time(), commitment or None, set_id, set_index, host, address),
+    )
+    (created,) = db.execute(
+        "SELECT created FROM ladder_matches WHERE match_id = ?", (match_id,)
+    ).fetchone()
     held = list(tokens) if tokens is not None else [None] * len(names)
-    db.executemany("INSERT INTO ladder_results (match_id, seat, name, created, token)"
-                   " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                   [(match_id, s, n, created, t)
-                    for s, (n, t) in enumerate(zip(names, held, strict=True))])
+    db.executemany(
+        "INSERT INTO ladder_results (match_id, seat, name, created, token)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [(match_id, s, n, created, t) for s, (n, t) in enumerate(zip(names, held, strict=True))],
+    )
 
 
 def _among(db: Connection, names: Sequence[str]) -> tuple[str, object]:
@@ -982,10 +1151,12 @@ def _among(db: Connection, names: Sequence[str]) -> tuple[str, object]:
 #: The condition on an entry ``e`` that its host is the pass's own (the first
 #: parameter) or holds its presence lock (the second, ``LADDER_HOST_LOCK``) in this
 #: database; int4 keys show in ``pg_locks`` as the oids of their 32 bits.
-_PRESENT = (" AND (e.host = ? OR CAST(hashtext(e.host) AS oid) IN (SELECT l.objid"
-            " FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
-            " AND l.objsubid = 2 AND l.classid = CAST(? AS oid) AND l.database ="
-            " (SELECT oid FROM pg_database WHERE datname = current_database())))")
+_PRESENT = (
+    " AND (e.host = ? OR CAST(hashtext(e.host) AS oid) IN (SELECT l.objid"
+    " FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"
+    " AND l.objsubid = 2 AND l.classid = CAST(? AS oid) AND l.database ="
+    " (SELECT oid FROM pg_database WHERE datname = current_database())))"
+)
 
 
 def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
@@ -993,11 +1164,14 @@ def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, in
     rows = db.execute(
         "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
         " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-        f" WHERE r.players = 0 AND r.name {among}", (listed,)).fetchall()
+        f" WHERE r.players = 0 AND r.name {among}",
+        (listed,),
+    ).fetchall()
     return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
 
 
 def _result_of(db: Connection, match_id: str) -> Result:
-    rows = db.execute("SELECT name, rank FROM ladder_results WHERE match_id = ? ORDER BY seat",
-                      (match_id,)).fetchall()
+    rows = db.execute(
+        "SELECT name, rank FROM ladder_results WHERE match_id = ? ORDER BY seat", (match_id,)
+    ).fetchall()
     return Result(tuple(n for n, _ in rows), tuple(int(k) for _, k in rows))

@@ -18,8 +18,11 @@ config = context.config
 
 
 def run_offline() -> None:
-    context.configure(url=config.get_main_option("sqlalchemy.url") or "sqlite://",
-                      literal_binds=True, transactional_ddl=True)
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url") or "sqlite://",
+        literal_binds=True,
+        transactional_ddl=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 

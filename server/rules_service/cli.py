@@ -20,34 +20,54 @@ def register_rules_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser
     from .states import DEFAULT_LIMIT
 
     p = sub.add_parser(
-        "rules-serve", help="run the rules as a local gRPC service, for search bots",
+        "rules-serve",
+        help="run the rules as a local gRPC service, for search bots",
         description="Run the Rules service (protos/mammamia/v1/rules.proto): game states "
         "behind handles, legal options, actions, determinized samples of what a seat "
         "cannot see, and playouts with the built-in policies, for a bot in any language "
         "to search with (docs/rules-service.md). Every option can also be set by the "
-        "environment variable named in its help. SIGTERM or Ctrl-C stops it.")
+        "environment variable named in its help. SIGTERM or Ctrl-C stops it.",
+    )
     options.one_line_errors(p)
-    p.add_argument("--host", default=env("MAMMAMIA_RULES_HOST", "127.0.0.1"),
-                   help="address to bind (MAMMAMIA_RULES_HOST, default 127.0.0.1)")
-    p.add_argument("--port", type=options.port,
-                   default=env_default("MAMMAMIA_RULES_PORT", "50052"),
-                   help="port to bind, 0 for any free one (MAMMAMIA_RULES_PORT, "
-                   "default 50052)")
-    p.add_argument("--port-file", default=env("MAMMAMIA_RULES_PORT_FILE"), metavar="PATH",
-                   help="write the bound port to PATH once serving "
-                   "(MAMMAMIA_RULES_PORT_FILE)")
-    p.add_argument("--max-states", type=options.positive,
-                   default=env_default("MAMMAMIA_RULES_MAX_STATES", str(DEFAULT_LIMIT)),
-                   metavar="N", help="game states held at once; a call that would hold "
-                   "more is refused with RESOURCE_EXHAUSTED (MAMMAMIA_RULES_MAX_STATES, "
-                   f"default {DEFAULT_LIMIT})")
-    p.add_argument("--log-format", choices=("console", "json"),
-                   default=env("MAMMAMIA_LOG_FORMAT"),
-                   help="log format (MAMMAMIA_LOG_FORMAT; console on a terminal, else json)")
-    p.add_argument("--log-calls", action="store_true",
-                   default=env("MAMMAMIA_RULES_LOG_CALLS", "") not in ("", "0"),
-                   help="log every call with its time in milliseconds, at debug level "
-                   "(MAMMAMIA_RULES_LOG_CALLS=1)")
+    p.add_argument(
+        "--host",
+        default=env("MAMMAMIA_RULES_HOST", "127.0.0.1"),
+        help="address to bind (MAMMAMIA_RULES_HOST, default 127.0.0.1)",
+    )
+    p.add_argument(
+        "--port",
+        type=options.port,
+        default=env_default("MAMMAMIA_RULES_PORT", "50052"),
+        help="port to bind, 0 for any free one (MAMMAMIA_RULES_PORT, default 50052)",
+    )
+    p.add_argument(
+        "--port-file",
+        default=env("MAMMAMIA_RULES_PORT_FILE"),
+        metavar="PATH",
+        help="write the bound port to PATH once serving (MAMMAMIA_RULES_PORT_FILE)",
+    )
+    p.add_argument(
+        "--max-states",
+        type=options.positive,
+        default=env_default("MAMMAMIA_RULES_MAX_STATES", str(DEFAULT_LIMIT)),
+        metavar="N",
+        help="game states held at once; a call that would hold "
+        "more is refused with RESOURCE_EXHAUSTED (MAMMAMIA_RULES_MAX_STATES, "
+        f"default {DEFAULT_LIMIT})",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=("console", "json"),
+        default=env("MAMMAMIA_LOG_FORMAT"),
+        help="log format (MAMMAMIA_LOG_FORMAT; console on a terminal, else json)",
+    )
+    p.add_argument(
+        "--log-calls",
+        action="store_true",
+        default=env("MAMMAMIA_RULES_LOG_CALLS", "") not in ("", "0"),
+        help="log every call with its time in milliseconds, at debug level "
+        "(MAMMAMIA_RULES_LOG_CALLS=1)",
+    )
     p.set_defaults(func=_rules_serve)
 
 
@@ -86,18 +106,28 @@ async def _run(args: argparse.Namespace) -> None:
 
     log = structlog.get_logger()
     host = args.host
-    address = f"[{host}]:{args.port}" if ":" in host and not host.startswith("[") else \
-        f"{host}:{args.port}"
+    address = (
+        f"[{host}]:{args.port}"
+        if ":" in host and not host.startswith("[")
+        else f"{host}:{args.port}"
+    )
     policies = installed()
     try:
-        server, port, _ = await create_server(address, max_states=args.max_states,
-                                              policies=policies, debug=args.log_calls)
+        server, port, _ = await create_server(
+            address, max_states=args.max_states, policies=policies, debug=args.log_calls
+        )
     except RuntimeError as e:
-        raise _CannotListen(f"cannot listen on {address}: {e} (another service there? "
-                            "pick another --port, or 0 for any free one)") from None
+        raise _CannotListen(
+            f"cannot listen on {address}: {e} (another service there? "
+            "pick another --port, or 0 for any free one)"
+        ) from None
     await server.start()
-    log.info("rules_serving", address=f"{host}:{port}", max_states=args.max_states,
-             policies=sorted(policies))
+    log.info(
+        "rules_serving",
+        address=f"{host}:{port}",
+        max_states=args.max_states,
+        policies=sorted(policies),
+    )
     if args.port_file:
         tmp = f"{args.port_file}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:

@@ -1,11 +1,11 @@
 """The errors of the Rules service, each mapped to one gRPC status by the servicer.
 
-    RulesServiceError (ValueError)
-    ├── BadRequest        INVALID_ARGUMENT: a request that names nothing valid, an
-    │                     illegal action (with its rule id), a record that does not
-    │                     replay, a view that cannot be sampled from
-    ├── UnknownHandle     NOT_FOUND: a handle never given out, or released
-    └── TooManyStates     RESOURCE_EXHAUSTED: the bound on states held is reached
+RulesServiceError (ValueError)
+├── BadRequest        INVALID_ARGUMENT: a request that names nothing valid, an
+│                     illegal action (with its rule id), a record that does not
+│                     replay, a view that cannot be sampled from
+├── UnknownHandle     NOT_FOUND: a handle never given out, or released
+└── TooManyStates     RESOURCE_EXHAUSTED: the bound on states held is reached
 """
 
 from __future__ import annotations

@@ -60,22 +60,23 @@ class Outcome:
     decisions: int
 
 
-def seat_policies(names: Sequence[str], players: int,
-                  available: Mapping[str, PolicyFactory]) -> list[PolicyFactory]:
+def seat_policies(
+    names: Sequence[str], players: int, available: Mapping[str, PolicyFactory]
+) -> list[PolicyFactory]:
     """Returns one policy factory per seat for ``names`` (one name for all, or one per
     seat; none: the default); raises BadRequest naming an unknown name or a bad count."""
     chosen = list(names) or [DEFAULT]
     if len(chosen) == 1:
         chosen = chosen * players
     if len(chosen) != players:
-        raise BadRequest(f"policies: give one name or {players} (one per seat), "
-                         f"got {len(chosen)}")
+        raise BadRequest(f"policies: give one name or {players} (one per seat), got {len(chosen)}")
     factories = []
     for name in chosen:
         factory = available.get(name)
         if factory is None:
-            raise BadRequest(f"policies: unknown policy {name!r} "
-                             f"(known: {', '.join(sorted(available))})")
+            raise BadRequest(
+                f"policies: unknown policy {name!r} (known: {', '.join(sorted(available))})"
+            )
         factories.append(factory)
     return factories
 

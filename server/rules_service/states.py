@@ -50,8 +50,9 @@ class Applied:
 class States:
     """The states of one service, at most ``limit`` at once, and the Rules calls."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT,
-                 policies: Mapping[str, PolicyFactory] | None = None) -> None:
+    def __init__(
+        self, limit: int = DEFAULT_LIMIT, policies: Mapping[str, PolicyFactory] | None = None
+    ) -> None:
         self.limit = limit
         self.policies: Mapping[str, PolicyFactory] = dict(policies or {})
         self._held: dict[int, State] = {}
@@ -65,8 +66,10 @@ class States:
     def _room(self, wanted: int) -> None:
         """Raises TooManyStates unless ``wanted`` more states fit under the bound."""
         if len(self._held) + wanted > self.limit:
-            raise TooManyStates(f"the service holds {len(self._held)} states of at most "
-                                f"{self.limit}: release some (Release)")
+            raise TooManyStates(
+                f"the service holds {len(self._held)} states of at most "
+                f"{self.limit}: release some (Release)"
+            )
 
     def _add(self, state: State) -> int:
         handle = self._next
@@ -78,8 +81,7 @@ class States:
         """Returns the state of ``handle``; raises UnknownHandle."""
         state = self._held.get(handle)
         if state is None:
-            raise UnknownHandle(f"handle {handle} is not held (never given out, or "
-                                "released)")
+            raise UnknownHandle(f"handle {handle} is not held (never given out, or released)")
         return state
 
     def release(self, handles: Iterable[int]) -> int:
@@ -88,8 +90,9 @@ class States:
 
     # -- making states ----------------------------------------------------------------
 
-    def new_game(self, players: int, seed: int, colours: Sequence[str] | None,
-                 first_player: int | None) -> tuple[int, State]:
+    def new_game(
+        self, players: int, seed: int, colours: Sequence[str] | None, first_player: int | None
+    ) -> tuple[int, State]:
         """Returns (handle, state) of a new deal; raises BadRequest for a bad setup."""
         self._room(1)
         try:
@@ -145,8 +148,7 @@ class States:
         state = self.get(handle)
         return state, state.legal_actions()
 
-    def apply(self, handle: int, option: int | None, action: Action | None,
-              fork: bool) -> Applied:
+    def apply(self, handle: int, option: int | None, action: Action | None, fork: bool) -> Applied:
         """Returns what applying one action (an option index, or the action) did;
         raises BadRequest for an option out of range or an illegal action, naming
         the rule."""
@@ -165,8 +167,14 @@ class States:
             handle = self._add(state)
         return Applied(handle, state, events, before + 1)
 
-    def playout(self, handle: int, names: Sequence[str], seed: int, option: int | None,
-                action: Action | None) -> Outcome:
+    def playout(
+        self,
+        handle: int,
+        names: Sequence[str],
+        seed: int,
+        option: int | None,
+        action: Action | None,
+    ) -> Outcome:
         """Returns the end of a copy of ``handle``'s state played out by the named
         policies, after the first action when one is given; raises BadRequest."""
         state = self.get(handle)
@@ -204,4 +212,3 @@ def _replay(text: str, actions: int | None) -> State:
         return record.replay(actions)
     except MammaMiaError as e:
         raise BadRequest(f"record_json: {e}") from None
-

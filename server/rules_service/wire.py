@@ -32,8 +32,9 @@ _KINDS: Final = {"turn": pb.DECISION_KIND_TURN, "resolve": pb.DECISION_KIND_RESO
 
 def game_state(handle: int, state: State) -> rpb.GameState:
     """Returns what a reply says of a state under ``handle``."""
-    msg = rpb.GameState(handle=handle, phase=wire.PHASES[state.phase], players=state.players,
-                        round=state.round)
+    msg = rpb.GameState(
+        handle=handle, phase=wire.PHASES[state.phase], players=state.players, round=state.round
+    )
     if state.to_act is not None:
         msg.to_act = state.to_act
     return msg
@@ -61,15 +62,20 @@ def legal_response(state: State, legal: Sequence[Action]) -> rpb.LegalResponse:
 def _events(events: Sequence[Event], first_sequence: int) -> list[pb.SeatEvent]:
     """Returns public events as the SeatEvent messages a seat's stream carries,
     numbered from ``first_sequence``."""
-    entries = b"".join(wire.numbered_entry(Happened(first_sequence + i, e))
-                       for i, e in enumerate(events) if e.kind != "game_over")
+    entries = b"".join(
+        wire.numbered_entry(Happened(first_sequence + i, e))
+        for i, e in enumerate(events)
+        if e.kind != "game_over"
+    )
     return list(pb.SeatEvents.FromString(entries).events)
 
 
 def apply_response(applied: Applied) -> rpb.ApplyResponse:
     """Returns the reply to Apply: the state and the events the action caused."""
-    return rpb.ApplyResponse(state=game_state(applied.handle, applied.state),
-                             events=_events(applied.events, applied.first_sequence))
+    return rpb.ApplyResponse(
+        state=game_state(applied.handle, applied.state),
+        events=_events(applied.events, applied.first_sequence),
+    )
 
 
 def view_response(state: State, seat: int | None, history: bool) -> rpb.GetViewResponse:
@@ -88,9 +94,13 @@ def playout_response(outcome: Outcome) -> rpb.PlayoutResponse:
     """Returns the result of a playout."""
     state = outcome.state
     scores = state.scores()
-    return rpb.PlayoutResponse(delivered=[d for d, _ in scores],
-                               ingredients=[i for _, i in scores], ranks=state.ranking(),
-                               winners=state.winners(), decisions=outcome.decisions)
+    return rpb.PlayoutResponse(
+        delivered=[d for d, _ in scores],
+        ingredients=[i for _, i in scores],
+        ranks=state.ranking(),
+        winners=state.winners(),
+        decisions=outcome.decisions,
+    )
 
 
 def release_response(released: int, held: int) -> rpb.ReleaseResponse:
@@ -131,8 +141,12 @@ def playout_first(msg: rpb.PlayoutRequest) -> tuple[int | None, Action | None]:
 
 def new_game_args(msg: rpb.NewGameRequest) -> tuple[int, int, list[str] | None, int | None]:
     """Returns (players, seed, colours, first player) of a NewGame."""
-    return (msg.players, msg.seed, list(msg.colours) or None,
-            msg.first_player if msg.HasField("first_player") else None)
+    return (
+        msg.players,
+        msg.seed,
+        list(msg.colours) or None,
+        msg.first_player if msg.HasField("first_player") else None,
+    )
 
 
 def optional_actions(msg: rpb.FromRecordRequest | rpb.RecordKnowledge) -> int | None:
@@ -151,7 +165,7 @@ def _turn(t: pb.TurnAction) -> Turn:
         draw = _DRAWS.get(t.draw)
         if draw is None:
             raise BadRequest(f"history: turn.draw {t.draw} is not a draw source")
-    if getattr(t, "pass"):   # `pass` is a Python keyword
+    if getattr(t, "pass"):  # `pass` is a Python keyword
         return Turn(None, 0, t.order or None, draw)
     if t.ingredient not in INGREDIENTS:
         raise BadRequest(f"history: unknown ingredient {t.ingredient!r}")
@@ -164,21 +178,35 @@ def _event(msg: pb.SeatEvent) -> Event | None:
     if which == "turn":
         t = msg.turn
         a = _turn(t.action)
-        return Event("turn", int(t.seat), ingredient=a.ingredient, count=a.count,
-                     order=a.order, draw=a.draw, drawn=int(t.drawn), mamma_mia=t.mamma_mia)
+        return Event(
+            "turn",
+            int(t.seat),
+            ingredient=a.ingredient,
+            count=a.count,
+            order=a.order,
+            draw=a.draw,
+            drawn=int(t.drawn),
+            mamma_mia=t.mamma_mia,
+        )
     if which == "round_started":
         r = msg.round_started
         return Event("round_started", int(r.first_seat), round=int(r.round))
     if which == "round_ended":
-        return Event("round_ended", round=int(msg.round_ended.round),
-                     stalemate=msg.round_ended.stalemate)
+        return Event(
+            "round_ended", round=int(msg.round_ended.round), stalemate=msg.round_ended.stalemate
+        )
     if which == "resolved":
         res = msg.resolved
         if res.baked:
             hand = counts(res.hand)
-            return Event("baked", int(res.seat), order=res.order,
-                         ingredient=res.ingredient or None,
-                         hand=hand if any(hand) else None, auto=res.automatic)
+            return Event(
+                "baked",
+                int(res.seat),
+                order=res.order,
+                ingredient=res.ingredient or None,
+                hand=hand if any(hand) else None,
+                auto=res.automatic,
+            )
         return Event("failed", int(res.seat), order=res.order, declined=res.declined)
     return None
 
@@ -195,15 +223,36 @@ def knowledge_view(msg: rpb.SeatKnowledge) -> View:
     history = tuple(e for e in map(_event, msg.history) if e is not None)
     if phase == "over":
         history += (Event("game_over"),)
-    seats = tuple(SeatInfo(int(s.seat), s.colour, int(s.hand_size), int(s.orders_in_hand),
-                           int(s.waiter_size), tuple(s.delivered)) for s in v.seats)
+    seats = tuple(
+        SeatInfo(
+            int(s.seat),
+            s.colour,
+            int(s.hand_size),
+            int(s.orders_in_hand),
+            int(s.waiter_size),
+            tuple(s.delivered),
+        )
+        for s in v.seats
+    )
     return View(
-        seat=int(v.seat), players=int(v.players), colours=tuple(s.colour for s in seats),
-        round=int(v.round), phase=phase,
+        seat=int(v.seat),
+        players=int(v.players),
+        colours=tuple(s.colour for s in seats),
+        round=int(v.round),
+        phase=phase,
         to_act=int(v.to_act) if v.HasField("to_act") else None,
-        deciding=v.deciding or None, supply_size=int(v.supply_size), oven=tuple(v.oven),
-        revealed=int(v.revealed), table=counts(v.table), used=tuple(v.used),
+        deciding=v.deciding or None,
+        supply_size=int(v.supply_size),
+        oven=tuple(v.oven),
+        revealed=int(v.revealed),
+        table=counts(v.table),
+        used=tuple(v.used),
         mamma_mia_holder=int(v.mamma_mia_holder) if v.HasField("mamma_mia_holder") else None,
-        seats=seats, hand=counts(v.hand), hand_orders=tuple(v.hand_orders),
-        waiter=tuple(v.waiter), history=history, legal=(), winners=tuple(v.winners))
-
+        seats=seats,
+        hand=counts(v.hand),
+        hand_orders=tuple(v.hand_orders),
+        waiter=tuple(v.waiter),
+        history=history,
+        legal=(),
+        winners=tuple(v.winners),
+    )

@@ -51,7 +51,6 @@ REPLAYS_CACHED: Final = 16
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-
 class Page:
     """What the routes share: the arena, the reads, the replay cache, the streams."""
 
@@ -60,7 +59,7 @@ class Page:
         self.reads = Reads(arena.storage.path)
         self.history = RatingsHistory()
         self.replays: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self.streams: dict[str, int] = {}        # client address -> open streams
+        self.streams: dict[str, int] = {}  # client address -> open streams
         self.closing = False
 
     def close(self) -> None:
@@ -117,7 +116,8 @@ async def _headers(request: web.Request, response: web.StreamResponse) -> None:
     """Adds headers that keep the page to its own files: nothing is loaded from
     elsewhere, and no other site may frame it."""
     response.headers["Content-Security-Policy"] = (
-        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+    )
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
 
@@ -131,16 +131,29 @@ async def _index(request: web.Request) -> web.StreamResponse:
 
 def standing_json(s: Standing) -> dict[str, Any]:
     """Returns one line of the standings as JSON."""
-    return {"rank": s.rank, "name": s.name, "rating": s.rating, "mu": s.mu, "sigma": s.sigma,
-            "games": s.games, "wins": s.wins, "pizzas": s.mean_delivered}
+    return {
+        "rank": s.rank,
+        "name": s.name,
+        "rating": s.rating,
+        "mu": s.mu,
+        "sigma": s.sigma,
+        "games": s.games,
+        "wins": s.wins,
+        "pizzas": s.mean_delivered,
+    }
 
 
 async def _standings(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     scopes = await page.reads.run(page.reads.standings)
-    return _json({"scopes": [{"players": players, "rated": rated,
-                              "rows": [standing_json(s) for s in rows]}
-                             for players, (rated, rows) in scopes.items()]})
+    return _json(
+        {
+            "scopes": [
+                {"players": players, "rated": rated, "rows": [standing_json(s) for s in rows]}
+                for players, (rated, rows) in scopes.items()
+            ]
+        }
+    )
 
 
 def _limit(request: web.Request, default: int = 30) -> int:
@@ -154,18 +167,25 @@ def match_json(page: Page, row: MatchRow, delivered: tuple[int, ...] | None) -> 
     """Returns a listed ladder match as JSON; ``live`` when this server holds it
     running (its live view is open), else its replay is (once ended)."""
     held = page.arena.host.get(row.match_id)
-    return {"match": row.match_id, "players": row.players, "status": row.status,
-            "created": row.created, "names": list(row.names), "winners": list(row.winners),
-            "delivered": None if delivered is None else list(delivered),
-            "live": held is not None and not held.ended}
+    return {
+        "match": row.match_id,
+        "players": row.players,
+        "status": row.status,
+        "created": row.created,
+        "names": list(row.names),
+        "winners": list(row.winners),
+        "delivered": None if delivered is None else list(delivered),
+        "live": held is not None and not held.ended,
+    }
 
 
 async def _matches(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     bot = request.query.get("bot") or None
     rows, delivered = await page.reads.run(page.reads.matches, bot, _limit(request))
-    return _json({"bot": bot, "matches": [match_json(page, r, delivered.get(r.match_id))
-                                          for r in rows]})
+    return _json(
+        {"bot": bot, "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows]}
+    )
 
 
 async def _bot(request: web.Request) -> web.StreamResponse:
@@ -175,14 +195,21 @@ async def _bot(request: web.Request) -> web.StreamResponse:
 
     def read() -> dict[str, Any]:
         scopes = reads.standings()
-        mine = {players: next((s for s in rows if s.name == name), None)
-                for players, (_, rows) in scopes.items()}
+        mine = {
+            players: next((s for s in rows if s.name == name), None)
+            for players, (_, rows) in scopes.items()
+        }
         tallies = reads.tallies(name)
         rows, delivered = reads.matches(name, 20)
         history = page.history.of(reads.db(), name)
-        return {"scopes": mine, "tallies": tallies, "opponents": reads.opponents(name),
-                "matches": (rows, delivered), "history": history,
-                "behind": page.history.behind}
+        return {
+            "scopes": mine,
+            "tallies": tallies,
+            "opponents": reads.opponents(name),
+            "matches": (rows, delivered),
+            "history": history,
+            "behind": page.history.behind,
+        }
 
     got = await reads.run(read)
     overall = got["scopes"].get(0)
@@ -192,20 +219,40 @@ async def _bot(request: web.Request) -> web.StreamResponse:
     by_players = []
     for players, tally in sorted(got["tallies"].items()):
         s = got["scopes"].get(players)
-        by_players.append({"players": players, "games": tally.games, "wins": tally.wins,
-                           "pizzas": tally.delivered / tally.games if tally.games else 0.0,
-                           "rating": None if s is None else s.rating,
-                           "mu": None if s is None else s.mu,
-                           "sigma": None if s is None else s.sigma})
-    return _json({
-        "name": name, "overall": None if overall is None else standing_json(overall),
-        "by_players": by_players,
-        "opponents": [{"name": o.name, "games": o.games, "ahead": o.ahead, "tied": o.tied,
-                       "behind": o.behind} for o in got["opponents"]],
-        "history": [{"t": p.ended, "mu": p.mu, "sigma": p.sigma, "rating": p.rating}
-                    for p in got["history"]],
-        "history_behind": got["behind"],
-        "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows]})
+        by_players.append(
+            {
+                "players": players,
+                "games": tally.games,
+                "wins": tally.wins,
+                "pizzas": tally.delivered / tally.games if tally.games else 0.0,
+                "rating": None if s is None else s.rating,
+                "mu": None if s is None else s.mu,
+                "sigma": None if s is None else s.sigma,
+            }
+        )
+    return _json(
+        {
+            "name": name,
+            "overall": None if overall is None else standing_json(overall),
+            "by_players": by_players,
+            "opponents": [
+                {
+                    "name": o.name,
+                    "games": o.games,
+                    "ahead": o.ahead,
+                    "tied": o.tied,
+                    "behind": o.behind,
+                }
+                for o in got["opponents"]
+            ],
+            "history": [
+                {"t": p.ended, "mu": p.mu, "sigma": p.sigma, "rating": p.rating}
+                for p in got["history"]
+            ],
+            "history_behind": got["behind"],
+            "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows],
+        }
+    )
 
 
 # -- matches ---------------------------------------------------------------------------
@@ -227,15 +274,24 @@ async def _replay(request: web.Request) -> web.StreamResponse:
             return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
         if is_sealed(stored.record):
             # A duplicate set's later matches deal the same cards (docs/ladder.md).
-            return _error(409, f"match {match_id!r} belongs to a duplicate set still being "
-                          "played: its record comes when the set ends")
+            return _error(
+                409,
+                f"match {match_id!r} belongs to a duplicate set still being "
+                "played: its record comes when the set ends",
+            )
         try:
             steps = await page.reads.run(replay.replay, stored.record, stored.names)
         except RecordError as e:
             return _error(500, f"the record of {match_id!r} does not replay: {e}")
-        cached = {"match": match_id, "status": stored.status, "reason": stored.reason,
-                  "ladder": stored.ladder, "created": stored.created, "ended": stored.ended,
-                  **steps}
+        cached = {
+            "match": match_id,
+            "status": stored.status,
+            "reason": stored.reason,
+            "ladder": stored.ladder,
+            "created": stored.created,
+            "ended": stored.ended,
+            **steps,
+        }
         page.replays[match_id] = cached
         while len(page.replays) > REPLAYS_CACHED:
             page.replays.popitem(last=False)
@@ -270,8 +326,9 @@ async def _not_held(page: Page, match_id: str) -> web.StreamResponse:
     """Returns 404, saying whether the match's replay is there instead."""
     stored = await page.reads.run(page.reads.stored, match_id)
     if stored is not None and stored.record is not None:
-        return web.json_response({"error": f"match {match_id!r} has ended",
-                                  "replay": f"#/replay/{match_id}"}, status=404)
+        return web.json_response(
+            {"error": f"match {match_id!r} has ended", "replay": f"#/replay/{match_id}"}, status=404
+        )
     return _error(404, f"no match {match_id!r} is held by this server")
 
 
@@ -282,14 +339,20 @@ async def _live_stream(request: web.Request) -> web.StreamResponse:
     if match is None:
         return await _not_held(page, match_id)
     client = request.remote or "?"
-    if sum(page.streams.values()) >= MAX_STREAMS \
-            or page.streams.get(client, 0) >= MAX_STREAMS_PER_CLIENT:
+    if (
+        sum(page.streams.values()) >= MAX_STREAMS
+        or page.streams.get(client, 0) >= MAX_STREAMS_PER_CLIENT
+    ):
         return _error(429, "too many live streams open; close one and try again")
     page.streams[client] = page.streams.get(client, 0) + 1
     try:
-        response = web.StreamResponse(headers={
-            "Content-Type": "text/event-stream", "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no"})
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-store",
+                "X-Accel-Buffering": "no",
+            }
+        )
         await response.prepare(request)
         async for message in live.follow(match, _after(request)):
             data = json.dumps(message, separators=(",", ":"))

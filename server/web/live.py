@@ -51,9 +51,14 @@ def event_json(event: Event) -> dict[str, Any]:
 def entry_json(entry: Numbered) -> dict[str, Any]:
     """Returns a numbered log entry (a game event, or a default the server applied)."""
     if isinstance(entry, Defaulted):
-        return {"sequence": entry.sequence, "kind": "defaulted", "seat": entry.seat,
-                "reason": entry.reason, "strikes": entry.strikes,
-                "autopilot": entry.autopilot}
+        return {
+            "sequence": entry.sequence,
+            "kind": "defaulted",
+            "seat": entry.seat,
+            "reason": entry.reason,
+            "strikes": entry.strikes,
+            "autopilot": entry.autopilot,
+        }
     return {"sequence": entry.sequence, **event_json(entry.event)}
 
 
@@ -62,17 +67,32 @@ def view_json(view: View, facts: tuple[tuple[str, int, bool], ...]) -> dict[str,
     strikes, autopilot). Hands, waiters and legal actions are a seat's own and
     absent from a spectator's view; they are not written either."""
     return {
-        "players": view.players, "colours": list(view.colours), "round": view.round,
-        "phase": view.phase, "to_act": view.to_act, "deciding": view.deciding,
-        "supply": view.supply_size, "oven": list(view.oven), "revealed": view.revealed,
-        "table": list(view.table), "used": len(view.used), "holder": view.mamma_mia_holder,
+        "players": view.players,
+        "colours": list(view.colours),
+        "round": view.round,
+        "phase": view.phase,
+        "to_act": view.to_act,
+        "deciding": view.deciding,
+        "supply": view.supply_size,
+        "oven": list(view.oven),
+        "revealed": view.revealed,
+        "table": list(view.table),
+        "used": len(view.used),
+        "holder": view.mamma_mia_holder,
         "winners": list(view.winners),
-        "seats": [{"name": facts[s.seat][0] if s.seat < len(facts) else "",
-                   "colour": s.colour, "hand_size": s.hand_size,
-                   "orders_in_hand": s.orders_in_hand, "waiter": s.waiter_size,
-                   "delivered": list(s.delivered),
-                   "strikes": facts[s.seat][1] if s.seat < len(facts) else 0}
-                  for s in view.seats]}
+        "seats": [
+            {
+                "name": facts[s.seat][0] if s.seat < len(facts) else "",
+                "colour": s.colour,
+                "hand_size": s.hand_size,
+                "orders_in_hand": s.orders_in_hand,
+                "waiter": s.waiter_size,
+                "delivered": list(s.delivered),
+                "strikes": facts[s.seat][1] if s.seat < len(facts) else 0,
+            }
+            for s in view.seats
+        ],
+    }
 
 
 def message(match: Runner, after: int) -> tuple[dict[str, Any], int]:
@@ -81,16 +101,24 @@ def message(match: Runner, after: int) -> tuple[dict[str, Any], int]:
     state = match.match
     snap = visibility.snapshot(state, None, after)
     out: dict[str, Any] = {
-        "match": match.id, "status": snap.status, "sequence": snap.sequence,
+        "match": match.id,
+        "status": snap.status,
+        "sequence": snap.sequence,
         "view": view_json(snap.view, state.seat_facts()),
-        "events": [entry_json(e) for e in snap.history[-HISTORY_LIMIT:]], "final": None}
+        "events": [entry_json(e) for e in snap.history[-HISTORY_LIMIT:]],
+        "final": None,
+    }
     if state.ended is not None:
         final = visibility.final(state, state.ended, None)
         out["status"] = final.ended.status
         out["view"] = view_json(final.view, state.seat_facts())
-        out["final"] = {"status": final.ended.status, "winners": list(final.ended.winners),
-                        "delivered": list(final.ended.delivered),
-                        "ranks": list(final.ended.ranks), "reason": final.ended.reason}
+        out["final"] = {
+            "status": final.ended.status,
+            "winners": list(final.ended.winners),
+            "delivered": list(final.ended.delivered),
+            "ranks": list(final.ended.ranks),
+            "reason": final.ended.reason,
+        }
     return out, snap.sequence
 
 
@@ -101,12 +129,12 @@ async def follow(match: Runner, after: int = 0) -> AsyncIterator[dict[str, Any]]
     try:
         while True:
             follower.wake.clear()
-            follower.cursor = len(match.match.log)      # the message covers the log so far
+            follower.cursor = len(match.match.log)  # the message covers the log so far
             out, after = message(match, after)
             yield out
             if out["final"] is not None:
                 return
             await follower.wake.wait()
-            await asyncio.sleep(MIN_INTERVAL)     # a bound on the message rate
+            await asyncio.sleep(MIN_INTERVAL)  # a bound on the message rate
     finally:
         match.unfollow(follower)

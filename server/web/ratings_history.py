@@ -43,8 +43,8 @@ class RatingsHistory:
     def __init__(self) -> None:
         self._ratings: dict[str, Rating] = {}
         self._points: dict[str, deque[Point]] = {}
-        self._last = -1                 # finish_order of the last result applied
-        self.behind = False             # True while results wait beyond the last batch
+        self._last = -1  # finish_order of the last result applied
+        self.behind = False  # True while results wait beyond the last batch
 
     def catch_up(self, db: sqlite3.Connection) -> None:
         """Applies the rated results after the last one applied (``BATCH`` at most)."""
@@ -54,7 +54,9 @@ class RatingsHistory:
             "       WHERE status = 'finished' AND rated = 1 AND finish_order > ?"
             "       ORDER BY finish_order LIMIT ?) m"
             " JOIN ladder_results r ON r.match_id = m.match_id"
-            " ORDER BY m.finish_order, r.seat", (self._last, BATCH)).fetchall()
+            " ORDER BY m.finish_order, r.seat",
+            (self._last, BATCH),
+        ).fetchall()
         matches: list[tuple[int, float, list[tuple[str, int]]]] = []
         for _match, order, ended, name, rank in rows:
             if not matches or matches[-1][0] != order:

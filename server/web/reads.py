@@ -33,7 +33,7 @@ class Opponent:
 
     name: str
     games: int
-    ahead: int          # the bot ranked better
+    ahead: int  # the bot ranked better
     tied: int
     behind: int
 
@@ -59,8 +59,13 @@ class StoredMatch:
 def connect_read_only(path: str | Path) -> sqlite3.Connection:
     """Returns a read-only connection to the server's database file, usable from the
     reader's one thread."""
-    db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, timeout=30.0,
-                         isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        f"file:{Path(path).resolve()}?mode=ro",
+        uri=True,
+        timeout=30.0,
+        isolation_level=None,
+        check_same_thread=False,
+    )
     db.execute("PRAGMA busy_timeout=30000")
     return db
 
@@ -120,18 +125,25 @@ class Reads:
     def opponents(self, name: str, limit: int = OPPONENT_MATCHES) -> list[Opponent]:
         """Returns the bot's results against each opponent over its ``limit`` most
         recent finished matches, most games first."""
-        rows = self.db().execute(
-            "SELECT o.name, COUNT(*), TOTAL(me.rank < o.rank), TOTAL(me.rank = o.rank),"
-            " TOTAL(me.rank > o.rank)"
-            " FROM (SELECT match_id, rank FROM ladder_results WHERE name = ?"
-            "       ORDER BY created DESC, match_id LIMIT ?) me"
-            " JOIN ladder_matches m ON m.match_id = me.match_id AND m.status = 'finished'"
-            " JOIN ladder_results o ON o.match_id = me.match_id AND o.name != ?"
-            " GROUP BY o.name ORDER BY COUNT(*) DESC, o.name", (name, limit, name)).fetchall()
+        rows = (
+            self.db()
+            .execute(
+                "SELECT o.name, COUNT(*), TOTAL(me.rank < o.rank), TOTAL(me.rank = o.rank),"
+                " TOTAL(me.rank > o.rank)"
+                " FROM (SELECT match_id, rank FROM ladder_results WHERE name = ?"
+                "       ORDER BY created DESC, match_id LIMIT ?) me"
+                " JOIN ladder_matches m ON m.match_id = me.match_id AND m.status = 'finished'"
+                " JOIN ladder_results o ON o.match_id = me.match_id AND o.name != ?"
+                " GROUP BY o.name ORDER BY COUNT(*) DESC, o.name",
+                (name, limit, name),
+            )
+            .fetchall()
+        )
         return [Opponent(n, int(g), int(a), int(t), int(b)) for n, g, a, t, b in rows]
 
-    def matches(self, name: str | None, limit: int) -> tuple[list[MatchRow],
-                                                             dict[str, tuple[int, ...]]]:
+    def matches(
+        self, name: str | None, limit: int
+    ) -> tuple[list[MatchRow], dict[str, tuple[int, ...]]]:
         """Returns up to ``limit`` ladder matches newest first (those ``name`` played
         in, or all), with the pizzas each seat delivered in those that ended."""
         ladder = self.ladder()
@@ -144,19 +156,37 @@ class Reads:
             return {}
         seats: dict[str, list[int]] = {}
         for match_id, delivered in self.db().execute(
-                "SELECT match_id, delivered FROM ladder_results"
-                " WHERE match_id IN (SELECT value FROM json_each(?)) ORDER BY match_id, seat",
-                (json.dumps(list(ids)),)):
+            "SELECT match_id, delivered FROM ladder_results"
+            " WHERE match_id IN (SELECT value FROM json_each(?)) ORDER BY match_id, seat",
+            (json.dumps(list(ids)),),
+        ):
             seats.setdefault(match_id, []).append(-1 if delivered is None else int(delivered))
         return {k: tuple(v) for k, v in seats.items() if all(d >= 0 for d in v)}
 
     def stored(self, match_id: str) -> StoredMatch | None:
         """Returns the match as the server stored it, record included, or None."""
-        r = self.db().execute(
-            "SELECT id, status, players, names, ladder, created, ended, winners, ranks,"
-            " delivered, reason, record FROM matches WHERE id = ?", (match_id,)).fetchone()
+        r = (
+            self.db()
+            .execute(
+                "SELECT id, status, players, names, ladder, created, ended, winners, ranks,"
+                " delivered, reason, record FROM matches WHERE id = ?",
+                (match_id,),
+            )
+            .fetchone()
+        )
         if r is None:
             return None
-        return StoredMatch(r[0], r[1], int(r[2]), tuple(json.loads(r[3])), bool(r[4]), r[5],
-                           r[6], tuple(json.loads(r[7] or "[]")), tuple(json.loads(r[8] or "[]")),
-                           tuple(json.loads(r[9] or "[]")), r[10], r[11])
+        return StoredMatch(
+            r[0],
+            r[1],
+            int(r[2]),
+            tuple(json.loads(r[3])),
+            bool(r[4]),
+            r[5],
+            r[6],
+            tuple(json.loads(r[7] or "[]")),
+            tuple(json.loads(r[8] or "[]")),
+            tuple(json.loads(r[9] or "[]")),
+            r[10],
+            r[11],
+        )

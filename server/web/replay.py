@@ -50,8 +50,8 @@ class _Walk:
         self.round = 1
         self.phase = "turn"
         self.oven: list[str] = []
-        self.revealed: int | None = None      # cards turned up while resolving
-        self.marks: dict[int, str] = {}       # oven index: baked | failed | deciding
+        self.revealed: int | None = None  # cards turned up while resolving
+        self.marks: dict[int, str] = {}  # oven index: baked | failed | deciding
         self.table = [0, 0, 0, 0, 0]
         self.used = 0
         self.holder: int | None = None
@@ -68,8 +68,11 @@ class _Walk:
             if index == 0:
                 first = state.to_act
                 assert first is not None
-                self.step(f"The deal: every player holds 6 ingredients and 1 order; "
-                          f"{self.who(first)} begins", actor=first)
+                self.step(
+                    f"The deal: every player holds 6 ingredients and 1 order; "
+                    f"{self.who(first)} begins",
+                    actor=first,
+                )
             for event in state.events[seen:]:
                 getattr(self, "_" + event[0])(*event[1:])
             seen = len(state.events)
@@ -79,31 +82,55 @@ class _Walk:
                 seat = state.owner(state.deciding)
                 self.step(f"{state.deciding} turns up: {self.who(seat)} decides", at, seat)
         assert self.state is not None
-        return {"players": self.record.players, "colours": list(self.state.colours),
-                "names": self.names, "steps": self.steps, "scores": self.scores()}
+        return {
+            "players": self.record.players,
+            "colours": list(self.state.colours),
+            "names": self.names,
+            "steps": self.steps,
+            "scores": self.scores(),
+        }
 
     def scores(self) -> dict[str, Any] | None:
         state = self.state
         assert state is not None
         if not state.is_over:
             return None
-        return {"pizzas": [p for p, _ in state.scores()],
-                "ingredients": [n for _, n in state.scores()],
-                "ranks": state.ranking(), "winners": state.winners()}
+        return {
+            "pizzas": [p for p, _ in state.scores()],
+            "ingredients": [n for _, n in state.scores()],
+            "ranks": state.ranking(),
+            "winners": state.winners(),
+        }
 
     def step(self, text: str, focus: int | None = None, actor: int | None = None) -> None:
         """Appends a step: the picture as it is now, with what just happened."""
         state = self.state
         assert state is not None
-        self.steps.append({
-            "text": text, "round": self.round, "phase": self.phase, "actor": actor,
-            "focus": focus, "oven": list(self.oven), "revealed": self.revealed,
-            "marks": {str(k): v for k, v in self.marks.items()},
-            "table": list(self.table), "used": self.used, "supply": len(state.supply),
-            "holder": self.holder,
-            "seats": [{"hand": list(state.hand_ings[s]), "orders": list(state.hand_orders[s]),
-                       "waiter": len(state.waiters[s]), "delivered": list(self.delivered[s])}
-                      for s in range(state.players)]})
+        self.steps.append(
+            {
+                "text": text,
+                "round": self.round,
+                "phase": self.phase,
+                "actor": actor,
+                "focus": focus,
+                "oven": list(self.oven),
+                "revealed": self.revealed,
+                "marks": {str(k): v for k, v in self.marks.items()},
+                "table": list(self.table),
+                "used": self.used,
+                "supply": len(state.supply),
+                "holder": self.holder,
+                "seats": [
+                    {
+                        "hand": list(state.hand_ings[s]),
+                        "orders": list(state.hand_orders[s]),
+                        "waiter": len(state.waiters[s]),
+                        "delivered": list(self.delivered[s]),
+                    }
+                    for s in range(state.players)
+                ],
+            }
+        )
 
     # -- the resolution, card by card -------------------------------------------------
 
@@ -134,7 +161,7 @@ class _Walk:
 
     def _round(self, number: int, first: int) -> None:
         if number == 1:
-            return                      # the deal's step says who begins
+            return  # the deal's step says who begins
         self.reveal_rest()
         # R-NEXT-1: the table's leftovers are the new oven, in canonical order.
         self.oven = [INGREDIENTS[k] for k in range(5) for _ in range(self.table[k])]
@@ -144,8 +171,16 @@ class _Walk:
         left = f"; {len(self.oven)} cards left over lie in the oven" if self.oven else ""
         self.step(f"Round {number}: {self.who(first)} begins{left}", actor=first)
 
-    def _turn(self, seat: int, kind: str | None, count: int, order: str | None,
-              draw: str | None, drawn: int, mamma_mia: bool) -> None:
+    def _turn(
+        self,
+        seat: int,
+        kind: str | None,
+        count: int,
+        order: str | None,
+        draw: str | None,
+        drawn: int,
+        mamma_mia: bool,
+    ) -> None:
         start = len(self.oven)
         if kind is None:
             text = f"{self.who(seat)} passes"
@@ -168,12 +203,22 @@ class _Walk:
         why = "every player passed" if stalemate else "the supply is empty"
         self.phase, self.revealed, self.marks = "resolve", 0, {}
         self.table = [0, 0, 0, 0, 0]
-        by = f"{self.who(self.holder)} turns the oven over" if self.holder is not None \
+        by = (
+            f"{self.who(self.holder)} turns the oven over"
+            if self.holder is not None
             else "the oven is turned over"
+        )
         self.step(f"Round {number} ends ({why}): {by}", actor=self.holder)
 
-    def _bake(self, seat: int, order: str, ingredient: str | None,
-              hand: Sequence[int] | None, auto: bool, from_table: Sequence[int]) -> None:
+    def _bake(
+        self,
+        seat: int,
+        order: str,
+        ingredient: str | None,
+        hand: Sequence[int] | None,
+        auto: bool,
+        from_table: Sequence[int],
+    ) -> None:
         at = self.reveal_to(order)
         self.marks[at] = "baked"
         for k, n in enumerate(from_table):
@@ -184,8 +229,11 @@ class _Walk:
         if ingredient:
             text += f" with {ingredient}"
         if hand:
-            text += " (" + ", ".join(f"{n} {INGREDIENTS[k]}" for k, n in enumerate(hand) if n) \
+            text += (
+                " ("
+                + ", ".join(f"{n} {INGREDIENTS[k]}" for k, n in enumerate(hand) if n)
                 + " from hand)"
+            )
         self.step(text, at, seat)
 
     def _fail(self, seat: int, order: str, declined: bool) -> None:
@@ -200,6 +248,8 @@ class _Walk:
         assert self.state is not None
         pizzas = [len(d) for d in self.delivered]
         best = " and ".join(self.who(s) for s in self.state.winners())
-        self.step(f"Game over after three rounds: {best} "
-                  f"win{'s' if len(self.state.winners()) == 1 else ''} "
-                  f"({', '.join(str(p) for p in pizzas)} pizzas)")
+        self.step(
+            f"Game over after three rounds: {best} "
+            f"win{'s' if len(self.state.winners()) == 1 else ''} "
+            f"({', '.join(str(p) for p in pizzas)} pizzas)"
+        )

@@ -29,22 +29,28 @@ DEFAULT_WEB_PORT = 8051
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--web-port`` and ``--no-web`` to ``mammamia serve``."""
-    g = parser.add_argument_group("web", "the read-only web page: standings, bots, matches, "
-                                  "replays and live matches (docs/web.md)")
-    g.add_argument("--web-port", type=options.port,
-                   default=env_default("MAMMAMIA_WEB_PORT", str(DEFAULT_WEB_PORT)),
-                   metavar="PORT", help="port of the web page on --host, 0 for any free one "
-                   f"(MAMMAMIA_WEB_PORT, default {DEFAULT_WEB_PORT})")
-    g.add_argument("--no-web", action="store_true",
-                   help="serve no web page")
+    g = parser.add_argument_group(
+        "web",
+        "the read-only web page: standings, bots, matches, replays and live matches (docs/web.md)",
+    )
+    g.add_argument(
+        "--web-port",
+        type=options.port,
+        default=env_default("MAMMAMIA_WEB_PORT", str(DEFAULT_WEB_PORT)),
+        metavar="PORT",
+        help="port of the web page on --host, 0 for any free one "
+        f"(MAMMAMIA_WEB_PORT, default {DEFAULT_WEB_PORT})",
+    )
+    g.add_argument("--no-web", action="store_true", help="serve no web page")
 
 
 def bind(host: str, port: int) -> socket.socket:
     """Returns a listening TCP socket on ``host:port``; raises OSError when it cannot
     be bound."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    infos = socket.getaddrinfo(host.strip("[]") or None, port, family, socket.SOCK_STREAM,
-                               flags=socket.AI_PASSIVE)
+    infos = socket.getaddrinfo(
+        host.strip("[]") or None, port, family, socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
     sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -79,8 +85,13 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     try:
         sock = bind(host, args.web_port)
     except OSError as e:
-        log.error("web_unavailable", host=host, port=args.web_port, error=e.strerror or str(e),
-                  hint="pick another --web-port (0: any free one), or --no-web")
+        log.error(
+            "web_unavailable",
+            host=host,
+            port=args.web_port,
+            error=e.strerror or str(e),
+            hint="pick another --web-port (0: any free one), or --no-web",
+        )
         return
     port = sock.getsockname()[1]
     url = url_of(host, port)
@@ -93,7 +104,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         site = web.SockSite(runner, sock, shutdown_timeout=1.0)
         await site.start()
         try:
-            await asyncio.Event().wait()        # until the server drains
+            await asyncio.Event().wait()  # until the server drains
         finally:
             # Cancelled when the server drains: close the open streams, then the reads.
             await asyncio.shield(runner.cleanup())

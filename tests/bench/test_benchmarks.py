@@ -19,9 +19,19 @@ RUN_TIMEOUT_S = 180
 # The figures the benchmark issue names, per benchmark.
 KEYS = {
     "protocol": ("bare_p50_us", "server_p50_us", "ratio_p50", "server_p99_us"),
-    "load": ("matches", "seats", "decisions_per_s", "p50_ms", "p99_ms", "server_rss_mb",
-             "errors", "max_seats_p99_under_100ms", "rss_kb_per_seat", "rss_timeline_mb",
-             "rss_growth_second_half_mb"),
+    "load": (
+        "matches",
+        "seats",
+        "decisions_per_s",
+        "p50_ms",
+        "p99_ms",
+        "server_rss_mb",
+        "errors",
+        "max_seats_p99_under_100ms",
+        "rss_kb_per_seat",
+        "rss_timeline_mb",
+        "rss_growth_second_half_mb",
+    ),
     "ladder": ("matches_per_min", "rating_update_ms"),
 }
 
@@ -29,9 +39,22 @@ KEYS = {
 def quick(tmp_path: Path, *names: str) -> dict[str, Any]:
     """Returns the JSON figures of ``python -m bench --quick --only NAMES``."""
     out = tmp_path / "figures.json"
-    run = subprocess.run([str(PYTHON if PYTHON.exists() else sys.executable), "-m", "bench",
-                          "--quick", "--only", *names, "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    run = subprocess.run(
+        [
+            str(PYTHON if PYTHON.exists() else sys.executable),
+            "-m",
+            "bench",
+            "--quick",
+            "--only",
+            *names,
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     # The bots the benchmarks drive log each decision at debug level (the search bot
     # as search_decision): the tables are not to be buried in such lines.
@@ -55,8 +78,7 @@ def test_protocol_measures_the_server_beside_a_bare_echo(tmp_path: Path) -> None
     assert set(KEYS["protocol"]) <= set(fig)
     assert fig["samples"]["bare"] >= 100 and fig["samples"]["server"] >= 100
     assert fig["bare_p50_us"] > 0 and fig["server_p50_us"] > 0
-    assert fig["ratio_p50"] == pytest.approx(fig["server_p50_us"] / fig["bare_p50_us"],
-                                             abs=0.01)
+    assert fig["ratio_p50"] == pytest.approx(fig["server_p50_us"] / fig["bare_p50_us"], abs=0.01)
     assert fig["server_p99_us"] >= fig["server_p50_us"]
     # The server's pattern of messages, replayed by the echo: the request, and an
     # acknowledgement on its own only where the server sends one.
@@ -97,7 +119,7 @@ def test_ceiling_runs_the_load_loop_against_the_bare_echo(tmp_path: Path) -> Non
     assert 0 < step["p50_ms"] <= step["p99_ms"]
     # Both sides' CPU was measured, per round trip.
     assert step["echo_cpu_us_per_round_trip"] > 0 and step["clients_cpu_us_per_round_trip"] > 0
-    assert fig["target"] is None          # 250 streams were not among the counts
+    assert fig["target"] is None  # 250 streams were not among the counts
 
 
 def test_the_ceilings_reply_is_a_decision_request_with_the_events_before_it() -> None:
@@ -146,4 +168,3 @@ def test_search_times_its_decisions_and_counts_rollouts(tmp_path: Path) -> None:
     assert 0 <= row["within_budget_plus_10pct"] <= 1
     # On a busy machine a decision may get no rollout in; a game's worth gets some.
     assert row["rollouts"] > 0 and row["rollouts_per_second"] > 0
-

@@ -24,8 +24,7 @@ class Recording(Games):
         return super().ranks(seed, kinds)
 
 
-TINY = Config(kinds=("random", "greedy"), copies=2, players=(2, 3), max_matches=24,
-              threshold=0.6)
+TINY = Config(kinds=("random", "greedy"), copies=2, players=(2, 3), max_matches=24, threshold=0.6)
 
 
 def test_a_duplicate_set_plays_one_deal_once_per_rotation_of_the_seats() -> None:
@@ -63,14 +62,21 @@ def test_the_order_is_right_only_by_kind_and_when_each_boundary_is_sure() -> Non
     sure = {"g1": Rating(35.0, 1.0), "r1": Rating(20.0, 1.0), "r2": Rating(21.0, 1.0)}
     assert order_is_right(sure, kind_of, kinds, 0.95)
     close = {**sure, "g1": Rating(22.0, 1.0)}
-    assert not order_is_right(close, kind_of, kinds, 0.95)   # right order, not sure
+    assert not order_is_right(close, kind_of, kinds, 0.95)  # right order, not sure
     wrong = {**sure, "r2": Rating(40.0, 1.0)}
     assert not order_is_right(wrong, kind_of, kinds, 0.95)
 
 
 def test_run_reports_every_mode_of_every_ladder_kind() -> None:
-    result = ladder_sim.run(ladders=2, kinds=("random", "greedy"), copies=1, which=["2"],
-                            max_matches=12, threshold=0.6, settle=True)
+    result = ladder_sim.run(
+        ladders=2,
+        kinds=("random", "greedy"),
+        copies=1,
+        which=["2"],
+        max_matches=12,
+        threshold=0.6,
+        settle=True,
+    )
     kind = result["kinds_of_ladder"]["2"]
     assert set(kind["modes"]) == set(ladder_sim.MODES)
     assert len(kind["outcomes"]) == 2 * len(ladder_sim.MODES)
@@ -92,7 +98,9 @@ def test_luck_compares_a_plain_match_with_a_duplicate_set_over_the_same_deals() 
     games = Recording()
     row = ladder_sim.luck("random", "greedy", 6, games)
     assert len(games.seatings) == 6
-    assert all(sorted(seatings) == [("greedy", "random"), ("random", "greedy")]
-               for seatings in games.seatings.values())
+    assert all(
+        sorted(seatings) == [("greedy", "random"), ("random", "greedy")]
+        for seatings in games.seatings.values()
+    )
     assert 0.0 <= row["score_plain"] <= 1.0 and 0.0 <= row["split_sets"] <= 1.0
     assert row["var_set"] <= 0.25

@@ -22,7 +22,7 @@ from mammamia import action_to_json, new_game
 from mammamia.dump import state_dump
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path("/work/shared/conformance")   # the shared records, where this machine has them
+SHARED = Path("/work/shared/conformance")  # the shared records, where this machine has them
 
 
 def canon(action: dict[str, Any]) -> str:
@@ -40,8 +40,13 @@ def engine_game(players: int, seed: int) -> tuple[Any, list[tuple[int, set[str],
         seat = state.to_act
         legal = state.legal_actions()
         action = choose(legal)
-        steps.append((seat, {canon(action_to_json(seat, a)) for a in legal},
-                      canon(action_to_json(seat, action))))
+        steps.append(
+            (
+                seat,
+                {canon(action_to_json(seat, a)) for a in legal},
+                canon(action_to_json(seat, action)),
+            )
+        )
         state.apply(action)
     return state, steps
 
@@ -78,31 +83,49 @@ def test_reference_refuses_an_illegal_turn() -> None:
 def _expect(record: Path) -> dict[str, Any]:
     """Returns the outcome a record must produce (its NAME.expect.json)."""
     loaded: dict[str, Any] = json.loads(
-        record.with_name(record.stem + ".expect.json").read_text("utf-8"))
+        record.with_name(record.stem + ".expect.json").read_text("utf-8")
+    )
     return loaded
 
 
 # Records of games that play (the refused ones test the engine's validation, which
 # the reference does not attempt to match message for message).
-RECORDS = sorted(p for d in (ROOT / "tests" / "rules" / "records", SHARED) if d.is_dir()
-                 for p in d.glob("*.json")
-                 if not p.name.endswith(".expect.json") and not _expect(p).get("error"))
+RECORDS = sorted(
+    p
+    for d in (ROOT / "tests" / "rules" / "records", SHARED)
+    if d.is_dir()
+    for p in d.glob("*.json")
+    if not p.name.endswith(".expect.json") and not _expect(p).get("error")
+)
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_reference_replays_the_conformance_records(record: Path) -> None:
     expect = _expect(record)
     data = json.loads(record.read_text("utf-8"))
-    game = ReferenceGame(data["players"], data.get("seed", 0), data.get("colours"),
-                         data.get("first_player"), data.get("deal"), data.get("reshuffles"))
+    game = ReferenceGame(
+        data["players"],
+        data.get("seed", 0),
+        data.get("colours"),
+        data.get("first_player"),
+        data.get("deal"),
+        data.get("reshuffles"),
+    )
     for action in data["actions"]:
         assert action["seat"] == game.to_act
         game.apply({k: v for k, v in action.items() if k != "seat"})
     # While the oven is resolved, a dump lists only its cards still face down.
-    oven = game.oven[game.revealed:] if game.phase == "resolve" else game.oven
-    got = {"round": game.round, "phase": game.phase, "to_act": game.to_act, "oven": oven,
-           "table": game.table, "mamma_mia_holder": game.holder,
-           "deciding": game.deciding, "winners": game.winners()}
+    oven = game.oven[game.revealed :] if game.phase == "resolve" else game.oven
+    got = {
+        "round": game.round,
+        "phase": game.phase,
+        "to_act": game.to_act,
+        "oven": oven,
+        "table": game.table,
+        "mamma_mia_holder": game.holder,
+        "deciding": game.deciding,
+        "winners": game.winners(),
+    }
     for key, value in got.items():
         if key in expect:
             assert value == expect[key], key
@@ -113,8 +136,9 @@ def test_reference_replays_the_conformance_records(record: Path) -> None:
         assert sorted(player["waiter"]) == sorted(seat["waiter"])
     if "legal" in expect:
         seat = game.to_act
-        assert {canon(a) for a in game.legal_actions()} == \
-            {canon(a) for a in expect["legal"] if a["seat"] == seat}
+        assert {canon(a) for a in game.legal_actions()} == {
+            canon(a) for a in expect["legal"] if a["seat"] == seat
+        }
 
 
 def test_child_states_keep_their_parents_and_siblings_intact() -> None:

@@ -43,8 +43,9 @@ def test_bots_import_only_the_sdk_and_the_rules_and_say_what_they_do(path: str) 
         else:
             continue
         # The SDK, the rules and the standard library: no gRPC, no server.
-        assert root in {"client_sdk", "mammamia", "bots"} or root in sys.stdlib_module_names, \
+        assert root in {"client_sdk", "mammamia", "bots"} or root in sys.stdlib_module_names, (
             f"{path} imports {root}"
+        )
 
 
 def test_counter_resolutions_deliver_more_than_the_default_policy() -> None:
@@ -80,8 +81,11 @@ def _pizzas_after(state: object, seat: int, choice: Resolve) -> int:
     round_now = s.round
     while not s.is_over and s.phase == "resolve" and s.round == round_now:
         options = s.legal_actions()
-        s.apply(min((o for o in options if o.bake), default=options[-1],
-                    key=lambda o: sum(o.hand or ())))
+        s.apply(
+            min(
+                (o for o in options if o.bake), default=options[-1], key=lambda o: sum(o.hand or ())
+            )
+        )
     return len(s.delivered[seat])
 
 
@@ -89,5 +93,8 @@ def test_the_arena_ranks_counter_above_greedy_above_random() -> None:
     result = run_arena(["random", "greedy", "counter"], games=60, players=3, jobs=2, seed=3)
     assert [b.name for b in result.bots] == ["counter", "greedy", "random"]
     by_name = {b.name: b for b in result.bots}
-    assert by_name["counter"].mean_delivered > by_name["greedy"].mean_delivered \
+    assert (
+        by_name["counter"].mean_delivered
+        > by_name["greedy"].mean_delivered
         > by_name["random"].mean_delivered
+    )

@@ -34,8 +34,9 @@ def test_search_is_a_built_in_bot() -> None:
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_every_answer_is_legal(players: int) -> None:
     others = itertools.cycle([CounterBot, GreedyBot, RandomBot])
-    lineup = [lambda: SearchBot(iterations=4, seed=players)] + \
-        [next(others) for _ in range(players - 1)]
+    lineup = [lambda: SearchBot(iterations=4, seed=players)] + [
+        next(others) for _ in range(players - 1)
+    ]
     result = play_local(lineup, seed=players)
     assert result.replaced == (0,) * players
     assert result.record.replay().is_over
@@ -43,8 +44,9 @@ def test_every_answer_is_legal(players: int) -> None:
 
 def test_the_same_seed_and_iterations_play_the_same_game() -> None:
     def game(seed: int) -> str:
-        return play_local([lambda: SearchBot(iterations=6, seed=seed), CounterBot],
-                          seed=11).record.dumps()
+        return play_local(
+            [lambda: SearchBot(iterations=6, seed=seed), CounterBot], seed=11
+        ).record.dumps()
 
     assert game(1) == game(1)
     # Without a seed of its own, the game's seed (play_local seeds the bot's rng).
@@ -175,19 +177,31 @@ def test_rollouts_play_to_the_round_end_or_the_end_and_value_the_winner() -> Non
 def test_the_same_seed_plays_the_same_game_in_another_process() -> None:
     # Nothing depends on the order of a set of strings (which changes with the hash
     # seed of each process).
-    script = ("from client_sdk.logs import configure_quiet; configure_quiet(); "
-              "from bots.search import SearchBot; from bots.counter import CounterBot; "
-              "from client_sdk import play_local; "
-              "print(play_local([lambda: SearchBot(iterations=4, seed=5), CounterBot], "
-              "seed=13).record.dumps())")
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONHASHSEED": str(h)}, timeout=120,
-                           cwd=ROOT, check=True).stdout for h in (1, 2)]
+    script = (
+        "from client_sdk.logs import configure_quiet; configure_quiet(); "
+        "from bots.search import SearchBot; from bots.counter import CounterBot; "
+        "from client_sdk import play_local; "
+        "print(play_local([lambda: SearchBot(iterations=4, seed=5), CounterBot], "
+        "seed=13).record.dumps())"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(h)},
+            timeout=120,
+            cwd=ROOT,
+            check=True,
+        ).stdout
+        for h in (1, 2)
+    ]
     assert runs[0] == runs[1] and runs[0].startswith("{")
 
 
-@pytest.mark.parametrize(("key", "value"), [("budget_ms", 0), ("iterations", 0),
-                                            ("candidates", 1), ("seed", "x")])
+@pytest.mark.parametrize(
+    ("key", "value"), [("budget_ms", 0), ("iterations", 0), ("candidates", 1), ("seed", "x")]
+)
 def test_bad_parameters_are_refused_naming_them(key: str, value: object) -> None:
     with pytest.raises(ValueError, match=key):
         SearchBot(**{key: value})  # type: ignore[arg-type]

@@ -41,12 +41,19 @@ def main() -> int:
         for message in stream:
             for event in message.events:
                 kind = event.WhichOneof("event")
-                decision = (event.snapshot.decision if kind == "snapshot"
-                            and event.snapshot.HasField("decision") else
-                            event.decision if kind == "decision" else None)
+                decision = (
+                    event.snapshot.decision
+                    if kind == "snapshot" and event.snapshot.HasField("decision")
+                    else event.decision
+                    if kind == "decision"
+                    else None
+                )
                 if decision is not None and not answered:
-                    outbox.put(pb.PlayRequest(act=pb.ActRequest(
-                        decision_id=decision.decision_id, option=0)))
+                    outbox.put(
+                        pb.PlayRequest(
+                            act=pb.ActRequest(decision_id=decision.decision_id, option=0)
+                        )
+                    )
                     answered = True
                 elif kind == "act_result":
                     outbox.put(None)

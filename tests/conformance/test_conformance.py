@@ -29,8 +29,7 @@ PYTHON_BOT = f"{shlex.quote(str(MAMMAMIA))} bot random --server {{server}} --tok
 
 def conformance(client: str, *only: str, timeout: float = 30) -> tuple[int, dict[str, Any], str]:
     """Returns (exit code, the JSON report, stderr) of the kit run on ``client``."""
-    args = [str(MAMMAMIA), "conformance", "--client", client, "--json",
-            "--timeout", str(timeout)]
+    args = [str(MAMMAMIA), "conformance", "--client", client, "--json", "--timeout", str(timeout)]
     for name in only:
         args += ["--only", name]
     done = subprocess.run(args, capture_output=True, text=True, timeout=240, cwd=ROOT)
@@ -43,9 +42,11 @@ def rows(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def table(report: dict[str, Any]) -> str:
-    return "\n".join(f"{r['name']}: {'pass' if r['passed'] else 'FAIL'}: {r['why']}"
-                     + "".join(f"\n    {line}" for line in r["stderr_tail"])
-                     for r in report.get("scenarios", []))
+    return "\n".join(
+        f"{r['name']}: {'pass' if r['passed'] else 'FAIL'}: {r['why']}"
+        + "".join(f"\n    {line}" for line in r["stderr_tail"])
+        for r in report.get("scenarios", [])
+    )
 
 
 def test_the_python_random_bot_passes_every_scenario() -> None:
@@ -60,16 +61,20 @@ def test_the_node_bot_passes_every_scenario() -> None:
         pytest.skip("node is not installed")
     if not (NODE_BOT / "node_modules").is_dir():
         pytest.skip("bots/node/node_modules is missing (npm ci --prefix bots/node)")
-    client = (f"{shlex.quote(node)} {shlex.quote(str(NODE_BOT / 'bot.js'))} "
-              "--server {server} --token {token}")
+    client = (
+        f"{shlex.quote(node)} {shlex.quote(str(NODE_BOT / 'bot.js'))} "
+        "--server {server} --token {token}"
+    )
     code, report, err = conformance(client)
     assert set(rows(report)) == set(kit.SCENARIOS), err[-2000:]
     assert code == 0 and report["passed"], table(report)
 
 
 def test_a_client_that_quits_after_one_decision_fails() -> None:
-    client = (f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'quitter.py'))} "
-              "--server {server} --token {token}")
+    client = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'quitter.py'))} "
+        "--server {server} --token {token}"
+    )
     code, report, err = conformance(client, "turns", "end", "bombastica")
     assert code == 1, err[-2000:]
     found = rows(report)
@@ -92,22 +97,33 @@ def test_a_client_that_exits_at_once_fails() -> None:
     assert "before the match ended" in found["end"]["why"], table(report)
 
 
-@pytest.mark.parametrize("client, message", [
-    ("true {server}", "no {token}"),
-    ("'unterminated {server} {token}", "--client"),
-    ("no-such-program-here {server} {token}", "cannot run"),
-])
+@pytest.mark.parametrize(
+    "client, message",
+    [
+        ("true {server}", "no {token}"),
+        ("'unterminated {server} {token}", "--client"),
+        ("no-such-program-here {server} {token}", "cannot run"),
+    ],
+)
 def test_bad_usage_exits_2_with_one_line(client: str, message: str) -> None:
-    done = subprocess.run([str(MAMMAMIA), "conformance", "--client", client],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(MAMMAMIA), "conformance", "--client", client],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert message in done.stderr and done.stderr.count("\n") == 1
     assert done.stdout == ""
 
 
 def test_an_unknown_scenario_is_bad_usage() -> None:
-    done = subprocess.run([str(MAMMAMIA), "conformance", "--client", "x {server} {token}",
-                           "--only", "nope"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(MAMMAMIA), "conformance", "--client", "x {server} {token}", "--only", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "nope" in done.stderr
 
 
@@ -123,19 +139,25 @@ def test_each_decision_position_asks_its_decision(name: str) -> None:
     game = where.game
     assert game.phase == "resolve" and game.to_act == where.seat
     assert game.deciding == where.order
-    bakes = [a for a in game.legal_actions() if a.bake]     # type: ignore[union-attr]
+    bakes = [a for a in game.legal_actions() if a.bake]  # type: ignore[union-attr]
     kind = ORDERS[where.order].kind
-    expected = {"minimale": "minimale", "monotoni": "monotoni", "bombastica": "bombastica",
-                "add-from-hand": "standard"}.get(name, kind)
+    expected = {
+        "minimale": "minimale",
+        "monotoni": "monotoni",
+        "bombastica": "bombastica",
+        "add-from-hand": "standard",
+    }.get(name, kind)
     assert kind == expected and bakes
     if name in ("minimale", "monotoni"):
-        assert len({b.ingredient for b in bakes}) > 1       # type: ignore[union-attr]
+        assert len({b.ingredient for b in bakes}) > 1  # type: ignore[union-attr]
 
 
 def test_a_client_that_stays_after_the_end_fails_and_is_stopped() -> None:
     # The random bot, then a shell that lingers: killed with its process group.
-    client = (f"sh -c '\"$0\" bot random --server \"$1\" --token \"$2\"; sleep 30' "
-              f"{shlex.quote(str(MAMMAMIA))} {{server}} {{token}}")
+    client = (
+        f'sh -c \'"$0" bot random --server "$1" --token "$2"; sleep 30\' '
+        f"{shlex.quote(str(MAMMAMIA))} {{server}} {{token}}"
+    )
     code, report, _ = conformance(client, "end")
     assert code == 1
     assert rows(report)["end"]["why"].startswith("still running"), table(report)

@@ -47,8 +47,12 @@ def documents(path: Path) -> list[dict[str, Any]]:
 
 
 def kube_objects() -> list[dict[str, Any]]:
-    return [d for p in sorted(KUBE.glob("*.yaml")) for d in documents(p)
-            if "kind" in d and d["kind"] != "Kustomization"]
+    return [
+        d
+        for p in sorted(KUBE.glob("*.yaml"))
+        for d in documents(p)
+        if "kind" in d and d["kind"] != "Kustomization"
+    ]
 
 
 def deployment() -> dict[str, Any]:
@@ -70,9 +74,11 @@ def compose() -> dict[str, Any]:
 def compose_commands(command: str) -> dict[str, list[str]]:
     """Returns the ``mammamia COMMAND ...`` argument lists of the compose services, by
     service (the image's entry point runs ``mammamia`` with the service's command)."""
-    return {name: [str(a) for a in svc["command"]]
-            for name, svc in compose()["services"].items()
-            if isinstance(svc.get("command"), list) and svc["command"][:1] == [command]}
+    return {
+        name: [str(a) for a in svc["command"]]
+        for name, svc in compose()["services"].items()
+        if isinstance(svc.get("command"), list) and svc["command"][:1] == [command]
+    }
 
 
 def dockerfile_instructions() -> list[tuple[str, str]]:
@@ -99,8 +105,9 @@ def flag_value(args: list[str], flag: str) -> str | None:
 @cache
 def help_flags(command: str) -> frozenset[str]:
     """Returns the long flags ``mammamia COMMAND --help`` lists."""
-    out = subprocess.run([str(MAMMAMIA), command, "--help"], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
+    out = subprocess.run(
+        [str(MAMMAMIA), command, "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     return frozenset(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", out))
 
 
@@ -155,7 +162,7 @@ def test_kubernetes_probes_ask_the_standard_health_service() -> None:
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         grpc_probe = container[probe]["grpc"]
         assert grpc_probe["port"] == GRPC_PORT, probe
-        assert grpc_probe.get("service", "") == "", probe     # the server as a whole
+        assert grpc_probe.get("service", "") == "", probe  # the server as a whole
 
 
 def test_liveness_outlasts_a_short_database_outage() -> None:
@@ -166,8 +173,9 @@ def test_liveness_outlasts_a_short_database_outage() -> None:
 
 
 def test_the_service_routes_grpc_and_the_web_page() -> None:
-    (svc,) = [o for o in kube_objects() if o["kind"] == "Service"
-              and o["metadata"]["name"] == "mammamia"]
+    (svc,) = [
+        o for o in kube_objects() if o["kind"] == "Service" and o["metadata"]["name"] == "mammamia"
+    ]
     ports = {p["name"]: p for p in svc["spec"]["ports"]}
     assert ports["grpc"]["targetPort"] == "grpc"
     assert ports["grpc"]["appProtocol"] == "kubernetes.io/h2c"
@@ -189,8 +197,9 @@ def test_hosts_share_one_database_each_with_a_host_id_and_address_of_its_own() -
     args = [str(a) for a in host_container()["args"]]
     assert flag_value(args, "--host-id") == "$(POD_NAME)"
     advertise = flag_value(args, "--advertise") or ""
-    (headless,) = [o for o in kube_objects() if o["kind"] == "Service"
-                   and o["spec"].get("clusterIP") == "None"]
+    (headless,) = [
+        o for o in kube_objects() if o["kind"] == "Service" and o["spec"].get("clusterIP") == "None"
+    ]
     assert hosts["spec"]["serviceName"] == headless["metadata"]["name"]
     assert advertise.startswith(f"$(POD_NAME).{headless['metadata']['name']}.")
     env = {v["name"]: v for v in host_container()["env"]}
@@ -209,8 +218,12 @@ def test_the_image_checks_health_with_the_health_protocol() -> None:
     instructions = dockerfile_instructions()
     (check,) = [rest for word, rest in instructions if word == "HEALTHCHECK"]
     assert "/usr/local/lib/mammamia/healthcheck.py" in check
-    assert any(word == "COPY" and "deploy/healthcheck.py" in rest and
-               "/usr/local/lib/mammamia/healthcheck.py" in rest for word, rest in instructions)
+    assert any(
+        word == "COPY"
+        and "deploy/healthcheck.py" in rest
+        and "/usr/local/lib/mammamia/healthcheck.py" in rest
+        for word, rest in instructions
+    )
     text = HEALTHCHECK.read_text(encoding="utf-8")
     assert "grpc_health.v1" in text and 'service=""' in text
 
@@ -220,8 +233,7 @@ def test_the_image_checks_health_with_the_health_protocol() -> None:
 
 def test_termination_grace_exceeds_the_drain() -> None:
     spec = deployment()["spec"]["template"]["spec"]
-    drain = int(flag_value([str(a) for a in host_container()["args"]], "--drain-seconds")
-                or 30)
+    drain = int(flag_value([str(a) for a in host_container()["args"]], "--drain-seconds") or 30)
     grace = spec["terminationGracePeriodSeconds"]
     assert grace > drain + ABORT_WAIT_S, (grace, drain)
 
@@ -276,7 +288,7 @@ def test_no_kubernetes_secret_is_defined_here() -> None:
 def test_no_password_in_a_database_url() -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in [*yaml_files(), DOCKERFILE])
     for url in re.findall(r"postgres(?:ql)?://[^\s\"',\]]+", text):
-        assert urlsplit(url).password in (None, "PASSWORD"), url    # or a placeholder
+        assert urlsplit(url).password in (None, "PASSWORD"), url  # or a placeholder
 
 
 def test_no_key_on_a_command_line() -> None:
@@ -289,8 +301,9 @@ def test_compose_secrets_are_files_kept_out_of_git() -> None:
     for name, secret in compose()["secrets"].items():
         assert secret["file"].startswith("./secrets/"), name
     assert "secrets/" in (DEPLOY / ".gitignore").read_text(encoding="utf-8").split()
-    tracked = subprocess.run(["git", "ls-files", "deploy/secrets"], cwd=ROOT,
-                             capture_output=True, text=True, check=False).stdout
+    tracked = subprocess.run(
+        ["git", "ls-files", "deploy/secrets"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout
     assert tracked == ""
 
 
@@ -314,15 +327,15 @@ def test_every_bot_flag_used_exists() -> None:
         assert not unknown, f"{where} passes {sorted(unknown)}, which `mammamia bot` lacks"
         assert flag_value(args, "--server") in ("host-a:50051", "host-b:50051")
     # One bot enters through each host: one ladder, whichever host a bot enters by.
-    assert {flag_value(a, "--server") for a in bots.values()} == {"host-a:50051",
-                                                                  "host-b:50051"}
+    assert {flag_value(a, "--server") for a in bots.values()} == {"host-a:50051", "host-b:50051"}
 
 
 def test_every_serve_variable_used_exists() -> None:
     """The MAMMAMIA_* variables the files set are ones the server (or the image's
     entry point, or the health check) reads."""
-    help_text = subprocess.run([str(MAMMAMIA), "serve", "--help"], capture_output=True,
-                               text=True, timeout=60, check=True).stdout
+    help_text = subprocess.run(
+        [str(MAMMAMIA), "serve", "--help"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     ours = ENTRYPOINT.read_text(encoding="utf-8") + HEALTHCHECK.read_text(encoding="utf-8")
     for where, var, _ in environment_values():
         if var.startswith("MAMMAMIA_"):
@@ -339,8 +352,11 @@ def test_every_serve_variable_used_exists() -> None:
 def test_the_image_copies_every_package() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     tops = {p.split(".")[0] for p in pyproject["tool"]["setuptools"]["packages"]}
-    copied = {rest.split()[0].rstrip("/") for word, rest in dockerfile_instructions()
-              if word == "COPY" and not rest.startswith("--")}
+    copied = {
+        rest.split()[0].rstrip("/")
+        for word, rest in dockerfile_instructions()
+        if word == "COPY" and not rest.startswith("--")
+    }
     assert tops <= copied, f"the image misses {sorted(tops - copied)}"
     assert "pyproject.toml" in " ".join(r for w, r in dockerfile_instructions() if w == "COPY")
     ignore = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
@@ -358,7 +374,8 @@ def test_the_image_runs_as_a_user_and_exposes_both_ports() -> None:
     assert exposed == {GRPC_PORT, WEB_PORT}
     assert any(word == "RUN" and "pip install" in rest for word, rest in instructions)
     assert [yaml.safe_load(rest) for word, rest in instructions if word == "ENTRYPOINT"] == [
-        ["mammamia-entrypoint"]]
+        ["mammamia-entrypoint"]
+    ]
 
 
 # -- the health check and the entry point, against a real server -----------------------
@@ -366,8 +383,14 @@ def test_the_image_runs_as_a_user_and_exposes_both_ports() -> None:
 
 def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MAMMAMIA_")}
-    return subprocess.run([sys.executable, str(HEALTHCHECK)], env=clean | env,
-                          capture_output=True, text=True, timeout=30, check=False)
+    return subprocess.run(
+        [sys.executable, str(HEALTHCHECK)],
+        env=clean | env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
 
 
 def test_healthcheck_passes_on_a_serving_server(server: RunningServer) -> None:
@@ -379,7 +402,7 @@ def test_healthcheck_passes_on_a_serving_server(server: RunningServer) -> None:
 def test_healthcheck_fails_when_nothing_serves(tmp_path: Path) -> None:
     import socket
 
-    with socket.socket() as s:            # a port nobody listens on
+    with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     done = healthcheck({"MAMMAMIA_PORT": str(port)})
@@ -388,8 +411,8 @@ def test_healthcheck_fails_when_nothing_serves(tmp_path: Path) -> None:
 
 
 def test_healthcheck_speaks_tls_to_a_tls_server(
-        start_server: Callable[..., RunningServer],
-        self_signed_certificate: tuple[Path, Path]) -> None:
+    start_server: Callable[..., RunningServer], self_signed_certificate: tuple[Path, Path]
+) -> None:
     key, cert = self_signed_certificate
     server = start_server(tls_cert=cert, tls_key=key)
     done = healthcheck({"MAMMAMIA_PORT": str(server.port), "MAMMAMIA_TLS_CERT": str(cert)})
@@ -399,23 +422,43 @@ def test_healthcheck_speaks_tls_to_a_tls_server(
 def test_entrypoint_hands_the_password_file_to_libpq(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    fake = bin_dir / "mammamia"        # stands in for the server: prints what it got
+    fake = bin_dir / "mammamia"  # stands in for the server: prints what it got
     fake.write_text('#!/bin/sh\nprintf "%s|%s" "$PGPASSWORD" "$*"\n', encoding="utf-8")
     fake.chmod(0o755)
     secret = tmp_path / "password"
     secret.write_text("s3cret\n", encoding="utf-8")
-    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "MAMMAMIA_DB_PASSWORD_FILE": str(secret)}
-    done = subprocess.run(["sh", str(ENTRYPOINT), "serve", "--host", "0.0.0.0"], env=env,
-                          capture_output=True, text=True, timeout=30, check=False)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "MAMMAMIA_DB_PASSWORD_FILE": str(secret),
+    }
+    done = subprocess.run(
+        ["sh", str(ENTRYPOINT), "serve", "--host", "0.0.0.0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (0, "s3cret|serve --host 0.0.0.0")
     secret.write_text("", encoding="utf-8")
-    done = subprocess.run(["sh", str(ENTRYPOINT), "serve"], env=env, capture_output=True,
-                          text=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["sh", str(ENTRYPOINT), "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 2 and "no password" in done.stderr
     del env["MAMMAMIA_DB_PASSWORD_FILE"]
-    done = subprocess.run(["sh", str(ENTRYPOINT), "bot", "random"], env=env,
-                          capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        ["sh", str(ENTRYPOINT), "bot", "random"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert (done.returncode, done.stdout) == (0, "|bot random")
 
 

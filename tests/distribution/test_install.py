@@ -30,16 +30,18 @@ _NOT_OURS = ("is ignored: it is neither a file nor a directory", "byte-compiling
 
 def _warnings(output: str) -> list[str]:
     """Returns the warning lines of a build or an install (deprecations included)."""
-    return [line for line in output.splitlines()
-            if ("warn" in line.lower() or "deprecat" in line.lower())
-            and not any(n in line for n in _NOT_OURS)]
+    return [
+        line
+        for line in output.splitlines()
+        if ("warn" in line.lower() or "deprecat" in line.lower())
+        and not any(n in line for n in _NOT_OURS)
+    ]
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert done.returncode == 0, f"{cmd} failed:\n{done.stdout}\n{done.stderr}"
     return done
 
@@ -58,8 +60,9 @@ def test_wheel_installs_and_plays(tmp_path: Path) -> None:
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path)
-    installed = _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                      str(wheel)], tmp_path)
+    installed = _run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel)], tmp_path
+    )
     assert not _warnings(installed.stdout + installed.stderr), installed.stderr
 
     play = tmp_path / "play"
@@ -67,7 +70,8 @@ def test_wheel_installs_and_plays(tmp_path: Path) -> None:
     (play / "bot.py").write_text(BOT, encoding="utf-8")
     mammamia = str(venv / "bin" / "mammamia")
     assert "arena" in _run([mammamia, "--help"], play).stdout
-    done = _run([mammamia, "arena", "bot.py:MyBot", "random", "--games", "4",
-                 "--players", "2"], play)
+    done = _run(
+        [mammamia, "arena", "bot.py:MyBot", "random", "--games", "4", "--players", "2"], play
+    )
     assert "MyBot" in done.stdout + done.stderr
     _run([str(venv / "bin" / "python"), "-c", "import client_sdk, mammamia_pb.arena_pb2"], play)

@@ -22,8 +22,9 @@ MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 def standings(address: str, players: int = 0) -> pb.StandingsResponse:
     """Returns the ladder's standings from a running server."""
     with grpc.insecure_channel(address) as channel:
-        return pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(players=players),
-                                                     timeout=10)
+        return pb_grpc.LadderStub(channel).Standings(
+            pb.StandingsRequest(players=players), timeout=10
+        )
 
 
 def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -43,9 +44,11 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
 
 def finished_at_least(address: str, n: int) -> Callable[[], int]:
     """Returns a predicate: the number of rated matches once it reaches ``n``."""
+
     def check() -> int:
         finished = standings(address).matches_finished
         return finished if finished >= n else 0
+
     return check
 
 

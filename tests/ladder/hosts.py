@@ -15,9 +15,14 @@ class NoMatchHost:
     def __init__(self, stored: Mapping[str, Outcome] | None = None) -> None:
         self.stored = dict(stored or {})
 
-    async def create(self, names: Sequence[str], deal_set: object = None, *,
-                     match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
+    async def create(
+        self,
+        names: Sequence[str],
+        deal_set: object = None,
+        *,
+        match_id: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> tuple[str, list[str], str]:
         raise AssertionError("no match is created in these tests")
 
     async def outcome(self, match_id: str) -> Outcome:

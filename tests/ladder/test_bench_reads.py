@@ -32,16 +32,19 @@ def test_the_bulk_fill_is_a_ladder_the_store_agrees_with(tmp_path: Path) -> None
 
 def test_the_benchmark_measures_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
-    run = subprocess.run([str(PYTHON), "-m", "bench", "--quick", "--only", "ladder_reads",
-                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=180)
+    run = subprocess.run(
+        [str(PYTHON), "-m", "bench", "--quick", "--only", "ladder_reads", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     assert "== ladder_reads" in run.stdout
     # The store's schema upgrade is logged at info level: not a figure, so not shown.
     assert "database_schema_upgraded" not in run.stderr + run.stdout
     fig = json.loads(out.read_text(encoding="utf-8"))["ladder_reads"]
-    for key in ("standings_p99_ms", "scheduling_pass_p99_ms",
-                "decision_p99_ms_under_standings"):
+    for key in ("standings_p99_ms", "scheduling_pass_p99_ms", "decision_p99_ms_under_standings"):
         assert fig[key] > 0, key
     served = fig["served"]
     assert served["alone"]["decisions"] > 0 and served["under_standings"]["decisions"] > 0

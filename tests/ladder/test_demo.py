@@ -21,9 +21,25 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
     db = tmp_path / "mammamia.db"
     err = tmp_path / "demo.err"
     with open(err, "wb") as out:
-        demo = subprocess.Popen([str(MAMMAMIA), "demo", "--port", str(port), "--db", str(db),
-                                 "--copies", "1", "--every", "1", "--log-format", "json"],
-                                stdout=subprocess.DEVNULL, stderr=out, cwd=tmp_path)
+        demo = subprocess.Popen(
+            [
+                str(MAMMAMIA),
+                "demo",
+                "--port",
+                str(port),
+                "--db",
+                str(db),
+                "--copies",
+                "1",
+                "--every",
+                "1",
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            cwd=tmp_path,
+        )
     try:
         deadline = time.monotonic() + 90
         while not re.search(r"^[1-9]\d* rated matches; standings", err.read_text(), re.M):
@@ -32,8 +48,14 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
                 pytest.fail("the demo printed no standings with a rated match in 90 s")
             time.sleep(0.2)
         address = f"127.0.0.1:{port}"
-        wait_until(lambda: {s.name for s in standings(address).standings}
-                   == {"random-1", "greedy-1", "counter-1"}, 60, "every demo bot rated")
+        wait_until(
+            lambda: (
+                {s.name for s in standings(address).standings}
+                == {"random-1", "greedy-1", "counter-1"}
+            ),
+            60,
+            "every demo bot rated",
+        )
         log = err.read_text()
         assert f"mammamia ladder standings --server {address}" in log
         assert f"--server {address} --ladder --name my-bot" in log
@@ -50,5 +72,8 @@ def test_demo_plays_a_ladder_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
     assert query(db, "SELECT COUNT(*) FROM ladder_matches WHERE status = 'running'") == [(0,)]
     home = tmp_path / "mammamia.db.demo"
     assert sorted(p.name for p in (home / "keys").iterdir()) == [
-        "counter-1.key", "greedy-1.key", "random-1.key"]
+        "counter-1.key",
+        "greedy-1.key",
+        "random-1.key",
+    ]
     assert '"event": "drain_done"' in (home / "logs" / "server.log").read_text()

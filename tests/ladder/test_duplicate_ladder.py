@@ -30,21 +30,34 @@ THREE = {"random-d": "random", "greedy-d": "greedy", "counter-d": "counter"}
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Returns the finished ``mammamia`` command."""
-    return subprocess.run([str(MAMMAMIA), *args], capture_output=True, text=True,
-                          timeout=60, check=check)
+    return subprocess.run(
+        [str(MAMMAMIA), *args], capture_output=True, text=True, timeout=60, check=check
+    )
 
 
 def sets_with(db: Path, status: str) -> list[str]:
     """Returns the ids of the sets of ``status`` in the server's database."""
-    return [r[0] for r in query(db, "SELECT set_id FROM ladder_sets WHERE status = ?"
-                                " ORDER BY created", status)]
+    return [
+        r[0]
+        for r in query(
+            db, "SELECT set_id FROM ladder_sets WHERE status = ? ORDER BY created", status
+        )
+    ]
 
 
 def listed(address: str, *name: str) -> dict[str, dict[str, Any]]:
     """Returns the finished matches ``ladder matches --json`` lists (of every bot, or
     of the bot ``name``), by id."""
-    out = cli("ladder", "matches", "--server", address, "--json", "--limit", "500",
-              *(("--name", *name) if name else ()))
+    out = cli(
+        "ladder",
+        "matches",
+        "--server",
+        address,
+        "--json",
+        "--limit",
+        "500",
+        *(("--name", *name) if name else ()),
+    )
     return {m["match"]: m for m in map(json.loads, out.stdout.splitlines())}
 
 
@@ -61,10 +74,9 @@ def assignments(logs: Path) -> dict[str, dict[str, Any]]:
 
 
 def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
-        start_server: Callable[..., Any], ladder_bots: Callable[..., None],
-        tmp_path: Path) -> None:
-    server = start_server(ladder_duplicate=True, ladder_concurrency=1,
-                          ladder_players="2-3")
+    start_server: Callable[..., Any], ladder_bots: Callable[..., None], tmp_path: Path
+) -> None:
+    server = start_server(ladder_duplicate=True, ladder_concurrency=1, ladder_players="2-3")
     ladder_bots(server.address, THREE)
     db = server.db_path
     wait_until(lambda: len(sets_with(db, "complete")) >= 4, 120, "4 complete sets")
@@ -72,10 +84,10 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
     complete = set(sets_with(db, "complete"))
     by_set: dict[str, list[dict[str, Any]]] = defaultdict(list)
     greedy = listed(server.address, "greedy-d")
-    every = listed(server.address)              # (listed later: more may have finished)
+    every = listed(server.address)  # (listed later: more may have finished)
     assert set(greedy) <= set(every) and all("greedy-d" in m["names"] for m in greedy.values())
     for m in every.values():
-        assert m["set"] is not None, m                  # every match belongs to a set
+        assert m["set"] is not None, m  # every match belongs to a set
         by_set[m["set"]["id"]].append(m)
     assert complete <= set(by_set)
     for checked, set_id in enumerate(sorted(complete)):
@@ -100,8 +112,7 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
         deals = set()
         for m in matches:
             path = tmp_path / f"{m['match']}.json"
-            path.write_text(cli("ladder", "record", "--server", server.address,
-                                m["match"]).stdout)
+            path.write_text(cli("ladder", "record", "--server", server.address, m["match"]).stdout)
             out = cli("verify", str(path), check=False)
             assert out.returncode == 0, out.stderr
             record = json.loads(path.read_text())
@@ -111,8 +122,9 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
 
     # A bot's results by seat position add up to its totals, per player count.
     for name in THREE:
-        stats = json.loads(cli("ladder", "bot", "--server", server.address, "--name", name,
-                               "--json").stdout)
+        stats = json.loads(
+            cli("ladder", "bot", "--server", server.address, "--name", name, "--json").stdout
+        )
         tallies = {t["players"]: t for t in stats["tallies"]}
         assert tallies[0]["games"] == sum(t["games"] for p, t in tallies.items() if p)
         for players, tally in tallies.items():
@@ -125,8 +137,7 @@ def test_a_duplicate_ladder_plays_complete_rotated_sets_that_verify(
             assert all(1 <= p["mean_rank"] <= players for p in seats)
     table = cli("ladder", "bot", "--server", server.address, "--name", "counter-d").stdout
     assert "by seat position" in table and "mean rank" in table
-    unknown = cli("ladder", "bot", "--server", server.address, "--name", "nobody",
-                  check=False)
+    unknown = cli("ladder", "bot", "--server", server.address, "--name", "nobody", check=False)
     assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr
 
     assert server.stop() == 0
@@ -160,24 +171,32 @@ class Slow(Bot):
 def first_of_a_set(db: Path, but: str = "") -> tuple[str, str] | None:
     """Returns (set, match) of the first match of a set running now (not of set
     ``but``), or None."""
-    rows = query(db, "SELECT m.set_id, m.match_id FROM ladder_matches m"
-                 " JOIN ladder_sets s ON s.set_id = m.set_id WHERE m.status = 'running'"
-                 " AND s.status = 'playing' AND m.set_index = 0 AND m.set_id != ?", but)
+    rows = query(
+        db,
+        "SELECT m.set_id, m.match_id FROM ladder_matches m"
+        " JOIN ladder_sets s ON s.set_id = m.set_id WHERE m.status = 'running'"
+        " AND s.status = 'playing' AND m.set_index = 0 AND m.set_id != ?",
+        but,
+    )
     return rows[0] if rows else None
 
 
 def second_of_a_set(db: Path) -> tuple[str, str] | None:
     """Returns (set, its first match) while the set's second match runs, or None."""
-    rows = query(db, "SELECT m.set_id, f.match_id FROM ladder_matches m"
-                 " JOIN ladder_matches f ON f.set_id = m.set_id AND f.set_index = 0"
-                 " WHERE m.status = 'running' AND m.set_index = 1")
+    rows = query(
+        db,
+        "SELECT m.set_id, f.match_id FROM ladder_matches m"
+        " JOIN ladder_matches f ON f.set_id = m.set_id AND f.set_index = 0"
+        " WHERE m.status = 'running' AND m.set_index = 1",
+    )
     return rows[0] if rows else None
 
 
 def web_replay(server: Any, match_id: str) -> int:
     """Returns the status of the server's web page's replay of ``match_id``."""
-    url = next(json.loads(line)["url"] for line in server.logs().splitlines()
-               if '"web_serving"' in line)
+    url = next(
+        json.loads(line)["url"] for line in server.logs().splitlines() if '"web_serving"' in line
+    )
     try:
         with urllib.request.urlopen(f"{url}api/replay/{match_id}", timeout=10) as r:
             return int(r.status)
@@ -186,20 +205,24 @@ def web_replay(server: Any, match_id: str) -> int:
 
 
 def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
-        start_server: Callable[..., Any], ladder_bots: Callable[..., dict],
-        tmp_path: Path) -> None:
+    start_server: Callable[..., Any], ladder_bots: Callable[..., dict], tmp_path: Path
+) -> None:
     slow = tmp_path / "slow_bot.py"
     slow.write_text(SLOW_BOT)
-    server = start_server(port=restartable_port(), ladder_duplicate=True, ladder_concurrency=1,
-                          ladder_players="2")
+    server = start_server(
+        port=restartable_port(), ladder_duplicate=True, ladder_concurrency=1, ladder_players="2"
+    )
     bots = ladder_bots(server.address, {"slow-d": f"{slow}:Slow", "greedy-d": "greedy"})
     db = server.db_path
 
     # While a set's second match runs, its first match's record is sealed.
     sealed_set, sealed = wait_until(lambda: second_of_a_set(db), 60, "a set's second match")
     with grpc.insecure_channel(server.address) as channel:
-        text = pb_grpc.LadderStub(channel).GetRecord(pb.GetRecordRequest(match_id=sealed),
-                                                     timeout=10).json
+        text = (
+            pb_grpc.LadderStub(channel)
+            .GetRecord(pb.GetRecordRequest(match_id=sealed), timeout=10)
+            .json
+        )
     assert web_replay(server, sealed) == 409
     path = tmp_path / "sealed.json"
     path.write_text(text)
@@ -211,21 +234,22 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
 
     # A crash in the middle of a set: the match under way is resumed from the journal
     # and played to its end; the set's remaining matches are never played.
-    set_id, _ = wait_until(lambda: first_of_a_set(db, but=sealed_set), 60,
-                           "a set's first match")
+    set_id, _ = wait_until(lambda: first_of_a_set(db, but=sealed_set), 60, "a set's first match")
     server.process.send_signal(signal.SIGKILL)
     server.process.wait(timeout=30)
     server.start()
     wait_until(lambda: set_id in sets_with(db, "cut"), 60, "the cut-off set to end")
     (reason,) = query(db, "SELECT reason FROM ladder_sets WHERE set_id = ?", set_id)[0]
     assert reason == "the server restarted"
-    played = query(db, "SELECT match_id, status, rated FROM ladder_matches"
-                   " WHERE set_id = ? ORDER BY set_index", set_id)
+    played = query(
+        db,
+        "SELECT match_id, status, rated FROM ladder_matches WHERE set_id = ? ORDER BY set_index",
+        set_id,
+    )
     assert 1 <= len(played) <= 2
-    ((committed,),) = query(db, "SELECT commitment FROM ladder_sets WHERE set_id = ?",
-                            set_id)
+    ((committed,),) = query(db, "SELECT commitment FROM ladder_sets WHERE set_id = ?", set_id)
     for m, status, rated in played:
-        if status == "finished":                # finished matches count
+        if status == "finished":  # finished matches count
             assert rated == 1
         path = tmp_path / f"{m}.json"
         path.write_text(cli("ladder", "record", "--server", server.address, m).stdout)
@@ -236,15 +260,19 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
 
     # A bot that leaves in the middle of a set: its match is played to its end by the
     # server's default policy and counts; the set is cut short there.
-    later, first = wait_until(lambda: first_of_a_set(db, but=set_id), 60,
-                              "a set's first match after the restart")
+    later, first = wait_until(
+        lambda: first_of_a_set(db, but=set_id), 60, "a set's first match after the restart"
+    )
     bots["slow-d"].send_signal(signal.SIGKILL)
     bots["slow-d"].wait(timeout=30)
     wait_until(lambda: later in sets_with(db, "cut"), 120, "the set to be cut short")
     (reason,) = query(db, "SELECT reason FROM ladder_sets WHERE set_id = ?", later)[0]
     assert reason == "slow-d left the ladder"
-    rows = query(db, "SELECT match_id, status, rated FROM ladder_matches"
-                 " WHERE set_id = ? ORDER BY set_index", later)
+    rows = query(
+        db,
+        "SELECT match_id, status, rated FROM ladder_matches WHERE set_id = ? ORDER BY set_index",
+        later,
+    )
     assert rows == [(first, "finished", 1)]
     for m, *_ in rows:
         path = tmp_path / f"{m}.json"
@@ -256,12 +284,13 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
 
 
 def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
-        start_server: Callable[..., Any], ladder_bots: Callable[..., dict],
-        tmp_path: Path) -> None:
+    start_server: Callable[..., Any], ladder_bots: Callable[..., dict], tmp_path: Path
+) -> None:
     slow = tmp_path / "slow_bot.py"
     slow.write_text(SLOW_BOT.replace("time.sleep(0.1)", "time.sleep(0.5)"))
-    server = start_server(ladder_duplicate=True, ladder_concurrency=1, ladder_players="2",
-                          drain_seconds=1)
+    server = start_server(
+        ladder_duplicate=True, ladder_concurrency=1, ladder_players="2", drain_seconds=1
+    )
     ladder_bots(server.address, {"slow-e": f"{slow}:Slow", "greedy-e": "greedy"})
     db = server.db_path
     set_id, match_id = wait_until(lambda: first_of_a_set(db), 60, "a set's first match")
@@ -269,9 +298,11 @@ def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
     # does not wait for the set's match to be played out.
     assert server.stop(timeout=30) == 0
     assert query(db, "SELECT status, reason FROM ladder_sets WHERE set_id = ?", set_id) == [
-        ("cut", "the server stopped")]
-    assert query(db, "SELECT status, rated FROM ladder_matches WHERE match_id = ?",
-                 match_id) == [("aborted", 0)]
+        ("cut", "the server stopped")
+    ]
+    assert query(db, "SELECT status, rated FROM ladder_matches WHERE match_id = ?", match_id) == [
+        ("aborted", 0)
+    ]
     (text,) = query(db, "SELECT record FROM matches WHERE id = ?", match_id)[0]
     path = tmp_path / "aborted.json"
     path.write_text(text)
@@ -280,8 +311,11 @@ def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
 
 
 def test_one_host_on_postgresql_plays_duplicate_sets_as_a_ladder_of_its_own(
-        start_server: Callable[..., Any], ladder_bots: Callable[..., None],
-        postgres_url: str, tmp_path: Path) -> None:
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., None],
+    postgres_url: str,
+    tmp_path: Path,
+) -> None:
     # On PostgreSQL the flag keeps the ladder one host's (LadderStore.claim), scheduled
     # as on a file: rotated sets with one commitment, told with the seats, that verify.
     def rows(sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -292,18 +326,29 @@ def test_one_host_on_postgresql_plays_duplicate_sets_as_a_ladder_of_its_own(
             db.close()
 
     def complete() -> list[str]:
-        return [s for (s,) in rows("SELECT set_id FROM ladder_sets WHERE status = 'complete'"
-                                   " ORDER BY created")]
+        return [
+            s
+            for (s,) in rows(
+                "SELECT set_id FROM ladder_sets WHERE status = 'complete' ORDER BY created"
+            )
+        ]
 
-    server = start_server(db=postgres_url, ladder_duplicate=True, ladder_concurrency=1,
-                          ladder_players="2", args=["--host-id", "host-d"])
+    server = start_server(
+        db=postgres_url,
+        ladder_duplicate=True,
+        ladder_concurrency=1,
+        ladder_players="2",
+        args=["--host-id", "host-d"],
+    )
     ladder_bots(server.address, {"random-p": "random", "greedy-p": "greedy"})
     wait_until(lambda: len(complete()) >= 2, 120, "2 complete sets on PostgreSQL")
     every = listed(server.address)
     told = assignments(tmp_path / "bots")
     for set_id in complete()[:2]:
-        matches = sorted((m for m in every.values() if m["set"] and m["set"]["id"] == set_id),
-                         key=lambda m: m["set"]["index"])
+        matches = sorted(
+            (m for m in every.values() if m["set"] and m["set"]["id"] == set_id),
+            key=lambda m: m["set"]["index"],
+        )
         assert [m["set"]["index"] for m in matches] == [0, 1]
         assert len({m["commitment"] for m in matches}) == 1
         assert matches[1]["names"] == matches[0]["names"][::-1]
@@ -311,8 +356,7 @@ def test_one_host_on_postgresql_plays_duplicate_sets_as_a_ladder_of_its_own(
             assert told[m["match"]]["commitment"] == m["commitment"]
             assert told[m["match"]]["set"] == set_id
             path = tmp_path / f"{m['match']}.json"
-            path.write_text(cli("ladder", "record", "--server", server.address,
-                                m["match"]).stdout)
+            path.write_text(cli("ladder", "record", "--server", server.address, m["match"]).stdout)
             out = cli("verify", str(path), check=False)
             assert out.returncode == 0, out.stderr
     # Scheduled by this host alone: no entry rows, no tokens kept in the database.

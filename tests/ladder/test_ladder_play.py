@@ -15,13 +15,19 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .conftest import MAMMAMIA, finished_at_least, query, standings, wait_until
 
-SIX = {"random-1": "random", "random-2": "random", "greedy-1": "greedy",
-       "greedy-2": "greedy", "counter-1": "counter", "counter-2": "counter"}
+SIX = {
+    "random-1": "random",
+    "random-2": "random",
+    "greedy-1": "greedy",
+    "greedy-2": "greedy",
+    "counter-1": "counter",
+    "counter-2": "counter",
+}
 
 
 def test_six_bots_play_thirty_rated_matches_and_counter_is_rated_above_random(
-        start_server: Callable[..., object], ladder_bots: Callable[..., None],
-        tmp_path: Path) -> None:
+    start_server: Callable[..., object], ladder_bots: Callable[..., None], tmp_path: Path
+) -> None:
     server = start_server(ladder_concurrency=3, ladder_players="2-5")
     ladder_bots(server.address, SIX)
     wait_until(finished_at_least(server.address, 30), 120, "30 rated ladder matches")
@@ -63,66 +69,137 @@ def test_six_bots_play_thirty_rated_matches_and_counter_is_rated_above_random(
     (seats,) = query(server.db_path, "SELECT SUM(players) FROM ladder_matches WHERE rated = 1")[0]
     final = query(server.db_path, "SELECT COUNT(*) FROM ladder_matches WHERE rated = 1")[0][0]
     assert final >= 30 and seats >= 60
-    rerate = subprocess.run([str(MAMMAMIA), "ladder", "rerate", "--db", str(server.db_path)],
-                            capture_output=True, text=True, timeout=60)
+    rerate = subprocess.run(
+        [str(MAMMAMIA), "ladder", "rerate", "--db", str(server.db_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert rerate.returncode == 0, rerate.stdout + rerate.stderr
     assert "rerate agrees with the stored ratings" in rerate.stdout
 
-    out = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
-                          "--json"], capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 1 and "UNAVAILABLE" in out.stderr  # the server has stopped
 
 
 def test_ladder_commands_print_standings_matches_and_records(
-        start_server: Callable[..., object], ladder_bots: Callable[..., None],
-        tmp_path: Path) -> None:
+    start_server: Callable[..., object], ladder_bots: Callable[..., None], tmp_path: Path
+) -> None:
     server = start_server(ladder_concurrency=2, ladder_players="2-3")
-    ladder_bots(server.address, {"random-a": "random", "greedy-a": "greedy",
-                                 "greedy-b": "greedy"})
+    ladder_bots(server.address, {"random-a": "random", "greedy-a": "greedy", "greedy-b": "greedy"})
     wait_until(finished_at_least(server.address, 3), 60, "3 rated ladder matches")
-    out = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
-                          "--json"], capture_output=True, text=True, timeout=30, check=True)
+    out = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     data = json.loads(out.stdout)
     assert data["matches_finished"] >= 3
     assert {s["name"] for s in data["standings"]} == {"random-a", "greedy-a", "greedy-b"}
-    assert set(data["standings"][0]) == {"rank", "name", "rating", "mu", "sigma", "games",
-                                         "wins", "mean_delivered", "low", "high",
-                                         "p_better"}
-    table = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
-                            "--players", "2"], capture_output=True, text=True, timeout=30,
-                           check=True).stdout.splitlines()
+    assert set(data["standings"][0]) == {
+        "rank",
+        "name",
+        "rating",
+        "mu",
+        "sigma",
+        "games",
+        "wins",
+        "mean_delivered",
+        "low",
+        "high",
+        "p_better",
+    }
+    table = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--players", "2"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.splitlines()
     assert "2-player matches" in table[0]
-    assert table[1].split() == ["rank", "name", "rating", "mu", "sigma", "interval",
-                                "p>next", "games", "wins", "pizzas"]
+    assert table[1].split() == [
+        "rank",
+        "name",
+        "rating",
+        "mu",
+        "sigma",
+        "interval",
+        "p>next",
+        "games",
+        "wins",
+        "pizzas",
+    ]
     assert f"--server {server.address} --ladder --name" in table[-1]
-    bad = subprocess.run([str(MAMMAMIA), "ladder", "standings", "--server", server.address,
-                          "--players", "7"], capture_output=True, text=True, timeout=30)
+    bad = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--players", "7"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert bad.returncode == 2 and "--players 7" in bad.stderr
 
-
     # A bot author lists their matches and replays one from its record.
-    listed = subprocess.run([str(MAMMAMIA), "ladder", "matches", "--server", server.address,
-                             "--name", "greedy-a", "--limit", "2"], capture_output=True,
-                            text=True, timeout=30, check=True).stdout.splitlines()
+    listed = subprocess.run(
+        [
+            str(MAMMAMIA),
+            "ladder",
+            "matches",
+            "--server",
+            server.address,
+            "--name",
+            "greedy-a",
+            "--limit",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.splitlines()
     assert 1 <= len(listed) <= 2
     match = json.loads(listed[0])
     assert "greedy-a" in match["names"] and match["winners"]
     record = tmp_path / "record.json"
     with open(record, "w") as out:
-        subprocess.run([str(MAMMAMIA), "ladder", "record", "--server", server.address,
-                        match["match"]], stdout=out, timeout=30, check=True)
-    state = json.loads(subprocess.run([str(MAMMAMIA), "state", str(record)],
-                                      capture_output=True, text=True, timeout=30,
-                                      check=True).stdout)
+        subprocess.run(
+            [str(MAMMAMIA), "ladder", "record", "--server", server.address, match["match"]],
+            stdout=out,
+            timeout=30,
+            check=True,
+        )
+    state = json.loads(
+        subprocess.run(
+            [str(MAMMAMIA), "state", str(record)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+    )
     assert state["winners"] == match["winners"]
     # The assignment told the bot the match's commitment, which the record keeps and
     # the listing shows; a match played alone belongs to no set.
     committed = json.loads(record.read_text())["meta"]["fairness"]["commitment"]
     assert match["commitment"] == committed and match["set"] is None
-    told = [json.loads(line) for line in (tmp_path / "bots" / "greedy-a.log").read_text(
-        ).splitlines() if '"ladder_assignment"' in line]
+    told = [
+        json.loads(line)
+        for line in (tmp_path / "bots" / "greedy-a.log").read_text().splitlines()
+        if '"ladder_assignment"' in line
+    ]
     assert {"match": match["match"], "commitment": committed}.items() <= next(
-        a for a in told if a["match"] == match["match"]).items()
-    unknown = subprocess.run([str(MAMMAMIA), "ladder", "record", "--server", server.address,
-                              "m-nope"], capture_output=True, text=True, timeout=30)
+        a for a in told if a["match"] == match["match"]
+    ).items()
+    unknown = subprocess.run(
+        [str(MAMMAMIA), "ladder", "record", "--server", server.address, "m-nope"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert unknown.returncode == 1 and "NOT_FOUND" in unknown.stderr

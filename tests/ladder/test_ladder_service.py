@@ -24,8 +24,9 @@ def refusal(call: Callable[[], object]) -> grpc.RpcError:
 
 
 def first_assignment(ladder: pb_grpc.LadderStub, name: str, key: str) -> object:
-    return next(iter(ladder.Enter(pb.EnterRequest(name=name), metadata=(("bot-key", key),),
-                                  timeout=3)))
+    return next(
+        iter(ladder.Enter(pb.EnterRequest(name=name), metadata=(("bot-key", key),), timeout=3))
+    )
 
 
 def test_register_gives_a_key_once_per_name(ladder: pb_grpc.LadderStub) -> None:
@@ -66,11 +67,14 @@ def test_a_newer_entry_of_the_same_bot_takes_over(ladder: pb_grpc.LadderStub) ->
     newer.cancel()
 
 
-def test_two_entered_bots_are_assigned_seats_of_one_match(ladder: pb_grpc.LadderStub,
-                                                         server: object) -> None:
+def test_two_entered_bots_are_assigned_seats_of_one_match(
+    ladder: pb_grpc.LadderStub, server: object
+) -> None:
     keys = {n: ladder.Register(pb.RegisterRequest(name=n), timeout=10).key for n in ("p", "q")}
-    streams = {n: ladder.Enter(pb.EnterRequest(name=n), metadata=(("bot-key", k),), timeout=10)
-               for n, k in keys.items()}
+    streams = {
+        n: ladder.Enter(pb.EnterRequest(name=n), metadata=(("bot-key", k),), timeout=10)
+        for n, k in keys.items()
+    }
     got = {n: next(iter(s)) for n, s in streams.items()}
     for s in streams.values():
         s.cancel()
@@ -81,8 +85,9 @@ def test_two_entered_bots_are_assigned_seats_of_one_match(ladder: pb_grpc.Ladder
     again = first_assignment(ladder, "p", keys["p"])
     assert again == got["p"]
     # The record is not public while the match runs (its seats have not even joined).
-    e = refusal(lambda: ladder.GetRecord(pb.GetRecordRequest(match_id=got["p"].match_id),
-                                         timeout=10))
+    e = refusal(
+        lambda: ladder.GetRecord(pb.GetRecordRequest(match_id=got["p"].match_id), timeout=10)
+    )
     assert e.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 

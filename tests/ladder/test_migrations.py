@@ -32,8 +32,13 @@ def test_a_new_file_is_brought_to_head_once(tmp_path: Path) -> None:
     assert not schema.upgrade(db)
     with sqlite3.connect(db) as c:
         tables = {n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"matches", "ladder_bots", "ladder_matches", "ladder_results",
-            "ladder_ratings"} <= tables
+    assert {
+        "matches",
+        "ladder_bots",
+        "ladder_matches",
+        "ladder_results",
+        "ladder_ratings",
+    } <= tables
 
 
 def old_database(path: Path) -> None:
@@ -44,29 +49,45 @@ def old_database(path: Path) -> None:
     with sqlite3.connect(path) as db:
         for statement in r0001_initial.UPGRADE:
             db.execute(statement)
-        db.executemany("INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
-                       [("a", "h-a", 1.0), ("b", "h-b", 2.0), ("c", "h-c", 3.0),
-                        ("idle", "h-idle", 4.0)])
+        db.executemany(
+            "INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
+            [("a", "h-a", 1.0), ("b", "h-b", 2.0), ("c", "h-c", 3.0), ("idle", "h-idle", 4.0)],
+        )
         matches = [  # id, players, status, created, finish order, rated, seats
             ("m1", 2, "finished", 10.0, 1, 1, [("a", 1, 5), ("b", 2, 3)]),
             ("m2", 3, "finished", 20.0, 2, 1, [("a", 2, 4), ("b", 1, 6), ("c", 1, 6)]),
-            ("m3", 2, "finished", 30.0, 3, 0, [("b", 1, 2), ("c", 2, 1)]),   # not rated yet
+            ("m3", 2, "finished", 30.0, 3, 0, [("b", 1, 2), ("c", 2, 1)]),  # not rated yet
             ("m4", 2, "aborted", 40.0, None, 0, [("a", None, None), ("c", None, None)]),
             ("m5", 2, "running", 50.0, None, 0, [("a", None, None), ("b", None, None)]),
         ]
         for match_id, players, status, created, order, rated, seats in matches:
-            db.execute("INSERT INTO ladder_matches (match_id, players, status, created,"
-                       " finish_order, rated) VALUES (?, ?, ?, ?, ?, ?)",
-                       (match_id, players, status, created, order, rated))
-            db.executemany("INSERT INTO ladder_results (match_id, seat, name, rank, delivered)"
-                           " VALUES (?, ?, ?, ?, ?)",
-                           [(match_id, s, *seat) for s, seat in enumerate(seats)])
-        db.executemany("INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)",
-                       [(0, "a", 26.0, 7.0), (0, "b", 27.0, 7.0), (0, "c", 25.5, 8.0),
-                        (2, "a", 27.0, 8.0), (2, "b", 23.0, 8.0),
-                        (3, "a", 22.0, 8.0), (3, "b", 27.0, 8.0), (3, "c", 27.0, 8.0)])
-        db.execute("INSERT INTO matches (id, status, players, names, ladder, created)"
-                   " VALUES ('m5', 'running', 2, '[\"a\", \"b\"]', 1, '2026-01-01T00:00:00')")
+            db.execute(
+                "INSERT INTO ladder_matches (match_id, players, status, created,"
+                " finish_order, rated) VALUES (?, ?, ?, ?, ?, ?)",
+                (match_id, players, status, created, order, rated),
+            )
+            db.executemany(
+                "INSERT INTO ladder_results (match_id, seat, name, rank, delivered)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(match_id, s, *seat) for s, seat in enumerate(seats)],
+            )
+        db.executemany(
+            "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)",
+            [
+                (0, "a", 26.0, 7.0),
+                (0, "b", 27.0, 7.0),
+                (0, "c", 25.5, 8.0),
+                (2, "a", 27.0, 8.0),
+                (2, "b", 23.0, 8.0),
+                (3, "a", 22.0, 8.0),
+                (3, "b", 27.0, 8.0),
+                (3, "c", 27.0, 8.0),
+            ],
+        )
+        db.execute(
+            "INSERT INTO matches (id, status, players, names, ladder, created)"
+            " VALUES ('m5', 'running', 2, '[\"a\", \"b\"]', 1, '2026-01-01T00:00:00')"
+        )
 
 
 def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: Path) -> None:
@@ -76,14 +97,17 @@ def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: P
     path = tmp_path / "old.db"
     old_database(path)
     assert schema.revision(path) is None
-    storage = Storage(path)             # the server opens it first: upgraded there
+    storage = Storage(path)  # the server opens it first: upgraded there
     assert schema.revision(path) == schema.HEAD
     assert storage.match("m5") is not None and storage.match("m5").status == "running"
     storage.close()
     store = LadderStore(path)
     # Tallies and totals were filled from the rated results (m1, m2) only.
-    assert store.tallies() == store.recount() == {
-        "a": Tally(2, 1, 9), "b": Tally(2, 1, 9), "c": Tally(1, 1, 6)}
+    assert (
+        store.tallies()
+        == store.recount()
+        == {"a": Tally(2, 1, 9), "b": Tally(2, 1, 9), "c": Tally(1, 1, 6)}
+    )
     assert store.tallies(2) == {"a": Tally(1, 1, 5), "b": Tally(1, 0, 3)}
     assert (store.rated(0), store.rated(2), store.rated(3)) == (2, 1, 1)
     finished, table = store.standings()
@@ -93,7 +117,11 @@ def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: P
     assert [m.match_id for m in store.matches(status="finished")] == ["m3", "m2", "m1"]
     assert store.running() == ["m5"] and store.unrated() == 1
     assert {n: store.entered(n) for n in ("a", "b", "c", "idle")} == {
-        "a": 10.0, "b": 10.0, "c": 20.0, "idle": None}
+        "a": 10.0,
+        "b": 10.0,
+        "c": 20.0,
+        "idle": None,
+    }
     # The unrated result is then rated and counted like any other.
     assert store.apply_ratings() == 1
     assert store.tallies() == store.recount() and store.rated() == 3
@@ -103,7 +131,7 @@ def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: P
 def test_an_upgrade_that_fails_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     old_database(path)
-    with sqlite3.connect(path) as db:      # a table in the way of revision 0002
+    with sqlite3.connect(path) as db:  # a table in the way of revision 0002
         db.execute("CREATE TABLE ladder_totals (x)")
     with pytest.raises(schema.SchemaError, match="revision head"):
         schema.upgrade(path)
@@ -147,8 +175,12 @@ def test_going_back_and_up_again_arrives_at_the_same_tallies(tmp_path: Path) -> 
 def test_two_processes_opening_one_new_file_upgrade_it_once(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
     code = "import sys; from server import schema; schema.upgrade(sys.argv[1])"
-    runs = [subprocess.Popen([sys.executable, "-c", code, str(path)], cwd=ROOT,
-                             stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(path)], cwd=ROOT, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
     for run in runs:
         _, err = run.communicate(timeout=60)
         assert run.returncode == 0, err

@@ -33,10 +33,17 @@ class Clock:
         return self.now
 
 
-def make_ladder(tmp_path: Path, clock: Clock, name_expiry: float,
-                max_unentered: int = 10_000) -> Ladder:
-    return Ladder(LadderStore(tmp_path / "arena.db"), NoMatchHost(), Policy(), clock=clock,
-                  name_expiry=name_expiry, max_unentered=max_unentered)
+def make_ladder(
+    tmp_path: Path, clock: Clock, name_expiry: float, max_unentered: int = 10_000
+) -> Ladder:
+    return Ladder(
+        LadderStore(tmp_path / "arena.db"),
+        NoMatchHost(),
+        Policy(),
+        clock=clock,
+        name_expiry=name_expiry,
+        max_unentered=max_unentered,
+    )
 
 
 def test_names_that_never_entered_expire_and_entered_ones_stay(tmp_path: Path) -> None:
@@ -45,11 +52,11 @@ def test_names_that_never_entered_expire_and_entered_ones_stay(tmp_path: Path) -
 
     async def scenario() -> None:
         keys = {n: await ladder.register(n) for n in ("early", "player")}
-        (await ladder.enter("player", keys["player"])).close()       # first entry: recorded
+        (await ladder.enter("player", keys["player"])).close()  # first entry: recorded
         assert ladder.store.entered("player") == clock.now
         clock.now += 50
         keys["late"] = await ladder.register("late")
-        clock.now += 50                                    # "early" is now 100 s old
+        clock.now += 50  # "early" is now 100 s old
         assert await ladder.expire_names() == []
         clock.now += 1
         assert await ladder.expire_names() == ["early"]
@@ -79,7 +86,7 @@ def test_an_entry_and_the_expiry_of_its_name_are_ordered(tmp_path: Path) -> None
         key = await ladder.register("racer")
         clock.now += 101
         expiring = asyncio.ensure_future(ladder.expire_names())
-        await asyncio.sleep(0)       # the expiry is queued on the writer first
+        await asyncio.sleep(0)  # the expiry is queued on the writer first
         with pytest.raises(UnknownBotError, match="not registered"):
             await ladder.enter("racer", key)
         assert await expiring == ["racer"]
@@ -110,7 +117,7 @@ def test_the_running_ladder_expires_names_on_its_own(tmp_path: Path) -> None:
         await ladder.register("gone")
         clock.now += 101
         running = asyncio.ensure_future(ladder.run())
-        for _ in range(500):        # the first pass runs as the ladder starts
+        for _ in range(500):  # the first pass runs as the ladder starts
             await ladder.writer.flush()
             if ladder.store.unentered() == 0:
                 break
@@ -131,12 +138,12 @@ def test_names_that_never_entered_are_bounded(tmp_path: Path) -> None:
         keys = {n: await ladder.register(n) for n in ("one", "two")}
         with pytest.raises(LadderFullError, match="2 registered names that never entered"):
             await ladder.register("three")
-        assert ladder.store.check_key("three", "anything") is False     # not kept
-        (await ladder.enter("one", keys["one"])).close()     # an entered name no longer counts
+        assert ladder.store.check_key("three", "anything") is False  # not kept
+        (await ladder.enter("one", keys["one"])).close()  # an entered name no longer counts
         await ladder.register("three")
         with pytest.raises(LadderFullError):
             await ladder.register("four")
-        clock.now += 101                           # expired names free their places
+        clock.now += 101  # expired names free their places
         assert await ladder.expire_names() == ["three", "two"]
         await ladder.register("four")
 
@@ -166,7 +173,8 @@ def test_the_flags_and_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_register_beyond_the_bound_is_resource_exhausted(
-        start_server: Callable[..., object]) -> None:
+    start_server: Callable[..., object],
+) -> None:
     server = start_server(ladder_max_unentered=2)
     with grpc.insecure_channel(server.address) as channel:
         ladder = pb_grpc.LadderStub(channel)
@@ -184,26 +192,34 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
     are sent then): a second entry of the bot replaces it even if the first was never
     read from, on one host and, on PostgreSQL, through another host."""
     clock = Clock()
-    ladders = [Ladder(LadderStore(database), NoMatchHost(), Policy(), clock=clock,
-                      host_id=f"host-{i}", advertise=lambda: "127.0.0.1:1")
-               for i in range(2)]
+    ladders = [
+        Ladder(
+            LadderStore(database),
+            NoMatchHost(),
+            Policy(),
+            clock=clock,
+            host_id=f"host-{i}",
+            advertise=lambda: "127.0.0.1:1",
+        )
+        for i in range(2)
+    ]
     first, other = ladders
 
     async def replaced(entry: object) -> None:
         with pytest.raises(ReplacedError, match="entered the ladder again"):
-            await asyncio.wait_for(anext(entry), 10)     # type: ignore[call-overload]
+            await asyncio.wait_for(anext(entry), 10)  # type: ignore[call-overload]
 
     async def scenario() -> None:
         key = await first.register("ada")
         older = await first.enter("ada", key)
-        newer = await first.enter("ada", key)             # on the same host
+        newer = await first.enter("ada", key)  # on the same host
         await replaced(older)
         newer.close()
         if first.shared is None:
             return
         assert other.shared is not None
         older = await first.enter("ada", key)
-        newer = await other.enter("ada", key)             # through another host
+        newer = await other.enter("ada", key)  # through another host
         await first.shared.announce()
         await replaced(older)
         older.close()
@@ -211,5 +227,5 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
 
     asyncio.run(scenario())
     for ladder in ladders:
-        ladder.writer.close()       # the entries' removals run before their store closes
+        ladder.writer.close()  # the entries' removals run before their store closes
         ladder.store.close()

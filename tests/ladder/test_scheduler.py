@@ -116,8 +116,9 @@ def test_the_loop_keeps_forming_matches_as_bots_come_and_go() -> None:
         def describe(names: list[str]) -> list[Waiting]:
             return [Waiting(n, 25.0, sum(n in m for m in played)) for n in names]
 
-        scheduler = Scheduler(Policy(2, 2, concurrency=2), describe, play,
-                              rng=random.Random(1), settle=0.01)
+        scheduler = Scheduler(
+            Policy(2, 2, concurrency=2), describe, play, rng=random.Random(1), settle=0.01
+        )
         loop = asyncio.create_task(scheduler.run())
         for name in ("a", "b", "c", "d", "e"):
             scheduler.join(name)

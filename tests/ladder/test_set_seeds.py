@@ -48,6 +48,7 @@ def play_set(database: str, matches: int) -> tuple[list[str], list[pb.MatchEnded
     """Returns (the stored records, seat 0's MatchEnded) of the first ``matches`` of a
     3-player set, played in-process to their ends with seeded random answers (the
     seats give client seeds, which a set does not mix in)."""
+
     async def go() -> tuple[list[str], list[pb.MatchEnded]]:
         storage = Storage(database)
         try:
@@ -55,8 +56,9 @@ def play_set(database: str, matches: int) -> tuple[list[str], list[pb.MatchEnded
             records, ended = [], []
             for index in range(matches):
                 seated = [NAMES[(seat - index) % 3] for seat in range(3)]
-                match = host.create_match(3, names=seated, ladder=True,
-                                          deal_set=(DealSet(SET_ID, index, 3), SERVER_SEED))
+                match = host.create_match(
+                    3, names=seated, ladder=True, deal_set=(DealSet(SET_ID, index, 3), SERVER_SEED)
+                )
                 for seat in range(3):
                     match.join(seat, None, f"entropy of {seated[seat]}")
                 rng = random.Random(index)
@@ -78,7 +80,8 @@ def play_set(database: str, matches: int) -> tuple[list[str], list[pb.MatchEnded
 
 
 def test_a_sets_matches_share_one_commitment_and_hide_the_seed_until_the_last(
-        database: str, tmp_path: Path) -> None:
+    database: str, tmp_path: Path
+) -> None:
     records, ended = play_set(database, 2)
     committed = commitment(SET_ID, SERVER_SEED)
     for index, text in enumerate(records):
@@ -95,14 +98,16 @@ def test_a_sets_matches_share_one_commitment_and_hide_the_seed_until_the_last(
         assert len(faults) == 1 and faults[0].startswith("cannot verify yet")
     path = tmp_path / "sealed.json"
     path.write_text(records[0])
-    out = subprocess.run([str(MAMMAMIA), "verify", str(path)], capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [str(MAMMAMIA), "verify", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 2
     assert "cannot verify yet" in out.stderr and SET_ID in out.stderr
 
 
 def test_the_last_match_reveals_the_seed_and_the_completed_set_verifies(
-        database: str, tmp_path: Path) -> None:
+    database: str, tmp_path: Path
+) -> None:
     records, ended = play_set(database, 3)
     last = rec.loads(records[2])
     assert verify(last) == []
@@ -118,12 +123,18 @@ def test_the_last_match_reveals_the_seed_and_the_completed_set_verifies(
         store.start_set(SET_ID, NAMES, SERVER_SEED, commitment(SET_ID, SERVER_SEED))
         for index, text in enumerate(records):
             data = json.loads(text)
-            store.start_match(data["meta"]["match"], data["meta"]["names"],
-                              commitment(SET_ID, SERVER_SEED), SET_ID, index)
-            assert store.finish_match(data["meta"]["match"],
-                                      [SeatResult(rank, 0) for rank in (1, 2, 3)])
+            store.start_match(
+                data["meta"]["match"],
+                data["meta"]["names"],
+                commitment(SET_ID, SERVER_SEED),
+                SET_ID,
+                index,
+            )
+            assert store.finish_match(
+                data["meta"]["match"], [SeatResult(rank, 0) for rank in (1, 2, 3)]
+            )
         assert store.reveal_set(SET_ID, "unused") == "complete"
-        assert store.reveal_set(SET_ID, "unused") is None     # once
+        assert store.reveal_set(SET_ID, "unused") is None  # once
         row = store.deal_set(SET_ID)
         assert row is not None and row.status == "complete" and len(row.matches) == 3
         completed = []
@@ -146,8 +157,9 @@ def test_the_last_match_reveals_the_seed_and_the_completed_set_verifies(
         assert [names[(s + index) % 3] for s in range(3)] == list(NAMES)
     path = tmp_path / "first.json"
     path.write_text(completed[0].dumps())
-    out = subprocess.run([str(MAMMAMIA), "verify", str(path)], capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [str(MAMMAMIA), "verify", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
 
 

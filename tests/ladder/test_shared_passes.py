@@ -36,8 +36,10 @@ def pairs(seed: int) -> object:
     rng = random.Random(seed)
 
     def form(waiting: list[tuple[str, Rating, int]]) -> list[tuple[str, ...]]:
-        return form_matches([Waiting(n, r.mu, g) for n, r, g in waiting],
-                            Policy(2, 2, concurrency=1), 0, rng)
+        return form_matches(
+            [Waiting(n, r.mu, g) for n, r, g in waiting], Policy(2, 2, concurrency=1), 0, rng
+        )
+
     return form
 
 
@@ -45,13 +47,18 @@ def reserve(ids: list[int]) -> object:
     def new(players: int) -> tuple[str, Sequence[str]]:
         ids.append(len(ids))
         return f"m{threading.get_ident()}-{ids[-1]}", [f"t{ids[-1]}-{s}" for s in range(players)]
+
     return new
 
 
 def running_seats(store: LadderStore) -> list[str]:
-    return [n for (n,) in store._db.execute(
-        "SELECT r.name FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
-        " WHERE m.status = 'running'").fetchall()]
+    return [
+        n
+        for (n,) in store._db.execute(
+            "SELECT r.name FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
+            " WHERE m.status = 'running'"
+        ).fetchall()
+    ]
 
 
 def test_racing_passes_of_two_hosts_seat_each_bot_once(stores: list[LadderStore]) -> None:
@@ -66,18 +73,20 @@ def test_racing_passes_of_two_hosts_seat_each_bot_once(stores: list[LadderStore]
         for _ in range(10):
             formed[k].extend(store.take(host, f"{host}:1", NOW - 10, pairs(k), reserve(ids)))
 
-    threads = [threading.Thread(target=passes, args=(0, a, "host-a")),
-               threading.Thread(target=passes, args=(1, b, "host-b"))]
+    threads = [
+        threading.Thread(target=passes, args=(0, a, "host-a")),
+        threading.Thread(target=passes, args=(1, b, "host-b")),
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
     seated = running_seats(a)
-    assert sorted(seated) == sorted(bots)                 # every bot once, none twice
+    assert sorted(seated) == sorted(bots)  # every bot once, none twice
     assert len(formed[0]) + len(formed[1]) == 6
     hosts = dict(a._db.execute("SELECT match_id, host FROM ladder_matches").fetchall())
     for k, host in ((0, "host-a"), (1, "host-b")):
-        assert all(hosts[f.match_id] == host for f in formed[k])   # run where formed
+        assert all(hosts[f.match_id] == host for f in formed[k])  # run where formed
     # The host of a bot's Enter stream reads its seat, token, commitment and the
     # running host, once the running host has published them (the match exists).
     match = (formed[0] or formed[1])[0]
@@ -86,42 +95,44 @@ def test_racing_passes_of_two_hosts_seat_each_bot_once(stores: list[LadderStore]
     seats = b.seats(list(match.names))
     assert {seats[n].token for n in match.names} == set(match.tokens)
     assert {(seats[n].match_id, seats[n].commitment) for n in match.names} == {
-        (match.match_id, "c0ffee")}
+        (match.match_id, "c0ffee")
+    }
 
 
 def test_a_pass_takes_live_idle_bots_only(stores: list[LadderStore]) -> None:
     a, b = stores
     a.enter("ada", "host-a", "s1", NOW)
     a.enter("bob", "host-a", "s2", NOW)
-    b.enter("quiet", "host-b", "s3", NOW - 60)            # its host stopped beating
+    b.enter("quiet", "host-b", "s3", NOW - 60)  # its host stopped beating
     ids: list[int] = []
     (first,) = a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids))
     assert sorted(first.names) == ["ada", "bob"]
     a.publish(first.match_id, first.tokens, "")
     b.enter("cy", "host-b", "s4", NOW)
     assert b.take("host-b", "b:1", NOW - 10, pairs(2), reserve(ids)) == []  # ada, bob busy
-    b.beat("host-b", ["s3"], NOW)                          # back: beats again
+    b.beat("host-b", ["s3"], NOW)  # back: beats again
     a.finish_match(first.match_id, [SeatResult(1, 3), SeatResult(2, 1)])
-    assert a.seats(["ada", "bob"]) == {}                  # tokens gone with the match
+    assert a.seats(["ada", "bob"]) == {}  # tokens gone with the match
     taken = b.take("host-b", "b:1", NOW - 10, pairs(3), reserve(ids))
     taken += b.take("host-b", "b:1", NOW - 10, pairs(4), reserve(ids))
     assert sorted(n for f in taken for n in f.names) == ["ada", "bob", "cy", "quiet"]
 
 
 def test_the_entries_of_a_host_whose_session_ended_are_passed_over_at_once(
-        postgres_url: str) -> None:
+    postgres_url: str,
+) -> None:
     a, b = LadderStore(postgres_url), LadderStore(postgres_url)
     try:
         a.claim(alone=False, host="host-a")
         b.claim(alone=False, host="host-b")
         for name, host in (("ada", "host-a"), ("bob", "host-b"), ("cy", "host-b")):
             a.enter(name, host, f"s-{name}", NOW)
-        b.close()            # host-b's process ends: its session, and presence, with it
+        b.close()  # host-b's process ends: its session, and presence, with it
         ids: list[int] = []
         # Its entries still beat recently, but only host-a's own bot waits.
         assert a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids)) == []
         b = LadderStore(postgres_url)
-        b.claim(alone=False, host="host-b")          # host-b back
+        b.claim(alone=False, host="host-b")  # host-b back
         (formed,) = a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids))
         assert "ada" in formed.names
         # A host's own entries wait without its presence (before it is taken again).
@@ -140,18 +151,20 @@ def test_a_claim_lost_with_its_session_is_taken_again(postgres_url: str) -> None
     try:
         a.claim(alone=False, host="host-a")
         b.claim(alone=False, host="host-b")
-        assert a.keep_claim() is False                 # held: nothing to do
+        assert a.keep_claim() is False  # held: nothing to do
         a.enter("ada", "host-a", "s-ada", NOW)
         a.enter("bob", "host-a", "s-bob", NOW)
         # What a PostgreSQL restart does to host-a's claim: its session ends.
-        held = ("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
-                " AND objid = CAST(hashtext('host-a') AS oid)")
+        held = (
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
+            " AND objid = CAST(hashtext('host-a') AS oid)"
+        )
         (pid,) = b._db.execute(held).fetchone()
         b._db.execute("SELECT pg_terminate_backend(?, 10000)", (pid,))
         assert b._db.execute(held).fetchall() == []
         ids: list[int] = []
         assert b.take("host-b", "b:1", NOW - 10, pairs(1), reserve(ids)) == []
-        assert a.keep_claim() is True                  # connects again and takes it
+        assert a.keep_claim() is True  # connects again and takes it
         assert a.keep_claim() is False
         (formed,) = b.take("host-b", "b:1", NOW - 10, pairs(1), reserve(ids))
         assert sorted(formed.names) == ["ada", "bob"]
@@ -161,12 +174,13 @@ def test_a_claim_lost_with_its_session_is_taken_again(postgres_url: str) -> None
 
 
 def test_a_newer_entry_replaces_the_row_and_a_host_clears_its_own(
-        stores: list[LadderStore]) -> None:
+    stores: list[LadderStore],
+) -> None:
     a, b = stores
     a.enter("ada", "host-a", "old", NOW)
     b.enter("ada", "host-b", "new", NOW + 1)
     assert a.entries(["ada"]) == {"ada": ("host-b", "new")}
-    a.leave("ada", "old")                                  # the older stream's end
+    a.leave("ada", "old")  # the older stream's end
     assert a.entries(["ada"]) == {"ada": ("host-b", "new")}
     a.enter("bob", "host-a", "s", NOW)
     assert a.clear_entries("host-a") == 1
@@ -177,11 +191,15 @@ def test_rows_from_before_host_ids_are_taken_by_the_first_host(postgres_url: str
     from server.storage import Storage, connect
 
     db = connect(postgres_url)
-    db.execute("INSERT INTO matches (id, status, players, names, ladder, created)"
-               " VALUES ('old', 'running', 2, '[]', 1, '2026-01-01')")
+    db.execute(
+        "INSERT INTO matches (id, status, players, names, ladder, created)"
+        " VALUES ('old', 'running', 2, '[]', 1, '2026-01-01')"
+    )
     db.execute("INSERT INTO match_setups (match_id, setup) VALUES ('old', '{}')")
-    db.execute("INSERT INTO ladder_matches (match_id, players, status, created)"
-               " VALUES ('old', 2, 'running', 1.0)")
+    db.execute(
+        "INSERT INTO ladder_matches (match_id, players, status, created)"
+        " VALUES ('old', 2, 'running', 1.0)"
+    )
     first, second = Storage(postgres_url, host_id="h1"), Storage(postgres_url, host_id="h2")
     ladder = LadderStore(postgres_url)
     try:
@@ -191,8 +209,7 @@ def test_rows_from_before_host_ids_are_taken_by_the_first_host(postgres_url: str
         # Each host aborts its own unfinished rows only.
         assert second.abort_unfinished("restart") == []
         assert first.abort_unfinished("restart") == ["old"]
-        (host,) = db.execute("SELECT host FROM match_setups WHERE match_id = 'old'"
-                             ).fetchone()
+        (host,) = db.execute("SELECT host FROM match_setups WHERE match_id = 'old'").fetchone()
         assert host == "h1"
     finally:
         first.close()

@@ -26,8 +26,9 @@ def finish(store: LadderStore, match_id: str, names: list[str], ranks: list[int]
     return store.finish_match(match_id, [SeatResult(k, 4 - k) for k in ranks])
 
 
-def test_register_returns_a_key_that_only_that_bot_can_use(store: LadderStore,
-                                                            database: str) -> None:
+def test_register_returns_a_key_that_only_that_bot_can_use(
+    store: LadderStore, database: str
+) -> None:
     key = store.register("alice")
     assert store.check_key("alice", key)
     assert not store.check_key("alice", key + "x")
@@ -87,7 +88,8 @@ def test_ratings_are_kept_per_player_count(store: LadderStore) -> None:
 
 
 def test_standings_rank_by_conservative_rating_and_count_games_wins_pizzas(
-        store: LadderStore) -> None:
+    store: LadderStore,
+) -> None:
     rng = random.Random(5)
     for i in range(30):
         names = ["strong", "middle", "weak"]
@@ -153,7 +155,8 @@ def test_rate_favours_the_better_rank() -> None:
 
 
 def test_rerate_command_says_whether_the_stored_ratings_agree(
-        database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    database: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mammamia.cli import main
 
     path = database
@@ -183,7 +186,8 @@ def test_rerate_command_says_whether_the_stored_ratings_agree(
 
 
 def test_rerate_refuses_a_file_that_is_not_a_ladder_database(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mammamia.cli import main
 
     text = tmp_path / "notes.txt"
@@ -191,8 +195,11 @@ def test_rerate_refuses_a_file_that_is_not_a_ladder_database(
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t (x)")
-    for path, words in [(text, "not a readable SQLite database"),
-                        (other, "no ladder tables"), (tmp_path, "no such file")]:
+    for path, words in [
+        (text, "not a readable SQLite database"),
+        (other, "no ladder tables"),
+        (tmp_path, "no such file"),
+    ]:
         assert main(["ladder", "rerate", "--db", str(path)]) == 2
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and words in err, err

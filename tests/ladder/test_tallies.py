@@ -34,8 +34,9 @@ def play(store: LadderStore, match_id: str, rng: random.Random) -> None:
     """Starts and finishes one random match (not rated yet)."""
     names = rng.sample(BOTS, rng.randint(2, 5))
     store.start_match(match_id, names)
-    assert store.finish_match(match_id, [SeatResult(rng.randint(1, 3), rng.randint(0, 9))
-                                         for _ in names])
+    assert store.finish_match(
+        match_id, [SeatResult(rng.randint(1, 3), rng.randint(0, 9)) for _ in names]
+    )
 
 
 def assert_tallies_agree(store: LadderStore) -> None:
@@ -74,47 +75,50 @@ def test_a_result_counts_in_its_scope_and_in_all(store: LadderStore) -> None:
     store.start_match("m1", ["a", "b", "c"])
     store.finish_match("m1", [SeatResult(1, 5), SeatResult(1, 5), SeatResult(3, 2)])
     store.apply_ratings()
-    assert store.tallies(3) == store.tallies(ALL_PLAYERS) == {
-        "a": Tally(1, 1, 5), "b": Tally(1, 1, 5), "c": Tally(1, 0, 2)}
+    assert (
+        store.tallies(3)
+        == store.tallies(ALL_PLAYERS)
+        == {"a": Tally(1, 1, 5), "b": Tally(1, 1, 5), "c": Tally(1, 0, 2)}
+    )
     assert store.tallies(2) == {}
     assert (store.rated(0), store.rated(2), store.rated(3)) == (1, 0, 1)
 
 
-def test_a_crash_between_a_result_and_its_rating_is_counted_once_at_restart(
-        tmp_path: Path) -> None:
+def test_a_crash_between_a_result_and_its_rating_is_counted_once_at_restart(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
     store = LadderStore(path)
     rng = random.Random(8)
     for i in range(10):
         play(store, f"m{i}", rng)
     store.apply_ratings()
-    play(store, "m10", rng)         # its result is stored, and then the process dies
+    play(store, "m10", rng)  # its result is stored, and then the process dies
     store.close()
 
     again = LadderStore(path)
     assert again.unrated() == 1
-    assert again.rated() == 10      # the unrated result is not counted yet
+    assert again.rated() == 10  # the unrated result is not counted yet
     assert_tallies_agree(again)
     ladder = Ladder(again, NoMatchHost({}), Policy())
     ladder.recover()
     assert again.unrated() == 0
     assert_tallies_agree(again)
-    ladder.recover()                # a second start changes nothing
+    ladder.recover()  # a second start changes nothing
     assert_tallies_agree(again)
     assert again.rated() == 11
     again.close()
 
 
 def test_recovery_takes_a_cut_off_result_from_the_servers_record_and_counts_it(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "arena.db"
     store = LadderStore(path)
     store.start_match("m1", ["a", "b"])
     store.finish_match("m1", [SeatResult(1, 4), SeatResult(2, 1)])
     store.apply_ratings()
-    store.start_match("stored", ["a", "b", "c"])      # the server stored its record ...
-    store.start_match("lost", ["b", "c"])             # ... this one's it did not
-    store.close()                                     # ... and the process died
+    store.start_match("stored", ["a", "b", "c"])  # the server stored its record ...
+    store.start_match("lost", ["b", "c"])  # ... this one's it did not
+    store.close()  # ... and the process died
 
     again = LadderStore(path)
     host = NoMatchHost({"stored": Outcome("finished", (2, 1, 3), (3, 6, 0))})
@@ -127,8 +131,9 @@ def test_recovery_takes_a_cut_off_result_from_the_servers_record_and_counts_it(
     again.close()
 
 
-def test_a_rating_that_fails_midway_counts_nothing(store: LadderStore,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rating_that_fails_midway_counts_nothing(
+    store: LadderStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = random.Random(1)
     play(store, "m1", rng)
     store.apply_ratings()
@@ -138,7 +143,7 @@ def test_a_rating_that_fails_midway_counts_nothing(store: LadderStore,
 
     def fail_second(ratings: Sequence[object], ranks: Sequence[int]) -> object:
         calls.append(1)
-        if len(calls) == 2:     # the per-player-count scope, after the "all" scope
+        if len(calls) == 2:  # the per-player-count scope, after the "all" scope
             raise RuntimeError("the disk is gone")
         return real(ratings, ranks)
 
@@ -216,10 +221,8 @@ def traced(store: LadderStore) -> list[str]:
     return seen
 
 
-def test_no_statement_of_the_running_server_scans_or_sorts_the_history(
-        store: LadderStore) -> None:
-    statements = [s for s in traced(store)
-                  if not re.match(r"\s*(BEGIN|COMMIT|ROLLBACK|PRAGMA)", s)]
+def test_no_statement_of_the_running_server_scans_or_sorts_the_history(store: LadderStore) -> None:
+    statements = [s for s in traced(store) if not re.match(r"\s*(BEGIN|COMMIT|ROLLBACK|PRAGMA)", s)]
     assert len(statements) > 20
     for sql in statements:
         steps = [r[3] for r in store._db.execute(f"EXPLAIN QUERY PLAN {sql}")]
@@ -230,11 +233,12 @@ def test_no_statement_of_the_running_server_scans_or_sorts_the_history(
             # p: a page of matches, up to a limit; a constant row: one match by its id
             if step.startswith("SCAN") and step not in ("SCAN p", "SCAN CONSTANT ROW"):
                 assert "INDEX" in step or "json_each" in step, (sql, steps)
-            if "ladder_matches" in step or "ladder_results" in step or re.match(
-                    r"(SCAN|SEARCH) [mr]\b", step):
+            if (
+                "ladder_matches" in step
+                or "ladder_results" in step
+                or re.match(r"(SCAN|SEARCH) [mr]\b", step)
+            ):
                 assert "INDEX" in step, (sql, steps)
-
-
 
 
 def test_the_ladder_reader_reads_on_its_own_thread(store: LadderStore) -> None:
@@ -260,9 +264,14 @@ class PlayingHost(NoMatchHost):
         super().__init__({})
         self.created = 0
 
-    async def create(self, names: Sequence[str], deal_set: object = None, *,
-                     match_id: str | None = None, tokens: Sequence[str] | None = None
-                     ) -> tuple[str, list[str], str]:
+    async def create(
+        self,
+        names: Sequence[str],
+        deal_set: object = None,
+        *,
+        match_id: str | None = None,
+        tokens: Sequence[str] | None = None,
+    ) -> tuple[str, list[str], str]:
         self.created += 1
         return f"m-{self.created}", [f"token-{i}" for i in range(len(names))], ""
 
@@ -275,8 +284,8 @@ def test_the_standings_are_read_once_after_each_rated_result(store: LadderStore)
 
     async def scenario() -> None:
         first = await ladder.standings()
-        assert first == (0, []) and await ladder.standings() is first     # from memory
-        await ladder._play(("a", "b"))              # a match is played, stored and rated
+        assert first == (0, []) and await ladder.standings() is first  # from memory
+        await ladder._play(("a", "b"))  # a match is played, stored and rated
         after = await ladder.standings()
         assert after == store.standings() and after[0] == 1
         assert await ladder.standings() is after

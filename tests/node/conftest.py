@@ -33,6 +33,8 @@ def node_bot(node: str) -> list[str]:
     """
     main = json.loads((PACKAGE / "package.json").read_text())["main"]
     if not (PACKAGE / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        pytest.fail(f"{PACKAGE / 'node_modules'} is missing: run `make test` "
-                    "or `npm ci --prefix bots/node` first")
+        pytest.fail(
+            f"{PACKAGE / 'node_modules'} is missing: run `make test` "
+            "or `npm ci --prefix bots/node` first"
+        )
     return [node, str(PACKAGE / main)]

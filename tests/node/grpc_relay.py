@@ -33,14 +33,17 @@ class Relay:
     in order. Use as a context manager.
     """
 
-    KINDS: ClassVar[dict[str, str]] = {"/mammamia.v1.Ladder/Register": "unary_unary",
-                                       "/mammamia.v1.Ladder/Enter": "unary_stream",
-                                       "/mammamia.v1.Seat/Join": "unary_unary",
-                                       "/mammamia.v1.Seat/Play": "stream_stream",
-                                       "/mammamia.v1.Seat/PlayMatches": "stream_stream"}
+    KINDS: ClassVar[dict[str, str]] = {
+        "/mammamia.v1.Ladder/Register": "unary_unary",
+        "/mammamia.v1.Ladder/Enter": "unary_stream",
+        "/mammamia.v1.Seat/Join": "unary_unary",
+        "/mammamia.v1.Seat/Play": "stream_stream",
+        "/mammamia.v1.Seat/PlayMatches": "stream_stream",
+    }
 
-    def __init__(self, upstream: str, *, without: frozenset[str] = frozenset(),
-                 cut: str | None = None) -> None:
+    def __init__(
+        self, upstream: str, *, without: frozenset[str] = frozenset(), cut: str | None = None
+    ) -> None:
         self.without = without
         self.cut = cut
         self.calls: Counter[str] = Counter()
@@ -76,14 +79,16 @@ class Relay:
         """Returns the upstream server's callable for ``method``, bytes in and out."""
         return getattr(self._channel, kind)(method)
 
-    def play_matches(self, requests: Iterator[bytes], context: grpc.ServicerContext,
-                     number: int) -> Iterator[bytes]:
+    def play_matches(
+        self, requests: Iterator[bytes], context: grpc.ServicerContext, number: int
+    ) -> Iterator[bytes]:
         """Yields the server's messages of PlayMatches call ``number`` (1: the first),
         breaking the first one as ``cut`` says."""
         cut = self.cut if number == 1 else None
-        acts = [0]              # answers passed on so far, counted by the client's side
+        acts = [0]  # answers passed on so far, counted by the client's side
         call = self.remote("/mammamia.v1.Seat/PlayMatches", "stream_stream")(
-            self.noted(requests, acts), metadata=_metadata(context))
+            self.noted(requests, acts), metadata=_metadata(context)
+        )
         context.add_callback(call.cancel)
         match_id = ""
         for reply in _forwarded(call, context):
@@ -92,8 +97,13 @@ class Relay:
             for event in events:
                 if event.WhichOneof("event") == "snapshot" and not match_id:
                     match_id = event.snapshot.match_id
-            if (cut is not None and not self.cut_match and acts[0] >= ANSWERS_BEFORE_CUT
-                    and "decision" in kinds and "match_ended" not in kinds):
+            if (
+                cut is not None
+                and not self.cut_match
+                and acts[0] >= ANSWERS_BEFORE_CUT
+                and "decision" in kinds
+                and "match_ended" not in kinds
+            ):
                 # Broken: the server's side goes (the seat's stream with it), then the
                 # client's, as a dropped connection would.
                 self.cut_match = match_id
@@ -111,8 +121,12 @@ class Relay:
     def __enter__(self) -> Relay:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self.close()
 
 
@@ -140,9 +154,9 @@ class _Handler(grpc.GenericRpcHandler):
         kind = Relay.KINDS.get(method)
         name = method.rsplit("/", 1)[1]
         if kind is None:
-            return None                         # UNIMPLEMENTED
+            return None  # UNIMPLEMENTED
         if name in self.relay.without:
-            self.relay.count(name)              # asked for, and answered UNIMPLEMENTED
+            self.relay.count(name)  # asked for, and answered UNIMPLEMENTED
             return None
         relay = self.relay
         remote = relay.remote(method, kind)
@@ -160,8 +174,9 @@ class _Handler(grpc.GenericRpcHandler):
             context.add_callback(call.cancel)
             yield from _forwarded(call, context)
 
-        def stream_stream(requests: Iterator[bytes], context: grpc.ServicerContext
-                          ) -> Iterator[bytes]:
+        def stream_stream(
+            requests: Iterator[bytes], context: grpc.ServicerContext
+        ) -> Iterator[bytes]:
             number = relay.count(name)
             if name == "PlayMatches":
                 yield from relay.play_matches(requests, context, number)
@@ -170,8 +185,15 @@ class _Handler(grpc.GenericRpcHandler):
             context.add_callback(call.cancel)
             yield from _forwarded(call, context)
 
-        handler = {"unary_unary": grpc.unary_unary_rpc_method_handler,
-                   "unary_stream": grpc.unary_stream_rpc_method_handler,
-                   "stream_stream": grpc.stream_stream_rpc_method_handler}[kind]
-        return handler({"unary_unary": unary_unary, "unary_stream": unary_stream,
-                        "stream_stream": stream_stream}[kind])
+        handler = {
+            "unary_unary": grpc.unary_unary_rpc_method_handler,
+            "unary_stream": grpc.unary_stream_rpc_method_handler,
+            "stream_stream": grpc.stream_stream_rpc_method_handler,
+        }[kind]
+        return handler(
+            {
+                "unary_unary": unary_unary,
+                "unary_stream": unary_stream,
+                "stream_stream": stream_stream,
+            }[kind]
+        )

@@ -31,7 +31,7 @@ class TcpProxy:
             try:
                 client, _ = self._listener.accept()
             except OSError:
-                return                          # the listener was closed
+                return  # the listener was closed
             try:
                 server = socket.create_connection(self._upstream, timeout=5)
             except OSError:
@@ -76,6 +76,10 @@ class TcpProxy:
     def __enter__(self) -> TcpProxy:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self.close()

@@ -32,11 +32,16 @@ def run_node(node_bot: list[str], server: Any, *args: str) -> subprocess.Complet
     """Returns the finished Node.js ladder run (it leaves after its assignments)."""
     return subprocess.run(
         [*node_bot, "--server", server.address, "--ladder", "--name", NODE_NAME, *args],
-        capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
 
 
 def test_node_bot_registers_enters_and_plays_its_assignments(
-        python_ladder_bots: Any, node_bot: list[str]) -> None:
+    python_ladder_bots: Any, node_bot: list[str]
+) -> None:
     server = python_ladder_bots
 
     first = run_node(node_bot, server, "--matches", "2")
@@ -66,17 +71,20 @@ def test_node_bot_registers_enters_and_plays_its_assignments(
         assert len(played) == 3
         for match in played:
             assert match.ladder and match.status == pb.MATCH_STATUS_FINISHED
-            record = json.loads(ladder.GetRecord(pb.GetRecordRequest(match_id=match.match_id),
-                                                 timeout=10).json)
+            record = json.loads(
+                ladder.GetRecord(pb.GetRecordRequest(match_id=match.match_id), timeout=10).json
+            )
             seat = record["meta"]["names"].index(NODE_NAME)
             assert any(a["seat"] == seat for a in record["actions"])
             assert [t for t in record["meta"]["timeouts"] if t["seat"] == seat] == []
 
 
 def test_node_bot_with_a_wrong_ladder_key_stops_with_status_1(
-        start_server: Any, node_bot: list[str]) -> None:
+    start_server: Any, node_bot: list[str]
+) -> None:
     server = start_server()
     done = run_node(node_bot, server, "--key=not-the-key", "--retry-for", "5")
     assert done.returncode == 1
-    assert re.search(r"ladder refused \\?\"node-ladder\\?\": (UNAUTHENTICATED|PERMISSION_DENIED)",
-                     done.stderr), done.stderr
+    assert re.search(
+        r"ladder refused \\?\"node-ladder\\?\": (UNAUTHENTICATED|PERMISSION_DENIED)", done.stderr
+    ), done.stderr

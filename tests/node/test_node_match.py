@@ -25,8 +25,8 @@ import pytest
 
 from .tcp_proxy import TcpProxy
 
-MATCH_TIMEOUT_S = 90        # bounds every wait: no test can hang
-NODE_SEAT = 1               # not the first seat, so seats are not confused with 0/absent
+MATCH_TIMEOUT_S = 90  # bounds every wait: no test can hang
+NODE_SEAT = 1  # not the first seat, so seats are not confused with 0/absent
 PLAYERS = 3
 
 
@@ -42,16 +42,25 @@ def mammamia(*args: str, server: Any, timeout: float = 60) -> str:
     """Returns the stdout of a `mammamia` command run with the server's organiser key;
     fails the test with its stderr when it exits non-zero."""
     env = {**os.environ, "MAMMAMIA_ORGANISER_KEY": server.organiser_key}
-    done = subprocess.run([sys.executable, "-m", "mammamia", *args], capture_output=True,
-                          text=True, env=env, timeout=timeout, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mammamia", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
     assert done.returncode == 0, f"mammamia {' '.join(args)}: {done.stderr}"
     return done.stdout
 
 
 def create_match(server: Any) -> Match:
     """Returns a new 3-player match on the server."""
-    out = json.loads(mammamia("match", "create", "--server", server.address,
-                              "--players", str(PLAYERS), server=server))
+    out = json.loads(
+        mammamia(
+            "match", "create", "--server", server.address, "--players", str(PLAYERS), server=server
+        )
+    )
     return Match(out["match"], out["tokens"])
 
 
@@ -67,23 +76,48 @@ def started() -> Iterator[list[subprocess.Popen[bytes]]]:
             p.wait()
 
 
-def start_players(server: Any, match: Match, node_command: list[str], node_address: str,
-                  tmp_path: Path, started: list[subprocess.Popen[bytes]]
-                  ) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
+def start_players(
+    server: Any,
+    match: Match,
+    node_command: list[str],
+    node_address: str,
+    tmp_path: Path,
+    started: list[subprocess.Popen[bytes]],
+) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]]]:
     """Returns the Node.js bot's process (seat NODE_SEAT, through `node_address`) and
     the Python bots' processes (the other seats), their stderr in files in tmp_path.
 
     Tokens go as `--token=T`: a URL-safe token may begin with '-'."""
     node = subprocess.Popen(
-        [*node_command, "--server", node_address, f"--token={match.tokens[NODE_SEAT]}",
-         "--name", "node-bot"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "node.log").open("wb"))
+        [
+            *node_command,
+            "--server",
+            node_address,
+            f"--token={match.tokens[NODE_SEAT]}",
+            "--name",
+            "node-bot",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "node.log").open("wb"),
+    )
     python = [
         subprocess.Popen(
-            [sys.executable, "-m", "mammamia", "bot", "random", "--server", server.address,
-             f"--token={token}"],
-            stdout=subprocess.DEVNULL, stderr=(tmp_path / f"python-{seat}.log").open("wb"))
-        for seat, token in enumerate(match.tokens) if seat != NODE_SEAT]
+            [
+                sys.executable,
+                "-m",
+                "mammamia",
+                "bot",
+                "random",
+                "--server",
+                server.address,
+                f"--token={token}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / f"python-{seat}.log").open("wb"),
+        )
+        for seat, token in enumerate(match.tokens)
+        if seat != NODE_SEAT
+    ]
     started += [node, *python]
     return node, python
 
@@ -98,8 +132,9 @@ def wait_all(processes: list[subprocess.Popen[bytes]], tmp_path: Path) -> list[i
         for p in processes:
             p.kill()
             p.wait()
-        logs = "\n".join(f"--- {f.name}\n{f.read_text()[-3000:]}"
-                         for f in sorted(tmp_path.glob("*.log")))
+        logs = "\n".join(
+            f"--- {f.name}\n{f.read_text()[-3000:]}" for f in sorted(tmp_path.glob("*.log"))
+        )
         pytest.fail(f"the match did not end within {MATCH_TIMEOUT_S} s\n{logs}")
 
 
@@ -130,8 +165,11 @@ def describe(action: dict[str, Any]) -> str:
         if hand:
             parts.append(f"adding {' + '.join(hand)}")
         return ", ".join(parts)
-    parts = ["pass" if action.get("pass") else
-             f"play {action['play']['count']} {action['play']['ingredient']}"]
+    parts = [
+        "pass"
+        if action.get("pass")
+        else f"play {action['play']['count']} {action['play']['ingredient']}"
+    ]
     if action.get("order"):
         parts.append(f"order {action['order']}")
     if action.get("draw"):
@@ -165,28 +203,27 @@ def check_record(server: Any, match: Match, node_log: str, tmp_path: Path) -> di
 
 
 def test_node_bot_plays_a_match_against_python_bots(
-        server: Any, node_bot: list[str], tmp_path: Path,
-        started: list[subprocess.Popen[bytes]]) -> None:
+    server: Any, node_bot: list[str], tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
     match = create_match(server)
-    node, python = start_players(server, match, node_bot, server.address, tmp_path,
-                                 started)
+    node, python = start_players(server, match, node_bot, server.address, tmp_path, started)
 
     statuses = wait_all([node, *python], tmp_path)
 
     node_log = (tmp_path / "node.log").read_text()
     assert statuses == [0] * PLAYERS, node_log[-3000:]
-    assert re.search(rf" match_ended .*match={match.id} seat={NODE_SEAT} status=finished",
-                     node_log), node_log[-3000:]
+    assert re.search(
+        rf" match_ended .*match={match.id} seat={NODE_SEAT} status=finished", node_log
+    ), node_log[-3000:]
     check_record(server, match, node_log, tmp_path)
 
 
 def test_node_bot_resumes_after_its_connection_drops(
-        server: Any, node_bot: list[str], tmp_path: Path,
-        started: list[subprocess.Popen[bytes]]) -> None:
+    server: Any, node_bot: list[str], tmp_path: Path, started: list[subprocess.Popen[bytes]]
+) -> None:
     match = create_match(server)
     with TcpProxy(server.address) as proxy:
-        node, python = start_players(server, match, node_bot, proxy.address, tmp_path,
-                                     started)
+        node, python = start_players(server, match, node_bot, proxy.address, tmp_path, started)
         log_file = tmp_path / "node.log"
 
         # Cut the Node.js bot's connection twice: once it has decided a few times,
@@ -196,8 +233,10 @@ def test_node_bot_resumes_after_its_connection_drops(
         for cuts in range(2):
             while time.monotonic() < deadline and node.poll() is None:
                 log = log_file.read_text()
-                if (len(node_decisions(log)) >= wanted
-                        and len(re.findall(r" rejoined ", log)) >= cuts):
+                if (
+                    len(node_decisions(log)) >= wanted
+                    and len(re.findall(r" rejoined ", log)) >= cuts
+                ):
                     break
                 time.sleep(0.005)
             assert proxy.cut() > 0, "the bot was connected through the proxy"
@@ -211,31 +250,43 @@ def test_node_bot_resumes_after_its_connection_drops(
     check_record(server, match, node_log, tmp_path)
 
 
-def test_node_bot_with_a_wrong_token_stops_with_status_1(server: Any,
-                                                        node_bot: list[str]) -> None:
-    done = subprocess.run([*node_bot, "--server", server.address, "--token", "not-a-token"],
-                          capture_output=True, text=True, timeout=30, check=False)
+def test_node_bot_with_a_wrong_token_stops_with_status_1(server: Any, node_bot: list[str]) -> None:
+    done = subprocess.run(
+        [*node_bot, "--server", server.address, "--token", "not-a-token"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert done.returncode == 1
     assert "UNAUTHENTICATED" in done.stderr
 
 
 def test_node_bot_help_and_bad_command_line(node_bot: list[str]) -> None:
-    helped = subprocess.run([*node_bot, "--help"], capture_output=True, text=True,
-                            timeout=30, check=False)
+    helped = subprocess.run(
+        [*node_bot, "--help"], capture_output=True, text=True, timeout=30, check=False
+    )
     assert helped.returncode == 0
     assert "--ladder" in helped.stdout and "--token" in helped.stdout
-    bad = subprocess.run([*node_bot, "--server", "127.0.0.1:1"], capture_output=True,
-                         text=True, timeout=30, check=False)
+    bad = subprocess.run(
+        [*node_bot, "--server", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert bad.returncode == 2
     assert "--token" in bad.stderr
 
 
 def test_node_bot_stops_on_sigint(server: Any, node_bot: list[str], tmp_path: Path) -> None:
-    match = create_match(server)     # the other seats never join: the match waits
+    match = create_match(server)  # the other seats never join: the match waits
     log_file = tmp_path / "node.log"
-    node = subprocess.Popen([*node_bot, "--server", server.address,
-                             f"--token={match.tokens[NODE_SEAT]}"],
-                            stdout=subprocess.DEVNULL, stderr=log_file.open("wb"))
+    node = subprocess.Popen(
+        [*node_bot, "--server", server.address, f"--token={match.tokens[NODE_SEAT]}"],
+        stdout=subprocess.DEVNULL,
+        stderr=log_file.open("wb"),
+    )
     try:
         deadline = time.monotonic() + MATCH_TIMEOUT_S
         while " info joined " not in log_file.read_text() and time.monotonic() < deadline:

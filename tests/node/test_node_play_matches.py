@@ -41,9 +41,13 @@ def ladder(start_server: Any, ladder_bots: Any) -> Any:
 def run_node(node_bot: list[str], address: str, matches: int) -> list[tuple[str, dict[str, str]]]:
     """Returns the log (event, fields) of the Node.js ladder bot after it played
     ``matches`` assignments through ``address``; fails the test unless it exits 0."""
-    done = subprocess.run([*node_bot, "--server", address, "--ladder", "--name", NAME,
-                           "--matches", str(matches)],
-                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        [*node_bot, "--server", address, "--ladder", "--name", NAME, "--matches", str(matches)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return [parsed(line) for line in done.stderr.splitlines()]
 
@@ -51,8 +55,10 @@ def run_node(node_bot: list[str], address: str, matches: int) -> list[tuple[str,
 def parsed(line: str) -> tuple[str, dict[str, str]]:
     """Returns a log line (`TIME LEVEL EVENT key=value ...`) as (event, fields)."""
     _, _, event, *rest = line.split(" ", 3)
-    fields = {key: json.loads(value) if value.startswith('"') else value
-              for key, value in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', " ".join(rest))}
+    fields = {
+        key: json.loads(value) if value.startswith('"') else value
+        for key, value in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', " ".join(rest))
+    }
     return event, fields
 
 
@@ -95,7 +101,8 @@ def assert_finished_by_the_bot(server: Any, match_ids: list[str]) -> None:
 
 
 def test_node_ladder_bot_plays_match_after_match_on_one_play_matches_call(
-        ladder: Any, node_bot: list[str]) -> None:
+    ladder: Any, node_bot: list[str]
+) -> None:
     with Relay(ladder.address) as relay:
         log = run_node(node_bot, relay.address, MATCHES)
     matches = by_match(log)
@@ -117,7 +124,8 @@ def test_node_ladder_bot_plays_match_after_match_on_one_play_matches_call(
 
 
 def test_node_ladder_bot_plays_a_server_without_play_matches_on_play_calls(
-        ladder: Any, node_bot: list[str]) -> None:
+    ladder: Any, node_bot: list[str]
+) -> None:
     with Relay(ladder.address, without=frozenset({"PlayMatches"})) as relay:
         log = run_node(node_bot, relay.address, 2)
     events = [e for e, _ in log]
@@ -137,7 +145,8 @@ def test_node_ladder_bot_plays_a_server_without_play_matches_on_play_calls(
 
 @pytest.mark.parametrize("cut", ["unavailable", "closed"])
 def test_node_ladder_bot_resumes_a_match_whose_play_matches_call_broke_on_play(
-        ladder: Any, node_bot: list[str], cut: str) -> None:
+    ladder: Any, node_bot: list[str], cut: str
+) -> None:
     with Relay(ladder.address, cut=cut) as relay:
         log = run_node(node_bot, relay.address, MATCHES)
     matches = by_match(log)

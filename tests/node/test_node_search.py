@@ -20,27 +20,65 @@ SEARCH_SEAT = 0
 
 
 def test_node_search_plays_a_match_through_the_rules_service(
-        server: Any, node_bot: list[str], tmp_path: Path) -> None:
+    server: Any, node_bot: list[str], tmp_path: Path
+) -> None:
     env = {**os.environ, "MAMMAMIA_ORGANISER_KEY": server.organiser_key}
     created = subprocess.run(
-        [sys.executable, "-m", "mammamia", "match", "create", "--server", server.address,
-         "--players", "2", "--seed", "4"], capture_output=True, text=True, env=env,
-        timeout=60, check=True)
+        [
+            sys.executable,
+            "-m",
+            "mammamia",
+            "match",
+            "create",
+            "--server",
+            server.address,
+            "--players",
+            "2",
+            "--seed",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
     tokens = json.loads(created.stdout)["tokens"]
     log_file = tmp_path / "search.log"
     search = subprocess.Popen(
-        [*node_bot, "--server", server.address, f"--token={tokens[SEARCH_SEAT]}",
-         "--name", "node-search", "--search", "--search-ms", "15",
-         "--rules-command", f"{sys.executable} -m mammamia"],
-        stdout=subprocess.DEVNULL, stderr=log_file.open("wb"))
+        [
+            *node_bot,
+            "--server",
+            server.address,
+            f"--token={tokens[SEARCH_SEAT]}",
+            "--name",
+            "node-search",
+            "--search",
+            "--search-ms",
+            "15",
+            "--rules-command",
+            f"{sys.executable} -m mammamia",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log_file.open("wb"),
+    )
     other = subprocess.Popen(
-        [sys.executable, "-m", "mammamia", "bot", "greedy", "--server", server.address,
-         f"--token={tokens[1 - SEARCH_SEAT]}"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "greedy.log").open("wb"))
+        [
+            sys.executable,
+            "-m",
+            "mammamia",
+            "bot",
+            "greedy",
+            "--server",
+            server.address,
+            f"--token={tokens[1 - SEARCH_SEAT]}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "greedy.log").open("wb"),
+    )
     deadline = time.monotonic() + MATCH_TIMEOUT_S
     try:
-        statuses = [p.wait(timeout=max(0.1, deadline - time.monotonic()))
-                    for p in (search, other)]
+        statuses = [p.wait(timeout=max(0.1, deadline - time.monotonic())) for p in (search, other)]
     except subprocess.TimeoutExpired:
         for p in (search, other):
             p.kill()

@@ -9,8 +9,14 @@ from .conftest import PACKAGE
 
 
 def test_node_unit_tests_pass(node: str) -> None:
-    done = subprocess.run([node, "--test", "test/"], cwd=PACKAGE, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [node, "--test", "test/"],
+        cwd=PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     passed = re.search(r"^# pass (\d+)$", done.stdout, re.MULTILINE)
     assert passed is not None and int(passed.group(1)) > 0, done.stdout

@@ -46,16 +46,22 @@ def example_messages() -> list[str]:
     """Returns the text of every example message in the guide, in order."""
     blocks = re.findall(r"```protobuf\n(.*?)```", GUIDE.read_text(), re.DOTALL)
     chunks = [chunk for block in blocks for chunk in re.split(r"\n\s*\n", block)]
-    return [c for c in chunks if any(line.strip() and not line.lstrip().startswith("#")
-                                     for line in c.splitlines())]
+    return [
+        c
+        for c in chunks
+        if any(line.strip() and not line.lstrip().startswith("#") for line in c.splitlines())
+    ]
 
 
 def event_messages() -> list[pb.SeatEvents]:
     """Returns every example `SeatEvents` of the guide, in order."""
     out = []
     for text in example_messages():
-        first = next(line.strip() for line in text.splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
+        first = next(
+            line.strip()
+            for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        )
         if first.startswith("events"):
             out.append(text_format.Parse(text, pb.SeatEvents()))
     return out
@@ -78,14 +84,17 @@ def section(title: str) -> str:
     text = GUIDE.read_text()
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else len(text)]
+    return text[start : end if end >= 0 else len(text)]
 
 
 def test_every_example_parses_as_a_message_of_the_contract() -> None:
     kinds: list[str | None] = []
     for text in example_messages():
-        first = next(line.strip() for line in text.splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
+        first = next(
+            line.strip()
+            for line in text.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        )
         if first.startswith("events"):
             events = text_format.Parse(text, pb.SeatEvents()).events
             assert events
@@ -146,15 +155,19 @@ def test_examples_keep_the_timing_fields_consistent() -> None:
 
 def _turn_key(option: pb.Action) -> tuple[bool, int, int, bool, str, int]:
     t = option.turn
-    draw = 0 if not t.HasField("draw") else {pb.DRAW_SOURCE_SUPPLY: 1,
-                                             pb.DRAW_SOURCE_WAITER: 2}[t.draw]
+    draw = (
+        0
+        if not t.HasField("draw")
+        else {pb.DRAW_SOURCE_SUPPLY: 1, pb.DRAW_SOURCE_WAITER: 2}[t.draw]
+    )
     kind = KINDS.index(t.ingredient) if t.ingredient else 0
     return (getattr(t, "pass"), kind, t.count, t.order != "", t.order, draw)
 
 
 def test_the_worked_options_are_in_the_canonical_order() -> None:
-    turn, resolution = [e.decision for m in event_messages() for e in m.events
-                        if e.HasField("decision")]
+    turn, resolution = [
+        e.decision for m in event_messages() for e in m.events if e.HasField("decision")
+    ]
     keys = [_turn_key(o) for o in turn.options]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
     assert not resolution.options[-1].resolve.bake
@@ -162,8 +175,12 @@ def test_the_worked_options_are_in_the_canonical_order() -> None:
 
 
 def test_refused_examples_begin_with_the_refusal_name() -> None:
-    refused = [e.act_result for m in event_messages() for e in m.events
-               if e.HasField("act_result") and not e.act_result.accepted]
+    refused = [
+        e.act_result
+        for m in event_messages()
+        for e in m.events
+        if e.HasField("act_result") and not e.act_result.accepted
+    ]
     assert refused
     for r in refused:
         name = pb.Refusal.Name(r.refusal)
@@ -173,8 +190,11 @@ def test_refused_examples_begin_with_the_refusal_name() -> None:
 
 
 def test_the_refusal_table_lists_every_refusal_in_precedence_order() -> None:
-    rows = re.findall(r"^\| `(REFUSAL_\w+)` \| `(\w+)` \| ([^|]+) \|",
-                      section("Answers, idempotency and refusals"), re.MULTILINE)
+    rows = re.findall(
+        r"^\| `(REFUSAL_\w+)` \| `(\w+)` \| ([^|]+) \|",
+        section("Answers, idempotency and refusals"),
+        re.MULTILINE,
+    )
     names = [v.name for v in pb.Refusal.DESCRIPTOR.values if v.number]
     # The precedence of enum Refusal is its numbering.
     assert [name for name, _, _ in rows] == names
@@ -185,8 +205,10 @@ def test_the_refusal_table_lists_every_refusal_in_precedence_order() -> None:
 
 def test_the_guide_ends_with_the_conformance_kit_and_the_changes() -> None:
     headings = re.findall(r"^## (.+)$", GUIDE.read_text(), re.MULTILINE)
-    assert headings[-2:] == ["Testing your client: the conformance kit",
-                             "Changes in this version of mammamia.v1"]
+    assert headings[-2:] == [
+        "Testing your client: the conformance kit",
+        "Changes in this version of mammamia.v1",
+    ]
     changes = section("Changes in this version of mammamia.v1")
     named = re.findall(r"`([A-Z]\w+)\.(\w+)`", changes)
     assert named

@@ -63,10 +63,18 @@ def ings(**counts: int) -> dict[str, int]:
     return {k: counts.get(k, 0) for k in INGREDIENTS}
 
 
-def stacked(hands: Sequence[str], supply: str = "", *, colours: Sequence[str] | None = None,
-            first_player: int = 0, waiters: Sequence[str] | None = None,
-            mamma_mia_at: int | None = None, reshuffles: list[list[str]] | None = None,
-            actions: Iterable[Json] = (), seed: int = 0) -> Json:
+def stacked(
+    hands: Sequence[str],
+    supply: str = "",
+    *,
+    colours: Sequence[str] | None = None,
+    first_player: int = 0,
+    waiters: Sequence[str] | None = None,
+    mamma_mia_at: int | None = None,
+    reshuffles: list[list[str]] | None = None,
+    actions: Iterable[Json] = (),
+    seed: int = 0,
+) -> Json:
     """Returns a record whose deal is ``hands`` (one description per seat), the supply
     topped by ``supply`` and the waiters topped by ``waiters``.
 
@@ -87,10 +95,15 @@ def stacked(hands: Sequence[str], supply: str = "", *, colours: Sequence[str] | 
     for colour, top_orders in zip(colours, tops, strict=True):
         ids = [o.id for o in ORDERS_BY_COLOUR[colour]]
         deal_waiters.append(top_orders + [i for i in ids if i not in top_orders])
-    record: Json = {"format": "mammamia-record/1", "players": players, "colours": colours,
-                    "first_player": first_player, "seed": seed,
-                    "deal": {"hands": dealt, "supply": pile, "waiters": deal_waiters},
-                    "actions": list(actions)}
+    record: Json = {
+        "format": "mammamia-record/1",
+        "players": players,
+        "colours": colours,
+        "first_player": first_player,
+        "seed": seed,
+        "deal": {"hands": dealt, "supply": pile, "waiters": deal_waiters},
+        "actions": list(actions),
+    }
     if reshuffles is not None:
         record["reshuffles"] = reshuffles
     return record
@@ -104,6 +117,7 @@ def then(record: Json, *actions: Json) -> Json:
 
 
 # -- actions in the record's form (docs/record.md) ----------------------------------
+
 
 def play(seat: int, what: str, order: str | None = None, draw: str | None = None) -> Json:
     """Returns a turn that plays ``what`` (e.g. ``"2 salami"``), maybe an order, then draws."""
@@ -142,8 +156,14 @@ def decline(seat: int) -> Json:
 # -- two scenes that reach the resolution of round 1 ------------------------------
 
 
-def early(order0: str, order1: str, *, red: str = "mushroom", refills: str = "olive, salami",
-          last: str = "salami, 2 mushroom, 2 pepper, 2 pineapple") -> Json:
+def early(
+    order0: str,
+    order1: str,
+    *,
+    red: str = "mushroom",
+    refills: str = "olive, salami",
+    last: str = "salami, 2 mushroom, 2 pepper, 2 pineapple",
+) -> Json:
     """Returns a two-player scene (red seat 0, yellow seat 1) four turns in.
 
     Red plays six ``red`` and ``order0``, yellow six pepper and ``order1``; each refills
@@ -152,12 +172,17 @@ def early(order0: str, order1: str, *, red: str = "mushroom", refills: str = "ol
     next draw ends the round. Oven: 6 red-kind, order0, 6 pepper, order1, 7, 7.
     """
     first, second = refills.split(", ")
-    return stacked([f"6 {red}", "6 pepper"], f"7 {first}, 7 {second}, {last}",
-                   waiters=[order0, order1],
-                   actions=[play(0, f"6 {red}", order0, "supply"),
-                            play(1, "6 pepper", order1, "supply"),
-                            play(0, f"7 {first}", None, "supply"),
-                            play(1, f"7 {second}", None, "supply")])
+    return stacked(
+        [f"6 {red}", "6 pepper"],
+        f"7 {first}, 7 {second}, {last}",
+        waiters=[order0, order1],
+        actions=[
+            play(0, f"6 {red}", order0, "supply"),
+            play(1, "6 pepper", order1, "supply"),
+            play(0, f"7 {first}", None, "supply"),
+            play(1, f"7 {second}", None, "supply"),
+        ],
+    )
 
 
 def late(order0: str, order1: str = "yellow-pepper") -> Json:
@@ -167,17 +192,22 @@ def late(order0: str, order1: str = "yellow-pepper") -> Json:
     (holding 7 pineapple) is asked whether to add the pineapple ``order1`` misses;
     red holds 2 mushroom, 2 pepper, 1 pineapple, 1 olive.
     """
-    return stacked(["6 mushroom", "6 pepper"],
-                   "6 salami, 7 olive, 2 salami, 2 mushroom, 2 pepper, pineapple",
-                   waiters=[order0, order1],
-                   actions=[play(0, "6 mushroom", None, "supply"),
-                            play(1, "6 pepper", order1, "supply"),
-                            play(0, "6 salami", order0, "supply"),
-                            play(1, "7 olive", None, "supply"),
-                            play(0, "2 salami", None, "supply")])
+    return stacked(
+        ["6 mushroom", "6 pepper"],
+        "6 salami, 7 olive, 2 salami, 2 mushroom, 2 pepper, pineapple",
+        waiters=[order0, order1],
+        actions=[
+            play(0, "6 mushroom", None, "supply"),
+            play(1, "6 pepper", order1, "supply"),
+            play(0, "6 salami", order0, "supply"),
+            play(1, "7 olive", None, "supply"),
+            play(0, "2 salami", None, "supply"),
+        ],
+    )
 
 
 # -- hidden information (R-VIEW-3) ---------------------------------------------------
+
 
 def hide_from(state: State, seat: int | None, rng: random.Random) -> State:
     """Returns a copy of ``state`` that differs only in what ``seat`` may not know
@@ -198,13 +228,16 @@ def hide_from(state: State, seat: int | None, rng: random.Random) -> State:
     # Swap the top order of another seat's waiter with an order in its hand.
     for i in others:
         if other.waiters[i] and other.hand_orders[i]:
-            other.waiters[i][0], other.hand_orders[i][0] = \
-                other.hand_orders[i][0], other.waiters[i][0]
+            other.waiters[i][0], other.hand_orders[i][0] = (
+                other.hand_orders[i][0],
+                other.waiters[i][0],
+            )
             other.hand_orders[i].sort()
     return other
 
 
 # -- replay and inspect -------------------------------------------------------------
+
 
 def replay(record: Json) -> State:
     """Returns the state after every action of ``record``."""

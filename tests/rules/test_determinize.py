@@ -89,8 +89,12 @@ def test_samples_hide_what_the_seat_cannot_see(players: int) -> None:
         for _ in range(6):
             sample = sampler.sample(rng)
             assert sample.hand_ings[seat] == state.hand_ings[seat]
-            hidden.add((tuple(tuple(h) for i, h in enumerate(sample.hand_ings) if i != seat),
-                        tuple(sample.supply)))
+            hidden.add(
+                (
+                    tuple(tuple(h) for i, h in enumerate(sample.hand_ings) if i != seat),
+                    tuple(sample.supply),
+                )
+            )
         varied += len(hidden) > 1
     assert varied >= 2
 
@@ -107,19 +111,23 @@ def test_non_interference_same_view_same_samples(players: int) -> None:
         other = Sampler(view).sample(rng)
         swapped = hide_from(state, seat, rng)
         assert view_of(other, seat) == view == view_of(swapped, seat)
-        first = [_hidden(Sampler(view_of(state, seat)).sample(random.Random(s)))
-                 for s in range(3)]
+        first = [_hidden(Sampler(view_of(state, seat)).sample(random.Random(s))) for s in range(3)]
         for twin in (other, swapped):
-            again = [_hidden(Sampler(view_of(twin, seat)).sample(random.Random(s)))
-                     for s in range(3)]
+            again = [
+                _hidden(Sampler(view_of(twin, seat)).sample(random.Random(s))) for s in range(3)
+            ]
             assert again == first
         checked += _hidden(other) != _hidden(state)
     assert checked >= 2
 
 
 def _hidden(state: State) -> tuple[object, ...]:
-    return (tuple(tuple(h) for h in state.hand_ings), tuple(state.supply),
-            tuple(tuple(w) for w in state.waiters), tuple(tuple(o) for o in state.hand_orders))
+    return (
+        tuple(tuple(h) for h in state.hand_ings),
+        tuple(state.supply),
+        tuple(tuple(w) for w in state.waiters),
+        tuple(tuple(o) for o in state.hand_orders),
+    )
 
 
 def test_samples_deal_what_the_first_turns_put_in() -> None:
@@ -155,11 +163,16 @@ def test_a_spectators_view_or_a_broken_history_is_refused() -> None:
     with pytest.raises(DeterminizationError, match="spectator"):
         Sampler(view_of(state, None))
     view = view_of(state, 0)
-    broken = View(**{**{f: getattr(view, f) for f in view.__dataclass_fields__},
-                     "history": view.history[1:]})
+    broken = View(
+        **{**{f: getattr(view, f) for f in view.__dataclass_fields__}, "history": view.history[1:]}
+    )
     with pytest.raises(DeterminizationError, match="round 1"):
         Sampler(broken)
-    lying = View(**{**{f: getattr(view, f) for f in view.__dataclass_fields__},
-                    "supply_size": view.supply_size + 1})
+    lying = View(
+        **{
+            **{f: getattr(view, f) for f in view.__dataclass_fields__},
+            "supply_size": view.supply_size + 1,
+        }
+    )
     with pytest.raises(DeterminizationError, match="supply"):
         Sampler(lying)

@@ -12,9 +12,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_python_m_bench_writes_the_engine_figures(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
-    done = subprocess.run([sys.executable, "-m", "bench", "--only", "engine", "--quick",
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--only", "engine", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     assert {"cpu", "cores", "python"} <= set(report["machine_info"])

@@ -23,8 +23,9 @@ GOOD = then(early("red-mushroom", "yellow-pepper"), play(0, "2 pineapple", draw=
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mammamia", *args], capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "mammamia", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 def spoiled(change: Callable[[Json], None]) -> str:
@@ -59,8 +60,9 @@ RULES = {"wrong-seat": "R-TURN-1", "illegal-action": "R-TURN-1"}
 
 @pytest.mark.parametrize("command", ["state", "show"])
 @pytest.mark.parametrize(("name", "text", "message"), BAD_INPUT, ids=[b[0] for b in BAD_INPUT])
-def test_bad_input_exits_2_with_one_line(tmp_path: Path, command: str, name: str,
-                                         text: str | None, message: str) -> None:
+def test_bad_input_exits_2_with_one_line(
+    tmp_path: Path, command: str, name: str, text: str | None, message: str
+) -> None:
     path = tmp_path / f"{name}.json"
     if text is not None:
         path.write_text(text, encoding="utf-8")
@@ -114,8 +116,9 @@ def test_show_tells_the_game(tmp_path: Path) -> None:
     reveals = [line for line in lines if " meets " in line]
     delivered = sum(len(d) for d in state.delivered)
     assert sum(": baked" in line for line in reveals) == delivered
-    assert all(("from the table" in line or "from hand" in line) for line in reveals
-               if ": baked" in line)
+    assert all(
+        ("from the table" in line or "from hand" in line) for line in reveals if ": baked" in line
+    )
     # The log follows the table from public events alone: it ends where the game does.
     left = [line for line in lines if line.startswith("  left on the table: ")]
     assert len(left) == 3
@@ -134,12 +137,29 @@ def test_show_names_the_players_of_the_record(tmp_path: Path) -> None:
     path.write_text(json.dumps(record), encoding="utf-8")
     lines = run("show", str(path)).stdout.splitlines()
     assert lines[0] == "Mamma Mia! for 2 players: seat 0 (red, Ada), seat 1 (yellow, Bob)"
-    assert lines[-1] == ("(the record stops here, in round 1: seat 0 (red, Ada) "
-                         "to decide on red-mushroom)")
+    assert lines[-1] == (
+        "(the record stops here, in round 1: seat 0 (red, Ada) to decide on red-mushroom)"
+    )
 
 
-WEIRD: list[Any] = [None, True, 0, -1, 7, 1.5, "", "salami", "mamma-mia", "red-mixed",
-                    "supply", [], [1], {}, {"salami": 1}, 10**30]
+WEIRD: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    7,
+    1.5,
+    "",
+    "salami",
+    "mamma-mia",
+    "red-mixed",
+    "supply",
+    [],
+    [1],
+    {},
+    {"salami": 1},
+    10**30,
+]
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -156,9 +176,11 @@ def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 def test_mangled_records_are_refused_as_records() -> None:
     # Every field of a good record replaced by odd JSON values, one at a time: the
     # reader raises RecordError (or another MammaMiaError), never anything else.
-    base = then(stacked(["2 salami, 3 olive, pepper", "6 mushroom"]),
-                play(0, "2 salami", "red-pineapple", "waiter"),
-                play(1, "6 mushroom", None, "supply"))
+    base = then(
+        stacked(["2 salami, 3 olive, pepper", "6 mushroom"]),
+        play(0, "2 salami", "red-pineapple", "waiter"),
+        play(1, "6 mushroom", None, "supply"),
+    )
     rng = random.Random(5)
     paths = _paths(base)[1:]
     for _ in range(1500):

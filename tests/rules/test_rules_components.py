@@ -14,15 +14,27 @@ from mammamia.cards import ORDERS_BY_COLOUR, ingredient_deck
 
 def ingredients() -> bool:
     deck = ingredient_deck(5)
-    return INGREDIENTS == ("salami", "pineapple", "mushroom", "pepper", "olive") \
-        and len(deck) == 65 and Counter(deck) == dict.fromkeys(INGREDIENTS, 13)
+    return (
+        INGREDIENTS == ("salami", "pineapple", "mushroom", "pepper", "olive")
+        and len(deck) == 65
+        and Counter(deck) == dict.fromkeys(INGREDIENTS, 13)
+    )
 
 
 def colours() -> bool:
     personal = {c: {INGREDIENTS[o.personal] for o in ORDERS_BY_COLOUR[c]} for c in COLOURS}
-    return COLOURS == ("red", "yellow", "brown", "green", "purple") and len(ORDERS) == 40 \
-        and personal == {"red": {"salami"}, "yellow": {"pineapple"}, "brown": {"mushroom"},
-                         "green": {"pepper"}, "purple": {"olive"}}
+    return (
+        COLOURS == ("red", "yellow", "brown", "green", "purple")
+        and len(ORDERS) == 40
+        and personal
+        == {
+            "red": {"salami"},
+            "yellow": {"pineapple"},
+            "brown": {"mushroom"},
+            "green": {"pepper"},
+            "purple": {"olive"},
+        }
+    )
 
 
 def eight_orders() -> bool:
@@ -34,8 +46,9 @@ def eight_orders() -> bool:
         standard = [o.need for o in orders if o.kind == "standard"]
         p = COLOURS.index(colour)
         fours = sorted(tuple(n) for n in standard if max(n) == 4)
-        want = sorted(tuple(4 if k == x else 1 if k == p else 0 for k in range(5))
-                      for x in range(5) if x != p)
+        want = sorted(
+            tuple(4 if k == x else 1 if k == p else 0 for k in range(5)) for x in range(5) if x != p
+        )
         if fours != want or (1, 1, 1, 1, 1) not in standard:
             return False
         if [sum(col) for col in zip(*standard, strict=True)] != [5] * 5:
@@ -51,11 +64,22 @@ def one_mamma_mia() -> bool:
 
 def card_ids() -> bool:
     green = {o.id: o for o in ORDERS_BY_COLOUR["green"]}
-    return set(green) == {"green-salami", "green-pineapple", "green-mushroom", "green-olive",
-                          "green-mixed", "green-bombastica", "green-minimale",
-                          "green-monotoni"} \
-        and green["green-salami"].need == (4, 0, 0, 1, 0) and MAMMA_MIA == "mamma-mia" \
+    return (
+        set(green)
+        == {
+            "green-salami",
+            "green-pineapple",
+            "green-mushroom",
+            "green-olive",
+            "green-mixed",
+            "green-bombastica",
+            "green-minimale",
+            "green-monotoni",
+        }
+        and green["green-salami"].need == (4, 0, 0, 1, 0)
+        and MAMMA_MIA == "mamma-mia"
         and set(ingredient_deck(2)) == set(INGREDIENTS)
+    )
 
 
 CASES: list[tuple[str, Callable[[], bool]]] = [

@@ -23,9 +23,22 @@ def rule_ids() -> set[str]:
 
 def collected_ids() -> list[str]:
     """Returns the ids of the tests in this folder, as pytest collects them."""
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                           "-p", "no:cacheprovider", str(HERE)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(HERE),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     return [line.split("::", 1)[1] for line in done.stdout.splitlines() if "::" in line]
 

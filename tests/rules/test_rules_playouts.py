@@ -41,7 +41,7 @@ def cards_in_play(state: State) -> tuple[Counter[str], Counter[str]]:
     """Returns (ingredient and Mamma Mia! cards, order cards) counted over every pile."""
     ings: Counter[str] = Counter()
     orders: Counter[str] = Counter()
-    unrevealed = state.oven[state.revealed:] if state.phase == "resolve" else state.oven
+    unrevealed = state.oven[state.revealed :] if state.phase == "resolve" else state.oven
     for card in [*state.supply, *unrevealed, *state.used]:
         (orders if "-" in card and card != MAMMA_MIA else ings)[card] += 1
     for seat in range(state.players):
@@ -54,13 +54,19 @@ def cards_in_play(state: State) -> tuple[Counter[str], Counter[str]]:
         ings[INGREDIENTS[k]] += n
     if state.holder is not None:
         ings[MAMMA_MIA] += 1
-    if state.deciding is not None:      # revealed, its owner not yet decided
+    if state.deciding is not None:  # revealed, its owner not yet decided
         orders[state.deciding] += 1
     return ings, orders
 
 
-def check_step(state: State, want_ings: Counter[str], want_orders: Counter[str],
-               legal: tuple[Action, ...], rng: random.Random, sampled: bool) -> None:
+def check_step(
+    state: State,
+    want_ings: Counter[str],
+    want_orders: Counter[str],
+    legal: tuple[Action, ...],
+    rng: random.Random,
+    sampled: bool,
+) -> None:
     ings, orders = cards_in_play(state)
     assert ings == want_ings
     assert orders == want_orders
@@ -93,7 +99,7 @@ def check_end(state: State) -> None:
 
 
 def play_game(seed: int) -> None:
-    players = 2 + (seed // CHUNKS) % 4    # every chunk plays every player count
+    players = 2 + (seed // CHUNKS) % 4  # every chunk plays every player count
     colours = random.Random(-seed).sample(COLOURS, players)
     state = new_game(players, seed=seed, colours=colours)
     start = state.copy()

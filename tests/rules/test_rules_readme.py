@@ -26,8 +26,9 @@ def example() -> str:
 
 
 def test_readme_example_runs(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", example()], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", example()], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     state = load(str(tmp_path / "game.json")).replay()
     assert state.is_over

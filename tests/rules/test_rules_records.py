@@ -71,15 +71,24 @@ def test_shared_record(path: Path) -> None:
 
 def test_our_records_cover_the_cases_named_above() -> None:
     names = {p.stem for p in records(OURS)}
-    assert {"stalemate-mamma-mia-in-supply", "stalemate-holder-starts",
-            "tiny-supply-mamma-mia-alone", "bombastica-from-table",
-            "monotoni-needs-hand-asked", "tie-shared-win"} <= names
+    assert {
+        "stalemate-mamma-mia-in-supply",
+        "stalemate-holder-starts",
+        "tiny-supply-mamma-mia-alone",
+        "bombastica-from-table",
+        "monotoni-needs-hand-asked",
+        "tie-shared-win",
+    } <= names
 
 
 def state_command(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mammamia", "state", str(path)],
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    return subprocess.run(
+        [sys.executable, "-m", "mammamia", "state", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
 
 
 def test_our_records_through_the_command_line() -> None:
@@ -110,15 +119,21 @@ def test_our_records_through_the_command_line() -> None:
 def test_conformance_check_passes_through_the_command_line(tmp_path: Path) -> None:
     # An optional extra: the checker beside the checkout runs `mammamia state` once per
     # record, over every record but a few of its random games (all replay above).
-    chosen = [p for p in records(SHARED) + records(OURS)
-              if not p.stem.startswith("random-") or p.stem < "random-1004"]
+    chosen = [
+        p
+        for p in records(SHARED) + records(OURS)
+        if not p.stem.startswith("random-") or p.stem < "random-1004"
+    ]
     for path in chosen:
         for name in (path.name, path.stem + ".expect.json"):
             (tmp_path / name).symlink_to(path.parent / name)
     command = f"{sys.executable} -m mammamia state"
-    done = subprocess.run([sys.executable, str(CHECK), "--cmd", command, "--jobs", "2",
-                           str(tmp_path)],
-                          capture_output=True, text=True, timeout=240,
-                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    done = subprocess.run(
+        [sys.executable, str(CHECK), "--cmd", command, "--jobs", "2", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     assert done.stdout.splitlines()[-1] == f"{len(chosen)} passed, 0 failed"

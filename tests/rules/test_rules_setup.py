@@ -34,33 +34,70 @@ def opening(players: int, **kwargs: Any) -> Json:
 SETUPS: list[tuple[str, Callable[[], Json], Callable[[Json], bool]]] = []
 for n in range(2, 6):
     SETUPS += [
-        (f"R-SETUP-1-{n}-players-seat-i-plays-colour-i", lambda n=n: opening(n),
-         lambda d, n=n: [s["colour"] for s in d["seats"]] == list(COLOURS[:n])),
-        (f"R-SETUP-2-{n}-players-{IN_PLAY[n] * 5}-ingredient-cards", lambda n=n: opening(n),
-         lambda d, n=n: ingredients_dealt(d) == dict.fromkeys(INGREDIENTS, IN_PLAY[n])),
-        (f"R-SETUP-3-{n}-players-six-ingredients-each", lambda n=n: opening(n),
-         lambda d: all(sum(s["hand"]["ingredients"].values()) == 6 for s in d["seats"])),
-        (f"R-SETUP-4-{n}-players-mamma-mia-in-the-supply", lambda n=n: opening(n),
-         lambda d, n=n: d["supply"].count(MAMMA_MIA) == 1
-         and len(d["supply"]) == IN_PLAY[n] * 5 - 6 * n + 1 and d["mamma_mia_holder"] is None),
-        (f"R-SETUP-5-{n}-players-one-order-in-hand-seven-in-the-waiter", lambda n=n: opening(n),
-         lambda d: all(len(s["hand"]["orders"]) == 1 and len(s["waiter"]) == 7
-                       and sorted(s["hand"]["orders"] + s["waiter"])
-                       == sorted(o.id for o in ORDERS_BY_COLOUR[s["colour"]])
-                       for s in d["seats"])),
-        (f"R-SETUP-7-{n}-players-oven-starts-empty", lambda n=n: opening(n),
-         lambda d: d["oven"] == [] and d["used"] == 0 and d["round"] == 1
-         and d["phase"] == "turn"),
+        (
+            f"R-SETUP-1-{n}-players-seat-i-plays-colour-i",
+            lambda n=n: opening(n),
+            lambda d, n=n: [s["colour"] for s in d["seats"]] == list(COLOURS[:n]),
+        ),
+        (
+            f"R-SETUP-2-{n}-players-{IN_PLAY[n] * 5}-ingredient-cards",
+            lambda n=n: opening(n),
+            lambda d, n=n: ingredients_dealt(d) == dict.fromkeys(INGREDIENTS, IN_PLAY[n]),
+        ),
+        (
+            f"R-SETUP-3-{n}-players-six-ingredients-each",
+            lambda n=n: opening(n),
+            lambda d: all(sum(s["hand"]["ingredients"].values()) == 6 for s in d["seats"]),
+        ),
+        (
+            f"R-SETUP-4-{n}-players-mamma-mia-in-the-supply",
+            lambda n=n: opening(n),
+            lambda d, n=n: (
+                d["supply"].count(MAMMA_MIA) == 1
+                and len(d["supply"]) == IN_PLAY[n] * 5 - 6 * n + 1
+                and d["mamma_mia_holder"] is None
+            ),
+        ),
+        (
+            f"R-SETUP-5-{n}-players-one-order-in-hand-seven-in-the-waiter",
+            lambda n=n: opening(n),
+            lambda d: all(
+                len(s["hand"]["orders"]) == 1
+                and len(s["waiter"]) == 7
+                and sorted(s["hand"]["orders"] + s["waiter"])
+                == sorted(o.id for o in ORDERS_BY_COLOUR[s["colour"]])
+                for s in d["seats"]
+            ),
+        ),
+        (
+            f"R-SETUP-7-{n}-players-oven-starts-empty",
+            lambda n=n: opening(n),
+            lambda d: (
+                d["oven"] == [] and d["used"] == 0 and d["round"] == 1 and d["phase"] == "turn"
+            ),
+        ),
     ]
 SETUPS += [
-    ("R-SETUP-1-named-colours", lambda: opening(3, colours=("purple", "red", "green")),
-     lambda d: [s["colour"] for s in d["seats"]] == ["purple", "red", "green"]),
-    ("R-SETUP-5-top-of-the-waiter-goes-to-hand",
-     lambda: dump(replay(stacked(["6 salami", "6 olive"], waiters=["red-mixed, red-olive", ""]))),
-     lambda d: d["seats"][0]["hand"]["orders"] == ["red-mixed"]
-     and d["seats"][0]["waiter"][0] == "red-olive"),
-    ("R-SETUP-6-named-first-player", lambda: opening(4, first_player=3),
-     lambda d: d["to_act"] == 3),
+    (
+        "R-SETUP-1-named-colours",
+        lambda: opening(3, colours=("purple", "red", "green")),
+        lambda d: [s["colour"] for s in d["seats"]] == ["purple", "red", "green"],
+    ),
+    (
+        "R-SETUP-5-top-of-the-waiter-goes-to-hand",
+        lambda: dump(
+            replay(stacked(["6 salami", "6 olive"], waiters=["red-mixed, red-olive", ""]))
+        ),
+        lambda d: (
+            d["seats"][0]["hand"]["orders"] == ["red-mixed"]
+            and d["seats"][0]["waiter"][0] == "red-olive"
+        ),
+    ),
+    (
+        "R-SETUP-6-named-first-player",
+        lambda: opening(4, first_player=3),
+        lambda d: d["to_act"] == 3,
+    ),
 ]
 
 
@@ -94,16 +131,18 @@ def _deal(players: int = 2, **change: Any) -> Json:
 
 
 REFUSED_DEALS = [
-    ("R-SETUP-2-deal-with-a-card-too-many",
-     lambda r: r["deal"]["supply"].append("olive")),
-    ("R-SETUP-2-deal-with-a-card-missing",
-     lambda r: r["deal"]["supply"].remove("olive")),
+    ("R-SETUP-2-deal-with-a-card-too-many", lambda r: r["deal"]["supply"].append("olive")),
+    ("R-SETUP-2-deal-with-a-card-missing", lambda r: r["deal"]["supply"].remove("olive")),
     ("R-SETUP-3-hand-of-five", lambda r: r["deal"]["supply"].append(r["deal"]["hands"][0].pop())),
-    ("R-SETUP-4-mamma-mia-dealt-to-a-hand",
-     lambda r: r["deal"]["hands"][0].__setitem__(0, MAMMA_MIA)),
+    (
+        "R-SETUP-4-mamma-mia-dealt-to-a-hand",
+        lambda r: r["deal"]["hands"][0].__setitem__(0, MAMMA_MIA),
+    ),
     ("R-SETUP-4-supply-without-mamma-mia", lambda r: r["deal"]["supply"].remove(MAMMA_MIA)),
-    ("R-SETUP-5-waiter-with-another-colour",
-     lambda r: r["deal"]["waiters"][0].__setitem__(0, "purple-mixed")),
+    (
+        "R-SETUP-5-waiter-with-another-colour",
+        lambda r: r["deal"]["waiters"][0].__setitem__(0, "purple-mixed"),
+    ),
     ("R-SETUP-5-waiter-short-of-an-order", lambda r: r["deal"]["waiters"][1].pop()),
 ]
 

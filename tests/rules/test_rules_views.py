@@ -12,16 +12,20 @@ from mammamia import INGREDIENTS, RESOLVE, View, public_events, view_of
 
 # Round 1 resolution: red baked red-mushroom with a salami from hand, yellow is
 # asked about yellow-pepper. Red holds the Mamma Mia! card.
-SCENE = then(early("red-mushroom", "yellow-pepper"), play(0, "2 pineapple", draw="supply"),
-             bake(0, hand="salami"))
+SCENE = then(
+    early("red-mushroom", "yellow-pepper"),
+    play(0, "2 pineapple", draw="supply"),
+    bake(0, hand="salami"),
+)
 # Round 1 after four turns: red to play, the supply holds only the Mamma Mia! card.
 TURNS = early("red-mushroom", "yellow-pepper")
 
 
 @pytest.mark.parametrize("record", [SCENE, TURNS], ids=["resolution", "turns"])
 @pytest.mark.parametrize("seat", [None, 0, 1], ids=["spectator", "seat-0", "seat-1"])
-def test_R_VIEW_3_views_do_not_change_with_hidden_cards(record: dict[str, object],
-                                                        seat: int | None) -> None:
+def test_R_VIEW_3_views_do_not_change_with_hidden_cards(
+    record: dict[str, object], seat: int | None
+) -> None:
     state = replay(record)
     rng = random.Random(3)
     for _ in range(20):
@@ -59,8 +63,10 @@ def test_R_TURN_9_sizes_and_draws_are_public() -> None:
     state = replay(TURNS)
     spectator = view_of(state, None)
     assert spectator.supply_size == 1
-    assert [(s.hand_size, s.orders_in_hand, s.waiter_size) for s in spectator.seats] == \
-        [(7, 0, 7), (7, 0, 7)]
+    assert [(s.hand_size, s.orders_in_hand, s.waiter_size) for s in spectator.seats] == [
+        (7, 0, 7),
+        (7, 0, 7),
+    ]
     assert [s.ingredients_in_hand for s in spectator.seats] == [7, 7]
     turns = [e for e in spectator.history if e.kind == "turn"]
     assert [(e.seat, e.ingredient, e.count, e.order, e.draw, e.drawn) for e in turns] == [
@@ -75,7 +81,12 @@ def test_R_VIEW_2_own_hand_and_waiter_contents() -> None:
     state = replay(TURNS)
     mine = view_of(state, 0)
     assert dict(zip(INGREDIENTS, mine.hand, strict=True)) == {
-        "salami": 1, "pineapple": 2, "mushroom": 2, "pepper": 2, "olive": 0}
+        "salami": 1,
+        "pineapple": 2,
+        "mushroom": 2,
+        "pepper": 2,
+        "olive": 0,
+    }
     assert mine.hand_orders == ()
     # The waiter's contents, never its order (R-VIEW-3): sorted.
     assert mine.waiter == tuple(sorted(state.waiters[0]))

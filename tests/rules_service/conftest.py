@@ -35,9 +35,22 @@ def start_service(directory: Path, *args: str) -> RulesService:
     port_file = directory / "port"
     log = (directory / "rules.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "mammamia", "rules-serve", "--port", "0", "--port-file",
-         str(port_file), "--log-format", "json", *args],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "mammamia",
+            "rules-serve",
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--log-format",
+            "json",
+            *args,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + START_TIMEOUT_S
     while not port_file.exists():
         if process.poll() is not None or time.monotonic() > deadline:

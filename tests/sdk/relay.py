@@ -27,10 +27,12 @@ class Relay:
     A subclass steps into the calls by overriding ``unary_unary``, ``unary_stream`` or
     ``stream_stream``, each called with the method's full name."""
 
-    KINDS: ClassVar[dict[str, str]] = {"/mammamia.v1.Ladder/Enter": "unary_stream",
-                                       "/mammamia.v1.Seat/Join": "unary_unary",
-                                       "/mammamia.v1.Seat/Play": "stream_stream",
-                                       PLAY_MATCHES: "stream_stream"}
+    KINDS: ClassVar[dict[str, str]] = {
+        "/mammamia.v1.Ladder/Enter": "unary_stream",
+        "/mammamia.v1.Seat/Join": "unary_unary",
+        "/mammamia.v1.Seat/Play": "stream_stream",
+        PLAY_MATCHES: "stream_stream",
+    }
 
     def __init__(self, target: str, *, without: Iterable[str] = ()) -> None:
         self.target = target
@@ -64,8 +66,7 @@ class Relay:
         reply: bytes = await remote(request, metadata=metadata(context))
         return reply
 
-    async def unary_stream(self, method: str, request: bytes,
-                           context: Any) -> AsyncIterator[bytes]:
+    async def unary_stream(self, method: str, request: bytes, context: Any) -> AsyncIterator[bytes]:
         """Yields the server's replies to ``request``."""
         remote: Any = self.channel.unary_stream(method)
         async for reply in remote(request, metadata=metadata(context)):
@@ -76,8 +77,9 @@ class Relay:
         metadata."""
         return self.channel.stream_stream(method)(metadata=metadata(context))
 
-    async def stream_stream(self, method: str, requests: AsyncIterator[bytes],
-                            context: Any) -> AsyncIterator[bytes]:
+    async def stream_stream(
+        self, method: str, requests: AsyncIterator[bytes], context: Any
+    ) -> AsyncIterator[bytes]:
         """Yields the server's replies while passing the client's ``requests`` on."""
         call = self.open(method, context)
 
@@ -119,14 +121,22 @@ class _Handler(grpc.GenericRpcHandler):
             async for reply in relay.unary_stream(method, request, context):
                 yield reply
 
-        async def stream_stream(requests: AsyncIterator[bytes],
-                                context: Any) -> AsyncIterator[bytes]:
+        async def stream_stream(
+            requests: AsyncIterator[bytes], context: Any
+        ) -> AsyncIterator[bytes]:
             relay.calls[name] += 1
             async for reply in relay.stream_stream(method, requests, context):
                 yield reply
 
-        handler = {"unary_unary": grpc.unary_unary_rpc_method_handler,
-                   "unary_stream": grpc.unary_stream_rpc_method_handler,
-                   "stream_stream": grpc.stream_stream_rpc_method_handler}[kind]
-        return handler({"unary_unary": unary_unary, "unary_stream": unary_stream,
-                        "stream_stream": stream_stream}[kind])
+        handler = {
+            "unary_unary": grpc.unary_unary_rpc_method_handler,
+            "unary_stream": grpc.unary_stream_rpc_method_handler,
+            "stream_stream": grpc.stream_stream_rpc_method_handler,
+        }[kind]
+        return handler(
+            {
+                "unary_unary": unary_unary,
+                "unary_stream": unary_stream,
+                "stream_stream": stream_stream,
+            }[kind]
+        )

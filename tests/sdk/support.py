@@ -18,19 +18,48 @@ MAMMAMIA = str(Path(sys.executable).with_name("mammamia"))
 
 def create_match(server: Any, players: int, seed: int = 1, *extra: str) -> tuple[str, list[str]]:
     """Returns (match id, seat tokens) of a new match on ``server`` (the conftest fixture)."""
-    out = subprocess.run([MAMMAMIA, "match", "create", "--server", server.address,
-                          "--organiser-key", server.organiser_key, "--players", str(players),
-                          "--seed", str(seed), *extra],
-                         capture_output=True, text=True, timeout=30, check=True)
+    out = subprocess.run(
+        [
+            MAMMAMIA,
+            "match",
+            "create",
+            "--server",
+            server.address,
+            "--organiser-key",
+            server.organiser_key,
+            "--players",
+            str(players),
+            "--seed",
+            str(seed),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     created = json.loads(out.stdout)
     return created["match"], created["tokens"]
 
 
 def match_record(server: Any, match_id: str) -> Record:
     """Returns the game record of a match, read with ``mammamia match record``."""
-    out = subprocess.run([MAMMAMIA, "match", "record", "--server", server.address,
-                          "--organiser-key", server.organiser_key, match_id],
-                         capture_output=True, text=True, timeout=30, check=True)
+    out = subprocess.run(
+        [
+            MAMMAMIA,
+            "match",
+            "record",
+            "--server",
+            server.address,
+            "--organiser-key",
+            server.organiser_key,
+            match_id,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     return loads(out.stdout)
 
 
@@ -76,8 +105,9 @@ class Link:
 
     async def open(self) -> None:
         """Starts listening (on the same port as before after a cut)."""
-        self._listener = await asyncio.start_server(self._relay, "127.0.0.1", self.port,
-                                                    reuse_address=True)
+        self._listener = await asyncio.start_server(
+            self._relay, "127.0.0.1", self.port, reuse_address=True
+        )
         self.port = self._listener.sockets[0].getsockname()[1]
 
     async def cut(self) -> None:

@@ -12,7 +12,7 @@ from bots.greedy import GreedyBot
 from bots.random_bot import RandomBot
 from client_sdk import Bot, BotSpecError, load_bot, play_local
 
-BOT_FILE = '''
+BOT_FILE = """
 from client_sdk import Bot, Turn, View
 
 
@@ -21,13 +21,19 @@ class LastOption(Bot):
 
     def turn(self, view: View) -> Turn:
         return view.legal[-1]
-'''
+"""
 
 
-@pytest.mark.parametrize(("spec", "cls"), [("random", RandomBot), ("greedy", GreedyBot),
-                                           ("counter", CounterBot),
-                                           ("bots.greedy:GreedyBot", GreedyBot),
-                                           ("bots.counter", CounterBot)])
+@pytest.mark.parametrize(
+    ("spec", "cls"),
+    [
+        ("random", RandomBot),
+        ("greedy", GreedyBot),
+        ("counter", CounterBot),
+        ("bots.greedy:GreedyBot", GreedyBot),
+        ("bots.counter", CounterBot),
+    ],
+)
 def test_built_in_names_and_modules_load(spec: str, cls: type[Bot]) -> None:
     assert load_bot(spec) is cls
 
@@ -42,8 +48,9 @@ def test_a_file_loads_with_or_without_its_class_name(tmp_path: Path) -> None:
     assert result.names == ("last-option", "random") and result.replaced == (0, 0)
 
 
-def test_a_module_on_the_path_loads_by_name(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_module_on_the_path_loads_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "my_sdk_test_bot.py").write_text(BOT_FILE)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
@@ -52,12 +59,15 @@ def test_a_module_on_the_path_loads_by_name(tmp_path: Path,
         sys.modules.pop("my_sdk_test_bot", None)
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("alphago", "cannot import module 'alphago'"),
-    ("bots.greedy:Nope", "has no attribute 'Nope'"),
-    ("mammamia:State", "is not a subclass of client_sdk.Bot"),
-    ("missing/file.py:Bot", "no such file"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("alphago", "cannot import module 'alphago'"),
+        ("bots.greedy:Nope", "has no attribute 'Nope'"),
+        ("mammamia:State", "is not a subclass of client_sdk.Bot"),
+        ("missing/file.py:Bot", "no such file"),
+    ],
+)
 def test_a_bad_spec_is_refused_naming_it(spec: str, message: str) -> None:
     with pytest.raises(BotSpecError, match=message) as info:
         load_bot(spec)
@@ -73,7 +83,7 @@ def test_a_file_that_fails_to_import_is_refused_with_the_error(tmp_path: Path) -
 
 HELPER = "def last(view):\n    return view.legal[-1]\n"
 
-BOT_WITH_HELPER = '''
+BOT_WITH_HELPER = """
 from client_sdk import Bot
 
 from my_bot_helpers import last
@@ -82,11 +92,12 @@ from my_bot_helpers import last
 class Helped(Bot):
     def choose(self, view):
         return last(view)
-'''
+"""
 
 
-def test_a_file_imports_the_modules_beside_it(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_imports_the_modules_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
     folder = tmp_path / "mybot"
     folder.mkdir()

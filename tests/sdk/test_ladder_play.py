@@ -38,7 +38,8 @@ def test_two_bots_register_enter_and_each_play_a_match(ladder: Any) -> None:
             await register(ladder.address, "alice")
         return await asyncio.gather(
             play_ladder(GreedyBot, ladder.address, "alice", alice, matches=1),
-            play_ladder(RandomBot, ladder.address, "bob", bob, matches=1))
+            play_ladder(RandomBot, ladder.address, "bob", bob, matches=1),
+        )
 
     assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [1, 1]
 
@@ -48,7 +49,8 @@ def test_a_ladder_bot_plays_match_after_match_on_one_call(ladder: Any) -> None:
         keys = [await register(ladder.address, name) for name in ("carol", "dave")]
         return await asyncio.gather(
             play_ladder(GreedyBot, ladder.address, "carol", keys[0], matches=3),
-            play_ladder(RandomBot, ladder.address, "dave", keys[1], matches=3))
+            play_ladder(RandomBot, ladder.address, "dave", keys[1], matches=3),
+        )
 
     with capture_logs() as logs:
         assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [3, 3]
@@ -70,9 +72,25 @@ def test_a_wrong_key_is_refused(ladder: Any) -> None:
 
 
 def ladder_bot(ladder: Any, spec: str, name: str, key_file: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([MAMMAMIA, "bot", spec, "--server", ladder.address, "--ladder",
-                             "--name", name, "--key-file", str(key_file), "--log-format",
-                             "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            MAMMAMIA,
+            "bot",
+            spec,
+            "--server",
+            ladder.address,
+            "--ladder",
+            "--name",
+            name,
+            "--key-file",
+            str(key_file),
+            "--log-format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def read_until(proc: subprocess.Popen[str], event: str) -> list[dict]:
@@ -86,11 +104,14 @@ def read_until(proc: subprocess.Popen[str], event: str) -> list[dict]:
     raise AssertionError(f"no {event!r} in {seen}")
 
 
-def test_the_ladder_command_registers_once_plays_and_stops_on_ctrl_c(ladder: Any,
-                                                                     tmp_path: Path) -> None:
+def test_the_ladder_command_registers_once_plays_and_stops_on_ctrl_c(
+    ladder: Any, tmp_path: Path
+) -> None:
     keys = [tmp_path / "dora.key", tmp_path / "emil.key"]
-    procs = [ladder_bot(ladder, "counter", "dora", keys[0]),
-             ladder_bot(ladder, "greedy", "emil", keys[1])]
+    procs = [
+        ladder_bot(ladder, "counter", "dora", keys[0]),
+        ladder_bot(ladder, "greedy", "emil", keys[1]),
+    ]
     try:
         for proc in procs:
             lines = read_until(proc, "match_ended")
@@ -145,7 +166,8 @@ def test_a_ladder_bot_plays_a_server_without_play_matches_on_play_calls(ladder: 
         async with older_server(ladder.address) as older:
             return await asyncio.gather(
                 play_ladder(GreedyBot, older.address, "erin", keys[0], matches=2),
-                play_ladder(RandomBot, older.address, "frank", keys[1], matches=2))
+                play_ladder(RandomBot, older.address, "frank", keys[1], matches=2),
+            )
 
     with capture_logs() as logs:
         assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [2, 2]

@@ -108,7 +108,7 @@ def test_a_late_bot_is_not_called_again_until_its_late_call_returns() -> None:
     # Late: the first call, and every decision asked while it still ran (>= 3 turns).
     assert result.late[0] >= 4
     assert result.replaced == result.late
-    assert Stuck.calls > 1          # called again once the late call returned
+    assert Stuck.calls > 1  # called again once the late call returned
 
 
 def test_without_a_deadline_the_bot_is_called_on_the_callers_thread() -> None:

@@ -36,8 +36,12 @@ def test_three_bots_play_a_match_and_see_what_the_rules_show_them(server: Any) -
     bots = [Recording(RandomBot()), Recording(GreedyBot()), Recording(CounterBot())]
 
     async def main() -> list[Any]:
-        return await asyncio.gather(*(play_seat(bot, server.address, token)
-                                      for bot, token in zip(bots, tokens, strict=True)))
+        return await asyncio.gather(
+            *(
+                play_seat(bot, server.address, token)
+                for bot, token in zip(bots, tokens, strict=True)
+            )
+        )
 
     results = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
     record = match_record(server, match_id)
@@ -90,7 +94,8 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
         results = await asyncio.gather(
             play_seat(CutsTheLink(), link.address, tokens[0], backoff=Backoff(first=0.05)),
             play_seat(RandomBot(), server.address, tokens[1]),
-            play_seat(RandomBot(), server.address, tokens[2]))
+            play_seat(RandomBot(), server.address, tokens[2]),
+        )
         await cutter
         await link.close()
         return results
@@ -118,9 +123,22 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
 
 def bot_process(server: Any, spec: str, token: str, *extra: str) -> subprocess.Popen[str]:
     # A token may start with "-", so it goes as --token=TOKEN.
-    return subprocess.Popen([MAMMAMIA, "bot", spec, "--server", server.address,
-                             f"--token={token}", "--log-format", "json", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            MAMMAMIA,
+            "bot",
+            spec,
+            "--server",
+            server.address,
+            f"--token={token}",
+            "--log-format",
+            "json",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_line(proc: subprocess.Popen[str], event: str, count: int = 1) -> list[dict]:
@@ -185,9 +203,13 @@ def test_ctrl_c_stops_a_bot_cleanly(server: Any) -> None:
 
 
 def test_an_unknown_token_is_refused_in_one_line(server: Any) -> None:
-    proc = subprocess.run([MAMMAMIA, "bot", "random", "--server", server.address,
-                           "--token", "not-a-token"], capture_output=True, text=True,
-                          timeout=TIMEOUT_S, env={**os.environ})
+    proc = subprocess.run(
+        [MAMMAMIA, "bot", "random", "--server", server.address, "--token", "not-a-token"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={**os.environ},
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("mammamia bot: refused:")
     with pytest.raises(SeatRefused, match="UNAUTHENTICATED"):
@@ -198,17 +220,46 @@ def test_an_unknown_token_is_refused_in_one_line(server: Any) -> None:
 def test_bots_play_over_tls(start_server: Any, self_signed_certificate: Any) -> None:
     key, cert = self_signed_certificate
     server = start_server(tls_cert=cert, tls_key=key)
-    created = subprocess.run([MAMMAMIA, "match", "create", "--server", server.address,
-                              "--players", "2", "--organiser-key", server.organiser_key,
-                              "--tls-ca", str(cert)],
-                             capture_output=True, text=True, timeout=TIMEOUT_S, check=True)
+    created = subprocess.run(
+        [
+            MAMMAMIA,
+            "match",
+            "create",
+            "--server",
+            server.address,
+            "--players",
+            "2",
+            "--organiser-key",
+            server.organiser_key,
+            "--tls-ca",
+            str(cert),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=True,
+    )
     tokens = json.loads(created.stdout)["tokens"]
     bots: list[subprocess.Popen[str]] = []
     try:
-        bots += [subprocess.Popen([MAMMAMIA, "bot", spec, "--server", server.address,
-                                  f"--token={token}", "--tls-ca", str(cert)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for spec, token in zip(("counter", "greedy"), tokens, strict=True)]
+        bots += [
+            subprocess.Popen(
+                [
+                    MAMMAMIA,
+                    "bot",
+                    spec,
+                    "--server",
+                    server.address,
+                    f"--token={token}",
+                    "--tls-ca",
+                    str(cert),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for spec, token in zip(("counter", "greedy"), tokens, strict=True)
+        ]
         for proc in bots:
             out, err = proc.communicate(timeout=TIMEOUT_S)
             assert proc.returncode == 0, err
@@ -236,15 +287,20 @@ def test_a_bot_too_slow_for_its_deadline_is_answered_for_in_time(server: Any) ->
             return super().turn(view)
 
     async def main() -> list[Any]:
-        return await asyncio.gather(play_seat(Dawdler(), server.address, tokens[0]),
-                                    play_seat(RandomBot(), server.address, tokens[1]))
+        return await asyncio.gather(
+            play_seat(Dawdler(), server.address, tokens[0]),
+            play_seat(RandomBot(), server.address, tokens[1]),
+        )
 
     with capture_logs() as logs:
         results = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
     assert [r.status for r in results] == ["finished", "finished"]
     assert results[0].replaced >= 1
-    slow = [e for e in logs if e["event"] == "bot_decision_replaced"
-            and e["fault"].startswith("no answer within")]
+    slow = [
+        e
+        for e in logs
+        if e["event"] == "bot_decision_replaced" and e["fault"].startswith("no answer within")
+    ]
     assert slow and slow[0]["bot"] == "dawdler"
     # The safe answer went in before the deadline: the server did not step in.
     record = match_record(server, match_id)
@@ -290,14 +346,20 @@ def test_a_late_bot_is_never_called_twice_at_once(server: Any) -> None:
             return super().turn(view)
 
     async def main() -> list[Any]:
-        return await asyncio.gather(play_seat(Sleeper(), server.address, tokens[0]),
-                                    play_seat(Steady(), server.address, tokens[1]))
+        return await asyncio.gather(
+            play_seat(Sleeper(), server.address, tokens[0]),
+            play_seat(Steady(), server.address, tokens[1]),
+        )
 
     with capture_logs() as logs:
         results = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
     assert [r.status for r in results] == ["finished", "finished"]
     assert Sleeper.most_inside == 1
-    busy = [e for e in logs if e["event"] == "bot_decision_replaced"
-            and e["fault"] == "still deciding an earlier decision"]
+    busy = [
+        e
+        for e in logs
+        if e["event"] == "bot_decision_replaced"
+        and e["fault"] == "still deciding an earlier decision"
+    ]
     assert busy and all(e["bot"] == "sleeper" for e in busy)
-    assert Sleeper.calls > 2    # called again once the late calls were over
+    assert Sleeper.calls > 2  # called again once the late calls were over

@@ -74,23 +74,24 @@ class CuttingRelay(Relay):
         finally:
             self.joined.set()
 
-    async def unary_stream(self, method: str, request: bytes,
-                           context: Any) -> AsyncIterator[bytes]:
+    async def unary_stream(self, method: str, request: bytes, context: Any) -> AsyncIterator[bytes]:
         """Yields the Enter stream's assignments, noting each."""
         async for reply in super().unary_stream(method, request, context):
             self.assignment(reply)
             yield reply
 
-    async def stream_stream(self, method: str, requests: AsyncIterator[bytes],
-                            context: Any) -> AsyncIterator[bytes]:
+    async def stream_stream(
+        self, method: str, requests: AsyncIterator[bytes], context: Any
+    ) -> AsyncIterator[bytes]:
         """Yields the server's replies of a Play or PlayMatches call, stepping into
         PlayMatches as told."""
         if method != PLAY_MATCHES:
             async for reply in super().stream_stream(method, requests, context):
                 yield reply
             return
-        async for reply in self.play_matches(self.calls["PlayMatches"], requests, context,
-                                             self.open(method, context)):
+        async for reply in self.play_matches(
+            self.calls["PlayMatches"], requests, context, self.open(method, context)
+        ):
             yield reply
 
     def assignment(self, reply: bytes) -> None:
@@ -99,12 +100,11 @@ class CuttingRelay(Relay):
         if match_id not in self.assigned:
             self.assigned.append(match_id)
 
-    async def play_matches(self, number: int, requests: Any, context: Any,
-                           call: Any) -> Any:
+    async def play_matches(self, number: int, requests: Any, context: Any, call: Any) -> Any:
         """Yields the server's messages of PlayMatches call ``number`` (1: the first)
         after passing the client's on, breaking or holding the first call's as told."""
         cut = self.cut if number == 1 else None
-        answers = 0                  # of the match in play, passed on
+        answers = 0  # of the match in play, passed on
         match_id = ""
         broken = asyncio.Event()
 
@@ -112,8 +112,13 @@ class CuttingRelay(Relay):
             nonlocal answers
             async for request in requests:
                 if pb.PlayRequest.FromString(request).WhichOneof("message") == "act":
-                    if (cut is not None and cut.where == "answer" and match_id
-                            and answers >= ANSWERS_BEFORE_CUT and not self.cut_match):
+                    if (
+                        cut is not None
+                        and cut.where == "answer"
+                        and match_id
+                        and answers >= ANSWERS_BEFORE_CUT
+                        and not self.cut_match
+                    ):
                         self.cut_match = match_id
                         broken.set()
                         return
@@ -142,9 +147,14 @@ class CuttingRelay(Relay):
                 for e in events:
                     if e.WhichOneof("event") == "snapshot" and e.snapshot.match_id != match_id:
                         match_id, answers = e.snapshot.match_id, 0
-                if (cut is not None and cut.where == "request" and not self.cut_match
-                        and answers >= ANSWERS_BEFORE_CUT and "decision" in kinds
-                        and "match_ended" not in kinds):
+                if (
+                    cut is not None
+                    and cut.where == "request"
+                    and not self.cut_match
+                    and answers >= ANSWERS_BEFORE_CUT
+                    and "decision" in kinds
+                    and "match_ended" not in kinds
+                ):
                     self.cut_match = match_id
                     break
                 if "match_ended" in kinds:
@@ -181,7 +191,8 @@ def play_through(ladder: Any, relay: CuttingRelay) -> tuple[list[int], list[Reco
         async with relay:
             return await asyncio.gather(
                 play_ladder(recording, relay.address, "gina", keys[0], matches=MATCHES),
-                play_ladder(RandomBot, ladder.address, "hugo", keys[1], matches=MATCHES))
+                play_ladder(RandomBot, ladder.address, "hugo", keys[1], matches=MATCHES),
+            )
 
     with capture_logs() as logs:
         played = asyncio.run(asyncio.wait_for(main(), TIMEOUT_S))
@@ -193,8 +204,9 @@ def gina_logs(ladder: Any, relay: CuttingRelay, logs: list[dict]) -> dict[str, l
     entries = {}
     for match_id in relay.assigned[:MATCHES]:
         seat = match_record(ladder, match_id).meta["names"].index("gina")
-        entries[match_id] = [e for e in logs
-                             if e.get("match") == match_id and e.get("seat") == seat]
+        entries[match_id] = [
+            e for e in logs if e.get("match") == match_id and e.get("seat") == seat
+        ]
     return entries
 
 
@@ -214,11 +226,17 @@ def assert_played_by_the_bot(ladder: Any, match_id: str, bot: Recording) -> None
     assert bot.views == [view_of(s, seat) for s in record.states() if s.to_act == seat]
 
 
-@pytest.mark.parametrize("cut", [Cut("request", "unavailable"), Cut("request", "closed"),
-                                 Cut("answer", "unavailable"), Cut("answer", "closed")],
-                         ids=lambda c: f"{c.where}-{c.how}")
-def test_a_match_whose_play_matches_call_broke_is_resumed_on_play(ladder: Any,
-                                                                   cut: Cut) -> None:
+@pytest.mark.parametrize(
+    "cut",
+    [
+        Cut("request", "unavailable"),
+        Cut("request", "closed"),
+        Cut("answer", "unavailable"),
+        Cut("answer", "closed"),
+    ],
+    ids=lambda c: f"{c.where}-{c.how}",
+)
+def test_a_match_whose_play_matches_call_broke_is_resumed_on_play(ladder: Any, cut: Cut) -> None:
     relay = CuttingRelay(ladder.address, cut=cut)
     played, bots, logs = play_through(ladder, relay)
     assert played == [MATCHES, MATCHES]

@@ -21,7 +21,7 @@ def quickstart() -> str:
     text = (ROOT / "README.md").read_text()
     start = text.index("## Writing a bot")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end > 0 else None]
+    return text[start : end if end > 0 else None]
 
 
 def blocks(language: str) -> list[str]:
@@ -40,8 +40,7 @@ def commands(program: str) -> list[list[str]]:
 
 
 def run(cmd: list[str], cwd: Path, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S,
-                          **kwargs)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, **kwargs)
 
 
 def write_quickstart_files(directory: Path) -> None:
@@ -60,8 +59,7 @@ def test_the_quickstart_bot_plays_locally_and_in_the_arena(tmp_path: Path) -> No
     assert show.returncode == 0 and show.stdout
 
     (against_random, arena) = commands("arena")
-    assert against_random[2:] == ["my_bot.py:MyBot", "random", "--games", "200",
-                                  "--players", "2"]
+    assert against_random[2:] == ["my_bot.py:MyBot", "random", "--games", "200", "--players", "2"]
     games = arena.index("--games")
     arena[games + 1] = "8"
     out = run([MAMMAMIA, *arena[1:], "--jobs", "2", "--json"], tmp_path)
@@ -82,8 +80,15 @@ def test_the_quickstart_bot_plays_a_match_on_a_server(server: Any, tmp_path: Pat
         words = list(words)
         words[words.index("--server") + 1] = server.address
         words[words.index("--token") + 1] = token
-        procs.append(subprocess.Popen([MAMMAMIA, *words[1:]], cwd=tmp_path, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        procs.append(
+            subprocess.Popen(
+                [MAMMAMIA, *words[1:]],
+                cwd=tmp_path,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
     try:
         results = []
         for proc in procs:
@@ -112,6 +117,6 @@ def test_the_quickstart_bot_beats_random_as_the_readme_says(tmp_path: Path) -> N
     mine = next(r.split() for r in rows if r.startswith("my-bot"))
     games, wins = int(mine[1]), float(mine[2])
     assert games == 200 and wins / games >= 0.75, out.stdout
-    assert mine[-2:] == ["0", "0"]          # never late, never replaced
+    assert mine[-2:] == ["0", "0"]  # never late, never replaced
     printed = re.search(r"The first prints.*?```\n(.*?)```", quickstart(), re.S)
     assert printed and printed[1] == out.stdout

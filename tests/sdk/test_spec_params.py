@@ -19,7 +19,7 @@ from client_sdk import BotSpecError, load_bot, play_local, run_arena
 from client_sdk.loader import BotFactory, split_spec
 from tests.conftest import MAMMAMIA
 
-BOT_FILE = '''
+BOT_FILE = """
 from client_sdk import Bot, Turn, View
 
 
@@ -32,15 +32,16 @@ class Deep(Bot):
 
     def turn(self, view: View) -> Turn:
         return view.legal[min(self.depth, len(view.legal) - 1)]
-'''
+"""
 
 
 def test_values_are_whole_numbers_numbers_booleans_or_text() -> None:
     assert split_spec("search") == ("search", {}, "")
     assert split_spec("search@budget_ms=50,seed=-3,x=1.5,y=2e3,z=TRUE,w=false,name=a-b") == (
-        "search", {"budget_ms": 50, "seed": -3, "x": 1.5, "y": 2000.0, "z": True,
-                   "w": False, "name": "a-b"},
-        "budget_ms=50,seed=-3,x=1.5,y=2e3,z=TRUE,w=false,name=a-b")
+        "search",
+        {"budget_ms": 50, "seed": -3, "x": 1.5, "y": 2000.0, "z": True, "w": False, "name": "a-b"},
+        "budget_ms=50,seed=-3,x=1.5,y=2e3,z=TRUE,w=false,name=a-b",
+    )
     # An '@' in a path (no '=' after it) is part of the path.
     assert split_spec("/tmp/a@b/bot.py:Bot") == ("/tmp/a@b/bot.py:Bot", {}, "")
 
@@ -68,15 +69,18 @@ def test_a_file_bot_takes_its_parameters(tmp_path: Path) -> None:
     assert result.names == ("deep", "counter") and result.replaced == (0, 0)
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("search@budget=50", "'budget' is not a parameter of SearchBot .*did you mean 'budget_ms'"),
-    ("counter@depth=3", "'depth' is not a parameter of CounterBot"),
-    ("search@budget_ms=fast", "budget_ms='fast': budget_ms must be a number"),
-    ("search@iterations=2.5", "iterations=2.5: iterations must be a whole number"),
-    ("search@budget_ms=-5", "budget_ms must be more than 0"),
-    ("search@budget_ms", "must read key=value"),
-    ("search@seed=1,seed=2", "'seed' is given twice"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("search@budget=50", "'budget' is not a parameter of SearchBot .*did you mean 'budget_ms'"),
+        ("counter@depth=3", "'depth' is not a parameter of CounterBot"),
+        ("search@budget_ms=fast", "budget_ms='fast': budget_ms must be a number"),
+        ("search@iterations=2.5", "iterations=2.5: iterations must be a whole number"),
+        ("search@budget_ms=-5", "budget_ms must be more than 0"),
+        ("search@budget_ms", "must read key=value"),
+        ("search@seed=1,seed=2", "'seed' is given twice"),
+    ],
+)
 def test_a_bad_key_or_value_is_refused_naming_the_spec(spec: str, message: str) -> None:
     with pytest.raises(BotSpecError, match=message) as info:
         load_bot(spec)
@@ -90,10 +94,13 @@ def test_play_local_seats_specs_with_parameters() -> None:
 
 
 def test_the_arena_tells_apart_one_bot_with_other_parameters() -> None:
-    result = run_arena(["search@iterations=2,seed=1", "search@iterations=4,seed=1"],
-                       games=2, jobs=1)
-    assert sorted(b.name for b in result.bots) == ["search@iterations=2,seed=1",
-                                                   "search@iterations=4,seed=1"]
+    result = run_arena(
+        ["search@iterations=2,seed=1", "search@iterations=4,seed=1"], games=2, jobs=1
+    )
+    assert sorted(b.name for b in result.bots) == [
+        "search@iterations=2,seed=1",
+        "search@iterations=4,seed=1",
+    ]
     plain = run_arena(["counter", "search@iterations=2"], games=2, jobs=1)
     assert sorted(b.name for b in plain.bots) == ["counter", "search"]
 
@@ -102,17 +109,22 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(MAMMAMIA), *args], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize(("args", "key"), [
-    (("arena", "counter", "search@budgetms=50", "--games", "1"), "budgetms"),
-    (("arena", "counter", "search@budget_ms=soon", "--games", "1"), "budget_ms"),
-    (("arena", "counter", "bench/flat_mc.py:FlatMonteCarlo@rollout=fast", "--games", "1"),
-     "rollout"),
-    (("bot", "search@candidates=0", "--token", "T", "--server", "127.0.0.1:1"),
-     "candidates"),
-    (("bot", "counter@depth=2", "--token", "T", "--server", "127.0.0.1:1"), "depth"),
-])
-def test_the_command_line_refuses_a_bad_parameter_in_one_line(args: tuple[str, ...],
-                                                              key: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (("arena", "counter", "search@budgetms=50", "--games", "1"), "budgetms"),
+        (("arena", "counter", "search@budget_ms=soon", "--games", "1"), "budget_ms"),
+        (
+            ("arena", "counter", "bench/flat_mc.py:FlatMonteCarlo@rollout=fast", "--games", "1"),
+            "rollout",
+        ),
+        (("bot", "search@candidates=0", "--token", "T", "--server", "127.0.0.1:1"), "candidates"),
+        (("bot", "counter@depth=2", "--token", "T", "--server", "127.0.0.1:1"), "depth"),
+    ],
+)
+def test_the_command_line_refuses_a_bad_parameter_in_one_line(
+    args: tuple[str, ...], key: str
+) -> None:
     done = run(*args)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
@@ -123,7 +135,16 @@ def test_the_command_line_refuses_a_bad_parameter_in_one_line(args: tuple[str, .
 
 
 def test_the_command_line_plays_a_spec_with_parameters() -> None:
-    done = run("arena", "counter", "search@iterations=2,seed=4", "--games", "2",
-               "--jobs", "1", "--json", "--no-progress")
+    done = run(
+        "arena",
+        "counter",
+        "search@iterations=2,seed=4",
+        "--games",
+        "2",
+        "--jobs",
+        "1",
+        "--json",
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     assert '"name": "search"' in done.stdout

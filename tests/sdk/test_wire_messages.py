@@ -8,18 +8,26 @@ from mammamia_pb import arena_pb2 as pb
 
 
 def _turn(sequence: int, seat: int) -> pb.SeatEvent:
-    return pb.SeatEvent(sequence=sequence, turn=pb.TurnTaken(
-        seat=seat, action=pb.TurnAction(ingredient="salami", count=1,
-                                        draw=pb.DRAW_SOURCE_SUPPLY), drawn=1))
+    return pb.SeatEvent(
+        sequence=sequence,
+        turn=pb.TurnTaken(
+            seat=seat,
+            action=pb.TurnAction(ingredient="salami", count=1, draw=pb.DRAW_SOURCE_SUPPLY),
+            drawn=1,
+        ),
+    )
 
 
 def _request(decision_id: str) -> pb.DecisionRequest:
-    option = pb.Action(turn=pb.TurnAction(ingredient="salami", count=1,
-                                          draw=pb.DRAW_SOURCE_SUPPLY))
+    option = pb.Action(turn=pb.TurnAction(ingredient="salami", count=1, draw=pb.DRAW_SOURCE_SUPPLY))
     return pb.DecisionRequest(
-        decision_id=decision_id, kind=pb.DECISION_KIND_TURN,
+        decision_id=decision_id,
+        kind=pb.DECISION_KIND_TURN,
         view=pb.View(seat=0, players=2, round=1, phase=pb.PHASE_TURN, to_act=0),
-        options=[option], deadline_ms=5000, default_in_ms=5000)
+        options=[option],
+        deadline_ms=5000,
+        default_in_ms=5000,
+    )
 
 
 def _reply(decision_id: str) -> pb.SeatEvent:
@@ -27,8 +35,9 @@ def _reply(decision_id: str) -> pb.SeatEvent:
 
 
 def test_every_event_of_a_message_in_order() -> None:
-    message = pb.SeatEvents(events=[_reply("d1"), _turn(4, 0), _turn(5, 1),
-                                    pb.SeatEvent(decision=_request("d3"))])
+    message = pb.SeatEvents(
+        events=[_reply("d1"), _turn(4, 0), _turn(5, 1), pb.SeatEvent(decision=_request("d3"))]
+    )
     items = wire.incomings(message)
     assert [type(i).__name__ for i in items] == ["Replied", "Happened", "Happened", "Asked"]
     assert [i.sequence for i in items[1:3] if isinstance(i, wire.Happened)] == [4, 5]
@@ -38,9 +47,12 @@ def test_every_event_of_a_message_in_order() -> None:
 
 def test_a_snapshot_carries_the_missed_events_and_the_open_decision() -> None:
     snapshot = pb.Snapshot(
-        match_id="m-1", view=pb.View(seat=0, players=2, round=1, phase=pb.PHASE_TURN, to_act=0),
-        decision=_request("d2"), status=pb.MATCH_STATUS_RUNNING,
-        history=[_turn(3, 0), _turn(4, 1)])
+        match_id="m-1",
+        view=pb.View(seat=0, players=2, round=1, phase=pb.PHASE_TURN, to_act=0),
+        decision=_request("d2"),
+        status=pb.MATCH_STATUS_RUNNING,
+        history=[_turn(3, 0), _turn(4, 1)],
+    )
     (item,) = wire.incomings(pb.SeatEvents(events=[pb.SeatEvent(sequence=4, snapshot=snapshot)]))
     assert isinstance(item, wire.Snapshot)
     assert (item.sequence, item.status) == (4, "running")
@@ -50,10 +62,16 @@ def test_a_snapshot_carries_the_missed_events_and_the_open_decision() -> None:
 
 def test_a_refusal_says_whether_the_decision_is_still_open() -> None:
     def refusal(kind: int) -> wire.Replied:
-        (item,) = wire.incomings(pb.SeatEvents(events=[pb.SeatEvent(act_result=pb.ActResult(
-            decision_id="d1", code=9, refusal=kind))]))
+        (item,) = wire.incomings(
+            pb.SeatEvents(
+                events=[
+                    pb.SeatEvent(act_result=pb.ActResult(decision_id="d1", code=9, refusal=kind))
+                ]
+            )
+        )
         assert isinstance(item, wire.Replied)
         return item
+
     assert refusal(pb.REFUSAL_ILLEGAL).still_open
     assert not refusal(pb.REFUSAL_ALREADY_ANSWERED).still_open
     assert refusal(pb.REFUSAL_DEFAULTED).refusal == "REFUSAL_DEFAULTED"

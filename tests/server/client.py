@@ -42,10 +42,10 @@ class SeatPlay:
 
     events: list[pb.SeatEvent] = field(default_factory=list)
     messages: list[pb.SeatEvents] = field(default_factory=list)
-    decisions: list[pb.DecisionRequest] = field(default_factory=list)   # snapshots' too
+    decisions: list[pb.DecisionRequest] = field(default_factory=list)  # snapshots' too
     answered: list[str] = field(default_factory=list)
     results: list[pb.ActResult] = field(default_factory=list)
-    responses: list[pb.ActResponse] = field(default_factory=list)       # of unary Act
+    responses: list[pb.ActResponse] = field(default_factory=list)  # of unary Act
 
     @property
     def snapshots(self) -> list[pb.Snapshot]:
@@ -88,17 +88,25 @@ def organiser(channel: grpc.aio.Channel) -> pb_grpc.OrganiserStub:
     return pb_grpc.OrganiserStub(channel)
 
 
-async def create_match(channel: grpc.aio.Channel, key: str, players: int, **fields: object
-                       ) -> pb.CreateMatchResponse:
+async def create_match(
+    channel: grpc.aio.Channel, key: str, players: int, **fields: object
+) -> pb.CreateMatchResponse:
     """Returns a new match created with the organiser key."""
     request = pb.CreateMatchRequest(players=players, **fields)  # type: ignore[arg-type]
-    return await organiser(channel).CreateMatch(request, metadata=(("organiser-key", key),),
-                                                timeout=10)
+    return await organiser(channel).CreateMatch(
+        request, metadata=(("organiser-key", key),), timeout=10
+    )
 
 
-async def play(channel: grpc.aio.Channel, token: str, choose: Chooser = first_option,
-               after: int = 0, name: str = "", stop: Callable[[SeatPlay], bool] | None = None,
-               into: SeatPlay | None = None) -> SeatPlay:
+async def play(
+    channel: grpc.aio.Channel,
+    token: str,
+    choose: Chooser = first_option,
+    after: int = 0,
+    name: str = "",
+    stop: Callable[[SeatPlay], bool] | None = None,
+    into: SeatPlay | None = None,
+) -> SeatPlay:
     """Returns the seat's events after playing it on the Play stream until the match
     ends (or ``stop`` says so, which drops the stream as a crashing client would)."""
     seat = pb_grpc.SeatStub(channel)
@@ -123,9 +131,13 @@ async def play(channel: grpc.aio.Channel, token: str, choose: Chooser = first_op
     return out
 
 
-def _take(message: pb.SeatEvents, out: SeatPlay, choose: Chooser,
-          send: Callable[[pb.PlayRequest], None],
-          stop: Callable[[SeatPlay], bool] | None) -> bool:
+def _take(
+    message: pb.SeatEvents,
+    out: SeatPlay,
+    choose: Chooser,
+    send: Callable[[pb.PlayRequest], None],
+    stop: Callable[[SeatPlay], bool] | None,
+) -> bool:
     """Returns whether ``stop`` says to drop the stream, after recording the message's
     events in order and answering its decisions through ``send``."""
     for event in message.events:
@@ -137,8 +149,11 @@ def _take(message: pb.SeatEvents, out: SeatPlay, choose: Chooser,
             choice = choose(request)
             if choice is not None:
                 out.answered.append(request.decision_id)
-                send(pb.PlayRequest(act=pb.ActRequest(
-                    decision_id=request.decision_id, option=choice)))
+                send(
+                    pb.PlayRequest(
+                        act=pb.ActRequest(decision_id=request.decision_id, option=choice)
+                    )
+                )
         elif kind == "act_result":
             out.results.append(event.act_result)
         if stop is not None and stop(out):
@@ -146,15 +161,15 @@ def _take(message: pb.SeatEvents, out: SeatPlay, choose: Chooser,
     return False
 
 
-async def observe_and_act(channel: grpc.aio.Channel, token: str,
-                          choose: Chooser = first_option, after: int = 0) -> SeatPlay:
+async def observe_and_act(
+    channel: grpc.aio.Channel, token: str, choose: Chooser = first_option, after: int = 0
+) -> SeatPlay:
     """Returns the seat's events after playing it with Observe and unary Act calls."""
     seat = pb_grpc.SeatStub(channel)
     meta = seat_metadata(token)
     out = SeatPlay()
     async with asyncio.timeout(MATCH_TIMEOUT_S):
-        async for message in seat.Observe(pb.ObserveRequest(after_sequence=after),
-                                          metadata=meta):
+        async for message in seat.Observe(pb.ObserveRequest(after_sequence=after), metadata=meta):
             out.messages.append(message)
             for event in message.events:
                 out.events.append(event)
@@ -163,9 +178,13 @@ async def observe_and_act(channel: grpc.aio.Channel, token: str,
                     out.decisions.append(request)
                     choice = choose(request)
                     if choice is not None:
-                        out.responses.append(await seat.Act(
-                            pb.ActRequest(decision_id=request.decision_id, option=choice),
-                            metadata=meta, timeout=10))
+                        out.responses.append(
+                            await seat.Act(
+                                pb.ActRequest(decision_id=request.decision_id, option=choice),
+                                metadata=meta,
+                                timeout=10,
+                            )
+                        )
                         out.answered.append(request.decision_id)
     return out
 
@@ -185,7 +204,6 @@ async def watch(channel: grpc.aio.Channel, match_id: str, after: int = 0) -> lis
     stub = pb_grpc.SpectateStub(channel)
     events = []
     async with asyncio.timeout(MATCH_TIMEOUT_S):
-        async for message in stub.Watch(pb.WatchRequest(match_id=match_id,
-                                                        after_sequence=after)):
+        async for message in stub.Watch(pb.WatchRequest(match_id=match_id, after_sequence=after)):
             events.extend(message.events)
     return events

@@ -34,11 +34,11 @@ def test_an_undecodable_play_message_ends_the_call(server):
                     while await call.read() is not grpc.aio.EOF:
                         pass
                 except grpc.aio.AioRpcError:
-                    pass                        # the call's status, read below
+                    pass  # the call's status, read below
             return await call.code(), await call.details(), len(first.events)
 
     code, details, events = asyncio.run(go())
-    assert events >= 1                       # the snapshot came first
+    assert events >= 1  # the snapshot came first
     assert code is grpc.StatusCode.INVALID_ARGUMENT
     assert "PlayRequest" in details and "Error" not in details
 
@@ -48,7 +48,8 @@ def test_a_huge_match_id_is_not_quoted_back_whole(server):
         async with grpc.aio.insecure_channel(server.address) as channel:
             try:
                 await pb_grpc.SpectateStub(channel).GetRecord(
-                    pb.GetRecordRequest(match_id="m" * 500_000), timeout=TIMEOUT_S)
+                    pb.GetRecordRequest(match_id="m" * 500_000), timeout=TIMEOUT_S
+                )
             except grpc.aio.AioRpcError as e:
                 return e
         raise AssertionError("a record for an unknown match")
@@ -65,7 +66,9 @@ def test_a_huge_decision_id_is_malformed(server):
             try:
                 await pb_grpc.SeatStub(channel).Act(
                     pb.ActRequest(decision_id="d" * 100_000, option=0),
-                    metadata=seat_metadata(created.seat_tokens[0]), timeout=TIMEOUT_S)
+                    metadata=seat_metadata(created.seat_tokens[0]),
+                    timeout=TIMEOUT_S,
+                )
             except grpc.aio.AioRpcError as e:
                 return e
         raise AssertionError("an answer to no decision was accepted")
@@ -76,16 +79,22 @@ def test_a_huge_decision_id_is_malformed(server):
     assert len(error.details() or "") < 200
 
 
-GARBAGE = [b"\x0a\x03\xff\xfe\xfd",                  # a string field that is not UTF-8
-           b"\x0a\xff\xff\xff\xff\x0f",              # a length past the end
-           b"\x0b" * 200_000]                          # 200,000 nested groups
+GARBAGE = [
+    b"\x0a\x03\xff\xfe\xfd",  # a string field that is not UTF-8
+    b"\x0a\xff\xff\xff\xff\x0f",  # a length past the end
+    b"\x0b" * 200_000,
+]  # 200,000 nested groups
 
 
 def test_undecodable_requests_are_invalid_arguments(server):
-    methods = ["/mammamia.v1.Seat/Join", "/mammamia.v1.Seat/Act",
-               "/mammamia.v1.Spectate/GetRecord", "/mammamia.v1.Organiser/GetRecord",
-               "/mammamia.v1.Ladder/Register",
-               "/mammamia.v1.Ladder/Standings"]
+    methods = [
+        "/mammamia.v1.Seat/Join",
+        "/mammamia.v1.Seat/Act",
+        "/mammamia.v1.Spectate/GetRecord",
+        "/mammamia.v1.Organiser/GetRecord",
+        "/mammamia.v1.Ladder/Register",
+        "/mammamia.v1.Ladder/Standings",
+    ]
 
     async def go() -> list[tuple[str, grpc.StatusCode, str]]:
         out = []
@@ -95,21 +104,19 @@ def test_undecodable_requests_are_invalid_arguments(server):
             for method in methods:
                 for data in GARBAGE:
                     try:
-                        await channel.unary_unary(method)(data, metadata=meta,
-                                                          timeout=TIMEOUT_S)
+                        await channel.unary_unary(method)(data, metadata=meta, timeout=TIMEOUT_S)
                         out.append((method, grpc.StatusCode.OK, ""))
                     except grpc.aio.AioRpcError as e:
                         out.append((method, e.code(), e.details() or ""))
             for data in GARBAGE[:1]:
-                call = channel.unary_stream("/mammamia.v1.Spectate/Watch")(
-                    data, timeout=TIMEOUT_S)
+                call = channel.unary_stream("/mammamia.v1.Spectate/Watch")(data, timeout=TIMEOUT_S)
                 try:
                     async for _ in call:
                         pass
                 except grpc.aio.AioRpcError as e:
                     out.append(("Watch", e.code(), e.details() or ""))
                 play = channel.stream_stream("/mammamia.v1.Seat/Play")(metadata=meta)
-                await play.write(b"\x0a" + data[1:])      # `observe` that does not decode
+                await play.write(b"\x0a" + data[1:])  # `observe` that does not decode
                 try:
                     while await play.read() is not grpc.aio.EOF:
                         pass

@@ -20,10 +20,16 @@ from server.storage import Storage
 from .clocks import START, ManualClock
 
 
-def _match(players: int = 2, seed: int = 11, deadline_ms: int = 1000,
-           time_bank_ms: int = 0) -> Match:
-    match = Match("m-test", new_game(players, seed), seed,
-                  Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms), START)
+def _match(
+    players: int = 2, seed: int = 11, deadline_ms: int = 1000, time_bank_ms: int = 0
+) -> Match:
+    match = Match(
+        "m-test",
+        new_game(players, seed),
+        seed,
+        Settings(deadline_ms=deadline_ms, time_bank_ms=time_bank_ms),
+        START,
+    )
     for seat in range(players):
         match.join(seat)
     match.start(START)
@@ -90,7 +96,7 @@ def test_the_time_bank_runs_after_the_deadline_and_is_charged() -> None:
     assert match.default_at(d) == d.deadline + 2.0
     seat = d.seat
     match.tick(d.deadline + 1.999)
-    assert match.decision is d                      # the bank still runs
+    assert match.decision is d  # the bank still runs
     # Answered 1.5 s after the deadline: accepted, and 1.5 s charged to the bank.
     assert match.answer(seat, d.id, 0, None, d.deadline + 1.5).accepted
     assert match.time_bank[seat] == 0.5
@@ -115,13 +121,13 @@ def test_a_request_counts_its_times_from_when_it_is_sent() -> None:
     d = match.decision
     assert d is not None
     request = pb.DecisionRequest.FromString(wire.decision_bytes(d, match, d.asked + 1.0))
-    assert (request.deadline_ms, request.time_bank_ms, request.default_in_ms) == \
-        (4000, 1000, 5000)
+    assert (request.deadline_ms, request.time_bank_ms, request.default_in_ms) == (4000, 1000, 5000)
     assert request.deadline.ToNanoseconds() == round((START + 5.0) * 1e9)
 
 
 def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     async def go() -> None:
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
@@ -130,8 +136,8 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             match = host.create_match(2, seed=3, deadline_ms=1000)
             followers = [match.follow(0), match.follow(1), match.follow(None)]
             match.join(0)
-            match.join(1)                       # all in: the match starts
-            await match.committed()             # shown once the start is written ahead
+            match.join(1)  # all in: the match starts
+            await match.committed()  # shown once the start is written ahead
             d = match.match.decision
             assert d is not None
             asker = followers[d.seat]
@@ -158,8 +164,10 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             assert isinstance(match.match.log[-1], Ended)
             assert sorted(match.match.autopilot) == [0, 1]
             # Every viewer sees the same numbered entries; only its own requests.
-            seen = [[visibility.item(match.match, e, f.viewer) for e in match.match.log]
-                    for f in followers]
+            seen = [
+                [visibility.item(match.match, e, f.viewer) for e in match.match.log]
+                for f in followers
+            ]
             numbered = [[i for i in s if isinstance(i, Happened | Defaulted)] for s in seen]
             assert numbered[0] == numbered[1] == numbered[2]
             assert all(i is None or not isinstance(i, Asked) for s in seen for i in s)
@@ -169,11 +177,11 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
     asyncio.run(go())
 
 
-def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(
-        tmp_path: Path) -> None:
+def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_path: Path) -> None:
     """Two followers with one hold, held 0.6 s apart: the first is woken when its hold
     is over, the second only when its own is (not with the first), and a follower
     held again before it is woken keeps the time its hold began."""
+
     async def go() -> None:
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
@@ -185,7 +193,7 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(
             match.hold(first)
             clock.advance(0.6)
             match.hold(second)
-            match.hold(first)           # again: its hold still ends at 1.0 s
+            match.hold(first)  # again: its hold still ends at 1.0 s
             clock.advance(0.4)
             assert first.wake.is_set() and not second.wake.is_set()
             clock.advance(0.5)
@@ -216,8 +224,9 @@ def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -
             match = host.create_match(3, seed=5, deadline_ms=5000)
             long = holding(1000)
             assert (holding(0), holding(10**9)) == (HOLD_SECONDS, MAX_HOLD_SECONDS)
-            waiting = {seat: match.follow(seat, long if seat else HOLD_SECONDS)
-                       for seat in range(3)}
+            waiting = {
+                seat: match.follow(seat, long if seat else HOLD_SECONDS) for seat in range(3)
+            }
             for seat in range(3):
                 match.join(seat)
             await match.committed()

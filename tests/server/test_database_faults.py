@@ -16,9 +16,24 @@ TIMEOUT_S = 60
 
 
 def _serve(db: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MAMMAMIA), "serve", "--host", "127.0.0.1", "--port", "0",
-                           "--db", str(db), "--organiser-key", "k"],
-                          cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    return subprocess.run(
+        [
+            str(MAMMAMIA),
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--db",
+            str(db),
+            "--organiser-key",
+            "k",
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
 
 
 def test_a_second_server_on_the_same_database_refuses_to_start(server, tmp_path):
@@ -38,7 +53,7 @@ def test_a_damaged_database_is_refused(tmp_path):
     storage.close()
     data = bytearray(db.read_bytes())
     assert len(data) > 3 * 4096
-    data[4096:3 * 4096] = b"\x5a" * (2 * 4096)        # pages 2 and 3: garbage
+    data[4096 : 3 * 4096] = b"\x5a" * (2 * 4096)  # pages 2 and 3: garbage
     db.write_bytes(bytes(data))
     result = _serve(db, tmp_path)
     assert result.returncode == 2, result.stderr
@@ -57,17 +72,23 @@ def test_health_is_not_serving_while_writes_fail(server):
 
     def create_match(channel: grpc.Channel) -> None:
         pb_grpc.OrganiserStub(channel).CreateMatch(
-            pb.CreateMatchRequest(players=2), timeout=TIMEOUT_S,
-            metadata=(("organiser-key", server.organiser_key),))
+            pb.CreateMatchRequest(players=2),
+            timeout=TIMEOUT_S,
+            metadata=(("organiser-key", server.organiser_key),),
+        )
 
     def status(channel: grpc.Channel) -> int:
-        return health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
-                                                         timeout=TIMEOUT_S).status
+        return (
+            health_pb2_grpc.HealthStub(channel)
+            .Check(health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S)
+            .status
+        )
 
     def until(channel: grpc.Channel, wanted: int) -> None:
         # Health.Watch sends the status now and at each change.
         for reply in health_pb2_grpc.HealthStub(channel).Watch(
-                health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S):
+            health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S
+        ):
             if reply.status == wanted:
                 return
 

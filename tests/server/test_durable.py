@@ -29,6 +29,7 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
     """Half a match on one host, a "crash" (the host is dropped without a drain),
     then a host on the same file resumes it; played on the same way, it ends as the
     same match played without the crash."""
+
     async def play(host: Host, match_id: str, rng: random.Random, upto: int | None) -> None:
         match = host.matches[match_id]
         played = 0
@@ -94,16 +95,18 @@ def _act_once(channel: grpc.Channel, tokens: list[str]) -> bool:
     returns False once the match has ended."""
     stub = pb_grpc.SeatStub(channel)
     for token in tokens:
-        stream = stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(token),
-                              timeout=TIMEOUT_S)
+        stream = stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(token), timeout=TIMEOUT_S)
         first = next(stream).events[0]
         stream.cancel()
         snapshot = first.snapshot
         if snapshot.status in (pb.MATCH_STATUS_FINISHED, pb.MATCH_STATUS_ABORTED):
             return False
         if snapshot.HasField("decision"):
-            stub.Act(pb.ActRequest(decision_id=snapshot.decision.decision_id, option=0),
-                     metadata=seat_metadata(token), timeout=TIMEOUT_S)
+            stub.Act(
+                pb.ActRequest(decision_id=snapshot.decision.decision_id, option=0),
+                metadata=seat_metadata(token),
+                timeout=TIMEOUT_S,
+            )
             return True
     return True
 
@@ -114,11 +117,14 @@ def test_a_match_survives_kill_9(start_server, tmp_path: Path) -> None:
     with grpc.insecure_channel(server.address) as channel:
         created = pb_grpc.OrganiserStub(channel).CreateMatch(
             pb.CreateMatchRequest(players=2, time_control=pb.TimeControl(deadline_ms=60_000)),
-            metadata=organiser, timeout=TIMEOUT_S)
+            metadata=organiser,
+            timeout=TIMEOUT_S,
+        )
         tokens = list(created.seat_tokens)
         for token in tokens:
-            pb_grpc.SeatStub(channel).Join(pb.JoinRequest(name="t"),
-                                           metadata=seat_metadata(token), timeout=TIMEOUT_S)
+            pb_grpc.SeatStub(channel).Join(
+                pb.JoinRequest(name="t"), metadata=seat_metadata(token), timeout=TIMEOUT_S
+            )
         for _ in range(10):
             assert _act_once(channel, tokens)
     server.kill()
@@ -128,18 +134,20 @@ def test_a_match_survives_kill_9(start_server, tmp_path: Path) -> None:
             if not _act_once(channel, tokens):
                 break
         record = pb_grpc.OrganiserStub(channel).GetRecord(
-            pb.GetRecordRequest(match_id=created.match_id), metadata=organiser,
-            timeout=TIMEOUT_S)
+            pb.GetRecordRequest(match_id=created.match_id), metadata=organiser, timeout=TIMEOUT_S
+        )
     data = json.loads(record.json)
     assert data["meta"]["recovered"][0]["actions"] == 10
     assert "aborted" not in data["meta"]
     path = tmp_path / "game.json"
     path.write_text(record.json)
-    replayed = subprocess.run([str(MAMMAMIA), "state", str(path)], capture_output=True,
-                              text=True, timeout=TIMEOUT_S)
+    replayed = subprocess.run(
+        [str(MAMMAMIA), "state", str(path)], capture_output=True, text=True, timeout=TIMEOUT_S
+    )
     assert replayed.returncode == 0, replayed.stderr
-    verified = subprocess.run([str(MAMMAMIA), "verify", str(path)], capture_output=True,
-                              text=True, timeout=TIMEOUT_S)
+    verified = subprocess.run(
+        [str(MAMMAMIA), "verify", str(path)], capture_output=True, text=True, timeout=TIMEOUT_S
+    )
     assert verified.returncode == 0, verified.stderr
     assert "match_resumed" in server.logs()
 
@@ -147,6 +155,7 @@ def test_a_match_survives_kill_9(start_server, tmp_path: Path) -> None:
 def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path) -> None:
     """When the seat after the one answering is on autopilot, one answer applies
     several actions; the journal keeps the answer, and the replay plays the rest."""
+
     async def go() -> tuple[dict[str, object], dict[str, object]]:
         storage = Storage(tmp_path / "arena.db")
         clock = ManualClock()
@@ -160,7 +169,7 @@ def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path)
             d = match.match.decision
             assert d is not None
             if d.seat == 1:
-                clock.advance(6)            # past the 5 s deadline: the default applies
+                clock.advance(6)  # past the 5 s deadline: the default applies
             else:
                 match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
         for _ in range(20):

@@ -27,10 +27,12 @@ from .clocks import ManualClock
 TIMEOUT_S = 60
 
 
-def _played(tmp_path: Path, client_seeds: dict[int, str], players: int = 3,
-            seed: int | None = None) -> str:
+def _played(
+    tmp_path: Path, client_seeds: dict[int, str], players: int = 3, seed: int | None = None
+) -> str:
     """Returns the stored record of a match played in-process to its end, the seats
     giving ``client_seeds`` at Join and answering with seeded random options."""
+
     async def go() -> str:
         storage = Storage(tmp_path / "arena.db")
         try:
@@ -79,8 +81,9 @@ def test_an_organisers_seed_is_played_and_verifies(tmp_path):
 
 
 def _verify(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MAMMAMIA), "verify", str(path)], capture_output=True,
-                          text=True, timeout=TIMEOUT_S)
+    return subprocess.run(
+        [str(MAMMAMIA), "verify", str(path)], capture_output=True, text=True, timeout=TIMEOUT_S
+    )
 
 
 def test_mammamia_verify_refuses_an_edited_record(tmp_path):
@@ -101,8 +104,9 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
     def swap_hand(d):
         # Two cards that differ, one from each of two hands: the deal changes.
         first, second = d["deal"]["hands"][0], d["deal"]["hands"][1]
-        i, j = next((i, j) for i in range(len(first)) for j in range(len(second))
-                    if first[i] != second[j])
+        i, j = next(
+            (i, j) for i in range(len(first)) for j in range(len(second)) if first[i] != second[j]
+        )
         first[i], second[j] = second[j], first[i]
 
     def swap_reshuffle(d):
@@ -117,9 +121,13 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
         c = d["meta"]["fairness"]["commitment"]
         d["meta"]["fairness"]["commitment"] = ("0" if c[0] != "0" else "1") + c[1:]
 
-    cases = {"seed": (lambda d: d.update(seed=d["seed"] ^ 1), "seed"),
-             "deal": (swap_hand, "deal"), "reshuffle": (swap_reshuffle, "reshuffle"),
-             "client-seed": (client_seed, "seed"), "commitment": (commit, "commitment")}
+    cases = {
+        "seed": (lambda d: d.update(seed=d["seed"] ^ 1), "seed"),
+        "deal": (swap_hand, "deal"),
+        "reshuffle": (swap_reshuffle, "reshuffle"),
+        "client-seed": (client_seed, "seed"),
+        "commitment": (commit, "commitment"),
+    }
     for name, (change, named) in cases.items():
         bad = _verify(edited(name, change))
         assert bad.returncode == 2, (name, bad.stdout, bad.stderr)
@@ -127,18 +135,19 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
 
 
 def test_the_seed_is_committed_first_and_revealed_only_at_the_end(server):
-    async def go() -> tuple[pb.CreateMatchResponse, list[bytes], pb.MatchEnded,
-                            list[pb.Snapshot]]:
+    async def go() -> tuple[pb.CreateMatchResponse, list[bytes], pb.MatchEnded, list[pb.Snapshot]]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             # No seat answers: short deadlines put both on autopilot quickly, and the
             # server plays the match to its end.
-            created = await create_match(channel, server.organiser_key, 2,
-                                         time_control=pb.TimeControl(deadline_ms=20))
+            created = await create_match(
+                channel, server.organiser_key, 2, time_control=pb.TimeControl(deadline_ms=20)
+            )
             stub = pb_grpc.SeatStub(channel)
             seen: list[bytes] = [created.SerializeToString()]
             tokens = created.seat_tokens
-            joined = await stub.Join(pb.JoinRequest(name="a", client_seed="mine"),
-                                     metadata=seat_metadata(tokens[0]))
+            joined = await stub.Join(
+                pb.JoinRequest(name="a", client_seed="mine"), metadata=seat_metadata(tokens[0])
+            )
             seen.append(joined.SerializeToString())
             # Seat 0 watches from before the start: a second snapshot deals its hand.
             stream = stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(tokens[0]))
@@ -171,6 +180,7 @@ def test_the_seed_is_committed_first_and_revealed_only_at_the_end(server):
     assert all(s.commitment == created.commitment for s in snapshots)
     waiting, started = snapshots[0], snapshots[1]
     assert waiting.status == pb.MATCH_STATUS_WAITING
+
     def cards(view: pb.View) -> int:
         h = view.hand
         return h.salami + h.pineapple + h.mushroom + h.pepper + h.olive + len(view.hand_orders)

@@ -20,10 +20,11 @@ print(json.dumps({"before": before, "frozen": gc.get_freeze_count(),
 
 
 def test_settling_freezes_what_start_up_made_and_sets_the_thresholds() -> None:
-    out = subprocess.run([sys.executable, "-c", SETTLE], capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", SETTLE], capture_output=True, text=True, check=True, timeout=60
+    )
     seen = json.loads(out.stdout)
     assert seen["before"] == 0
-    assert seen["frozen"] > 10_000          # modules, classes, functions of the server
-    assert seen["young"] < 100              # collected before the freeze
+    assert seen["frozen"] > 10_000  # modules, classes, functions of the server
+    assert seen["young"] < 100  # collected before the freeze
     assert tuple(seen["thresholds"]) == THRESHOLDS

@@ -22,7 +22,7 @@ async def _play_out(match: Runner) -> None:
     while (d := match.match.decision) is not None:
         match.answer(d.seat, d.id, 0, None)
     await asyncio.wait_for(match.result(), 30)
-    await asyncio.sleep(0)          # the host's end-of-match callback
+    await asyncio.sleep(0)  # the host's end-of-match callback
 
 
 def test_ended_matches_and_retired_tokens_are_bounded_in_count(tmp_path: Path) -> None:
@@ -39,8 +39,7 @@ def test_ended_matches_and_retired_tokens_are_bounded_in_count(tmp_path: Path) -
             assert host.seat_of(matches[5].tokens[0]) == (matches[5], 0)
             # Six tokens retired, four kept: those of matches 1 and 2, not of match 0.
             known = [host.retired(t) for m in matches[:3] for t in m.tokens]
-            assert known == [None, None, matches[1].id, matches[1].id,
-                             matches[2].id, matches[2].id]
+            assert known == [None, None, matches[1].id, matches[1].id, matches[2].id, matches[2].id]
             # Time still forgets the rest: keep_ended, then keep_retired.
             clock.advance(host.keep_ended)
             assert not host.matches
@@ -61,7 +60,7 @@ def test_retired_tokens_are_forgotten_in_time_without_a_timer_each(tmp_path: Pat
             host = Host(storage, clock=clock, max_ended=1)
             first = host.create_match(2, seed=1)
             await _play_out(first)
-            clock.advance(host.keep_ended)          # first forgotten: its tokens retired
+            clock.advance(host.keep_ended)  # first forgotten: its tokens retired
             pending = clock.pending()
             later = host.create_match(2, seed=2)
             await _play_out(later)
@@ -71,8 +70,8 @@ def test_retired_tokens_are_forgotten_in_time_without_a_timer_each(tmp_path: Pat
             assert clock.pending() <= pending
             assert host.retired(first.tokens[0]) == first.id
             clock.advance(host.keep_retired - host.keep_ended)
-            assert host.retired(first.tokens[0]) is None            # its time is up
-            assert host.retired(later.tokens[1]) == later.id        # not yet
+            assert host.retired(first.tokens[0]) is None  # its time is up
+            assert host.retired(later.tokens[1]) == later.id  # not yet
             clock.advance(host.keep_ended)
             assert host.retired(later.tokens[1]) is None
             # The next match retired sweeps the expired ones out of memory.

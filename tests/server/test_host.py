@@ -31,8 +31,10 @@ class Probe:
             async def Standings(self, request, context):
                 return pb.StandingsResponse(matches_finished=len(arena.host.matches))
 
-        arena.add_service("mammamia.v1.Ladder",
-                          lambda server: pb_grpc.add_LadderServicer_to_server(Ladder(), server))
+        arena.add_service(
+            "mammamia.v1.Ladder",
+            lambda server: pb_grpc.add_LadderServicer_to_server(Ladder(), server),
+        )
         arena.add_task(self.task)
 
     async def task(self) -> None:
@@ -48,15 +50,20 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
     probe = Probe()
 
     async def go() -> None:
-        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
-                                          organiser_key="k", extensions=[probe.install])
+        arena, port = await create_server(
+            "127.0.0.1:0",
+            db_path=tmp_path / "arena.db",
+            organiser_key="k",
+            extensions=[probe.install],
+        )
         await arena.start()
         arena.host.keep_ended = 0.05
         try:
             await asyncio.wait_for(probe.started.wait(), 10)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                match = arena.host.create_match(3, names=["ann", "bo", "cy"], ladder=True,
-                                                deadline_ms=10_000, seed=12)
+                match = arena.host.create_match(
+                    3, names=["ann", "bo", "cy"], ladder=True, deadline_ms=10_000, seed=12
+                )
                 stored_when_announced = []
 
                 def announced(p) -> bool:
@@ -65,9 +72,12 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                         stored_when_announced.append(row.status if row else None)
                     return False
 
-                plays = await asyncio.gather(*(
-                    play(channel, t, random_options(i), stop=announced)
-                    for i, t in enumerate(match.tokens)))
+                plays = await asyncio.gather(
+                    *(
+                        play(channel, t, random_options(i), stop=announced)
+                        for i, t in enumerate(match.tokens)
+                    )
+                )
                 result = await asyncio.wait_for(match.result(), 10)
                 assert result.status == "finished" and result.names == ("ann", "bo", "cy")
                 assert stored_when_announced == ["finished"] * 3
@@ -84,10 +94,12 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                 assert arena.storage.match(match.id).ladder
 
                 standings = await pb_grpc.LadderStub(channel).Standings(
-                    pb.StandingsRequest(), timeout=10)
+                    pb.StandingsRequest(), timeout=10
+                )
                 assert standings.matches_finished == 1
                 health = await health_pb2_grpc.HealthStub(channel).Check(
-                    health_pb2.HealthCheckRequest(service="mammamia.v1.Ladder"), timeout=10)
+                    health_pb2.HealthCheckRequest(service="mammamia.v1.Ladder"), timeout=10
+                )
                 assert health.status == health_pb2.HealthCheckResponse.SERVING
 
                 # Once the match is no longer held, its tokens say so.
@@ -96,7 +108,8 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                         await asyncio.sleep(0.02)
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
-                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10)
+                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10
+                    )
                 assert caught.value.code() == grpc.StatusCode.NOT_FOUND
                 assert match.id in caught.value.details()
         finally:
@@ -110,19 +123,23 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
 
 def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
     async def go() -> None:
-        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
-                                          organiser_key="k")
+        arena, port = await create_server(
+            "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
+        )
         await arena.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                ladder = arena.host.create_match(2, names=["ann", "bo"], ladder=True,
-                                                 deadline_ms=10_000, seed=3)
-                other = arena.host.create_match(2, names=["ann", "bo"], deadline_ms=10_000,
-                                                seed=3)
+                ladder = arena.host.create_match(
+                    2, names=["ann", "bo"], ladder=True, deadline_ms=10_000, seed=3
+                )
+                other = arena.host.create_match(2, names=["ann", "bo"], deadline_ms=10_000, seed=3)
                 for match in (ladder, other):
-                    await asyncio.gather(*(
-                        play(channel, t, random_options(i), name=f"impostor{i}")
-                        for i, t in enumerate(match.tokens)))
+                    await asyncio.gather(
+                        *(
+                            play(channel, t, random_options(i), name=f"impostor{i}")
+                            for i, t in enumerate(match.tokens)
+                        )
+                    )
                 ladder_result = await asyncio.wait_for(ladder.result(), 10)
                 other_result = await asyncio.wait_for(other.result(), 10)
                 assert ladder_result.names == ("ann", "bo")
@@ -136,16 +153,18 @@ def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
 
 def test_retired_tokens_are_forgotten_after_a_while(tmp_path):
     async def go() -> None:
-        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
-                                          organiser_key="k")
+        arena, port = await create_server(
+            "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
+        )
         await arena.start()
         arena.host.keep_ended = 0.01
         arena.host.keep_retired = 0.3
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
                 match = arena.host.create_match(2, deadline_ms=10_000, seed=5)
-                await asyncio.gather(*(play(channel, t, random_options(i))
-                                       for i, t in enumerate(match.tokens)))
+                await asyncio.gather(
+                    *(play(channel, t, random_options(i)) for i, t in enumerate(match.tokens))
+                )
                 await asyncio.wait_for(match.result(), 10)
                 async with asyncio.timeout(10):
                     while arena.host.retired(match.tokens[0]) is None:
@@ -157,7 +176,8 @@ def test_retired_tokens_are_forgotten_after_a_while(tmp_path):
                 assert arena.host.retired(match.tokens[1]) is None
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
-                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10)
+                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10
+                    )
                 assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         finally:
             await arena.drain(grace=1)

@@ -22,8 +22,7 @@ def _answer(n: int) -> str:
     return json.dumps({"k": "answer", "seat": n % 2, "decision": f"d-{n}", "at": n})
 
 
-def test_what_is_appended_is_held_after_reopening_and_ended_matches_are_not(
-        tmp_path: Path) -> None:
+def test_what_is_appended_is_held_after_reopening_and_ended_matches_are_not(tmp_path: Path) -> None:
     path = tmp_path / "arena.db.journal"
     journal = JournalFile(path)
     journal.setup("m-1", json.dumps({"players": 2}))
@@ -49,9 +48,8 @@ def test_a_line_cut_short_or_damaged_costs_only_what_it_held(tmp_path: Path) -> 
     journal.close()
     lines = path.read_bytes().split(b"\n")
     # m-2's input damaged in the middle of the file, m-3's last line cut short.
-    damaged = [b"I\tm-2\t0\t{not json" if line.startswith(b"I\tm-2") else line
-               for line in lines]
-    path.write_bytes(b"\n".join(damaged).rstrip(b"\n") + b"\nI\tm-3\t1\t{\"k\": \"ans")
+    damaged = [b"I\tm-2\t0\t{not json" if line.startswith(b"I\tm-2") else line for line in lines]
+    path.write_bytes(b"\n".join(damaged).rstrip(b"\n") + b'\nI\tm-3\t1\t{"k": "ans')
 
     with capture_logs() as logs:
         held = JournalFile(path).held()
@@ -59,9 +57,9 @@ def test_a_line_cut_short_or_damaged_costs_only_what_it_held(tmp_path: Path) -> 
     assert held["m-1"].ordered() == [json.loads(_answer(0))]
     skipped = [e["match"] for e in logs if e["event"] == "journal_line_skipped"]
     assert skipped == ["m-2", "m-3"]
-    assert [(e["match"], e["reason"]) for e in logs
-            if e["event"] == "journal_match_incomplete"] == [
-        ("m-2", "a line of it is damaged"), ("m-3", "a line of it is damaged")]
+    assert [
+        (e["match"], e["reason"]) for e in logs if e["event"] == "journal_match_incomplete"
+    ] == [("m-2", "a line of it is damaged"), ("m-3", "a line of it is damaged")]
 
 
 def test_a_line_that_names_no_match_sets_the_file_aside(tmp_path: Path) -> None:
@@ -69,7 +67,7 @@ def test_a_line_that_names_no_match_sets_the_file_aside(tmp_path: Path) -> None:
     journal = JournalFile(path)
     journal.setup("m-1", json.dumps({"players": 2}))
     journal.close()
-    damaged = HEADER + b"\x00\x00\x00\n" + path.read_bytes()[len(HEADER):]
+    damaged = HEADER + b"\x00\x00\x00\n" + path.read_bytes()[len(HEADER) :]
     path.write_bytes(damaged)
     with capture_logs() as logs:
         assert JournalFile(path).held() == {}
@@ -128,7 +126,7 @@ def test_an_input_that_cannot_be_written_fails_its_future(tmp_path: Path) -> Non
         storage = Storage(tmp_path / "arena.db")
         journal = Journal(storage)
         journal.begin("m-1", {"players": 2})
-        journal.close()                 # the file is gone from under the journal
+        journal.close()  # the file is gone from under the journal
         done = journal.append("m-1", {"k": "start", "at": 1.0})
         with pytest.raises(StorageError, match="journal"):
             await done
@@ -145,10 +143,12 @@ def test_an_earlier_versions_sqlite_journal_is_moved_into_the_file(tmp_path: Pat
     old.executescript(
         "CREATE TABLE match_setups (match_id TEXT PRIMARY KEY, setup TEXT NOT NULL);"
         "CREATE TABLE match_inputs (match_id TEXT NOT NULL, n INTEGER NOT NULL, "
-        "input TEXT NOT NULL, PRIMARY KEY (match_id, n));")
+        "input TEXT NOT NULL, PRIMARY KEY (match_id, n));"
+    )
     old.execute("INSERT INTO match_setups VALUES ('m-1', ?)", (json.dumps({"players": 2}),))
-    old.executemany("INSERT INTO match_inputs VALUES ('m-1', ?, ?)",
-                    [(n, _answer(n)) for n in (1, 0, 2)])
+    old.executemany(
+        "INSERT INTO match_inputs VALUES ('m-1', ?, ?)", [(n, _answer(n)) for n in (1, 0, 2)]
+    )
     old.commit()
     old.close()
 

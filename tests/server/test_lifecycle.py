@@ -27,21 +27,26 @@ def _rows(db_path) -> dict[str, sqlite3.Row]:
         return {r["id"]: r for r in db.execute("SELECT * FROM matches")}
 
 
-async def _started_match(channel: grpc.aio.Channel, key: str
-                         ) -> tuple[pb.CreateMatchResponse, list[grpc.aio.UnaryStreamCall]]:
+async def _started_match(
+    channel: grpc.aio.Channel, key: str
+) -> tuple[pb.CreateMatchResponse, list[grpc.aio.UnaryStreamCall]]:
     """Returns a running 2-player match whose seats observe and never answer."""
-    created = await create_match(channel, key, 2, seed=9,
-                                 time_control=pb.TimeControl(deadline_ms=60_000))
+    created = await create_match(
+        channel, key, 2, seed=9, time_control=pb.TimeControl(deadline_ms=60_000)
+    )
     stub = pb_grpc.SeatStub(channel)
-    calls = [stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t))
-             for t in created.seat_tokens]
+    calls = [
+        stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t)) for t in created.seat_tokens
+    ]
     for call in calls:
-        await call.read()                       # the snapshot: the seat has joined
+        await call.read()  # the snapshot: the seat has joined
     organiser = pb_grpc.OrganiserStub(channel)
     async with asyncio.timeout(10):
-        while (await organiser.ListMatches(pb.ListMatchesRequest(limit=1), timeout=5,
-                                           metadata=(("organiser-key", key),))
-               ).matches[0].status != pb.MATCH_STATUS_RUNNING:
+        while (
+            await organiser.ListMatches(
+                pb.ListMatchesRequest(limit=1), timeout=5, metadata=(("organiser-key", key),)
+            )
+        ).matches[0].status != pb.MATCH_STATUS_RUNNING:
             await asyncio.sleep(0.01)
     return created, calls
 
@@ -52,14 +57,16 @@ def test_sigterm_drains(start_server):
     async def go() -> tuple[str, pb.MatchEnded, str]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             finished = await create_match(channel, server.organiser_key, 2, seed=4)
-            await asyncio.gather(*(play(channel, t, random_options(i))
-                                   for i, t in enumerate(finished.seat_tokens)))
+            await asyncio.gather(
+                *(play(channel, t, random_options(i)) for i, t in enumerate(finished.seat_tokens))
+            )
             running, calls = await _started_match(channel, server.organiser_key)
             server.process.send_signal(signal.SIGTERM)
             health = health_pb2_grpc.HealthStub(channel)
             async with asyncio.timeout(10):
-                while (await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
-                       ).status != health_pb2.HealthCheckResponse.NOT_SERVING:
+                while (
+                    await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                ).status != health_pb2.HealthCheckResponse.NOT_SERVING:
                     await asyncio.sleep(0.02)
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await create_match(channel, server.organiser_key, 2)
@@ -86,7 +93,7 @@ def test_sigterm_drains(start_server):
     assert "shut down" in rows[running_id]["reason"]
     record = loads(rows[running_id]["record"])
     assert record.meta["aborted"] == rows[running_id]["reason"]
-    record.replay()                             # a partial record, still valid
+    record.replay()  # a partial record, still valid
     logs = [json.loads(line) for line in server.logs().splitlines() if line.startswith("{")]
     assert {"drain_started", "drain_done"} <= {e["event"] for e in logs}
 
@@ -109,11 +116,14 @@ def test_crash_then_restart_resumes_the_cut_off_match(start_server):
     async def after() -> pb.ListMatchesResponse:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=1)
-            await asyncio.gather(*(play(channel, t, random_options(i))
-                                   for i, t in enumerate(created.seat_tokens)))
+            await asyncio.gather(
+                *(play(channel, t, random_options(i)) for i, t in enumerate(created.seat_tokens))
+            )
             return await pb_grpc.OrganiserStub(channel).ListMatches(
-                pb.ListMatchesRequest(), metadata=(("organiser-key", server.organiser_key),),
-                timeout=10)
+                pb.ListMatchesRequest(),
+                metadata=(("organiser-key", server.organiser_key),),
+                timeout=10,
+            )
 
     listed = asyncio.run(after())
     statuses = {m.match_id: m.status for m in listed.matches}
@@ -131,13 +141,16 @@ def test_match_waits_for_its_seats_then_starts_anyway(start_server):
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 3, seed=2)
             listed = await pb_grpc.OrganiserStub(channel).ListMatches(
-                pb.ListMatchesRequest(), metadata=(("organiser-key", server.organiser_key),),
-                timeout=10)
+                pb.ListMatchesRequest(),
+                metadata=(("organiser-key", server.organiser_key),),
+                timeout=10,
+            )
             assert listed.matches[0].status == pb.MATCH_STATUS_WAITING
             # Only seat 0 comes; the others are played by the default policy.
             result = await play(channel, created.seat_tokens[0], random_options(0))
             record = await pb_grpc.SpectateStub(channel).GetRecord(
-                pb.GetRecordRequest(match_id=created.match_id), timeout=10)
+                pb.GetRecordRequest(match_id=created.match_id), timeout=10
+            )
             return result, record.json
 
     started = time.monotonic()
@@ -149,10 +162,8 @@ def test_match_waits_for_its_seats_then_starts_anyway(start_server):
     passed = [e.deadline_passed for e in seat0.numbered if e.HasField("deadline_passed")]
     for seat in (1, 2):
         theirs = [p for p in passed if p.seat == seat]
-        assert [(p.strikes, p.autopilot) for p in theirs] == [(1, False), (2, False),
-                                                              (3, True)]
-        assert all(p.reason == pb.DEADLINE_REASON_DISCONNECTED and p.decision_id
-                   for p in theirs)
+        assert [(p.strikes, p.autopilot) for p in theirs] == [(1, False), (2, False), (3, True)]
+        assert all(p.reason == pb.DEADLINE_REASON_DISCONNECTED and p.decision_id for p in theirs)
         info = ended.view.seats[seat]
         assert (info.strikes, info.autopilot) == (3, True)
     assert time.monotonic() - started < 60

@@ -20,21 +20,26 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from .client import MAMMAMIA, create_match, observe_and_act, play, random_options, watch
 
 
-async def _full_match(address: str, key: str, players: int, seed: int
-                      ) -> tuple[pb.CreateMatchResponse, list, list[pb.SeatEvent], str]:
+async def _full_match(
+    address: str, key: str, players: int, seed: int
+) -> tuple[pb.CreateMatchResponse, list, list[pb.SeatEvent], str]:
     async with grpc.aio.insecure_channel(address) as channel:
-        created = await create_match(channel, key, players, seed=seed,
-                                     names=[f"bot{i}" for i in range(players)])
+        created = await create_match(
+            channel, key, players, seed=seed, names=[f"bot{i}" for i in range(players)]
+        )
         seats = [
             # The last seat plays with Observe + Act, the others on the Play stream.
-            observe_and_act(channel, token, random_options(seed + i)) if i == players - 1
+            observe_and_act(channel, token, random_options(seed + i))
+            if i == players - 1
             else play(channel, token, random_options(seed + i), name=f"bot{i}")
-            for i, token in enumerate(created.seat_tokens)]
+            for i, token in enumerate(created.seat_tokens)
+        ]
         spectator = asyncio.ensure_future(watch(channel, created.match_id))
         plays = await asyncio.gather(*seats)
         seen = await spectator
         record = await pb_grpc.SpectateStub(channel).GetRecord(
-            pb.GetRecordRequest(match_id=created.match_id), timeout=10)
+            pb.GetRecordRequest(match_id=created.match_id), timeout=10
+        )
     return created, plays, seen, record.json
 
 
@@ -47,11 +52,14 @@ def _expected_ranks(view: pb.View, delivered: list[int]) -> list[int]:
 
 # Seeds whose games (with these choosers) end in ties: 3 players 1, 1, 3; 4 players
 # 1, 3, 4, 1; 3 players at 103 would be 2, 1, 2.
-@pytest.mark.parametrize("players, seed, ranks", [
-    (2, 102, [1, 2]), (3, 203, [3, 1, 1]), (4, 242, [1, 3, 4, 1]), (5, 105, [5, 4, 2, 1, 3])])
+@pytest.mark.parametrize(
+    "players, seed, ranks",
+    [(2, 102, [1, 2]), (3, 203, [3, 1, 1]), (4, 242, [1, 3, 4, 1]), (5, 105, [5, 4, 2, 1, 3])],
+)
 def test_full_match(server, tmp_path, players, seed, ranks):
     created, plays, seen, record_json = asyncio.run(
-        _full_match(server.address, server.organiser_key, players, seed=seed))
+        _full_match(server.address, server.organiser_key, players, seed=seed)
+    )
 
     # Every stream ends with match_ended, once; the same end for every viewer but the
     # view, which is each viewer's own final view.
@@ -98,8 +106,11 @@ def test_full_match(server, tmp_path, players, seed, ranks):
 
     # The log: numbered 1, 2, 3, ... without a gap on every stream, the snapshot's
     # history included; the same event has the same number (and bytes) everywhere.
-    spectator = [ev for e in seen for ev in
-                 (e.snapshot.history if e.HasField("snapshot") else [e] if e.sequence else [])]
+    spectator = [
+        ev
+        for e in seen
+        for ev in (e.snapshot.history if e.HasField("snapshot") else [e] if e.sequence else [])
+    ]
     logs = [[e.sequence for e in p.numbered] for p in plays] + [[e.sequence for e in spectator]]
     total = len(spectator)
     assert all(log == list(range(1, total + 1)) for log in logs), logs
@@ -113,16 +124,25 @@ def test_full_match(server, tmp_path, players, seed, ranks):
         # requests, act results and the end carry 0.
         live = [e.sequence for e in p.events[1:] if e.sequence]
         assert live == list(range(snapshot.sequence + 1, total + 1))
-        assert all(e.sequence == 0 for e in p.events[1:] if e.WhichOneof("event") in
-                   ("decision", "act_result", "match_ended", "snapshot"))
+        assert all(
+            e.sequence == 0
+            for e in p.events[1:]
+            if e.WhichOneof("event") in ("decision", "act_result", "match_ended", "snapshot")
+        )
 
     # Every decision asked (by the snapshot or as an event) was answered, and accepted.
     for p in plays:
         ids = [d.decision_id for d in p.decisions]
         assert ids and ids == p.answered and len(set(ids)) == len(ids)
         assert len(p.results) + len(p.responses) == len(p.answered)
-        assert all(r.accepted and not r.repeated and r.code == 0 and not r.message
-                   and r.refusal == pb.REFUSAL_UNSPECIFIED for r in p.results)
+        assert all(
+            r.accepted
+            and not r.repeated
+            and r.code == 0
+            and not r.message
+            and r.refusal == pb.REFUSAL_UNSPECIFIED
+            for r in p.results
+        )
         assert [r.decision_id for r in p.results + p.responses] == p.answered
         assert not any(r.repeated for r in p.responses)
         # One message per decision: a request ends its message, a reply begins one.
@@ -139,8 +159,9 @@ def test_full_match(server, tmp_path, players, seed, ranks):
     assert record.meta["timeouts"] == []
     path = tmp_path / "record.json"
     path.write_text(record_json)
-    done = subprocess.run([str(MAMMAMIA), "state", str(path)], capture_output=True, text=True,
-                          timeout=60, check=True)
+    done = subprocess.run(
+        [str(MAMMAMIA), "state", str(path)], capture_output=True, text=True, timeout=60, check=True
+    )
     dump = json.loads(done.stdout)
     assert dump["phase"] == "over"
     assert dump["winners"] == list(end.winners)

@@ -101,14 +101,21 @@ def _draws(record: Record) -> list[Draw]:
                 continue
             if e.draw == "supply":
                 top = supply_top.get(rnd, 0)
-                count = e.drawn + e.mamma_mia       # the Mamma Mia! card and its replacement
+                count = e.drawn + e.mamma_mia  # the Mamma Mia! card and its replacement
                 supply_top[rnd] = top + count
                 out.append(Draw(e.seat, turn, "supply", rnd, tuple(range(top, top + count))))
             else:
                 top = waiter_top[e.seat]
                 waiter_top[e.seat] = top + e.drawn
-                out.append(Draw(e.seat, turn, "waiter", rnd,
-                                tuple(p for p in range(top, top + e.drawn) if p < 8)))
+                out.append(
+                    Draw(
+                        e.seat,
+                        turn,
+                        "waiter",
+                        rnd,
+                        tuple(p for p in range(top, top + e.drawn) if p < 8),
+                    )
+                )
     return out
 
 
@@ -118,9 +125,15 @@ def _supply_of(deal: dict[str, Any], reshuffles: list[list[str]], rnd: int) -> l
 
 def _replays(record: Record, deal: dict[str, Any], reshuffles: list[list[str]]) -> Record | None:
     """Returns the record with another deal/reshuffles if the same decisions replay."""
-    variant = Record(players=record.players, colours=record.colours, seed=record.seed,
-                     first_player=record.first_player, deal=deal, reshuffles=reshuffles,
-                     actions=record.actions)
+    variant = Record(
+        players=record.players,
+        colours=record.colours,
+        seed=record.seed,
+        first_player=record.first_player,
+        deal=deal,
+        reshuffles=reshuffles,
+        actions=record.actions,
+    )
     try:
         variant.replay()
     except RecordError:
@@ -134,8 +147,9 @@ def _apart(a: Draw, b: Draw) -> Iterator[tuple[int, int]]:
         yield from itertools.product(a.positions, b.positions)
 
 
-def _candidates(record: Record, draws: list[Draw], kind: str, k: int
-                ) -> Iterator[tuple[int | None, dict[str, Any], list[list[str]]]]:
+def _candidates(
+    record: Record, draws: list[Draw], kind: str, k: int
+) -> Iterator[tuple[int | None, dict[str, Any], list[list[str]]]]:
     """Yields (seat that sees it, deal, reshuffles) for changes hidden from seat k."""
     assert record.deal is not None and record.reshuffles is not None
     others = [(k + d) % record.players for d in range(1, record.players)]
@@ -236,8 +250,14 @@ def _normalised(event: pb.SeatEvent) -> list[bytes]:
     return [event.SerializeToString(), *out]
 
 
-async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[int],
-                received: list[bytes], ready: asyncio.Barrier) -> None:
+async def _play(
+    stub: pb_grpc.SeatStub,
+    token: str,
+    script: list,
+    cursor: list[int],
+    received: list[bytes],
+    ready: asyncio.Barrier,
+) -> None:
     """Plays one seat by the script, once every stream has its snapshot."""
     queue: asyncio.Queue[pb.PlayRequest] = asyncio.Queue()
     queue.put_nowait(pb.PlayRequest(observe=pb.ObserveRequest()))
@@ -250,8 +270,9 @@ async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[i
         _, action = script[cursor[0]]
         cursor[0] += 1
         index = list(request.options).index(action_message(action))
-        queue.put_nowait(pb.PlayRequest(act=pb.ActRequest(
-            decision_id=request.decision_id, option=index)))
+        queue.put_nowait(
+            pb.PlayRequest(act=pb.ActRequest(decision_id=request.decision_id, option=index))
+        )
 
     call = stub.Play(requests(), metadata=seat_metadata(token))
     first = True
@@ -272,11 +293,11 @@ async def _play(stub: pb_grpc.SeatStub, token: str, script: list, cursor: list[i
     call.cancel()
 
 
-async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes],
-                 ready: asyncio.Barrier) -> None:
+async def _watch(
+    channel: grpc.aio.Channel, match_id: str, received: list[bytes], ready: asyncio.Barrier
+) -> None:
     first = True
-    async for message in pb_grpc.SpectateStub(channel).Watch(
-            pb.WatchRequest(match_id=match_id)):
+    async for message in pb_grpc.SpectateStub(channel).Watch(pb.WatchRequest(match_id=match_id)):
         if first:
             await ready.wait()
             first = False
@@ -287,18 +308,26 @@ async def _watch(channel: grpc.aio.Channel, match_id: str, received: list[bytes]
 async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
     """Returns, per game, the events each seat received, and then the spectator's."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
-                                      organiser_key="k")
+    arena, port = await create_server(
+        "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
+    )
     await arena.start()
     out = []
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = pb_grpc.SeatStub(channel)
             for record in records:
-                game = State.new(record.players, record.seed, record.colours,
-                                 record.first_player, record.deal, record.reshuffles)
-                match = arena.host.create_match(record.players, seed=record.seed, game=game,
-                                                deadline_ms=60_000)
+                game = State.new(
+                    record.players,
+                    record.seed,
+                    record.colours,
+                    record.first_player,
+                    record.deal,
+                    record.reshuffles,
+                )
+                match = arena.host.create_match(
+                    record.players, seed=record.seed, game=game, deadline_ms=60_000
+                )
                 # Every seat joins first: the match starts, and its first decision waits.
                 for token in match.tokens:
                     await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token))
@@ -308,8 +337,11 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
                 async with asyncio.timeout(60):
                     await asyncio.gather(
                         _watch(channel, match.id, received[-1], ready),
-                        *(_play(stub, token, record.actions, cursor, r, ready)
-                          for token, r in zip(match.tokens, received[:-1], strict=True)))
+                        *(
+                            _play(stub, token, record.actions, cursor, r, ready)
+                            for token, r in zip(match.tokens, received[:-1], strict=True)
+                        ),
+                    )
                 result = await match.result()
                 assert result.status == "finished"
                 assert cursor[0] == len(record.actions)
@@ -319,8 +351,9 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
     return out
 
 
-@pytest.mark.parametrize(("players", "k", "kind"), CASES,
-                         ids=[f"{n}p-seat{k}-{kind}" for n, k, kind in CASES])
+@pytest.mark.parametrize(
+    ("players", "k", "kind"), CASES, ids=[f"{n}p-seat{k}-{kind}" for n, k, kind in CASES]
+)
 def test_seat_k_cannot_tell_the_games_apart(players, k, kind, tmp_path):
     a, variants = _game(players)
     b = variants[k, kind]
@@ -332,7 +365,8 @@ def test_seat_k_cannot_tell_the_games_apart(players, k, kind, tmp_path):
     assert any(isinstance(action, Resolve) for seat, action in a.actions if seat == k)
     assert len(game_a[k]) > 10
     assert game_a[k] == game_b[k]
-    assert game_a[-1] == game_b[-1]                 # the spectators' too
+    assert game_a[-1] == game_b[-1]  # the spectators' too
     if b.sees is not None:
-        assert game_a[b.sees] != game_b[b.sees], \
+        assert game_a[b.sees] != game_b[b.sees], (
             "the change is visible to nobody: the test would prove nothing"
+        )

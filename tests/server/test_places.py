@@ -38,8 +38,9 @@ class Place(Matches):
         return out
 
 
-async def places(channel: grpc.aio.Channel, count: int, **waiting: object
-                 ) -> tuple[list[Place], list[str]]:
+async def places(
+    channel: grpc.aio.Channel, count: int, **waiting: object
+) -> tuple[list[Place], list[str]]:
     calls = [Place(channel) for _ in range(count)]
     return calls, [await call.wait(**waiting) for call in calls]  # type: ignore[arg-type]
 
@@ -53,17 +54,24 @@ def test_an_organiser_seats_places_match_after_match_without_a_sit(server) -> No
             for seed in (21, 22):
                 # Seats in another order each match: a place takes the seat it is given.
                 order = tokens if seed == 21 else tokens[::-1]
-                playing = [asyncio.ensure_future(call.play(random_options(seed + i)))
-                           for i, call in enumerate(calls)]
+                playing = [
+                    asyncio.ensure_future(call.play(random_options(seed + i)))
+                    for i, call in enumerate(calls)
+                ]
                 created = await create_match(channel, key, 3, seed=seed, places=order)
                 played = await asyncio.gather(*playing)
                 # The same match played with sits, seat for seat.
                 again = await create_match(channel, key, 3, seed=seed)
                 sitting = [Matches(channel) for _ in range(3)]
-                on_sits = await asyncio.gather(*(
-                    sitting[seat].sit(again.seat_tokens[seat],
-                                      random_options(seed + tokens.index(order[seat])))
-                    for seat in range(3)))
+                on_sits = await asyncio.gather(
+                    *(
+                        sitting[seat].sit(
+                            again.seat_tokens[seat],
+                            random_options(seed + tokens.index(order[seat])),
+                        )
+                        for seat in range(3)
+                    )
+                )
                 for seat in range(3):
                     mine = played[tokens.index(order[seat])]
                     snapshot = mine.events[0].snapshot
@@ -95,11 +103,13 @@ def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(serv
                 await create_match(channel, key, 2, seed=5, places=tokens)
             assert busy.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert "places[0]" in (busy.value.details() or "")
-            done = await asyncio.gather(*(call.play(random_options(i))
-                                          for i, call in enumerate(calls)))
+            done = await asyncio.gather(
+                *(call.play(random_options(i)) for i, call in enumerate(calls))
+            )
             assert {p.events[0].snapshot.match_id for p in done} == {first.match_id}
-            after = await asyncio.gather(*(call.play(random_options(i))
-                                           for i, call in enumerate(calls)))
+            after = await asyncio.gather(
+                *(call.play(random_options(i)) for i, call in enumerate(calls))
+            )
             assert {p.events[0].snapshot.match_id for p in after} == {second.match_id}
             assert all(p.ended is not None for p in after)
             assert [await call.close() for call in calls] == [grpc.StatusCode.OK] * 2
@@ -107,11 +117,14 @@ def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(serv
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize(("named", "why"), [
-    (lambda t: [t[0]], "places: one per seat (2), got 1"),
-    (lambda t: [t[0], t[0]], "places[1]: the place of places[0] again"),
-    (lambda t: [t[0], "no-such-place"], "places[1]: no open place has this token"),
-])
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        (lambda t: [t[0]], "places: one per seat (2), got 1"),
+        (lambda t: [t[0], t[0]], "places[1]: the place of places[0] again"),
+        (lambda t: [t[0], "no-such-place"], "places[1]: no open place has this token"),
+    ],
+)
 def test_wrong_places_are_refused_and_create_no_match(server, named, why) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
@@ -124,8 +137,9 @@ def test_wrong_places_are_refused_and_create_no_match(server, named, why) -> Non
             assert why in (refused.value.details() or "")
             assert await listed(channel, key) == before
             # The places are still open.
-            playing = [asyncio.ensure_future(call.play(random_options(i)))
-                       for i, call in enumerate(calls)]
+            playing = [
+                asyncio.ensure_future(call.play(random_options(i))) for i, call in enumerate(calls)
+            ]
             await create_match(channel, key, 2, places=tokens)
             assert all(p.ended is not None for p in await asyncio.gather(*playing))
 
@@ -151,8 +165,11 @@ def test_a_place_takes_no_sit_and_no_second_wait(server, then) -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             [call], _ = await places(channel, 1)
             created = await create_match(channel, server.organiser_key, 2)
-            call.send(pb.PlayRequest(sit=pb.SitRequest(seat_token=created.seat_tokens[0]))
-                      if then == "sit" else pb.PlayRequest(wait=pb.WaitRequest()))
+            call.send(
+                pb.PlayRequest(sit=pb.SitRequest(seat_token=created.seat_tokens[0]))
+                if then == "sit"
+                else pb.PlayRequest(wait=pb.WaitRequest())
+            )
             async with asyncio.timeout(MATCH_TIMEOUT_S):
                 code = await call.call.code()
             assert code == grpc.StatusCode.INVALID_ARGUMENT
@@ -176,8 +193,9 @@ def test_a_wait_with_a_name_too_long_ends_the_call(server) -> None:
 async def listed(channel: grpc.aio.Channel, key: str) -> list[str]:
     from .client import organiser
 
-    listing = await organiser(channel).ListMatches(pb.ListMatchesRequest(),
-                                                   metadata=(("organiser-key", key),))
+    listing = await organiser(channel).ListMatches(
+        pb.ListMatchesRequest(), metadata=(("organiser-key", key),)
+    )
     return [m.match_id for m in listing.matches]
 
 

@@ -34,14 +34,21 @@ class Matches:
     def send(self, request: pb.PlayRequest) -> None:
         self._queue.put_nowait(request)
 
-    async def sit(self, token: str, choose: Chooser, after: int = 0,
-                  also: pb.PlayRequest | None = None, **joining: str) -> SeatPlay:
+    async def sit(
+        self,
+        token: str,
+        choose: Chooser,
+        after: int = 0,
+        also: pb.PlayRequest | None = None,
+        **joining: str,
+    ) -> SeatPlay:
         """Returns the seat's events, from its Snapshot to ``match_ended``, after
         playing it with ``choose`` (sending ``also`` once, after the snapshot);
         ``joining`` are SitRequest's name and client seed."""
         out = SeatPlay()
-        self.send(pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after,
-                                                   **joining)))
+        self.send(
+            pb.PlayRequest(sit=pb.SitRequest(seat_token=token, after_sequence=after, **joining))
+        )
         async with asyncio.timeout(MATCH_TIMEOUT_S):
             while out.ended is None:
                 message = await anext(self._messages)
@@ -74,14 +81,20 @@ def test_one_call_plays_match_after_match_as_play_would(server) -> None:
             for seed in (11, 12, 13):
                 created = await create_match(channel, key, 2, seed=seed)
                 seated = zip(calls, created.seat_tokens, strict=True)
-                played = await asyncio.gather(*(
-                    call.sit(token, random_options(seed + i))
-                    for i, (call, token) in enumerate(seated)))
+                played = await asyncio.gather(
+                    *(
+                        call.sit(token, random_options(seed + i))
+                        for i, (call, token) in enumerate(seated)
+                    )
+                )
                 # The same match played on Play streams, seat for seat.
                 again = await create_match(channel, key, 2, seed=seed)
-                on_play = await asyncio.gather(*(
-                    play(channel, token, random_options(seed + i))
-                    for i, token in enumerate(again.seat_tokens)))
+                on_play = await asyncio.gather(
+                    *(
+                        play(channel, token, random_options(seed + i))
+                        for i, token in enumerate(again.seat_tokens)
+                    )
+                )
                 for mine, theirs in zip(played, on_play, strict=True):
                     assert mine.events[0].HasField("snapshot")
                     assert mine.events[-1].HasField("match_ended")
@@ -104,34 +117,51 @@ def test_a_sit_while_a_match_is_in_play_is_refused_and_changes_nothing(server) -
             calls = [Matches(channel), Matches(channel)]
             played = await asyncio.gather(
                 calls[0].sit(first.seat_tokens[0], random_options(1), also=early),
-                calls[1].sit(first.seat_tokens[1], random_options(2)))
+                calls[1].sit(first.seat_tokens[1], random_options(2)),
+            )
             refused = [r for r in played[0].results if not r.accepted]
             assert [r.refusal for r in refused] == [pb.REFUSAL_MALFORMED]
             assert "'sit' goes after match_ended" in refused[0].message
             assert played[0].ended is not None
             # The calls go on to the next match as if nothing had been sent.
-            after = await asyncio.gather(*(
-                call.sit(token, random_options(i))
-                for i, (call, token) in enumerate(zip(calls, second.seat_tokens, strict=True))))
+            after = await asyncio.gather(
+                *(
+                    call.sit(token, random_options(i))
+                    for i, (call, token) in enumerate(zip(calls, second.seat_tokens, strict=True))
+                )
+            )
             assert all(p.ended is not None and p.events[0].HasField("snapshot") for p in after)
             assert [await call.close() for call in calls] == [grpc.StatusCode.OK] * 2
 
     asyncio.run(scenario())
 
 
-@pytest.mark.parametrize("message, code, detail", [
-    (pb.PlayRequest(sit=pb.SitRequest(seat_token="nobody")), grpc.StatusCode.UNAUTHENTICATED,
-     "unknown sit.seat_token"),
-    (pb.PlayRequest(observe=pb.ObserveRequest()), grpc.StatusCode.INVALID_ARGUMENT,
-     "between matches PlayMatches takes only 'sit', got 'observe'"),
-])
+@pytest.mark.parametrize(
+    "message, code, detail",
+    [
+        (
+            pb.PlayRequest(sit=pb.SitRequest(seat_token="nobody")),
+            grpc.StatusCode.UNAUTHENTICATED,
+            "unknown sit.seat_token",
+        ),
+        (
+            pb.PlayRequest(observe=pb.ObserveRequest()),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "between matches PlayMatches takes only 'sit', got 'observe'",
+        ),
+    ],
+)
 def test_a_bad_message_between_matches_ends_the_call(server, message, code, detail) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=7)
             calls = [Matches(channel), Matches(channel)]
-            await asyncio.gather(*(call.sit(token, random_options(i)) for i, (call, token)
-                                   in enumerate(zip(calls, created.seat_tokens, strict=True))))
+            await asyncio.gather(
+                *(
+                    call.sit(token, random_options(i))
+                    for i, (call, token) in enumerate(zip(calls, created.seat_tokens, strict=True))
+                )
+            )
             calls[0].send(message)
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await calls[0].close()
@@ -142,22 +172,25 @@ def test_a_bad_message_between_matches_ends_the_call(server, message, code, deta
     asyncio.run(scenario())
 
 
-
 def test_a_sit_names_the_seat_and_gives_its_client_seed(server) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2)
             calls = [Matches(channel), Matches(channel)]
-            played = await asyncio.gather(*(
-                call.sit(token, random_options(i), name=f"bot-{i}", client_seed=f"seed-{i}")
-                for i, (call, token) in enumerate(zip(calls, created.seat_tokens, strict=True))))
+            played = await asyncio.gather(
+                *(
+                    call.sit(token, random_options(i), name=f"bot-{i}", client_seed=f"seed-{i}")
+                    for i, (call, token) in enumerate(zip(calls, created.seat_tokens, strict=True))
+                )
+            )
             ended = played[0].ended
             assert ended is not None
             assert [s.name for s in ended.view.seats] == ["bot-0", "bot-1"]
             assert list(ended.client_seeds) == ["seed-0", "seed-1"]
             # A name too long ends the call, naming the field.
-            calls[0].send(pb.PlayRequest(sit=pb.SitRequest(
-                seat_token=created.seat_tokens[0], name="x" * 65)))
+            calls[0].send(
+                pb.PlayRequest(sit=pb.SitRequest(seat_token=created.seat_tokens[0], name="x" * 65))
+            )
             with pytest.raises(grpc.aio.AioRpcError) as failed:
                 await calls[0].close()
             assert failed.value.code() == grpc.StatusCode.INVALID_ARGUMENT

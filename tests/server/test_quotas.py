@@ -67,10 +67,10 @@ def test_a_seat_holds_at_most_its_streams(start_server):
 
             opened = [await observing() for _ in range(2)]
             for call in opened:
-                await call.read()               # the snapshot: the stream is open
+                await call.read()  # the snapshot: the stream is open
             codes = await refused_twice(observing)  # a third stream, twice
             opened[0].cancel()
-            return codes, await opens_again(observing)   # once one closes, another may
+            return codes, await opens_again(observing)  # once one closes, another may
 
     codes, after_close = asyncio.run(go())
     assert codes == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 2
@@ -86,8 +86,9 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=3)
             play_matches = channel.stream_stream("/mammamia.v1.Seat/PlayMatches")
-            sit = pb.PlayRequest(sit=pb.SitRequest(
-                seat_token=created.seat_tokens[0])).SerializeToString()
+            sit = pb.PlayRequest(
+                sit=pb.SitRequest(seat_token=created.seat_tokens[0])
+            ).SerializeToString()
 
             async def sitting() -> Any:
                 call = play_matches()
@@ -96,9 +97,9 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
 
             opened = [await sitting() for _ in range(2)]
             for call in opened:
-                await call.read()               # the snapshot: the seat is taken
-            codes = await refused_twice(sitting)     # a third, twice
-            for _ in range(3):                  # sat and cancelled at once, three times
+                await call.read()  # the snapshot: the seat is taken
+            codes = await refused_twice(sitting)  # a third, twice
+            for _ in range(3):  # sat and cancelled at once, three times
                 (await sitting()).cancel()
             opened[0].cancel()
             return codes, await opens_again(sitting)
@@ -110,20 +111,26 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
 
 def test_a_play_stream_whose_replies_are_not_read_stops_reading(start_server):
     server = start_server(reply_queue=4)
-    answers = 5_000     # 50 MB of answers: more than any HTTP/2 window the server allows
+    answers = 5_000  # 50 MB of answers: more than any HTTP/2 window the server allows
 
     async def go() -> int:
         # A small receive window and no window growth: the client's buffer fills fast.
-        async with grpc.aio.insecure_channel(server.address, options=[
-                ("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)]) as channel:
+        async with grpc.aio.insecure_channel(
+            server.address,
+            options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)],
+        ) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=4)
             play = channel.stream_stream("/mammamia.v1.Seat/Play")
             call = play(metadata=seat_metadata(created.seat_tokens[0]))
             await call.write(pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString())
             # Each answer padded with an unknown field (tag 15, 10 kB), which decodes.
-            answer = pb.PlayRequest(act=pb.ActRequest(decision_id="no-such-decision",
-                                                      option=0)).SerializeToString() + \
-                b"\x7a\x90\x4e" + b"x" * 10_000
+            answer = (
+                pb.PlayRequest(
+                    act=pb.ActRequest(decision_id="no-such-decision", option=0)
+                ).SerializeToString()
+                + b"\x7a\x90\x4e"
+                + b"x" * 10_000
+            )
             sent = 0
             try:
                 while sent < answers:
@@ -153,8 +160,9 @@ def test_calls_without_a_key_are_rate_limited_per_address(start_server):
             ladder.Standings(pb.StandingsRequest(), timeout=TIMEOUT_S)
         with pytest.raises(grpc.RpcError) as standings:
             ladder.Standings(pb.StandingsRequest(), timeout=TIMEOUT_S)
-        watch = pb_grpc.SpectateStub(channel).Watch(pb.WatchRequest(match_id="m"),
-                                                    timeout=TIMEOUT_S)
+        watch = pb_grpc.SpectateStub(channel).Watch(
+            pb.WatchRequest(match_id="m"), timeout=TIMEOUT_S
+        )
         with pytest.raises(grpc.RpcError) as watched:
             next(watch)
         # Calls with a key are not counted.
@@ -207,20 +215,24 @@ def test_at_its_open_file_limit_the_server_still_serves(start_server):
     server = start_server(open_files=(140, 140), idle_seconds=1)
     assert '"open_file_limit": 140' in server.logs()
     # Each channel its own connection (channels of a process share them by default).
-    crowd = [grpc.insecure_channel(server.address, options=[
-        ("grpc.use_local_subchannel_pool", 1)]) for _ in range(40)]
+    crowd = [
+        grpc.insecure_channel(server.address, options=[("grpc.use_local_subchannel_pool", 1)])
+        for _ in range(40)
+    ]
     codes = []
     try:
         for channel in crowd:
             try:
-                health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
-                                                          timeout=TIMEOUT_S)
+                health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S
+                )
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as e:
                 codes.append(e.code())
         with grpc.insecure_channel(server.address) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S, wait_for_ready=True)
+                health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S, wait_for_ready=True
+            )
     finally:
         for channel in crowd:
             channel.close()
@@ -240,21 +252,50 @@ def test_the_organiser_key_comes_from_a_file(start_server, tmp_path: Path):
     key_file.write_text("key-from-a-file\n")
     server = start_server(organiser_key_file=key_file)
 
-    listed = subprocess.run([str(MAMMAMIA), "match", "list", "--server", server.address,
-                             "--organiser-key-file", str(key_file)],
-                            capture_output=True, text=True, timeout=TIMEOUT_S, env={})
-    wrong = subprocess.run([str(MAMMAMIA), "match", "list", "--server", server.address,
-                            "--organiser-key", "test-key"],
-                           capture_output=True, text=True, timeout=TIMEOUT_S, env={})
+    listed = subprocess.run(
+        [
+            str(MAMMAMIA),
+            "match",
+            "list",
+            "--server",
+            server.address,
+            "--organiser-key-file",
+            str(key_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={},
+    )
+    wrong = subprocess.run(
+        [str(MAMMAMIA), "match", "list", "--server", server.address, "--organiser-key", "test-key"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={},
+    )
     assert listed.returncode == 0, listed.stderr
     assert wrong.returncode == 1 and "PERMISSION_DENIED" in wrong.stderr
 
 
 def test_an_unreadable_organiser_key_file_is_one_line(tmp_path: Path):
     missing = tmp_path / "absent.key"
-    done = subprocess.run([str(MAMMAMIA), "serve", "--port", "0", "--db",
-                           str(tmp_path / "a.db"), "--organiser-key-file", str(missing)],
-                          capture_output=True, text=True, timeout=TIMEOUT_S, env={})
+    done = subprocess.run(
+        [
+            str(MAMMAMIA),
+            "serve",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "a.db"),
+            "--organiser-key-file",
+            str(missing),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={},
+    )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and str(missing) in done.stderr
     assert not (tmp_path / "a.db").exists()

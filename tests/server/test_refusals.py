@@ -37,7 +37,7 @@ CODES = {
     "REFUSAL_NO_SUCH_OPTION": Code.INVALID_ARGUMENT,
     "REFUSAL_ILLEGAL": Code.INVALID_ARGUMENT,
 }
-TIMEOUT = 30      # seconds to wait for anything the server sends: generous, never timing
+TIMEOUT = 30  # seconds to wait for anything the server sends: generous, never timing
 
 
 def check_refusal(err: grpc.aio.AioRpcError, name: str, rule: str | None = None) -> None:
@@ -50,8 +50,9 @@ def check_refusal(err: grpc.aio.AioRpcError, name: str, rule: str | None = None)
     assert trailing.get("rule") == rule, trailing
 
 
-def check_result(result: pb.ActResult, decision_id: str, name: str,
-                 rule: str | None = None) -> None:
+def check_result(
+    result: pb.ActResult, decision_id: str, name: str, rule: str | None = None
+) -> None:
     """Asserts that an ActResult on Play refuses with ``name`` as Act would."""
     assert result.decision_id == decision_id
     assert not result.accepted and not result.repeated
@@ -71,8 +72,7 @@ def check_accepted(result: pb.ActResult, decision_id: str, repeated: bool) -> No
 def test_the_status_table_is_the_contracts():
     assert [r.name for r in Refusal] == [n.removeprefix("REFUSAL_") for n in CODES]
     assert [pb.Refusal.Value(n) for n in CODES] == [r.value for r in Refusal]
-    expected = {None: Code.OK,
-                **{Refusal[n.removeprefix("REFUSAL_")]: c for n, c in CODES.items()}}
+    expected = {None: Code.OK, **{Refusal[n.removeprefix("REFUSAL_")]: c for n, c in CODES.items()}}
     assert expected == STATUS_OF
 
 
@@ -82,14 +82,17 @@ class Open:
 
     channel: grpc.aio.Channel
     created: pb.CreateMatchResponse
-    seat: int                       # the seat asked
+    seat: int  # the seat asked
     decision: pb.DecisionRequest
     calls: list[grpc.aio.UnaryStreamCall]
 
     def act(self, seat: int, **fields: object) -> object:
         stub = pb_grpc.SeatStub(self.channel)
-        return stub.Act(pb.ActRequest(**fields),  # type: ignore[arg-type]
-                        metadata=seat_metadata(self.created.seat_tokens[seat]), timeout=10)
+        return stub.Act(
+            pb.ActRequest(**fields),  # type: ignore[arg-type]
+            metadata=seat_metadata(self.created.seat_tokens[seat]),
+            timeout=10,
+        )
 
     async def refusal(self, seat: int, **fields: object) -> grpc.aio.AioRpcError:
         with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -98,15 +101,23 @@ class Open:
 
 
 @asynccontextmanager
-async def opened(server, players: int = 2, deadline_ms: int = 60_000, **fields: object
-                 ) -> AsyncIterator[Open]:
+async def opened(
+    server, players: int = 2, deadline_ms: int = 60_000, **fields: object
+) -> AsyncIterator[Open]:
     async with grpc.aio.insecure_channel(server.address) as channel:
-        created = await create_match(channel, server.organiser_key, players, seed=3,
-                                     time_control=pb.TimeControl(deadline_ms=deadline_ms),
-                                     **fields)
+        created = await create_match(
+            channel,
+            server.organiser_key,
+            players,
+            seed=3,
+            time_control=pb.TimeControl(deadline_ms=deadline_ms),
+            **fields,
+        )
         stub = pb_grpc.SeatStub(channel)
-        calls = [stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t))
-                 for t in created.seat_tokens]
+        calls = [
+            stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(t))
+            for t in created.seat_tokens
+        ]
 
         async def first_decision(seat: int) -> tuple[int, pb.DecisionRequest]:
             async for message in calls[seat]:
@@ -140,13 +151,15 @@ def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server):
             assert m.decision.kind == pb.DECISION_KIND_TURN
             d = m.decision.decision_id
             # Playing more cards than any hand holds is refused by R-TURN-1.
-            illegal = pb.Action(turn=pb.TurnAction(ingredient="salami", count=7,
-                                                   draw=pb.DRAW_SOURCE_SUPPLY))
+            illegal = pb.Action(
+                turn=pb.TurnAction(ingredient="salami", count=7, draw=pb.DRAW_SOURCE_SUPPLY)
+            )
             err = await m.refusal(m.seat, decision_id=d, action=illegal)
             check_refusal(err, "REFUSAL_ILLEGAL", "R-TURN-1")
             # A resolution answers no turn.
-            err = await m.refusal(m.seat, decision_id=d, action=pb.Action(
-                resolve=pb.ResolveAction(bake=False)))
+            err = await m.refusal(
+                m.seat, decision_id=d, action=pb.Action(resolve=pb.ResolveAction(bake=False))
+            )
             check_refusal(err, "REFUSAL_ILLEGAL", "R-TURN-1")
             err = await m.refusal(m.seat, decision_id=d, option=10_000)
             check_refusal(err, "REFUSAL_NO_SUCH_OPTION")
@@ -156,6 +169,7 @@ def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server):
             # Still open: a legal answer by value is accepted, as a first answer.
             reply = await m.act(m.seat, decision_id=d, action=m.decision.options[-1])
             assert reply == pb.ActResponse(decision_id=d, repeated=False)
+
     run(go())
 
 
@@ -167,14 +181,15 @@ def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server):
             assert last >= 1
             other = (m.seat + 1) % 3
             # Open: another seat is denied, whatever it sends (a bad index included).
-            for fields in ({"option": 0}, {"option": 99_999},
-                           {"action": m.decision.options[0]}):
+            for fields in ({"option": 0}, {"option": 99_999}, {"action": m.decision.options[0]}):
                 err = await m.refusal(other, decision_id=d, **fields)
                 check_refusal(err, "REFUSAL_OTHER_SEAT")
                 assert f"seat {m.seat}" in err.details()
             # Malformed wins over everything, even an unknown or another seat's decision.
-            for seat, fields in ((m.seat, {"decision_id": "d999"}),
-                                 (other, {"decision_id": d, "action": pb.Action()})):
+            for seat, fields in (
+                (m.seat, {"decision_id": "d999"}),
+                (other, {"decision_id": d, "action": pb.Action()}),
+            ):
                 check_refusal(await m.refusal(seat, **fields), "REFUSAL_MALFORMED")
             err = await m.refusal(m.seat, decision_id="d999", option=0)
             check_refusal(err, "REFUSAL_UNKNOWN_DECISION")
@@ -183,21 +198,24 @@ def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server):
             reply = await m.act(m.seat, decision_id=d, option=last)
             assert reply == pb.ActResponse(decision_id=d, repeated=False)
             # Closed: the same action again, by index or by value, is accepted as a repeat.
-            for fields in ({"option": last}, {"action": m.decision.options[last]},
-                           {"option": last}):
+            for fields in (
+                {"option": last},
+                {"action": m.decision.options[last]},
+                {"option": last},
+            ):
                 reply = await m.act(m.seat, decision_id=d, **fields)
                 assert reply == pb.ActResponse(decision_id=d, repeated=True)
             # Another action, or a bad index, on the seat's own closed decision.
-            for fields in ({"option": 0}, {"action": m.decision.options[0]},
-                           {"option": 99_999}):
+            for fields in ({"option": 0}, {"action": m.decision.options[0]}, {"option": 99_999}):
                 err = await m.refusal(m.seat, decision_id=d, **fields)
                 check_refusal(err, "REFUSAL_ALREADY_ANSWERED")
             # A bad index on another seat's closed decision: the seat comes first.
             for fields in ({"option": 99_999}, {"option": last}):
-                check_refusal(await m.refusal(other, decision_id=d, **fields),
-                              "REFUSAL_OTHER_SEAT")
-            check_refusal(await m.refusal(m.seat, decision_id="d999", option=0),
-                          "REFUSAL_UNKNOWN_DECISION")
+                check_refusal(await m.refusal(other, decision_id=d, **fields), "REFUSAL_OTHER_SEAT")
+            check_refusal(
+                await m.refusal(m.seat, decision_id="d999", option=0), "REFUSAL_UNKNOWN_DECISION"
+            )
+
     run(go())
 
 
@@ -206,25 +224,41 @@ def test_malformed_answers_are_invalid_arguments(server):
         async with opened(server) as m:
             d = m.decision.decision_id
             cases = [
-                {"decision_id": d},                                      # no choice
-                {"decision_id": d, "action": pb.Action()},               # no kind (oneof)
-                {"decision_id": "", "option": 0},                        # no decision id
-                {"decision_id": d, "action": pb.Action(turn=pb.TurnAction(
-                    ingredient="cheese", count=1, draw=pb.DRAW_SOURCE_SUPPLY))},
-                {"decision_id": d, "action": pb.Action(turn=pb.TurnAction(
-                    ingredient="salami", count=1, draw=pb.DRAW_SOURCE_UNSPECIFIED))},
-                {"decision_id": d, "action": pb.Action(turn=pb.TurnAction(
-                    **{"pass": True}, count=1))},                       # a pass with a count
+                {"decision_id": d},  # no choice
+                {"decision_id": d, "action": pb.Action()},  # no kind (oneof)
+                {"decision_id": "", "option": 0},  # no decision id
+                {
+                    "decision_id": d,
+                    "action": pb.Action(
+                        turn=pb.TurnAction(ingredient="cheese", count=1, draw=pb.DRAW_SOURCE_SUPPLY)
+                    ),
+                },
+                {
+                    "decision_id": d,
+                    "action": pb.Action(
+                        turn=pb.TurnAction(
+                            ingredient="salami", count=1, draw=pb.DRAW_SOURCE_UNSPECIFIED
+                        )
+                    ),
+                },
+                {
+                    "decision_id": d,
+                    "action": pb.Action(turn=pb.TurnAction(**{"pass": True}, count=1)),
+                },  # a pass with a count
             ]
             for fields in cases:
                 check_refusal(await m.refusal(m.seat, **fields), "REFUSAL_MALFORMED")
-            err = await m.refusal(m.seat, decision_id=d, action=pb.Action(
-                turn=pb.TurnAction(ingredient="cheese", count=1)))
+            err = await m.refusal(
+                m.seat,
+                decision_id=d,
+                action=pb.Action(turn=pb.TurnAction(ingredient="cheese", count=1)),
+            )
             check_refusal(err, "REFUSAL_MALFORMED")
             assert "R-COMP-1" in err.details()
             # The decision is still open.
             reply = await m.act(m.seat, decision_id=d, option=0)
             assert reply == pb.ActResponse(decision_id=d)
+
     run(go())
 
 
@@ -234,13 +268,19 @@ def test_a_defaulted_decision_refuses_every_answer(server):
         async with opened(server, deadline_ms=300) as m:
             d = m.decision.decision_id
             spectator = pb_grpc.SpectateStub(m.channel).Watch(
-                pb.WatchRequest(match_id=m.created.match_id))
+                pb.WatchRequest(match_id=m.created.match_id)
+            )
             passed = None
             async with asyncio.timeout(TIMEOUT):
                 async for message in spectator:
                     for event in message.events:
-                        found = [event] if event.HasField("deadline_passed") else \
-                            [e for e in event.snapshot.history if e.HasField("deadline_passed")]
+                        found = (
+                            [event]
+                            if event.HasField("deadline_passed")
+                            else [
+                                e for e in event.snapshot.history if e.HasField("deadline_passed")
+                            ]
+                        )
                         for e in found:
                             if passed is None and e.deadline_passed.decision_id == d:
                                 passed = e
@@ -250,24 +290,35 @@ def test_a_defaulted_decision_refuses_every_answer(server):
             assert passed is not None and passed.sequence > 0
             dp = passed.deadline_passed
             assert (dp.seat, dp.reason, dp.strikes, dp.autopilot) == (
-                m.seat, pb.DEADLINE_REASON_LATE, 1, False)
-            assert dp.action == m.decision.options[0]          # a turn's first option
+                m.seat,
+                pb.DEADLINE_REASON_LATE,
+                1,
+                False,
+            )
+            assert dp.action == m.decision.options[0]  # a turn's first option
             # Every answer to it, the default action included, is refused; a bad index
             # too (DEFAULTED comes before NO_SUCH_OPTION); another seat is still denied.
-            for fields in ({"option": 0}, {"action": m.decision.options[0]},
-                           {"option": 1}, {"option": 99_999}):
+            for fields in (
+                {"option": 0},
+                {"action": m.decision.options[0]},
+                {"option": 1},
+                {"option": 99_999},
+            ):
                 err = await m.refusal(m.seat, decision_id=d, **fields)
                 check_refusal(err, "REFUSAL_DEFAULTED")
                 assert d in err.details()
-            check_refusal(await m.refusal(1 - m.seat, decision_id=d, option=99_999),
-                          "REFUSAL_OTHER_SEAT")
+            check_refusal(
+                await m.refusal(1 - m.seat, decision_id=d, option=99_999), "REFUSAL_OTHER_SEAT"
+            )
+
     run(go())
 
 
 def test_the_end_of_a_match_defaults_its_open_decision(tmp_path):
     async def go() -> None:
-        arena, port = await create_server("127.0.0.1:0", db_path=tmp_path / "arena.db",
-                                          organiser_key="k")
+        arena, port = await create_server(
+            "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
+        )
         await arena.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -282,8 +333,11 @@ def test_the_end_of_a_match_defaults_its_open_decision(tmp_path):
                 meta = seat_metadata(match.tokens[decision.seat])
                 for fields in ({"option": 0}, {"option": 99_999}):
                     with pytest.raises(grpc.aio.AioRpcError) as caught:
-                        await stub.Act(pb.ActRequest(decision_id=decision.id, **fields),
-                                       metadata=meta, timeout=10)
+                        await stub.Act(
+                            pb.ActRequest(decision_id=decision.id, **fields),
+                            metadata=meta,
+                            timeout=10,
+                        )
                     check_refusal(caught.value, "REFUSAL_DEFAULTED")
                     assert "ended" in caught.value.details()
         finally:
@@ -323,8 +377,9 @@ def test_play_stream_answers_every_act_at_once(server):
             stub = pb_grpc.SeatStub(m.channel)
             meta = seat_metadata(m.created.seat_tokens[m.seat])
             # The first message must be `observe`.
-            call = stub.Play(iter([pb.PlayRequest(act=pb.ActRequest(decision_id="d1",
-                                                                    option=0))]), metadata=meta)
+            call = stub.Play(
+                iter([pb.PlayRequest(act=pb.ActRequest(decision_id="d1", option=0))]), metadata=meta
+            )
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 async for _ in call:
                     pass
@@ -341,19 +396,21 @@ def test_play_stream_answers_every_act_at_once(server):
             assert d == m.decision.decision_id and decision.options == m.decision.options
             assert not any(e.HasField("decision") for e in first.events)
             last = len(decision.options) - 1
-            illegal = pb.Action(turn=pb.TurnAction(ingredient="salami", count=7,
-                                                   draw=pb.DRAW_SOURCE_SUPPLY))
+            illegal = pb.Action(
+                turn=pb.TurnAction(ingredient="salami", count=7, draw=pb.DRAW_SOURCE_SUPPLY)
+            )
             # Each refusal is answered at once, in the next message, as Act would.
             for fields, expected in [
-                    ({"decision_id": d, "option": 99_999}, ("REFUSAL_NO_SUCH_OPTION", None)),
-                    ({"decision_id": d, "action": illegal}, ("REFUSAL_ILLEGAL", "R-TURN-1")),
-                    ({"decision_id": "d999", "option": 0}, ("REFUSAL_UNKNOWN_DECISION", None)),
-                    ({"decision_id": d}, ("REFUSAL_MALFORMED", None))]:
+                ({"decision_id": d, "option": 99_999}, ("REFUSAL_NO_SUCH_OPTION", None)),
+                ({"decision_id": d, "action": illegal}, ("REFUSAL_ILLEGAL", "R-TURN-1")),
+                ({"decision_id": "d999", "option": 0}, ("REFUSAL_UNKNOWN_DECISION", None)),
+                ({"decision_id": d}, ("REFUSAL_MALFORMED", None)),
+            ]:
                 await mine.act(**fields)
                 result, message = await mine.reply()
                 check_result(result, fields["decision_id"], *expected)
                 assert len(message.events) == 1
-            await mine.send(observe=pb.ObserveRequest())       # only the first may observe
+            await mine.send(observe=pb.ObserveRequest())  # only the first may observe
             result, _ = await mine.reply()
             check_result(result, "", "REFUSAL_MALFORMED")
             assert "act" in result.message
@@ -383,10 +440,10 @@ def test_play_stream_answers_every_act_at_once(server):
             assert their_snapshot.HasField("decision")
             d2 = their_snapshot.decision.decision_id
             assert d2 != d
-            await mine.act(d2, option=99_999)              # open, another seat's
+            await mine.act(d2, option=99_999)  # open, another seat's
             result, _ = await mine.reply()
             check_result(result, d2, "REFUSAL_OTHER_SEAT")
-            await theirs.act(d, option=99_999)             # closed, another seat's
+            await theirs.act(d, option=99_999)  # closed, another seat's
             result, _ = await theirs.reply()
             check_result(result, d, "REFUSAL_OTHER_SEAT")
             # Acts sent together are answered in the order sent.
@@ -394,12 +451,14 @@ def test_play_stream_answers_every_act_at_once(server):
                 await mine.act(decision_id, option=last)
             results: list[pb.ActResult] = []
             while len(results) < 3:
-                results += [e.act_result for e in (await mine.next()).events
-                            if e.HasField("act_result")]
+                results += [
+                    e.act_result for e in (await mine.next()).events if e.HasField("act_result")
+                ]
             assert [r.decision_id for r in results] == ["d997", "d998", d]
             assert [r.repeated for r in results] == [False, False, True]
             mine.call.cancel()
             theirs.call.cancel()
+
     run(go())
 
 
@@ -410,13 +469,15 @@ def test_an_unknown_token_on_play_is_unauthenticated_even_when_written_first(ser
             for i in range(20):
                 call = stub.Play(metadata=seat_metadata(f"not-a-token-{i}"))
                 # The server reads it before refusing: the write itself succeeds.
-                await asyncio.wait_for(call.write(pb.PlayRequest(observe=pb.ObserveRequest())),
-                                       TIMEOUT)
+                await asyncio.wait_for(
+                    call.write(pb.PlayRequest(observe=pb.ObserveRequest())), TIMEOUT
+                )
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await asyncio.wait_for(call.read(), TIMEOUT)
                 assert caught.value.code() == Code.UNAUTHENTICATED, (i, caught.value)
                 assert "seat-token" in caught.value.details()
                 assert await call.code() == Code.UNAUTHENTICATED
+
     run(go())
 
 
@@ -424,29 +485,43 @@ def test_tokens(server):
     async def go() -> None:
         async with opened(server) as m:
             stub = pb_grpc.SeatStub(m.channel)
-            for meta in [(), (("seat-token", "not-a-token"),), (("seat-token", ""),),
-                         (("organiser-key", server.organiser_key),)]:
+            for meta in [
+                (),
+                (("seat-token", "not-a-token"),),
+                (("seat-token", ""),),
+                (("organiser-key", server.organiser_key),),
+            ]:
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await stub.Join(pb.JoinRequest(name="x"), metadata=meta, timeout=10)
                 assert caught.value.code() == Code.UNAUTHENTICATED
                 assert "seat-token" in caught.value.details()
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
-                    await stub.Act(pb.ActRequest(decision_id=m.decision.decision_id, option=0),
-                                   metadata=meta, timeout=10)
+                    await stub.Act(
+                        pb.ActRequest(decision_id=m.decision.decision_id, option=0),
+                        metadata=meta,
+                        timeout=10,
+                    )
                 assert caught.value.code() == Code.UNAUTHENTICATED
             # A token of another match acts for nothing here.
             other = await create_match(m.channel, server.organiser_key, 2)
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await stub.Act(pb.ActRequest(decision_id=m.decision.decision_id, option=0),
-                               metadata=seat_metadata(other.seat_tokens[m.seat]), timeout=10)
+                await stub.Act(
+                    pb.ActRequest(decision_id=m.decision.decision_id, option=0),
+                    metadata=seat_metadata(other.seat_tokens[m.seat]),
+                    timeout=10,
+                )
             # (That match has asked nothing yet: no decision of that id exists there.)
             check_refusal(caught.value, "REFUSAL_UNKNOWN_DECISION")
-            reply = await stub.Join(pb.JoinRequest(name="me"),
-                                    metadata=seat_metadata(m.created.seat_tokens[1]), timeout=10)
+            reply = await stub.Join(
+                pb.JoinRequest(name="me"),
+                metadata=seat_metadata(m.created.seat_tokens[1]),
+                timeout=10,
+            )
             assert (reply.match_id, reply.seat, reply.players) == (m.created.match_id, 1, 2)
             assert reply.deadline_ms == 60_000
             assert len(set(m.created.seat_tokens)) == 2
-            assert all(len(t) >= 22 for t in m.created.seat_tokens)   # >= 128 bits
+            assert all(len(t) >= 22 for t in m.created.seat_tokens)  # >= 128 bits
+
     run(go())
 
 
@@ -455,54 +530,71 @@ def test_organiser_key_and_bad_matches(server):
         async with grpc.aio.insecure_channel(server.address) as channel:
             stub = pb_grpc.OrganiserStub(channel)
             req = pb.CreateMatchRequest(players=2)
-            for meta, code in [((), Code.UNAUTHENTICATED),
-                               ((("organiser-key", "wrong"),), Code.PERMISSION_DENIED)]:
-                for call in (stub.CreateMatch(req, metadata=meta, timeout=10),
-                             stub.ListMatches(pb.ListMatchesRequest(), metadata=meta, timeout=10),
-                             stub.GetRecord(pb.GetRecordRequest(match_id="m"), metadata=meta,
-                                            timeout=10)):
+            for meta, code in [
+                ((), Code.UNAUTHENTICATED),
+                ((("organiser-key", "wrong"),), Code.PERMISSION_DENIED),
+            ]:
+                for call in (
+                    stub.CreateMatch(req, metadata=meta, timeout=10),
+                    stub.ListMatches(pb.ListMatchesRequest(), metadata=meta, timeout=10),
+                    stub.GetRecord(pb.GetRecordRequest(match_id="m"), metadata=meta, timeout=10),
+                ):
                     with pytest.raises(grpc.aio.AioRpcError) as caught:
                         await call
                     assert caught.value.code() == code
             key = (("organiser-key", server.organiser_key),)
-            for bad, words in [(pb.CreateMatchRequest(players=7), "R-SETUP-1"),
-                               (pb.CreateMatchRequest(players=2, colours=["red", "red"]),
-                                "R-SETUP-1"),
-                               (pb.CreateMatchRequest(players=2, first_player=2), "R-SETUP-6"),
-                               (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]),
-                                "names"),
-                               (pb.CreateMatchRequest(players=2, time_control=pb.TimeControl(
-                                   deadline_ms=3_600_000)), "deadline_ms"),
-                               (pb.CreateMatchRequest(players=2, time_control=pb.TimeControl(
-                                   time_bank_ms=4_000_000_000)), "time_bank_ms")]:
+            for bad, words in [
+                (pb.CreateMatchRequest(players=7), "R-SETUP-1"),
+                (pb.CreateMatchRequest(players=2, colours=["red", "red"]), "R-SETUP-1"),
+                (pb.CreateMatchRequest(players=2, first_player=2), "R-SETUP-6"),
+                (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]), "names"),
+                (
+                    pb.CreateMatchRequest(
+                        players=2, time_control=pb.TimeControl(deadline_ms=3_600_000)
+                    ),
+                    "deadline_ms",
+                ),
+                (
+                    pb.CreateMatchRequest(
+                        players=2, time_control=pb.TimeControl(time_bank_ms=4_000_000_000)
+                    ),
+                    "time_bank_ms",
+                ),
+            ]:
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await stub.CreateMatch(bad, metadata=key, timeout=10)
                 assert caught.value.code() == Code.INVALID_ARGUMENT
                 assert words in caught.value.details()
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await stub.GetRecord(pb.GetRecordRequest(match_id="m-nope"), metadata=key,
-                                     timeout=10)
+                await stub.GetRecord(
+                    pb.GetRecordRequest(match_id="m-nope"), metadata=key, timeout=10
+                )
             assert caught.value.code() == Code.NOT_FOUND
-            created = await stub.CreateMatch(pb.CreateMatchRequest(players=2, names=["a", "b"]),
-                                             metadata=key, timeout=10)
-            listed = await stub.ListMatches(pb.ListMatchesRequest(limit=5), metadata=key,
-                                            timeout=10)
+            created = await stub.CreateMatch(
+                pb.CreateMatchRequest(players=2, names=["a", "b"]), metadata=key, timeout=10
+            )
+            listed = await stub.ListMatches(
+                pb.ListMatchesRequest(limit=5), metadata=key, timeout=10
+            )
             assert listed.matches[0].match_id == created.match_id
             assert listed.matches[0].status == pb.MATCH_STATUS_WAITING
             assert list(listed.matches[0].names) == ["a", "b"]
-            so_far = await stub.GetRecord(pb.GetRecordRequest(match_id=created.match_id),
-                                          metadata=key, timeout=10)
+            so_far = await stub.GetRecord(
+                pb.GetRecordRequest(match_id=created.match_id), metadata=key, timeout=10
+            )
             assert created.match_id in so_far.json
             spectate = pb_grpc.SpectateStub(channel)
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await spectate.GetRecord(pb.GetRecordRequest(match_id=created.match_id),
-                                         timeout=10)
+                await spectate.GetRecord(pb.GetRecordRequest(match_id=created.match_id), timeout=10)
             assert caught.value.code() == Code.FAILED_PRECONDITION
-            for call in (spectate.GetRecord(pb.GetRecordRequest(match_id="m-nope"), timeout=10),
-                         spectate.Watch(pb.WatchRequest(match_id="m-nope"), timeout=10).read()):
+            for call in (
+                spectate.GetRecord(pb.GetRecordRequest(match_id="m-nope"), timeout=10),
+                spectate.Watch(pb.WatchRequest(match_id="m-nope"), timeout=10).read(),
+            ):
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await call
                 assert caught.value.code() == Code.NOT_FOUND
+
     run(go())
 
 
@@ -513,13 +605,15 @@ def test_garbage_requests_leave_the_server_serving(server):
             meta = seat_metadata(created.seat_tokens[0])
             # Oversized: beyond the request size limit.
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await pb_grpc.SeatStub(channel).Join(pb.JoinRequest(name="x" * (2 << 20)),
-                                                     metadata=meta, timeout=10)
+                await pb_grpc.SeatStub(channel).Join(
+                    pb.JoinRequest(name="x" * (2 << 20)), metadata=meta, timeout=10
+                )
             assert caught.value.code() == Code.RESOURCE_EXHAUSTED
             # A name too long for a seat.
             with pytest.raises(grpc.aio.AioRpcError) as caught:
-                await pb_grpc.SeatStub(channel).Join(pb.JoinRequest(name="x" * 65),
-                                                     metadata=meta, timeout=10)
+                await pb_grpc.SeatStub(channel).Join(
+                    pb.JoinRequest(name="x" * 65), metadata=meta, timeout=10
+                )
             assert caught.value.code() == Code.INVALID_ARGUMENT
             # Bytes that are no protobuf message at all.
             raw = channel.unary_unary("/mammamia.v1.Seat/Act")
@@ -532,8 +626,10 @@ def test_garbage_requests_leave_the_server_serving(server):
                 await channel.unary_unary("/mammamia.v1.Seat/Cheat")(b"", timeout=10)
             assert caught.value.code() == Code.UNIMPLEMENTED
             reply = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=10)
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
     run(go())
     assert server.running
 
@@ -543,16 +639,18 @@ def test_health_and_reflection(server):
         async with grpc.aio.insecure_channel(server.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             for service in ("", "mammamia.v1.Seat", "mammamia.v1.Organiser"):
-                reply = await health.Check(health_pb2.HealthCheckRequest(service=service),
-                                           timeout=10)
+                reply = await health.Check(
+                    health_pb2.HealthCheckRequest(service=service), timeout=10
+                )
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
             stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-            call = stub.ServerReflectionInfo(iter([
-                reflection_pb2.ServerReflectionRequest(list_services="")]))
+            call = stub.ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+            )
             names = set()
             async for reply in call:
                 names = {s.name for s in reply.list_services_response.service}
                 break
-            assert {"mammamia.v1.Seat", "mammamia.v1.Spectate",
-                    "mammamia.v1.Organiser"} <= names
+            assert {"mammamia.v1.Seat", "mammamia.v1.Spectate", "mammamia.v1.Organiser"} <= names
+
     run(go())

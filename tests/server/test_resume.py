@@ -32,8 +32,8 @@ async def _observe(channel: grpc.aio.Channel, token: str, after: int) -> list[pb
     and the end."""
     events: list[pb.SeatEvent] = []
     async for message in pb_grpc.SeatStub(channel).Observe(
-            pb.ObserveRequest(after_sequence=after), metadata=seat_metadata(token),
-            timeout=TIMEOUT):
+        pb.ObserveRequest(after_sequence=after), metadata=seat_metadata(token), timeout=TIMEOUT
+    ):
         events.extend(message.events)
     return events
 
@@ -41,8 +41,13 @@ async def _observe(channel: grpc.aio.Channel, token: str, after: int) -> list[pb
 def test_drop_and_resume(server):
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
-            created = await create_match(channel, server.organiser_key, 2, seed=21,
-                                         time_control=pb.TimeControl(deadline_ms=20_000))
+            created = await create_match(
+                channel,
+                server.organiser_key,
+                2,
+                seed=21,
+                time_control=pb.TimeControl(deadline_ms=20_000),
+            )
             tokens = created.seat_tokens
             other = asyncio.ensure_future(play(channel, tokens[1], random_options(2)))
             spectator = asyncio.ensure_future(watch(channel, created.match_id))
@@ -54,8 +59,9 @@ def test_drop_and_resume(server):
                 asked += 1
                 return None if asked == 3 else choose(request)
 
-            first = await play(channel, tokens[0], until_third,
-                               stop=lambda p: len(p.decisions) == 3)
+            first = await play(
+                channel, tokens[0], until_third, stop=lambda p: len(p.decisions) == 3
+            )
             dropped_at = first.last_sequence
             open_decision = first.decisions[-1]
             assert first.events[-1].sequence == 0
@@ -66,8 +72,9 @@ def test_drop_and_resume(server):
             # Resuming from an earlier point while the decision is open: the snapshot
             # holds the decision and exactly the events after that point.
             after = max(0, dropped_at - 3)
-            peek = pb_grpc.SeatStub(channel).Observe(pb.ObserveRequest(after_sequence=after),
-                                                     metadata=seat_metadata(tokens[0]))
+            peek = pb_grpc.SeatStub(channel).Observe(
+                pb.ObserveRequest(after_sequence=after), metadata=seat_metadata(tokens[0])
+            )
             message = await asyncio.wait_for(peek.read(), TIMEOUT)
             peek.cancel()
             snapshot = message.events[0]
@@ -76,7 +83,8 @@ def test_drop_and_resume(server):
             assert snap.match_id == created.match_id and snap.status == pb.MATCH_STATUS_RUNNING
             assert [e.sequence for e in snap.history] == list(range(after + 1, dropped_at + 1))
             assert [e.SerializeToString() for e in snap.history] == [
-                seen_first[s] for s in range(after + 1, dropped_at + 1)]
+                seen_first[s] for s in range(after + 1, dropped_at + 1)
+            ]
             assert snap.HasField("decision")
             again = snap.decision
             assert again.decision_id == open_decision.decision_id
@@ -91,9 +99,10 @@ def test_drop_and_resume(server):
             # Answered while no stream is open: the seat's turn is in the log at once,
             # so the resumed stream's history holds it (and whatever followed).
             reply = await pb_grpc.SeatStub(channel).Act(
-                pb.ActRequest(decision_id=open_decision.decision_id,
-                              option=choose(open_decision)),
-                metadata=seat_metadata(tokens[0]), timeout=10)
+                pb.ActRequest(decision_id=open_decision.decision_id, option=choose(open_decision)),
+                metadata=seat_metadata(tokens[0]),
+                timeout=10,
+            )
             assert reply == pb.ActResponse(decision_id=open_decision.decision_id)
 
             second = await play(channel, tokens[0], choose, after=dropped_at)
@@ -104,8 +113,9 @@ def test_drop_and_resume(server):
             assert resumed.HasField("snapshot")
             history = list(resumed.snapshot.history)
             assert history and history[0].turn.seat == 0
-            assert [e.sequence for e in history] == list(range(dropped_at + 1,
-                                                                resumed.sequence + 1))
+            assert [e.sequence for e in history] == list(
+                range(dropped_at + 1, resumed.sequence + 1)
+            )
             # After the snapshot the numbers go on from its sequence + 1 without a gap.
             live = [e.sequence for e in second.events[1:] if e.sequence]
             total = resumed.sequence + len(live)
@@ -114,22 +124,27 @@ def test_drop_and_resume(server):
             ids = [d.decision_id for d in second.decisions]
             assert len(set(ids)) == len(ids) and open_decision.decision_id not in ids
             if resumed.snapshot.HasField("decision"):
-                assert not any(e.HasField("decision") and e.decision.decision_id == ids[0]
-                               for e in second.events)
+                assert not any(
+                    e.HasField("decision") and e.decision.decision_id == ids[0]
+                    for e in second.events
+                )
 
             # Nothing lost and nothing changed: the seat's two connections, the other
             # seat, the spectator and a replay after the end number the same events alike.
             mine = seen_first | _by_sequence(second.numbered)
             assert sorted(mine) == list(range(1, total + 1))
-            spectator_log = [ev for e in seen for ev in
-                             (e.snapshot.history if e.HasField("snapshot")
-                              else [e] if e.sequence else [])]
+            spectator_log = [
+                ev
+                for e in seen
+                for ev in (
+                    e.snapshot.history if e.HasField("snapshot") else [e] if e.sequence else []
+                )
+            ]
             theirs = other.result()
             for log in (_by_sequence(theirs.numbered), _by_sequence(spectator_log)):
                 assert log == mine
             replay = SeatPlay(events=await _observe(channel, tokens[0], 0))
-            assert [e.WhichOneof("event") for e in replay.events] == ["snapshot",
-                                                                      "match_ended"]
+            assert [e.WhichOneof("event") for e in replay.events] == ["snapshot", "match_ended"]
             ended = replay.events[0].snapshot
             assert ended.status == pb.MATCH_STATUS_FINISHED and not ended.HasField("decision")
             assert replay.events[0].sequence == total
@@ -138,12 +153,14 @@ def test_drop_and_resume(server):
             # From a later point, only the later events; past the end, none.
             later = await _observe(channel, tokens[0], dropped_at)
             assert [e.sequence for e in later[0].snapshot.history] == list(
-                range(dropped_at + 1, total + 1))
+                range(dropped_at + 1, total + 1)
+            )
             beyond = await _observe(channel, tokens[0], total + 100)
             assert not beyond[0].snapshot.history and beyond[0].sequence == total
             assert beyond[-1].HasField("match_ended")
             record = await pb_grpc.SpectateStub(channel).GetRecord(
-                pb.GetRecordRequest(match_id=created.match_id), timeout=10)
+                pb.GetRecordRequest(match_id=created.match_id), timeout=10
+            )
             assert loads(record.json).meta["timeouts"] == []
 
     asyncio.run(go())

@@ -22,10 +22,24 @@ def _rows(path: Path) -> dict[str, sqlite3.Row]:
         return {r["id"]: r for r in db.execute("SELECT * FROM matches")}
 
 
-def _end(storage: Storage, match_id: str, status: str = "finished", record: str = "{}",
-         names: tuple[str, ...] = ("a", "b"), **kw):
-    return storage.end_match(match_id, status, record, players=2, names=names,
-                             ladder=False, created="2026-01-01T00:00:00.000+00:00", **kw)
+def _end(
+    storage: Storage,
+    match_id: str,
+    status: str = "finished",
+    record: str = "{}",
+    names: tuple[str, ...] = ("a", "b"),
+    **kw,
+):
+    return storage.end_match(
+        match_id,
+        status,
+        record,
+        players=2,
+        names=names,
+        ladder=False,
+        created="2026-01-01T00:00:00.000+00:00",
+        **kw,
+    )
 
 
 def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop():
@@ -60,8 +74,15 @@ def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path):
         storage.set_running("m1")
         await storage.writer.flush()
         running = _rows(path)["m1"]["status"]
-        first = await _end(storage, "m1", record='{"first": 1}', names=("ann", "bob"),
-                           winners=[1], ranks=[2, 1], delivered=[1, 3])
+        first = await _end(
+            storage,
+            "m1",
+            record='{"first": 1}',
+            names=("ann", "bob"),
+            winners=[1],
+            ranks=[2, 1],
+            delivered=[1, 3],
+        )
         # The same end again, a late start and a late name change: nothing changes.
         second = await _end(storage, "m1", "aborted", '{"second": 2}', reason="late")
         storage.add_match("m1", 2, ["x", "y"], True, "2027-01-01T00:00:00.000+00:00")
@@ -75,8 +96,11 @@ def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path):
     row = _rows(path)["m1"]
     assert (row["status"], row["record"], row["reason"]) == ("finished", '{"first": 1}', None)
     assert json.loads(row["names"]) == ["ann", "bob"]
-    assert (json.loads(row["winners"]), json.loads(row["ranks"]),
-            json.loads(row["delivered"])) == ([1], [2, 1], [1, 3])
+    assert (json.loads(row["winners"]), json.loads(row["ranks"]), json.loads(row["delivered"])) == (
+        [1],
+        [2, 1],
+        [1, 3],
+    )
 
 
 def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path):
@@ -90,8 +114,13 @@ def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path):
 
     assert asyncio.run(go()) is True
     row = _rows(path)["lost"]
-    assert (row["status"], row["players"], json.loads(row["names"]), row["record"],
-            row["reason"]) == ("aborted", 2, ["a", "b"], '{"r": 1}', "cut off")
+    assert (
+        row["status"],
+        row["players"],
+        json.loads(row["names"]),
+        row["record"],
+        row["reason"],
+    ) == ("aborted", 2, ["a", "b"], '{"r": 1}', "cut off")
 
 
 def test_closing_runs_every_queued_write(tmp_path: Path):
@@ -100,8 +129,7 @@ def test_closing_runs_every_queued_write(tmp_path: Path):
     async def go():
         storage = Storage(path)
         for i in range(300):
-            storage.add_match(f"m{i}", 3, ["", "", ""], i % 2 == 0,
-                              "2026-01-01T00:00:00.000+00:00")
+            storage.add_match(f"m{i}", 3, ["", "", ""], i % 2 == 0, "2026-01-01T00:00:00.000+00:00")
             storage.set_running(f"m{i}")
         storage.close()
 
@@ -133,12 +161,13 @@ asyncio.run(main())
 def test_a_process_killed_while_writing_leaves_no_row_half_written(tmp_path: Path):
     path = tmp_path / "arena.db"
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], cwd=root,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)], cwd=root, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         announced = -1
-        for _ in range(200):          # bounded: kill after 200 announced ends
+        for _ in range(200):  # bounded: kill after 200 announced ends
             line = proc.stdout.readline()
             if not line:
                 break
@@ -152,9 +181,9 @@ def test_a_process_killed_while_writing_leaves_no_row_half_written(tmp_path: Pat
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     rows = _rows(path)
-    for i in range(announced + 1):      # every end announced is stored
+    for i in range(announced + 1):  # every end announced is stored
         assert rows[f"m{i}"]["status"] == "finished"
-    for row in rows.values():           # and every row is whole
+    for row in rows.values():  # and every row is whole
         if row["status"] == "finished":
             assert json.loads(row["record"]) == {"record": int(row["id"][1:])}
             assert json.loads(row["winners"]) == [0]

@@ -24,19 +24,23 @@ from server.visibility import Final
 
 PHASES = {"turn": pb.PHASE_TURN, "resolve": pb.PHASE_RESOLVE, "over": pb.PHASE_OVER}
 DRAWS = {"supply": pb.DRAW_SOURCE_SUPPLY, "waiter": pb.DRAW_SOURCE_WAITER}
-STATUSES = {"waiting": pb.MATCH_STATUS_WAITING, "running": pb.MATCH_STATUS_RUNNING,
-            "ending": pb.MATCH_STATUS_RUNNING, "finished": pb.MATCH_STATUS_FINISHED,
-            "aborted": pb.MATCH_STATUS_ABORTED}
+STATUSES = {
+    "waiting": pb.MATCH_STATUS_WAITING,
+    "running": pb.MATCH_STATUS_RUNNING,
+    "ending": pb.MATCH_STATUS_RUNNING,
+    "finished": pb.MATCH_STATUS_FINISHED,
+    "aborted": pb.MATCH_STATUS_ABORTED,
+}
 
 
 def ref_counts(c) -> pb.IngredientCounts:
-    return pb.IngredientCounts(salami=c[0], pineapple=c[1], mushroom=c[2], pepper=c[3],
-                               olive=c[4])
+    return pb.IngredientCounts(salami=c[0], pineapple=c[1], mushroom=c[2], pepper=c[3], olive=c[4])
 
 
 def ref_turn(t: Turn) -> pb.TurnAction:
-    msg = pb.TurnAction(ingredient=t.ingredient or "", count=t.count if t.ingredient else 0,
-                        order=t.order or "")
+    msg = pb.TurnAction(
+        ingredient=t.ingredient or "", count=t.count if t.ingredient else 0, order=t.order or ""
+    )
     setattr(msg, "pass", t.ingredient is None)
     if t.draw is not None:
         msg.draw = DRAWS[t.draw]
@@ -54,10 +58,20 @@ def ref_action(a) -> pb.Action:
 
 def ref_view(v, facts=()) -> pb.View:
     msg = pb.View(
-        players=v.players, round=v.round, phase=PHASES[v.phase], deciding=v.deciding or "",
-        supply_size=v.supply_size, oven=v.oven, revealed=v.revealed, table=ref_counts(v.table),
-        used=v.used, hand=ref_counts(v.hand), hand_orders=v.hand_orders, waiter=v.waiter,
-        winners=v.winners)
+        players=v.players,
+        round=v.round,
+        phase=PHASES[v.phase],
+        deciding=v.deciding or "",
+        supply_size=v.supply_size,
+        oven=v.oven,
+        revealed=v.revealed,
+        table=ref_counts(v.table),
+        used=v.used,
+        hand=ref_counts(v.hand),
+        hand_orders=v.hand_orders,
+        waiter=v.waiter,
+        winners=v.winners,
+    )
     if v.seat is not None:
         msg.seat = v.seat
     if v.to_act is not None:
@@ -66,9 +80,17 @@ def ref_view(v, facts=()) -> pb.View:
         msg.mamma_mia_holder = v.mamma_mia_holder
     for s in v.seats:
         name, strikes, autopilot = facts[s.seat] if s.seat < len(facts) else ("", 0, False)
-        msg.seats.add(seat=s.seat, colour=s.colour, hand_size=s.hand_size,
-                      orders_in_hand=s.orders_in_hand, waiter_size=s.waiter_size,
-                      delivered=s.delivered, name=name, strikes=strikes, autopilot=autopilot)
+        msg.seats.add(
+            seat=s.seat,
+            colour=s.colour,
+            hand_size=s.hand_size,
+            orders_in_hand=s.orders_in_hand,
+            waiter_size=s.waiter_size,
+            delivered=s.delivered,
+            name=name,
+            strikes=strikes,
+            autopilot=autopilot,
+        )
     return msg
 
 
@@ -76,17 +98,30 @@ def ref_event(entry) -> pb.SeatEvent:
     """Returns a numbered log entry as the contract describes it."""
     out = pb.SeatEvent(sequence=entry.sequence)
     if isinstance(entry, Defaulted):
-        out.deadline_passed.CopyFrom(pb.DeadlinePassed(
-            seat=entry.seat, decision_id=entry.decision_id,
-            reason={"late": pb.DEADLINE_REASON_LATE,
-                    "disconnected": pb.DEADLINE_REASON_DISCONNECTED}[entry.reason],
-            strikes=entry.strikes, autopilot=entry.autopilot, action=ref_action(entry.action)))
+        out.deadline_passed.CopyFrom(
+            pb.DeadlinePassed(
+                seat=entry.seat,
+                decision_id=entry.decision_id,
+                reason={
+                    "late": pb.DEADLINE_REASON_LATE,
+                    "disconnected": pb.DEADLINE_REASON_DISCONNECTED,
+                }[entry.reason],
+                strikes=entry.strikes,
+                autopilot=entry.autopilot,
+                action=ref_action(entry.action),
+            )
+        )
         return out
     e = entry.event
     if e.kind == "turn":
-        out.turn.CopyFrom(pb.TurnTaken(seat=e.seat, action=ref_turn(Turn(e.ingredient, e.count,
-                                                                         e.order, e.draw)),
-                                       drawn=e.drawn, mamma_mia=e.mamma_mia))
+        out.turn.CopyFrom(
+            pb.TurnTaken(
+                seat=e.seat,
+                action=ref_turn(Turn(e.ingredient, e.count, e.order, e.draw)),
+                drawn=e.drawn,
+                mamma_mia=e.mamma_mia,
+            )
+        )
     elif e.kind == "round_started":
         out.round_started.CopyFrom(pb.RoundStarted(round=e.round, first_seat=e.seat))
     elif e.kind == "round_ended":
@@ -94,10 +129,16 @@ def ref_event(entry) -> pb.SeatEvent:
     else:
         baked = e.kind == "baked"
         chosen = baked and ORDERS[e.order].kind in ("minimale", "monotoni")
-        out.resolved.CopyFrom(pb.OrderResolved(
-            seat=e.seat, order=e.order, baked=baked,
-            ingredient=(e.ingredient or "") if chosen else "",
-            automatic=e.auto if baked else not e.declined, declined=e.declined))
+        out.resolved.CopyFrom(
+            pb.OrderResolved(
+                seat=e.seat,
+                order=e.order,
+                baked=baked,
+                ingredient=(e.ingredient or "") if chosen else "",
+                automatic=e.auto if baked else not e.declined,
+                declined=e.declined,
+            )
+        )
         if e.hand is not None:
             out.resolved.hand.CopyFrom(ref_counts(e.hand))
     return out
@@ -117,11 +158,16 @@ def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
     default_at = match.default_at(d)
     bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
     return pb.DecisionRequest(
-        decision_id=d.id, kind=pb.DECISION_KIND_RESOLVE if d.resolve else pb.DECISION_KIND_TURN,
-        view=ref_view(d.view, d.seats), options=[ref_action(a) for a in d.options],
-        deadline=ref_timestamp(d.deadline), deadline_ms=ms(d.deadline - now),
-        time_bank_ms=ms(bank), default_at=ref_timestamp(default_at),
-        default_in_ms=ms(default_at - now))
+        decision_id=d.id,
+        kind=pb.DECISION_KIND_RESOLVE if d.resolve else pb.DECISION_KIND_TURN,
+        view=ref_view(d.view, d.seats),
+        options=[ref_action(a) for a in d.options],
+        deadline=ref_timestamp(d.deadline),
+        deadline_ms=ms(d.deadline - now),
+        time_bank_ms=ms(bank),
+        default_at=ref_timestamp(default_at),
+        default_in_ms=ms(default_at - now),
+    )
 
 
 def ref_item(item, match: Match, viewer, now: float) -> pb.SeatEvent:
@@ -129,16 +175,26 @@ def ref_item(item, match: Match, viewer, now: float) -> pb.SeatEvent:
         return pb.SeatEvent(decision=ref_decision(item, match, now))
     if isinstance(item, Final):
         e = item.ended
-        return pb.SeatEvent(match_ended=pb.MatchEnded(
-            status=STATUSES[e.status], winners=e.winners, delivered=e.delivered, ranks=e.ranks,
-            view=ref_view(view_of(match.state, viewer, history=False), match.seat_facts()),
-            reason=e.reason or ""))
+        return pb.SeatEvent(
+            match_ended=pb.MatchEnded(
+                status=STATUSES[e.status],
+                winners=e.winners,
+                delivered=e.delivered,
+                ranks=e.ranks,
+                view=ref_view(view_of(match.state, viewer, history=False), match.seat_facts()),
+                reason=e.reason or "",
+            )
+        )
     return ref_event(item)
 
 
 def ref_snapshot(snap: visibility.Snapshot, match: Match, now: float) -> pb.SeatEvent:
-    msg = pb.Snapshot(view=ref_view(snap.view, match.seat_facts()), match_id=match.id,
-                      status=STATUSES[snap.status], history=[ref_event(e) for e in snap.history])
+    msg = pb.Snapshot(
+        view=ref_view(snap.view, match.seat_facts()),
+        match_id=match.id,
+        status=STATUSES[snap.status],
+        history=[ref_event(e) for e in snap.history],
+    )
     if snap.decision is not None:
         msg.decision.CopyFrom(ref_decision(snap.decision, match, now))
     return pb.SeatEvent(sequence=snap.sequence, snapshot=msg)
@@ -177,9 +233,17 @@ def _check_everything(match: Match, now: float, rng: random.Random, seen: set[st
 def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
     rng = random.Random(seed)
     now = 1_700_000_000.125 + seed
-    match = Match(f"m-{seed}", new_game(players, seed), seed,
-                  Settings(deadline_ms=1000, time_bank_ms=time_bank_ms,
-                           names=["ann", "", "émile", "bo", "cy"][:players]), now)
+    match = Match(
+        f"m-{seed}",
+        new_game(players, seed),
+        seed,
+        Settings(
+            deadline_ms=1000,
+            time_bank_ms=time_bank_ms,
+            names=["ann", "", "émile", "bo", "cy"][:players],
+        ),
+        now,
+    )
     for seat in range(players):
         match.join(seat)
     match.start(now)
@@ -192,7 +256,8 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
                 if item is None:
                     continue
                 assert wire.stream_entry(item, match, now) == one(
-                    ref_item(item, match, viewer, now)), (entry, viewer)
+                    ref_item(item, match, viewer, now)
+                ), (entry, viewer)
                 seen.add(type(item).__name__)
         checked = len(match.log)
         if rng.random() < 0.1:
@@ -205,10 +270,10 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
         d = match.decision
         assert d is not None
         if rng.random() < 0.08:
-            now = match.default_at(d) + 0.001              # nobody answers
+            now = match.default_at(d) + 0.001  # nobody answers
             match.tick(now, absent=[d.seat] if rng.random() < 0.5 else [])
         else:
-            now += rng.random() * 1.5                      # late, now and then
+            now += rng.random() * 1.5  # late, now and then
             outcome = match.answer(d.seat, d.id, rng.randrange(len(d.options)), None, now)
             assert outcome == ACCEPTED
     _check_everything(match, now, rng, seen)
@@ -228,15 +293,25 @@ def test_defaults_and_autopilot_are_encoded_too():
     assert "Defaulted" in seen
 
 
-@pytest.mark.parametrize("outcome, code", [
-    (ACCEPTED, 0), (REPEATED, 0),
-    (refused(Refusal.ILLEGAL, "no", "R-TURN-1"), 3),
-    (refused(Refusal.OTHER_SEAT, "not yours"), 7),
-    (refused(Refusal.MALFORMED, "after the first message"), 3)])
+@pytest.mark.parametrize(
+    "outcome, code",
+    [
+        (ACCEPTED, 0),
+        (REPEATED, 0),
+        (refused(Refusal.ILLEGAL, "no", "R-TURN-1"), 3),
+        (refused(Refusal.OTHER_SEAT, "not yours"), 7),
+        (refused(Refusal.MALFORMED, "after the first message"), 3),
+    ],
+)
 def test_act_results_are_their_messages(outcome, code):
-    expected = pb.ActResult(decision_id="d12", accepted=outcome.accepted, code=code,
-                            message=outcome.message, rule=outcome.rule or "",
-                            repeated=outcome.repeated)
+    expected = pb.ActResult(
+        decision_id="d12",
+        accepted=outcome.accepted,
+        code=code,
+        message=outcome.message,
+        rule=outcome.rule or "",
+        repeated=outcome.repeated,
+    )
     if outcome.refusal is not None:
         expected.refusal = pb.Refusal.Value(f"REFUSAL_{outcome.refusal.name}")
         assert expected.message.startswith(f"REFUSAL_{outcome.refusal.name}: ")
@@ -247,9 +322,11 @@ def test_joined_entries_are_one_message_of_those_events():
     state = new_game(2, 1)
     events = [e for e in public_events(state) if e.kind != "game_over"][:1]
     first = Happened(1, events[0])
-    entries = [wire.stream_entry(first, None, 0.0),  # type: ignore[arg-type]
-               wire.act_result("d1", ACCEPTED, 0),
-               wire.stream_entry(Happened(2**40, events[0]), None, 0.0)]  # type: ignore[arg-type]
+    entries = [
+        wire.stream_entry(first, None, 0.0),  # type: ignore[arg-type]
+        wire.act_result("d1", ACCEPTED, 0),
+        wire.stream_entry(Happened(2**40, events[0]), None, 0.0),
+    ]  # type: ignore[arg-type]
     message = pb.SeatEvents.FromString(b"".join(entries))
     assert [e.sequence for e in message.events] == [1, 0, 2**40]
     assert message.events[0] == ref_event(first)
@@ -271,13 +348,20 @@ def test_actions_round_trip():
 
 
 def test_views_are_encoded_as_their_messages():
-    facts = [("", 0, False), ("ann", 1, False), ("bob-the-bot", 3, True), ("", 2, False),
-             ("émile", 0, True)]
+    facts = [
+        ("", 0, False),
+        ("ann", 1, False),
+        ("bob-the-bot", 3, True),
+        ("", 2, False),
+        ("émile", 0, True),
+    ]
     for state in _games(4):
         for seat in (None, *range(state.players)):
             view = view_of(state, seat, history=False)
-            assert (wire.view_bytes(view, facts[:state.players])
-                    == ref_view(view, facts[:state.players]).SerializeToString())
+            assert (
+                wire.view_bytes(view, facts[: state.players])
+                == ref_view(view, facts[: state.players]).SerializeToString()
+            )
             assert wire.view_bytes(view) == ref_view(view).SerializeToString()
 
 
@@ -297,16 +381,19 @@ def test_every_public_event_is_sent_except_the_game_over():
     assert {"turn", "round_started", "round_ended", "baked", "failed"} <= kinds
 
 
-@pytest.mark.parametrize("message, words", [
-    (pb.Action(), "set 'turn' or 'resolve'"),
-    (pb.Action(turn=pb.TurnAction(ingredient="cheese", count=1)), "R-COMP-1"),
-    (pb.Action(turn=pb.TurnAction(count=1)), "R-COMP-1"),
-    (pb.Action(turn=pb.TurnAction(**{"pass": True}, ingredient="salami")), "R-TURN-3"),
-    (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=0)), "R-TURN-4"),
-    (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=7)), "R-TURN-4"),
-    (pb.Action(resolve=pb.ResolveAction(bake=True, ingredient="ham")), "R-COMP-1"),
-    (pb.Action(resolve=pb.ResolveAction(bake=False, ingredient="olive")), "declined"),
-])
+@pytest.mark.parametrize(
+    "message, words",
+    [
+        (pb.Action(), "set 'turn' or 'resolve'"),
+        (pb.Action(turn=pb.TurnAction(ingredient="cheese", count=1)), "R-COMP-1"),
+        (pb.Action(turn=pb.TurnAction(count=1)), "R-COMP-1"),
+        (pb.Action(turn=pb.TurnAction(**{"pass": True}, ingredient="salami")), "R-TURN-3"),
+        (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=0)), "R-TURN-4"),
+        (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=7)), "R-TURN-4"),
+        (pb.Action(resolve=pb.ResolveAction(bake=True, ingredient="ham")), "R-COMP-1"),
+        (pb.Action(resolve=pb.ResolveAction(bake=False, ingredient="olive")), "declined"),
+    ],
+)
 def test_bad_actions_name_the_fault(message, words):
     with pytest.raises(wire.WireError) as caught:
         wire.action_of(message)
@@ -348,8 +435,9 @@ def test_ladder_messages_and_the_replies_the_commands_read():
     from server.ladder.store import MatchRow, Standing
 
     a = Assignment("m1", "tok", 2, 4)
-    assert wire.assignment_message(a) == pb.Assignment(match_id="m1", seat_token="tok", seat=2,
-                                                       players=4)
+    assert wire.assignment_message(a) == pb.Assignment(
+        match_id="m1", seat_token="tok", seat=2, players=4
+    )
     line = Standing(1, "counter-1", 20.5, 27.25, 2.25, 12, 7, 3.5)
     below = Standing(2, "random-1", 10.0, 25.0, 5.0, 12, 1, 0.5)
     reply = wire.standings_response(12, [line, below])
@@ -357,9 +445,18 @@ def test_ladder_messages_and_the_replies_the_commands_read():
     data = wire.standings_data(reply)
     assert data["matches_finished"] == 12
     assert data["standings"][0] == {
-        "rank": 1, "name": "counter-1", "rating": 20.5, "mu": 27.25, "sigma": 2.25,
-        "games": 12, "wins": 7, "mean_delivered": 3.5, "low": 22.75, "high": 31.75,
-        "p_better": data["standings"][0]["p_better"]}
+        "rank": 1,
+        "name": "counter-1",
+        "rating": 20.5,
+        "mu": 27.25,
+        "sigma": 2.25,
+        "games": 12,
+        "wins": 7,
+        "mean_delivered": 3.5,
+        "low": 22.75,
+        "high": 31.75,
+        "p_better": data["standings"][0]["p_better"],
+    }
     # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
     assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
     assert data["standings"][1]["p_better"] is None
@@ -367,23 +464,38 @@ def test_ladder_messages_and_the_replies_the_commands_read():
     summary = wire.ladder_summary(row)
     assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder
     assert summary.created.ToNanoseconds() == 1_700_000_000_500_000_000
-    assert wire.ladder_match_data(summary) == {"match": "m9", "players": 3,
-                                               "names": ["a", "b", "c"], "winners": [0, 2],
-                                               "commitment": "", "set": None}
+    assert wire.ladder_match_data(summary) == {
+        "match": "m9",
+        "players": 3,
+        "names": ["a", "b", "c"],
+        "winners": [0, 2],
+        "commitment": "",
+        "set": None,
+    }
     # A match of a duplicate set: its commitment and its place in the set.
     in_set = MatchRow("m8", 3, "finished", 1.0, ("b", "c", "a"), (1,), "c0ffee", "set-1", 1)
     assert wire.ladder_match_data(wire.ladder_summary(in_set))["set"] == {
-        "id": "set-1", "index": 1, "size": 3, "rotation": 1}
+        "id": "set-1",
+        "index": 1,
+        "size": 3,
+        "rotation": 1,
+    }
     told = wire.assignment_message(Assignment("m8", "tok", 0, 3, "c0ffee", "set-1", 1))
-    assert (told.commitment, told.deal_set.set_id, told.deal_set.rotation) == (
-        "c0ffee", "set-1", 1)
+    assert (told.commitment, told.deal_set.set_id, told.deal_set.rotation) == ("c0ffee", "set-1", 1)
 
 
 def test_create_requests_carry_what_the_organiser_asked_for():
     req = wire.create_request(3, seed=7, deadline_s=0.25, time_bank_s=2, names=["x", "y"])
     setup = wire.match_setup(pb.CreateMatchRequest.FromString(req.SerializeToString()), 64)
-    assert setup == wire.MatchSetup(players=3, seed=7, colours=None, first_player=None,
-                                    deadline_ms=250, time_bank_ms=2000, names=["x", "y"])
+    assert setup == wire.MatchSetup(
+        players=3,
+        seed=7,
+        colours=None,
+        first_player=None,
+        deadline_ms=250,
+        time_bank_ms=2000,
+        names=["x", "y"],
+    )
     setup = wire.match_setup(wire.create_request(2), 64)
     assert (setup.seed, setup.deadline_ms, setup.time_bank_ms) == (None, 0, 0)
     # A deadline that would round to no time at all is refused, not stretched to 1 ms.
@@ -403,26 +515,34 @@ def test_the_commands_requests_come_from_wire():
         assert "Request(" not in path.read_text(encoding="utf-8"), path
 
 
-@pytest.mark.parametrize("request_, words", [
-    (pb.CreateMatchRequest(players=6), "R-SETUP-1"),
-    (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]), "names: at most one per seat"),
-    (pb.CreateMatchRequest(players=2, names=["a" * 65]), "names[0]"),
-    (pb.CreateMatchRequest(players=2, seed=2**63), "seed"),
-])
+@pytest.mark.parametrize(
+    "request_, words",
+    [
+        (pb.CreateMatchRequest(players=6), "R-SETUP-1"),
+        (pb.CreateMatchRequest(players=2, names=["a", "b", "c"]), "names: at most one per seat"),
+        (pb.CreateMatchRequest(players=2, names=["a" * 65]), "names[0]"),
+        (pb.CreateMatchRequest(players=2, seed=2**63), "seed"),
+    ],
+)
 def test_bad_setups_name_the_field(request_, words):
     with pytest.raises(wire.WireError) as caught:
         wire.match_setup(request_, 64)
     assert words in str(caught.value)
 
 
-@pytest.mark.parametrize("request_, expected", [
-    (pb.ActRequest(decision_id="d3", option=0), ("d3", 0, None)),
-    (pb.ActRequest(decision_id="d3", action=pb.Action(resolve=pb.ResolveAction())),
-     ("d3", None, Resolve(False))),
-    (pb.ActRequest(option=1), "decision_id"),
-    (pb.ActRequest(decision_id="d3"), "set 'option' or 'action'"),
-    (pb.ActRequest(decision_id="d3", action=pb.Action()), "action: set 'turn'"),
-])
+@pytest.mark.parametrize(
+    "request_, expected",
+    [
+        (pb.ActRequest(decision_id="d3", option=0), ("d3", 0, None)),
+        (
+            pb.ActRequest(decision_id="d3", action=pb.Action(resolve=pb.ResolveAction())),
+            ("d3", None, Resolve(False)),
+        ),
+        (pb.ActRequest(option=1), "decision_id"),
+        (pb.ActRequest(decision_id="d3"), "set 'option' or 'action'"),
+        (pb.ActRequest(decision_id="d3", action=pb.Action()), "action: set 'turn'"),
+    ],
+)
 def test_answers_are_read_or_refused_by_field(request_, expected):
     if isinstance(expected, tuple):
         assert wire.answer_of(request_) == expected
@@ -446,7 +566,7 @@ def test_options_are_encoded_from_one_kept_entry_per_action_not_per_decision():
             expected = pb.DecisionRequest(options=[wire.action_message(a) for a in legal])
             references = sys.getrefcount(legal)
             assert wire.options_field(legal) == expected.SerializeToString()
-            assert sys.getrefcount(legal) == references     # the tuple is not kept
+            assert sys.getrefcount(legal) == references  # the tuple is not kept
             offered.update((id(a), a) for a in legal)
             decisions += 1
             state.apply(choose(legal))

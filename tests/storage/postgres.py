@@ -40,8 +40,10 @@ TEMPLATE = "mammamia_template"
 
 def _binaries() -> Path | None:
     """Returns the directory of PostgreSQL's server binaries, or None."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
@@ -56,16 +58,31 @@ class PostgresServer:
         self.directory = Path(tempfile.mkdtemp(prefix="mammamia-pg-"))
         self.data = self.directory / "data"
         self.log = self.directory / "postgres.log"
-        self.port = restartable_port()   # it restarts on it
+        self.port = restartable_port()  # it restarts on it
         self._names = itertools.count(1)
         self._as: list[str] = []
         if os.geteuid() == 0:
             nobody = pwd.getpwnam("nobody")
             os.chown(self.directory, nobody.pw_uid, nobody.pw_gid)
-            self._as = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
-                        "--clear-groups", "--"]
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                  "--no-sync", "-E", "UTF8", "--locale=C")
+            self._as = [
+                "setpriv",
+                f"--reuid={nobody.pw_uid}",
+                f"--regid={nobody.pw_gid}",
+                "--clear-groups",
+                "--",
+            ]
+        self._run(
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
         self.start()
         self._create(TEMPLATE)
         from server import schema
@@ -73,9 +90,14 @@ class PostgresServer:
         schema.upgrade(self.url(TEMPLATE))
 
     def _run(self, tool: str, *args: str) -> None:
-        subprocess.run([*self._as, str(self.bin / tool), *args], check=True,
-                       capture_output=True, timeout=START_TIMEOUT_S, cwd=self.directory,
-                       env={**os.environ, "LC_ALL": "C"})
+        subprocess.run(
+            [*self._as, str(self.bin / tool), *args],
+            check=True,
+            capture_output=True,
+            timeout=START_TIMEOUT_S,
+            cwd=self.directory,
+            env={**os.environ, "LC_ALL": "C"},
+        )
 
     def url(self, database: str = "postgres") -> str:
         """Returns the URL of ``database`` on this server."""
@@ -84,10 +106,20 @@ class PostgresServer:
     def start(self) -> None:
         """Starts the server (again, on the same port) and waits until it accepts."""
         # fsync off: the tests never cut the power, and it keeps them quick.
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w",
-                  "-t", str(START_TIMEOUT_S), "-o",
-                  f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
-                  "-c fsync=off -c full_page_writes=off -c max_connections=200", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            str(START_TIMEOUT_S),
+            "-o",
+            f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
+            "-c fsync=off -c full_page_writes=off -c max_connections=200",
+            "start",
+        )
 
     def stop(self, mode: str = "fast") -> None:
         """Stops the server: ``fast`` cuts open connections and shuts down cleanly (a

@@ -20,26 +20,40 @@ from .postgres import PostgresServer, wait_accepting
 CREATED = "2026-01-01T00:00:00.000+00:00"
 
 
-def _end(storage: Storage, match_id: str, status: str = "finished", record: str = "{}",
-         **kw: object) -> bool:
-    return asyncio.run(storage.end_match(match_id, status, record, players=2,
-                                         names=("a", "b"), ladder=False, created=CREATED,
-                                         **kw))  # type: ignore[arg-type]
+def _end(
+    storage: Storage, match_id: str, status: str = "finished", record: str = "{}", **kw: object
+) -> bool:
+    return asyncio.run(
+        storage.end_match(
+            match_id,
+            status,
+            record,
+            players=2,
+            names=("a", "b"),
+            ladder=False,
+            created=CREATED,
+            **kw,
+        )
+    )  # type: ignore[arg-type]
 
 
 def test_a_match_is_stored_waiting_running_then_ended_once(database: str) -> None:
     storage = Storage(database)
     storage.add_match("m1", 2, ["ann", "bob"], True, CREATED)
     storage.set_running("m1")
-    assert _end(storage, "m1", record='{"first": 1}', winners=[1], ranks=[2, 1],
-                delivered=[1, 3])
+    assert _end(storage, "m1", record='{"first": 1}', winners=[1], ranks=[2, 1], delivered=[1, 3])
     assert not _end(storage, "m1", "aborted", '{"second": 2}', reason="late")
-    storage.add_match("m1", 2, ["x", "y"], False, CREATED)      # a second time: nothing
+    storage.add_match("m1", 2, ["x", "y"], False, CREATED)  # a second time: nothing
     asyncio.run(storage.writer.flush())
     row = storage.match("m1")
-    assert row is not None and (row.status, row.winners, row.ranks, row.delivered,
-                                row.ladder, row.reason) == ("finished", (1,), (2, 1),
-                                                            (1, 3), True, None)
+    assert row is not None and (
+        row.status,
+        row.winners,
+        row.ranks,
+        row.delivered,
+        row.ladder,
+        row.reason,
+    ) == ("finished", (1,), (2, 1), (1, 3), True, None)
     assert storage.record("m1") == '{"first": 1}' and storage.record("nope") is None
     assert storage.counts() == {"finished": 1}
     storage.close()
@@ -77,20 +91,20 @@ def test_one_server_claims_a_database(database: str) -> None:
     with pytest.raises(StorageError, match="another server uses this database"):
         second.claim()
     first.close()
-    second.claim()                       # given up with the first's close
+    second.claim()  # given up with the first's close
     second.close()
 
 
-def test_ratings_and_tallies_are_applied_once_per_result_in_finish_order(
-        database: str) -> None:
+def test_ratings_and_tallies_are_applied_once_per_result_in_finish_order(database: str) -> None:
     store = LadderStore(database)
     rng = random.Random(5)
     bots = [f"bot{i}" for i in range(6)]
     for i in range(30):
         names = rng.sample(bots, rng.randint(2, 5))
         store.start_match(f"m{i}", names)
-        assert store.finish_match(f"m{i}", [SeatResult(rng.randint(1, 3), rng.randint(0, 5))
-                                            for _ in names])
+        assert store.finish_match(
+            f"m{i}", [SeatResult(rng.randint(1, 3), rng.randint(0, 5)) for _ in names]
+        )
         if i % 4 == 0:
             store.apply_ratings()
     store.apply_ratings()
@@ -104,8 +118,7 @@ def test_ratings_and_tallies_are_applied_once_per_result_in_finish_order(
     store.close()
 
 
-def test_postgresql_is_brought_to_head_by_the_migrations_and_back(
-        postgres: PostgresServer) -> None:
+def test_postgresql_is_brought_to_head_by_the_migrations_and_back(postgres: PostgresServer) -> None:
     url = postgres.database(migrated=False)
     assert schema.revision(url) is None
     assert schema.upgrade(url) and schema.revision(url) == schema.HEAD
@@ -132,17 +145,19 @@ def test_an_unreachable_postgresql_is_refused_with_a_reason(postgres: PostgresSe
 
 
 def test_rerate_refuses_a_postgresql_database_without_a_ladder(
-        postgres: PostgresServer, capsys: pytest.CaptureFixture[str]) -> None:
+    postgres: PostgresServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     from mammamia.cli import main
 
     url = postgres.database(migrated=False)
     assert main(["ladder", "rerate", "--db", url]) == 2
     assert "no ladder tables" in capsys.readouterr().err
-    assert schema.revision(url) is None                # left as it was
+    assert schema.revision(url) is None  # left as it was
 
 
 def test_a_connection_lost_to_a_restart_fails_once_then_connects_again(
-        postgres: PostgresServer, postgres_url: str) -> None:
+    postgres: PostgresServer, postgres_url: str
+) -> None:
     db = connect(postgres_url)
     assert db.execute("SELECT 1").fetchone() == (1,)
     postgres.stop()

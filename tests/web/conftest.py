@@ -26,15 +26,23 @@ CHROMIUM = Path("/usr/bin/chromium")
 # A test run leaves the checkout as it was: screenshots go to the temporary directory
 # unless MAMMAMIA_SCREENSHOTS names where to write them (docs/screenshots renews the
 # documentation's pictures).
-SCREENSHOTS = Path(os.environ.get("MAMMAMIA_SCREENSHOTS")
-                   or Path(tempfile.gettempdir()) / "mammamia-screenshots")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = Path(
+    os.environ.get("MAMMAMIA_SCREENSHOTS") or Path(tempfile.gettempdir()) / "mammamia-screenshots"
+)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 T = TypeVar("T")
 
 
-def wait_for(condition: Callable[[], T | None], timeout: float, what: str,
-             every: float = 0.1) -> T:
+def wait_for(condition: Callable[[], T | None], timeout: float, what: str, every: float = 0.1) -> T:
     """Returns the first true value of ``condition()``; fails after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -48,11 +56,13 @@ def wait_for(condition: Callable[[], T | None], timeout: float, what: str,
 
 def web_url(server: Any) -> str:
     """Returns the address the server logged for its web page (``web_serving``)."""
+
     def logged() -> str | None:
         for line in server.logs().splitlines():
             if '"web_serving"' in line:
                 return str(json.loads(line)["url"])
         return None
+
     return wait_for(logged, 10, "the web_serving log line")
 
 
@@ -71,8 +81,10 @@ def get_json(url: str) -> tuple[int, Any, str]:
 def browser() -> Iterator[Any]:
     """Yields a headless Chromium (Debian's), or skips the module's tests."""
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium; `make test` "
-                    "installs it with apt-get): the web page's browser tests are skipped")
+        pytest.skip(
+            "Debian's chromium is not installed (/usr/bin/chromium; `make test` "
+            "installs it with apt-get): the web page's browser tests are skipped"
+        )
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
@@ -83,8 +95,7 @@ def browser() -> Iterator[Any]:
         # beside other work): it is tried once more before the tests fail.
         for attempt in (1, 2):
             try:
-                b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS,
-                                      timeout=60_000)
+                b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=60_000)
                 break
             except PlaywrightError:
                 if attempt == 2:

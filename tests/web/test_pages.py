@@ -17,9 +17,15 @@ def test_ladder_bot_matches_and_replay(start_server: Any, ladder_bots: Any, page
     url = web_url(server)
     ladder_bots(server.address, BOTS)
     # Every bot rated at least twice (so that each has a plot), in every scope shown.
-    wait_for(lambda: (s := get_json(url + "api/standings")[1]["scopes"][0]["rows"])
-             and len(s) == len(BOTS) and all(r["games"] >= 3 for r in s),
-             90, "three games of every bot")
+    wait_for(
+        lambda: (
+            (s := get_json(url + "api/standings")[1]["scopes"][0]["rows"])
+            and len(s) == len(BOTS)
+            and all(r["games"] >= 3 for r in s)
+        ),
+        90,
+        "three games of every bot",
+    )
 
     # The ladder: a row per bot, each linking to its page.
     page.goto(url)
@@ -69,7 +75,7 @@ def test_ladder_bot_matches_and_replay(start_server: Any, ladder_bots: Any, page
     screenshot(page, "replay-end")
 
     # A link opens the replay at a step, with every hand shown.
-    replay_url = page.url.split("#")[0] + page.url[page.url.index("#"):].split("?")[0]
+    replay_url = page.url.split("#")[0] + page.url[page.url.index("#") :].split("?")[0]
     page.goto(replay_url + "?step=60&view=all")
     wait_for(lambda: position.inner_text() == f"60 / {total}", 10, "step 60")
     assert page.get_by_test_id("oven").locator(".card").count() > 0

@@ -1,7 +1,8 @@
 """The packages import one way (README.md, "The house"), and the rules' API is pinned.
 
     mammamia     the standard library only
-    server       never client_sdk or bots
+    server       never client_sdk or bots (but the Rules service's codec reads a
+                 seat's knowledge with the SDK's reader: SERVER_READS_WITH_THE_SDK)
     client_sdk   never server (nor bots)
     bots         client_sdk, mammamia and the standard library only
 
@@ -80,13 +81,32 @@ def test_mammamia_imports_only_the_standard_library() -> None:
     assert offences("mammamia", set(), stdlib=True) == []
 
 
+# The Rules service takes a seat's knowledge as a seat's streams carry it (a View and
+# its public events) and reads it with the SDK's reader of those messages, so views
+# and public events have one decoder. That reader (client_sdk.wire) imports only the
+# rules and the generated messages, and the SDK never imports the server, so the
+# edge runs one way; it is the only one, from the Rules service's codec alone.
+SERVER_READS_WITH_THE_SDK = {"server/rules_service/wire.py": {"client_sdk"}}
+
+
 def test_server_never_imports_the_sdk_or_the_bots() -> None:
     bad = [
         f"{path}: {name}"
         for path, names in imports_of("server").items()
         for name in sorted(names & {"client_sdk", "bots"})
+        if name not in SERVER_READS_WITH_THE_SDK.get(path, set())
     ]
     assert bad == []
+
+
+def test_the_sdk_module_the_server_reads_with_is_its_reader_alone() -> None:
+    graph = import_graph()
+    for path in SERVER_READS_WITH_THE_SDK:
+        module = path.removesuffix(".py").replace("/", ".")
+        assert {m for m in graph[module] if m.startswith("client_sdk")} == {"client_sdk.wire"}
+    # ... which needs nothing but the rules and the generated messages.
+    reader = imports_of_file(module_files()["client_sdk.wire"])
+    assert {n for n in reader if not is_stdlib(n)} <= {"mammamia", "mammamia_pb", "grpc"}
 
 
 def test_client_sdk_never_imports_the_server() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import options
 from .standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
@@ -138,10 +139,17 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="start a server with a demo ladder of built-in bots",
         description="Start a server with its embedded database and a ladder "
         "played by built-in bots, print the standings as they form, and say "
-        "how to connect your own bot. Ctrl-C stops everything.",
+        "how to connect your own bot. Ctrl-C (or SIGTERM, SIGHUP) stops everything.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="port (default 50051)")
+    p.add_argument(
+        "--web-port",
+        type=options.port,
+        default=None,
+        metavar="PORT",
+        help="port of the web page on --host, 0 for any free one (MAMMAMIA_WEB_PORT, default 8051)",
+    )
     p.add_argument(
         "--db", default="mammamia.db", metavar="PATH", help="database file (default mammamia.db)"
     )

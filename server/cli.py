@@ -667,11 +667,11 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 @_guard
 def _create(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     places = [p.strip() for p in args.places.split(",")] if args.places else []
-    req = wire.create_request(
+    req = cli_wire.create_request(
         args.players,
         seed=args.seed,
         deadline_s=args.deadline,
@@ -679,24 +679,24 @@ def _create(args: argparse.Namespace) -> int:
         names=names,
         places=places,
     )
-    print(json.dumps(wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
+    print(json.dumps(cli_wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
     return 0
 
 
 @_guard
 def _record(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
-    resp = _call(args, lambda stub: stub.GetRecord, wire.record_request(args.match_id))
+    resp = _call(args, lambda stub: stub.GetRecord, cli_wire.record_request(args.match_id))
     print(resp.json)
     return 0
 
 
 @_guard
 def _list(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
-    resp = _call(args, lambda stub: stub.ListMatches, wire.list_request(args.limit))
+    resp = _call(args, lambda stub: stub.ListMatches, cli_wire.list_request(args.limit))
     for m in resp.matches:
-        print(json.dumps(wire.summary_data(m)))
+        print(json.dumps(cli_wire.summary_data(m)))
     return 0

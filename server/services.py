@@ -27,13 +27,13 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from . import visibility, wire
 from .answers import Outcome, Refusal, refused
+from .db.connection import StorageError
 from .events import Ended
 from .host import Host, HostClosed
 from .match import NAME_LIMIT
 from .places import PlaceError, Places
 from .quotas import Quotas
 from .runner import HOLD_SECONDS, Follower, Runner, holding
-from .storage import StorageError
 from .tokens import same_secret
 
 log = structlog.get_logger()
@@ -147,7 +147,7 @@ async def _stream(
     its answer. ``hold``: how long events that ask nothing of ``viewer`` may wait.
     """
     state = match.match
-    # The snapshot shows only what is committed (server.journal): wait for the inputs
+    # The snapshot shows only what is committed (server.db.journal): wait for the inputs
     # still being written.
     await match.caught_up()
     follower = match.follow(viewer, hold)

@@ -32,17 +32,17 @@ from mammamia_pb import arena_pb2 as pb
 
 from . import _encoding as enc
 from .answers import Outcome, Refusal
+from .db.matches import MatchRow
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
-from .storage import MatchRow
 from .visibility import Final as FinalItem
 from .visibility import Item, Snapshot
 
 if TYPE_CHECKING:
+    from .db.ladder.rows import LadderMatch as LadderMatchRow
+    from .db.ladder.rows import PositionTally, Standing
+    from .db.ladder.rows import Tally as LadderTally
     from .ladder.assignment import Assignment
-    from .ladder.store import MatchRow as LadderMatchRow
-    from .ladder.store import PositionTally, Standing
-    from .ladder.store import Tally as LadderTally
 
 
 DECISION_ID_LIMIT: Final = 64

@@ -1,7 +1,6 @@
 """The ladder: bots register, wait, are matched, play and are rated, continuously.
 
 ratings.py    OpenSkill's Plackett-Luce model: free-for-all with ties
-store.py      the ladder's tables in the server's SQLite file: bots, results, ratings
 scheduler.py  who plays whom (pure), and the loop that keeps matches going
 ladder.py     the running ladder: entries, assignments, results, ratings
 service.py    the Ladder gRPC servicer, thin

@@ -13,7 +13,7 @@ the database is the only thing they share (no coordinator process):
   stream id, ends it as replaced.
 - **Scheduling is a transaction.** Every ``tick`` (jittered, so that the hosts take
   turns), a host with a free match slot runs one pass
-  (:meth:`~server.ladder.store.LadderStore.take`): under the ladder's advisory lock
+  (:meth:`~server.db.ladder.store.LadderStore.take`): under the ladder's advisory lock
   (the one its results and ratings take, so passes of all hosts and the writes that
   free bots run one at a time) it reads the bots waiting anywhere (alive and not
   seated in a running match), forms at most one match with the pure
@@ -52,14 +52,16 @@ from typing import ParamSpec, Protocol, TypeVar
 
 import structlog
 
-from server.storage import Writer
+from server.db.ladder.reads import LadderReader
+from server.db.ladder.rows import Formed, Seated
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
 from server.tokens import new_match_id, new_token
 
 from .assignment import Assignment
 from .match_host import REPLACED, Entry, EntryQueue, MatchHost, Outcome
 from .ratings import Rating
 from .scheduler import Scheduler, Waiting, form_matches
-from .store import Formed, LadderReader, LadderStore, Seated
 
 log = structlog.get_logger()
 

@@ -34,7 +34,7 @@ ratings and games). The threads end with the process, after every write queued.
 Names that never enter expire: a bot registered more than ``name_expiry`` seconds
 ago that never opened an Enter stream is removed (checked periodically through the
 writer, on the injected ``clock``), and at most ``max_unentered`` such names are
-registered at once (:class:`~server.ladder.store.LadderFullError` beyond).
+registered at once (:class:`~server.db.ladder.rows.LadderFullError` beyond).
 """
 
 from __future__ import annotations
@@ -50,7 +50,10 @@ from typing import ParamSpec, TypeVar
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
-from server.storage import ERRORS, Writer
+from server.db.connection import ERRORS
+from server.db.ladder.rows import ALL_PLAYERS, Standing
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
 
 # Re-exported: what describes a seat on the wire has imported it from here.
 from .assignment import Assignment as Assignment
@@ -65,7 +68,6 @@ from .match_host import ReplacedError as ReplacedError
 from .match_host import UnknownBotError as UnknownBotError
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import ALL_PLAYERS, LadderStore, Standing
 
 log = structlog.get_logger()
 

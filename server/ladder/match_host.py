@@ -14,8 +14,8 @@ from typing import Protocol
 
 from mammamia.fairness import DealSet
 
+from ..db.ladder.rows import LadderError, SeatResult
 from .assignment import Assignment
-from .store import LadderError, SeatResult
 
 #: Put on an entry's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"

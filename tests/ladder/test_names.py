@@ -14,11 +14,12 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.ladder.rows import LadderFullError
+from server.db.ladder.store import LadderStore
 from server.ladder import ladder as ladder_module
 from server.ladder import serve
 from server.ladder.ladder import Ladder, ReplacedError, UnknownBotError
 from server.ladder.scheduler import Policy
-from server.ladder.store import LadderFullError, LadderStore
 
 from .hosts import NoMatchHost
 

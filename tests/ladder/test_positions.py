@@ -10,12 +10,13 @@ import json
 
 import pytest
 
-from server import schema
+from server.db import schema
+from server.db.connection import connect, transaction
+from server.db.ladder.rows import PositionTally, Tally
+from server.db.ladder.store import LadderStore
 from server.ladder.ladder import Ladder, Outcome
 from server.ladder.scheduler import Policy
 from server.ladder.serve import add_arguments
-from server.ladder.store import LadderStore, PositionTally, Tally
-from server.storage import connect, transaction
 
 from .hosts import NoMatchHost
 

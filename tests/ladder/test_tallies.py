@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from server.ladder import store as store_module
+from server.db.ladder import rating as store_module
+from server.db.ladder.rows import ALL_PLAYERS, SeatResult, Tally
+from server.db.ladder.store import LadderStore
 from server.ladder.ladder import Ladder, Outcome
 from server.ladder.scheduler import Policy
-from server.ladder.store import ALL_PLAYERS, LadderStore, SeatResult, Tally
 
 from .hosts import NoMatchHost
 

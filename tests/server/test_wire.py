@@ -431,8 +431,9 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
 
 
 def test_ladder_messages_and_the_replies_the_commands_read():
+    from server.db.ladder.rows import LadderMatch as MatchRow
+    from server.db.ladder.rows import Standing
     from server.ladder.ladder import Assignment
-    from server.ladder.store import MatchRow, Standing
 
     a = Assignment("m1", "tok", 2, 4)
     assert wire.assignment_message(a) == pb.Assignment(

@@ -31,11 +31,11 @@ from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
 from . import _encoding as enc
-from .answers import Outcome, Refusal
+from .answers import Refusal, Ruling
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
 from .storage import MatchRow
-from .visibility import Final as FinalItem
+from .visibility import FinalView as FinalItem
 from .visibility import Item, Snapshot
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 
-def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
+def act_result(decision_id: str, outcome: Ruling, code: int) -> bytes:
     """Returns the reply to an answer on Play as a ``SeatEvents.events`` entry;
     ``code`` is the gRPC status code the unary Act would have returned."""
     msg = pb.ActResult(
@@ -380,7 +380,7 @@ def join_response(match: Match, seat: int) -> pb.JoinResponse:
     )
 
 
-def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
+def act_response(decision_id: str, outcome: Ruling) -> pb.ActResponse:
     """Returns the reply to an accepted Act."""
     return pb.ActResponse(decision_id=decision_id, repeated=outcome.repeated)
 

@@ -332,7 +332,8 @@ def _extensions() -> list[ModuleType]:
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
-    from . import logs
+    from client_sdk import logs
+
     from .storage import ERRORS, StorageError, shown
 
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -351,7 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
     except _Refused as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    logs.configure(args.log_format)
+    logs.configure(args.log_format, cache=True)
     fresh = [
         f"{args.db}{end}"
         for end in ("", "-wal", "-shm", ".journal")

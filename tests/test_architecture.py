@@ -88,15 +88,33 @@ def test_mammamia_imports_only_the_standard_library() -> None:
 # edge runs one way; it is the only one, from the Rules service's codec alone.
 SERVER_READS_WITH_THE_SDK = {"server/rules_service/wire.py": {"client_sdk"}}
 
+# Every command logs alike, with the one structlog configuration: client_sdk.logs,
+# which imports nothing of the project (the rules package may not import structlog,
+# the SDK may not import the server). The server's modules may import it, and only it.
+SDK_LOGS = "client_sdk.logs"
+
 
 def test_server_never_imports_the_sdk_or_the_bots() -> None:
+    graph = import_graph()
+    logging_only = {
+        str(module_files()[module].relative_to(ROOT))
+        for module, edges in graph.items()
+        if module.startswith("server")
+        and {m for m in edges if m.startswith("client_sdk")} == {SDK_LOGS}
+    }
     bad = [
         f"{path}: {name}"
         for path, names in imports_of("server").items()
         for name in sorted(names & {"client_sdk", "bots"})
         if name not in SERVER_READS_WITH_THE_SDK.get(path, set())
+        and not (name == "client_sdk" and path in logging_only)
     ]
     assert bad == []
+
+
+def test_the_logging_configuration_imports_nothing_of_the_project() -> None:
+    found = imports_of_file(module_files()[SDK_LOGS])
+    assert {n for n in found if not is_stdlib(n)} == {"structlog"}
 
 
 def test_the_sdk_module_the_server_reads_with_is_its_reader_alone() -> None:

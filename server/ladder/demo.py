@@ -132,11 +132,11 @@ def _stop(process: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
-    from server.logs import configure
+    from client_sdk.logs import configure
 
     from .standings import connect_command, fetch_standings, standings_table
 
-    configure(args.log_format)
+    configure(args.log_format, cache=True)
     for stop in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop, _interrupted)
     db = Path(args.db)

@@ -18,7 +18,8 @@ Bounds every server keeps (each configurable by its operator):
     default); INVALID_ARGUMENT for bytes that do not decode as the request;
   - RESOURCE_EXHAUSTED for calls without a key (Ladder.Register, and the read
     calls of Spectate and Ladder) past a rate per client address; the trailing
-    metadata `retry-after-ms` says in how many milliseconds to try again;
+    metadata `retry-after-ms` says in how many milliseconds to try again, as an
+    ASCII decimal integer of at least 1 (e.g. `retry-after-ms: 1200`);
   - RESOURCE_EXHAUSTED for an Observe or Play beyond the streams one seat may
     hold open at once (4 by default);
   - UNAVAILABLE, or GOAWAY on an open connection, when the server turns away a
@@ -26,6 +27,15 @@ Bounds every server keeps (each configurable by its operator):
     maximum age (calls in progress get a grace period): reconnect and resume;
   - a Play stream whose events the client does not read stops reading its
     answers (HTTP/2 flow control then holds back the client's writes).
+
+A server that stops on a crash (or is killed) and is started again on the same
+database resumes every match it was running, ladder matches included, from its
+journal: seat tokens stay valid, the match log and its sequence numbers go on
+where they were, and the open decision (the same decision_id) is asked again with
+a fresh deadline. Clients see UNAVAILABLE meanwhile: retry and resume
+(ObserveRequest.after_sequence). Only a drain (SIGTERM) ends running matches, as
+MATCH_STATUS_ABORTED, once its grace period is over; a match the restarted server
+cannot read back from its journal is aborted too.
 
 Card ids are the stable strings of R-COMP-5: ingredient cards are their names
 (`salami`, `pineapple`, `mushroom`, `pepper`, `olive`), orders are
@@ -61,12 +71,18 @@ class SeatStub:
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     @_typing.overload
@@ -110,12 +126,18 @@ class SeatStub:
     """
     Play: _grpc.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]
     """The bidirectional form of Observe + Act. The client's first message must carry
-    `observe` (where to resume); every later message carries an `act`. The server
-    streams the same events as Observe, and answers every act, repeats included,
-    with an `act_result` event instead of a status code, before the events the
-    answer caused (which travel in the same message): a refusal at once, the
-    reply to an accepted answer within the batching bound (SeatEvents), usually
-    with the seat's next request. Acts are answered in the order they were sent.
+    `observe` (where to resume); a first message without it ends the call with
+    INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+    same events as Observe, and answers every act, repeats included, with an
+    `act_result` event instead of a status code, before the events the answer
+    caused (which travel in the same message): a refusal at once, the reply to an
+    accepted answer within the batching bound (SeatEvents), usually with the seat's
+    next request. Acts are answered in the order they were sent. A later message
+    that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+    nothing set) is answered, in the same order, with an `act_result` refusal:
+    REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+    nothing (a second `observe` neither resumes nor changes the batching bound)
+    and the stream goes on.
     """
     PlayMatches: _grpc.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]
     """Play for one seat after another on one call, so that a bot playing many
@@ -155,12 +177,18 @@ class SeatAsyncStub(SeatStub):
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -201,12 +229,18 @@ class SeatAsyncStub(SeatStub):
     """
     Play: _aio.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]  # type: ignore[assignment]
     """The bidirectional form of Observe + Act. The client's first message must carry
-    `observe` (where to resume); every later message carries an `act`. The server
-    streams the same events as Observe, and answers every act, repeats included,
-    with an `act_result` event instead of a status code, before the events the
-    answer caused (which travel in the same message): a refusal at once, the
-    reply to an accepted answer within the batching bound (SeatEvents), usually
-    with the seat's next request. Acts are answered in the order they were sent.
+    `observe` (where to resume); a first message without it ends the call with
+    INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+    same events as Observe, and answers every act, repeats included, with an
+    `act_result` event instead of a status code, before the events the answer
+    caused (which travel in the same message): a refusal at once, the reply to an
+    accepted answer within the batching bound (SeatEvents), usually with the seat's
+    next request. Acts are answered in the order they were sent. A later message
+    that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+    nothing set) is answered, in the same order, with an `act_result` refusal:
+    REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+    nothing (a second `observe` neither resumes nor changes the batching bound)
+    and the stream goes on.
     """
     PlayMatches: _aio.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]  # type: ignore[assignment]
     """Play for one seat after another on one call, so that a bot playing many
@@ -245,12 +279,18 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     @_abc_1.abstractmethod
@@ -313,12 +353,18 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """The bidirectional form of Observe + Act. The client's first message must carry
-        `observe` (where to resume); every later message carries an `act`. The server
-        streams the same events as Observe, and answers every act, repeats included,
-        with an `act_result` event instead of a status code, before the events the
-        answer caused (which travel in the same message): a refusal at once, the
-        reply to an accepted answer within the batching bound (SeatEvents), usually
-        with the seat's next request. Acts are answered in the order they were sent.
+        `observe` (where to resume); a first message without it ends the call with
+        INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+        same events as Observe, and answers every act, repeats included, with an
+        `act_result` event instead of a status code, before the events the answer
+        caused (which travel in the same message): a refusal at once, the reply to an
+        accepted answer within the batching bound (SeatEvents), usually with the seat's
+        next request. Acts are answered in the order they were sent. A later message
+        that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+        nothing set) is answered, in the same order, with an `act_result` refusal:
+        REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+        nothing (a second `observe` neither resumes nor changes the batching bound)
+        and the stream goes on.
         """
 
     @_abc_1.abstractmethod

@@ -54,7 +54,7 @@ from ..events import Asked, Decision, Ended, Entry
 from ..runner import Runner
 from ..streams import Follower
 from ..tokens import new_organiser_key
-from . import positions
+from . import positions, startup
 from .proxy import Proxy
 
 SCENARIOS: Final = (
@@ -274,6 +274,8 @@ class Client:
         self.argv = argv
         self.process: asyncio.subprocess.Process | None = None
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        # The first error line stays when the tail has moved on: it says why.
+        self.first_error: str | None = None
         self.exited_at: float | None = None
         self.error: str | None = None
         self._readers: list[asyncio.Task[None]] = []
@@ -301,7 +303,10 @@ class Client:
     async def _read(self, stream: asyncio.StreamReader, keep: deque[str] | None) -> None:
         while line := await stream.readline():
             if keep is not None:
-                keep.append(line.decode(errors="replace").rstrip())
+                text = line.decode(errors="replace").rstrip()
+                keep.append(text)
+                if self.first_error is None and startup.is_error_line(text):
+                    self.first_error = text
 
     async def wait(self) -> int:
         """Returns the exit code once the process has exited."""
@@ -564,7 +569,8 @@ class Judge:
         if not s.runner.match.joined[seat]:
             code = self.client.code
             how = f"exited with code {code}" if code is not None else "ran"
-            return f"the client {how} without taking its seat"
+            why = startup.start_failure(self.client.argv, self.client.first_error)
+            return f"the client {how} without taking its seat{why}"
         if self.plan.name == "resume" and s.cut_at is None:
             return (
                 f"the client gave {_count(len(s.accepted), 'accepted answer')}, fewer than the "

@@ -23,7 +23,7 @@ from mammamia import new_game
 from mammamia.actions import Action, action_from_json, action_to_json
 from mammamia.fairness import DealSet, Fairness
 
-from .answers import Outcome
+from .answers import Ruling
 from .match import Match, Settings
 
 
@@ -79,12 +79,12 @@ Input = Join | Start | Answer | Tick | Abort
 @overload
 def apply(match: Match, step: Join) -> bool: ...
 @overload
-def apply(match: Match, step: Answer) -> Outcome: ...
+def apply(match: Match, step: Answer) -> Ruling: ...
 @overload
 def apply(match: Match, step: Start | Tick | Abort) -> None: ...
-def apply(match: Match, step: Input) -> bool | Outcome | None:
+def apply(match: Match, step: Input) -> bool | Ruling | None:
     """Applies one input to ``match``. Returns, for a :class:`Join`, whether the name
-    the seat shows changed; for an :class:`Answer`, its outcome (refused answers
+    the seat shows changed; for an :class:`Answer`, its ruling (refused answers
     change nothing); else None."""
     if isinstance(step, Answer):
         return match.answer(step.seat, step.decision, step.option, step.action, step.at)
@@ -200,11 +200,11 @@ def replay(unfinished: Unfinished) -> Match:
     )
     for step in unfinished.inputs:
         if isinstance(step, Answer):
-            outcome = apply(match, step)
-            if not outcome.accepted:
+            ruling = apply(match, step)
+            if not ruling.accepted:
                 raise ValueError(
                     f"match {match.id}: the journalled answer to "
-                    f"{step.decision} is refused on replay: {outcome.message}"
+                    f"{step.decision} is refused on replay: {ruling.message}"
                 )
         else:
             apply(match, step)

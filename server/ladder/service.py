@@ -1,7 +1,7 @@
 """The Ladder gRPC servicer: thin methods over :class:`~server.ladder.ladder.Ladder`.
 
 The ladder's messages (Assignment, Standing, MatchSummary) are built by
-``server.wire``; the game itself never passes through here (seats are played with
+``server.ladder.wire``; the game itself never passes through here (seats are played with
 the Seat service, records are stored text).
 
 Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS for
@@ -28,10 +28,10 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .. import wire
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
 from ..services import abort, metadata
 from ..status import MatchStatus
+from . import wire
 from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
 
 DEFAULT_MATCHES = 20

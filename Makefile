@@ -21,14 +21,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install the project with its dev tools
-
-# The Node.js bot's packages, from its lock file; without npm its test is skipped.
+# The Node.js bot's packages, from its lock file (what `mammamia conformance --client
+# "node bots/node/bot.js ..."` runs); without npm its test is skipped.
 NODE_STAMP := bots/node/node_modules/.installed
 $(NODE_STAMP): bots/node/package-lock.json
 	@if command -v npm >/dev/null; then \
 	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
+
+install: $(STAMP) $(NODE_STAMP) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).

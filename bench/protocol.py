@@ -259,8 +259,8 @@ class _Answers:
 async def _play_seat(
     runner: Any, number: int, rng: random.Random, last: list[int], into: dict[str, Any]
 ) -> None:
-    from server.runner import holding
-    from server.services import PlayCall
+    from server.seating import PlayCall
+    from server.streams import holding
 
     answers = _Answers()
     runner.join(number)

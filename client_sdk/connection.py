@@ -9,8 +9,9 @@ match's history, and the sequence number of the last one: after a dropped
 connection it joins again and resumes from there (the new stream's snapshot
 brings the events missed and the open decision), waiting between attempts with
 bounded exponential backoff; a bot process restarted with the same token resumes
-its seat too, from the snapshot. A server keeps its matches in memory: a restarted
-server has marked the unfinished ones aborted, so their tokens are refused. A seat
+its seat too, from the snapshot. A server that crashed resumes its running matches
+when it starts again on the same database, so a seat retries through the outage;
+matches a drain (SIGTERM) could not wait for are aborted, and their tokens refused. A seat
 is given up when the server refuses it (unknown token, match gone) or stays
 unreachable for ``give_up`` seconds. Ctrl-C stops the loop; the connection is
 closed on the way out.

@@ -4,6 +4,10 @@ Bot authors never see protobuf: a ``SeatEvents`` message arrives here and its
 events leave as the small values below (``Snapshot``, ``Asked``, ``Happened``,
 ``Ended``, ``Replied``), whose views are ``mammamia.View``s and whose events are
 ``mammamia.Event``s, the same types local play uses. Requests are built here too.
+
+Its readers of a view (:func:`view`) and of a public event (:func:`event`) are the
+project's only ones: the Rules service (``server.rules_service.wire``) reads a
+seat's knowledge, sent as a seat's streams carry it, with them.
 """
 
 from __future__ import annotations
@@ -196,8 +200,8 @@ def incoming(msg: pb.SeatEvent) -> Incoming | None:
         return Defaulted(seq, int(d.seat), d.decision_id, int(d.strikes), d.autopilot)
     if which == "waiting":
         return Waiting(msg.waiting.place)
-    event = _event(msg)
-    return None if event is None else Happened(seq, event)
+    happened = event(msg)
+    return None if happened is None else Happened(seq, happened)
 
 
 def asked(d: pb.DecisionRequest) -> Asked:
@@ -215,7 +219,9 @@ def asked(d: pb.DecisionRequest) -> Asked:
     )
 
 
-def _event(msg: pb.SeatEvent) -> Event | None:
+def event(msg: pb.SeatEvent) -> Event | None:
+    """Returns the public game event a stream message holds (None for the other kinds:
+    snapshots, decisions, replies, ends); raises WireError for a malformed one."""
     which = msg.WhichOneof("event")
     if which == "turn":
         t = msg.turn

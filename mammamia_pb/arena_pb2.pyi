@@ -18,7 +18,8 @@ Bounds every server keeps (each configurable by its operator):
     default); INVALID_ARGUMENT for bytes that do not decode as the request;
   - RESOURCE_EXHAUSTED for calls without a key (Ladder.Register, and the read
     calls of Spectate and Ladder) past a rate per client address; the trailing
-    metadata `retry-after-ms` says in how many milliseconds to try again;
+    metadata `retry-after-ms` says in how many milliseconds to try again, as an
+    ASCII decimal integer of at least 1 (e.g. `retry-after-ms: 1200`);
   - RESOURCE_EXHAUSTED for an Observe or Play beyond the streams one seat may
     hold open at once (4 by default);
   - UNAVAILABLE, or GOAWAY on an open connection, when the server turns away a
@@ -26,6 +27,15 @@ Bounds every server keeps (each configurable by its operator):
     maximum age (calls in progress get a grace period): reconnect and resume;
   - a Play stream whose events the client does not read stops reading its
     answers (HTTP/2 flow control then holds back the client's writes).
+
+A server that stops on a crash (or is killed) and is started again on the same
+database resumes every match it was running, ladder matches included, from its
+journal: seat tokens stay valid, the match log and its sequence numbers go on
+where they were, and the open decision (the same decision_id) is asked again with
+a fresh deadline. Clients see UNAVAILABLE meanwhile: retry and resume
+(ObserveRequest.after_sequence). Only a drain (SIGTERM) ends running matches, as
+MATCH_STATUS_ABORTED, once its grace period is over; a match the restarted server
+cannot read back from its journal is aborted too.
 
 Card ids are the stable strings of R-COMP-5: ingredient cards are their names
 (`salami`, `pineapple`, `mushroom`, `pepper`, `olive`), orders are
@@ -161,8 +171,15 @@ class _RefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal.Value
     REFUSAL_UNSPECIFIED: _Refusal.ValueType  # 0
     """Not refused."""
     REFUSAL_MALFORMED: _Refusal.ValueType  # 1
-    """The request names no decision, no choice, or an action that is not one
-    (an unknown ingredient, a pass with a count, ...). INVALID_ARGUMENT.
+    """The answer cannot be read as one: `decision_id` empty or longer than 64
+    characters; neither `option` nor `action` set; an Action with neither `turn`
+    nor `resolve`; a turn whose `draw` is set to a value that is not a
+    DrawSource's SUPPLY or WAITER; a pass (`pass` true) with an `ingredient` or a
+    `count`; a play whose `ingredient` is empty or not an ingredient card id; a
+    declining resolution (`bake` false) with an `ingredient` or cards in `hand`;
+    a baking one whose `ingredient` is set but not an ingredient card id. On
+    Play, also a message after the first that carries no `act`.
+    INVALID_ARGUMENT.
     """
     REFUSAL_UNKNOWN_DECISION: _Refusal.ValueType  # 2
     """No decision with this id was ever asked in the match. FAILED_PRECONDITION."""
@@ -181,8 +198,13 @@ class _RefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal.Value
     decision stays open.
     """
     REFUSAL_ILLEGAL: _Refusal.ValueType  # 7
-    """The action is not legal now; `rule` names the rule it breaks.
-    INVALID_ARGUMENT; the decision stays open.
+    """The action reads as one but is not among the decision's options: a
+    resolution answering a turn or the reverse, a `count` of 0 or more than the
+    hand holds, an `order` that is not an order card in the seat's hand (an
+    unknown id included), a `draw` absent or present against R-TURN-4, a "?"/"J"
+    or cards from hand that do not bake the order. `rule` names the rule it
+    breaks (R-TURN-1 for a resolution answering a turn). INVALID_ARGUMENT; the
+    decision stays open.
     """
 
 class Refusal(_Refusal, metaclass=_RefusalEnumTypeWrapper):
@@ -191,13 +213,25 @@ class Refusal(_Refusal, metaclass=_RefusalEnumTypeWrapper):
     ALREADY_ANSWERED or DEFAULTED (unless the answer repeats the accepted one,
     which is accepted again), then for the open decision NO_SUCH_OPTION and
     ILLEGAL.
+
+    MALFORMED and ILLEGAL divide at the game: an answer is MALFORMED when it cannot
+    be read as a turn or a resolution whatever the game's position (the checks are
+    on the message alone, before the decision is looked up), and ILLEGAL when it
+    reads as one but is not among the decision's options.
     """
 
 REFUSAL_UNSPECIFIED: Refusal.ValueType  # 0
 """Not refused."""
 REFUSAL_MALFORMED: Refusal.ValueType  # 1
-"""The request names no decision, no choice, or an action that is not one
-(an unknown ingredient, a pass with a count, ...). INVALID_ARGUMENT.
+"""The answer cannot be read as one: `decision_id` empty or longer than 64
+characters; neither `option` nor `action` set; an Action with neither `turn`
+nor `resolve`; a turn whose `draw` is set to a value that is not a
+DrawSource's SUPPLY or WAITER; a pass (`pass` true) with an `ingredient` or a
+`count`; a play whose `ingredient` is empty or not an ingredient card id; a
+declining resolution (`bake` false) with an `ingredient` or cards in `hand`;
+a baking one whose `ingredient` is set but not an ingredient card id. On
+Play, also a message after the first that carries no `act`.
+INVALID_ARGUMENT.
 """
 REFUSAL_UNKNOWN_DECISION: Refusal.ValueType  # 2
 """No decision with this id was ever asked in the match. FAILED_PRECONDITION."""
@@ -216,8 +250,13 @@ REFUSAL_NO_SUCH_OPTION: Refusal.ValueType  # 6
 decision stays open.
 """
 REFUSAL_ILLEGAL: Refusal.ValueType  # 7
-"""The action is not legal now; `rule` names the rule it breaks.
-INVALID_ARGUMENT; the decision stays open.
+"""The action reads as one but is not among the decision's options: a
+resolution answering a turn or the reverse, a `count` of 0 or more than the
+hand holds, an `order` that is not an order card in the seat's hand (an
+unknown id included), a `draw` absent or present against R-TURN-4, a "?"/"J"
+or cards from hand that do not bake the order. `rule` names the rule it
+breaks (R-TURN-1 for a resolution answering a turn). INVALID_ARGUMENT; the
+decision stays open.
 """
 Global___Refusal: _TypeAlias = Refusal  # noqa: Y015
 
@@ -235,7 +274,11 @@ class _MatchStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchStat
     MATCH_STATUS_FINISHED: _MatchStatus.ValueType  # 3
     """Played to the end; its record is stored."""
     MATCH_STATUS_ABORTED: _MatchStatus.ValueType  # 4
-    """Cut off (server shut down or crashed); not rated."""
+    """Cut off; not rated. A drain (the server shutting down) ends the matches it
+    cannot wait for so, and a server that cannot write a match's journal, store
+    its end, or read it back after a crash ends it so too. A crash itself does
+    not: the restarted server resumes the match (see the top of this file).
+    """
 
 class MatchStatus(_MatchStatus, metaclass=_MatchStatusEnumTypeWrapper):
     """---------------------------------------------------------------------------
@@ -253,7 +296,11 @@ MATCH_STATUS_RUNNING: MatchStatus.ValueType  # 2
 MATCH_STATUS_FINISHED: MatchStatus.ValueType  # 3
 """Played to the end; its record is stored."""
 MATCH_STATUS_ABORTED: MatchStatus.ValueType  # 4
-"""Cut off (server shut down or crashed); not rated."""
+"""Cut off; not rated. A drain (the server shutting down) ends the matches it
+cannot wait for so, and a server that cannot write a match's journal, store
+its end, or read it back after a crash ends it so too. A crash itself does
+not: the restarted server resumes the match (see the top of this file).
+"""
 Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
 @_typing.final
@@ -610,7 +657,7 @@ class DecisionRequest(_message.Message):
     DEFAULT_AT_FIELD_NUMBER: _builtins.int
     DEFAULT_IN_MS_FIELD_NUMBER: _builtins.int
     decision_id: _builtins.str
-    """The id to answer with; unique within the match."""
+    """The id to answer with; unique within the match, at most 64 characters."""
     kind: Global___DecisionKind.ValueType
     """What kind of decision this is."""
     deadline_ms: _builtins.int
@@ -847,11 +894,13 @@ class MatchEnded(_message.Message):
     """The seeds, revealed now that the match is over (docs/fairness.md): the server
     seed the commitment was made to (64 hex digits; for a match whose seed the
     organiser chose, that seed in decimal), each seat's client seed in seat order
-    (empty where none was given), and the game seed derived from them, which
-    dealt the game. Empty for a match that started from a given position, and
-    for a match of a ladder duplicate set other than the set's last (DealSet):
-    the set's later matches replay the same deal, so its seed is revealed only
-    in the records once the set has ended (docs/fairness.md, "Duplicate sets").
+    (empty where none was given, and every one empty where client seeds are
+    ignored: see JoinRequest.client_seed), and the game seed derived from them,
+    which dealt the game (see Snapshot.commitment for how). Empty for a match
+    that started from a given position, and for a match of a ladder duplicate set
+    other than the set's last (DealSet): the set's later matches replay the same
+    deal, so its seed is revealed only in the records once the set has ended
+    (docs/fairness.md, "Duplicate sets").
     """
     game_seed: _builtins.int
     @_builtins.property
@@ -965,7 +1014,9 @@ class ActResult(_message.Message):
     RULE_FIELD_NUMBER: _builtins.int
     REPEATED_FIELD_NUMBER: _builtins.int
     decision_id: _builtins.str
-    """The decision answered (as sent)."""
+    """The decision answered, as the act sent it (even when refused as too long);
+    empty when the refused message was not an act (see Seat.Play).
+    """
     accepted: _builtins.bool
     """True when the answer was accepted (applied now, or earlier for a repeat)."""
     code: _builtins.int
@@ -975,7 +1026,9 @@ class ActResult(_message.Message):
     refusal: Global___Refusal.ValueType
     """Why it was refused; REFUSAL_UNSPECIFIED when accepted."""
     rule: _builtins.str
-    """For REFUSAL_ILLEGAL, the rule id the action breaks (e.g. `R-TURN-4`)."""
+    """For REFUSAL_ILLEGAL, the rule id the action breaks (e.g. `R-TURN-4`); empty
+    when the action is not among the options but no single rule names the fault.
+    """
     repeated: _builtins.bool
     """True when the answer repeats the seat's accepted answer to a decision that
     is no longer open: nothing was applied this time.
@@ -1003,6 +1056,22 @@ Global___ActResult: _TypeAlias = ActResult  # noqa: Y015
 class Snapshot(_message.Message):
     """The first event of every stream: the state of the match now, for the viewer.
     A client needs nothing sent before it: it replaces what the client knew.
+
+    While a match waits for its seats it is not dealt yet (it is dealt when it
+    starts, from the seeds as they stand then: see `commitment`). A WAITING
+    snapshot's sequence is 0 and its view shows only what is the same whatever the
+    deal: `seat`, `players`, `round` 1, `phase` PHASE_TURN, `supply_size` (the supply
+    as it will be dealt, the Mamma Mia! card included), an empty `oven`, `table` and
+    `used`, and `seats` as dealt (each seat's colour, `hand_size` 7,
+    `orders_in_hand` 1, `waiter_size` 7, nothing delivered, its name); `hand` is all
+    zero, `hand_orders` and `waiter` are empty, and `to_act` and `mamma_mia_holder`
+    are absent. When the match starts, every stream then open receives a second
+    Snapshot, also with sequence 0 (the log is still empty): status RUNNING, the
+    view as dealt (it replaces the first one's), no history and no decision; the
+    log's first event, `round_started`, follows with sequence 1, and the first
+    decision as its own event. A match that starts from a given position (the
+    conformance kit's) is not dealt at the start: its WAITING view shows that
+    position, and no second Snapshot is sent.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -1016,10 +1085,11 @@ class Snapshot(_message.Message):
     match_id: _builtins.str
     """The match this stream belongs to."""
     status: Global___MatchStatus.ValueType
-    """MATCH_STATUS_WAITING while the match waits for seats to join (the snapshot
-    then shows the dealt game, and the first events follow once it starts),
-    MATCH_STATUS_RUNNING while it is played, MATCH_STATUS_FINISHED or
-    MATCH_STATUS_ABORTED once it has ended (`match_ended` then follows at once).
+    """MATCH_STATUS_WAITING while the match waits for seats to join (nothing is
+    dealt yet: see above for what the view shows, and the second Snapshot that
+    follows at the start), MATCH_STATUS_RUNNING while it is played,
+    MATCH_STATUS_FINISHED or MATCH_STATUS_ABORTED once it has ended (`match_ended`
+    then follows at once).
     """
     commitment: _builtins.str
     """The commitment to the match's seed, fixed before any seat joined: the SHA-256,
@@ -1028,13 +1098,26 @@ class Snapshot(_message.Message):
     seats' client seeds), so that anyone can check the deal (`mammamia verify`).
     Empty for a match that starts from a given position. In a ladder duplicate
     set (DealSet) the text holds the set's id instead of the match id, so every
-    match of the set shows the same commitment.
+    match of the set shows the same commitment. For a match whose seed the
+    organiser chose (CreateMatchRequest.seed), the server seed is that seed in
+    decimal.
 
-    Such a match is dealt when it starts, from the seeds as they stand then: while
-    it waits, `view` holds no card of the seat's own and no seat to act. When it
-    starts, every stream then open receives a second Snapshot (history empty, no
-    decision: the first decision follows as its own event) whose view replaces
-    the first one's.
+    Such a match is dealt when it starts (see above), from the game seed
+    (MatchEnded.game_seed). How a seed deals, exactly enough to deal it again in
+    any language (docs/fairness.md, "How a seed deals"): one MT19937 generator,
+    seeded as Python's random.Random(game_seed) seeds it (init_by_array with the
+    seed's 32-bit words, least significant first); below(n) draws k = the bit
+    length of n bits (the top k bits of the next 32-bit output) until the value is
+    below n; a shuffle of n cards swaps, for i from n - 1 down to 1, card i with
+    card below(i + 1). In this order: the ingredient cards in play sorted by kind
+    (R-SETUP-2) are shuffled, and seat s is dealt cards 6s to 6s + 5; the rest,
+    with `mamma-mia` appended, are shuffled into the supply, first card on top;
+    each seat's waiter, its colour's eight orders in canonical order, is
+    shuffled, first card on top, and that top card goes into hand (R-SETUP-5);
+    the first player, unless the organiser chose one, is below(players). At the
+    end of rounds 1 and 2 the new supply is the used pile (oldest first), then
+    what is left of the supply (top first), then `mamma-mia` if a seat holds it,
+    shuffled by the same generator, first card on top (R-NEXT-2).
     """
     @_builtins.property
     def view(self) -> Global___View:
@@ -1088,7 +1171,9 @@ class SeatEvent(_message.Message):
     `snapshot` carries the sequence of the last log event it includes (0 when
     none). So after a snapshot the numbered events of a stream go on from the
     snapshot's sequence + 1 without a gap, and the highest sequence seen is where
-    to resume (ObserveRequest.after_sequence).
+    to resume (ObserveRequest.after_sequence). A numbered event is the same
+    SeatEvent, byte for byte, on every stream of the match and in every
+    Snapshot.history that holds it: it is encoded once, whoever receives it.
 
     A decision request is open until the seat answers it, the server applies its
     default (DeadlinePassed), or the match ends; only one decision of a match is
@@ -1253,12 +1338,18 @@ class JoinRequest(_message.Message):
     whose seats keep the names the bots entered the ladder with.
     """
     client_seed: _builtins.str
-    """Optional entropy of the seat's own (at most 64 characters), mixed into the
-    game's seed with the server's committed seed when the match starts (see
-    Snapshot.commitment and docs/fairness.md): no one, the server included, can
-    then choose the deal alone. The last client seed a seat gives before the
-    match starts counts; one given later is ignored, as it is in a match whose
-    seed the organiser chose. Empty: none.
+    """Optional entropy of the seat's own (at most 64 characters, else
+    INVALID_ARGUMENT, before or after the start), mixed into the game's seed with
+    the server's committed seed when the match starts (see Snapshot.commitment and
+    docs/fairness.md): no one, the server included, can then choose the deal
+    alone. Empty: none given in this request; it does not clear a seed given
+    earlier. The last non-empty client seed a seat gives while the match waits
+    counts, including in the Join (or `sit`) that takes the last seat and so
+    starts the match. One given once the match has started is ignored (the Join
+    still succeeds). A match whose seed the organiser chose, and a match of a
+    ladder duplicate set, ignore client seeds altogether: they are neither mixed
+    in nor recorded (MatchEnded.client_seeds and the record's
+    `meta.fairness.client_seeds` show every seat's as empty).
     """
     def __init__(
         self,
@@ -1513,8 +1604,8 @@ class SitRequest(_message.Message):
     needed; a name too long ends the call with INVALID_ARGUMENT.
     """
     client_seed: _builtins.str
-    """As JoinRequest.client_seed (empty: none given here); one that JoinRequest
-    would refuse ends the call with INVALID_ARGUMENT.
+    """As JoinRequest.client_seed (empty: none given here, an earlier one kept); one
+    that JoinRequest would refuse ends the call with INVALID_ARGUMENT.
     """
     batch_ms: _builtins.int
     """As ObserveRequest.batch_ms, for this seat's stream."""

@@ -30,12 +30,18 @@ class SeatStub:
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
     - Observe (server stream) plus Act (unary call) for each decision: simplest;
     - Play (bidirectional stream): answers go up the same stream that brings the
-    requests, the fast path for bots that care about latency.
+    requests, the fast path for bots that care about latency;
+    - PlayMatches with `sit`: Play for one seat after another on one call, each
+    seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+    - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+    in the matches it creates (CreateMatchRequest.places), with no token sent by
+    the client.
     """
 
     def __init__(self, channel):
@@ -76,12 +82,18 @@ class SeatServicer:
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
     - Observe (server stream) plus Act (unary call) for each decision: simplest;
     - Play (bidirectional stream): answers go up the same stream that brings the
-    requests, the fast path for bots that care about latency.
+    requests, the fast path for bots that care about latency;
+    - PlayMatches with `sit`: Play for one seat after another on one call, each
+    seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+    - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+    in the matches it creates (CreateMatchRequest.places), with no token sent by
+    the client.
     """
 
     def Join(self, request, context):
@@ -133,12 +145,18 @@ class SeatServicer:
 
     def Play(self, request_iterator, context):
         """The bidirectional form of Observe + Act. The client's first message must carry
-        `observe` (where to resume); every later message carries an `act`. The server
-        streams the same events as Observe, and answers every act, repeats included,
-        with an `act_result` event instead of a status code, before the events the
-        answer caused (which travel in the same message): a refusal at once, the
-        reply to an accepted answer within the batching bound (SeatEvents), usually
-        with the seat's next request. Acts are answered in the order they were sent.
+        `observe` (where to resume); a first message without it ends the call with
+        INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+        same events as Observe, and answers every act, repeats included, with an
+        `act_result` event instead of a status code, before the events the answer
+        caused (which travel in the same message): a refusal at once, the reply to an
+        accepted answer within the batching bound (SeatEvents), usually with the seat's
+        next request. Acts are answered in the order they were sent. A later message
+        that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+        nothing set) is answered, in the same order, with an `act_result` refusal:
+        REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+        nothing (a second `observe` neither resumes nor changes the batching bound)
+        and the stream goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -153,9 +171,10 @@ class SeatServicer:
         message, and its first message after each `match_ended`, carries `sit` (the
         next seat's token and where to resume). From a `sit` to that match's
         `match_ended` the call is a Play call of that seat: the same events, starting
-        with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
-        before the match has ended is refused with an `act_result`
-        (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+        with a Snapshot, and every `act` answered with an `act_result`; a `sit` (or any
+        other message that is not an `act`) sent before the match has ended is refused
+        with an `act_result` (REFUSAL_MALFORMED, `decision_id` empty) and changes
+        nothing. After `match_ended` the server waits
         for the next `sit`; an `act` that arrives then is not answered (its match has
         ended; on Play the call has closed by then). The server closes the call with
         OK once the client has closed its side and the match in play, if any, has
@@ -170,10 +189,12 @@ class SeatServicer:
         match an organiser creates naming the place (CreateMatchRequest.places) is
         streamed on it from its Snapshot to its `match_ended`, one after another, its
         `act`s answered as above. A match then starts as soon as it is created, with
-        no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
-        ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
-        (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
-        to its deadlines unless the organiser hands that token to a Play call.
+        no round trip to the client. A place takes no `sit`: between its matches a
+        `sit` or a second `wait` ends the call with INVALID_ARGUMENT (during a match,
+        like any message that is not an `act`, it is refused with an `act_result`).
+        The seat's token is the organiser's (CreateMatchResponse.seat_tokens); a
+        place's call that breaks leaves its seat to its deadlines unless the organiser
+        hands that token to a Play call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -220,12 +241,18 @@ class Seat:
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
     - Observe (server stream) plus Act (unary call) for each decision: simplest;
     - Play (bidirectional stream): answers go up the same stream that brings the
-    requests, the fast path for bots that care about latency.
+    requests, the fast path for bots that care about latency;
+    - PlayMatches with `sit`: Play for one seat after another on one call, each
+    seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+    - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+    in the matches it creates (CreateMatchRequest.places), with no token sent by
+    the client.
     """
 
     @staticmethod

@@ -18,7 +18,8 @@ Bounds every server keeps (each configurable by its operator):
     default); INVALID_ARGUMENT for bytes that do not decode as the request;
   - RESOURCE_EXHAUSTED for calls without a key (Ladder.Register, and the read
     calls of Spectate and Ladder) past a rate per client address; the trailing
-    metadata `retry-after-ms` says in how many milliseconds to try again;
+    metadata `retry-after-ms` says in how many milliseconds to try again, as an
+    ASCII decimal integer of at least 1 (e.g. `retry-after-ms: 1200`);
   - RESOURCE_EXHAUSTED for an Observe or Play beyond the streams one seat may
     hold open at once (4 by default);
   - UNAVAILABLE, or GOAWAY on an open connection, when the server turns away a
@@ -26,6 +27,15 @@ Bounds every server keeps (each configurable by its operator):
     maximum age (calls in progress get a grace period): reconnect and resume;
   - a Play stream whose events the client does not read stops reading its
     answers (HTTP/2 flow control then holds back the client's writes).
+
+A server that stops on a crash (or is killed) and is started again on the same
+database resumes every match it was running, ladder matches included, from its
+journal: seat tokens stay valid, the match log and its sequence numbers go on
+where they were, and the open decision (the same decision_id) is asked again with
+a fresh deadline. Clients see UNAVAILABLE meanwhile: retry and resume
+(ObserveRequest.after_sequence). Only a drain (SIGTERM) ends running matches, as
+MATCH_STATUS_ABORTED, once its grace period is over; a match the restarted server
+cannot read back from its journal is aborted too.
 
 Card ids are the stable strings of R-COMP-5: ingredient cards are their names
 (`salami`, `pineapple`, `mushroom`, `pepper`, `olive`), orders are
@@ -61,12 +71,18 @@ class SeatStub:
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     @_typing.overload
@@ -110,12 +126,18 @@ class SeatStub:
     """
     Play: _grpc.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]
     """The bidirectional form of Observe + Act. The client's first message must carry
-    `observe` (where to resume); every later message carries an `act`. The server
-    streams the same events as Observe, and answers every act, repeats included,
-    with an `act_result` event instead of a status code, before the events the
-    answer caused (which travel in the same message): a refusal at once, the
-    reply to an accepted answer within the batching bound (SeatEvents), usually
-    with the seat's next request. Acts are answered in the order they were sent.
+    `observe` (where to resume); a first message without it ends the call with
+    INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+    same events as Observe, and answers every act, repeats included, with an
+    `act_result` event instead of a status code, before the events the answer
+    caused (which travel in the same message): a refusal at once, the reply to an
+    accepted answer within the batching bound (SeatEvents), usually with the seat's
+    next request. Acts are answered in the order they were sent. A later message
+    that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+    nothing set) is answered, in the same order, with an `act_result` refusal:
+    REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+    nothing (a second `observe` neither resumes nor changes the batching bound)
+    and the stream goes on.
     """
     PlayMatches: _grpc.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]
     """Play for one seat after another on one call, so that a bot playing many
@@ -126,9 +148,10 @@ class SeatStub:
     message, and its first message after each `match_ended`, carries `sit` (the
     next seat's token and where to resume). From a `sit` to that match's
     `match_ended` the call is a Play call of that seat: the same events, starting
-    with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
-    before the match has ended is refused with an `act_result`
-    (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+    with a Snapshot, and every `act` answered with an `act_result`; a `sit` (or any
+    other message that is not an `act`) sent before the match has ended is refused
+    with an `act_result` (REFUSAL_MALFORMED, `decision_id` empty) and changes
+    nothing. After `match_ended` the server waits
     for the next `sit`; an `act` that arrives then is not answered (its match has
     ended; on Play the call has closed by then). The server closes the call with
     OK once the client has closed its side and the match in play, if any, has
@@ -143,10 +166,12 @@ class SeatStub:
     match an organiser creates naming the place (CreateMatchRequest.places) is
     streamed on it from its Snapshot to its `match_ended`, one after another, its
     `act`s answered as above. A match then starts as soon as it is created, with
-    no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
-    ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
-    (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
-    to its deadlines unless the organiser hands that token to a Play call.
+    no round trip to the client. A place takes no `sit`: between its matches a
+    `sit` or a second `wait` ends the call with INVALID_ARGUMENT (during a match,
+    like any message that is not an `act`, it is refused with an `act_result`).
+    The seat's token is the organiser's (CreateMatchResponse.seat_tokens); a
+    place's call that breaks leaves its seat to its deadlines unless the organiser
+    hands that token to a Play call.
     """
 
 @_typing.type_check_only
@@ -155,12 +180,18 @@ class SeatAsyncStub(SeatStub):
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -201,12 +232,18 @@ class SeatAsyncStub(SeatStub):
     """
     Play: _aio.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]  # type: ignore[assignment]
     """The bidirectional form of Observe + Act. The client's first message must carry
-    `observe` (where to resume); every later message carries an `act`. The server
-    streams the same events as Observe, and answers every act, repeats included,
-    with an `act_result` event instead of a status code, before the events the
-    answer caused (which travel in the same message): a refusal at once, the
-    reply to an accepted answer within the batching bound (SeatEvents), usually
-    with the seat's next request. Acts are answered in the order they were sent.
+    `observe` (where to resume); a first message without it ends the call with
+    INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+    same events as Observe, and answers every act, repeats included, with an
+    `act_result` event instead of a status code, before the events the answer
+    caused (which travel in the same message): a refusal at once, the reply to an
+    accepted answer within the batching bound (SeatEvents), usually with the seat's
+    next request. Acts are answered in the order they were sent. A later message
+    that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+    nothing set) is answered, in the same order, with an `act_result` refusal:
+    REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+    nothing (a second `observe` neither resumes nor changes the batching bound)
+    and the stream goes on.
     """
     PlayMatches: _aio.StreamStreamMultiCallable[_arena_pb2.PlayRequest, _arena_pb2.SeatEvents]  # type: ignore[assignment]
     """Play for one seat after another on one call, so that a bot playing many
@@ -217,9 +254,10 @@ class SeatAsyncStub(SeatStub):
     message, and its first message after each `match_ended`, carries `sit` (the
     next seat's token and where to resume). From a `sit` to that match's
     `match_ended` the call is a Play call of that seat: the same events, starting
-    with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
-    before the match has ended is refused with an `act_result`
-    (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+    with a Snapshot, and every `act` answered with an `act_result`; a `sit` (or any
+    other message that is not an `act`) sent before the match has ended is refused
+    with an `act_result` (REFUSAL_MALFORMED, `decision_id` empty) and changes
+    nothing. After `match_ended` the server waits
     for the next `sit`; an `act` that arrives then is not answered (its match has
     ended; on Play the call has closed by then). The server closes the call with
     OK once the client has closed its side and the match in play, if any, has
@@ -234,10 +272,12 @@ class SeatAsyncStub(SeatStub):
     match an organiser creates naming the place (CreateMatchRequest.places) is
     streamed on it from its Snapshot to its `match_ended`, one after another, its
     `act`s answered as above. A match then starts as soon as it is created, with
-    no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
-    ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
-    (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
-    to its deadlines unless the organiser hands that token to a Play call.
+    no round trip to the client. A place takes no `sit`: between its matches a
+    `sit` or a second `wait` ends the call with INVALID_ARGUMENT (during a match,
+    like any message that is not an `act`, it is refused with an `act_result`).
+    The seat's token is the organiser's (CreateMatchResponse.seat_tokens); a
+    place's call that breaks leaves its seat to its deadlines unless the organiser
+    hands that token to a Play call.
     """
 
 class SeatServicer(metaclass=_abc_1.ABCMeta):
@@ -245,12 +285,18 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
     Services
     ---------------------------------------------------------------------------
 
-    Seat: play one seat of one match. Every call needs the `seat-token` metadata.
+    Seat: play one seat of a match. Every call but PlayMatches needs the `seat-token`
+    metadata.
 
-    Two ways to play, with the same events and the same answers:
+    Four ways to play a seat, with the same events and the same answers:
       - Observe (server stream) plus Act (unary call) for each decision: simplest;
       - Play (bidirectional stream): answers go up the same stream that brings the
-        requests, the fast path for bots that care about latency.
+        requests, the fast path for bots that care about latency;
+      - PlayMatches with `sit`: Play for one seat after another on one call, each
+        seat named by its token in a `sit` (a bot playing many matches, a ladder bot);
+      - PlayMatches with `wait`: the call becomes a place, and an organiser seats it
+        in the matches it creates (CreateMatchRequest.places), with no token sent by
+        the client.
     """
 
     @_abc_1.abstractmethod
@@ -313,12 +359,18 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """The bidirectional form of Observe + Act. The client's first message must carry
-        `observe` (where to resume); every later message carries an `act`. The server
-        streams the same events as Observe, and answers every act, repeats included,
-        with an `act_result` event instead of a status code, before the events the
-        answer caused (which travel in the same message): a refusal at once, the
-        reply to an accepted answer within the batching bound (SeatEvents), usually
-        with the seat's next request. Acts are answered in the order they were sent.
+        `observe` (where to resume); a first message without it ends the call with
+        INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
+        same events as Observe, and answers every act, repeats included, with an
+        `act_result` event instead of a status code, before the events the answer
+        caused (which travel in the same message): a refusal at once, the reply to an
+        accepted answer within the batching bound (SeatEvents), usually with the seat's
+        next request. Acts are answered in the order they were sent. A later message
+        that is not an `act` (a second `observe`, a `sit`, a `wait`, or a message with
+        nothing set) is answered, in the same order, with an `act_result` refusal:
+        REFUSAL_MALFORMED, code INVALID_ARGUMENT, `decision_id` empty; it changes
+        nothing (a second `observe` neither resumes nor changes the batching bound)
+        and the stream goes on.
         """
 
     @_abc_1.abstractmethod
@@ -335,9 +387,10 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         message, and its first message after each `match_ended`, carries `sit` (the
         next seat's token and where to resume). From a `sit` to that match's
         `match_ended` the call is a Play call of that seat: the same events, starting
-        with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
-        before the match has ended is refused with an `act_result`
-        (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+        with a Snapshot, and every `act` answered with an `act_result`; a `sit` (or any
+        other message that is not an `act`) sent before the match has ended is refused
+        with an `act_result` (REFUSAL_MALFORMED, `decision_id` empty) and changes
+        nothing. After `match_ended` the server waits
         for the next `sit`; an `act` that arrives then is not answered (its match has
         ended; on Play the call has closed by then). The server closes the call with
         OK once the client has closed its side and the match in play, if any, has
@@ -352,10 +405,12 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         match an organiser creates naming the place (CreateMatchRequest.places) is
         streamed on it from its Snapshot to its `match_ended`, one after another, its
         `act`s answered as above. A match then starts as soon as it is created, with
-        no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
-        ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
-        (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
-        to its deadlines unless the organiser hands that token to a Play call.
+        no round trip to the client. A place takes no `sit`: between its matches a
+        `sit` or a second `wait` ends the call with INVALID_ARGUMENT (during a match,
+        like any message that is not an `act`, it is refused with an `act_result`).
+        The seat's token is the organiser's (CreateMatchResponse.seat_tokens); a
+        place's call that breaks leaves its seat to its deadlines unless the organiser
+        hands that token to a Play call.
         """
 
 def add_SeatServicer_to_server(servicer: SeatServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -332,7 +332,8 @@ def _extensions() -> list[ModuleType]:
 def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
-    from . import logs
+    from client_sdk import logs
+
     from .storage import ERRORS, StorageError, shown
 
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -351,7 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
     except _Refused as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    logs.configure(args.log_format)
+    logs.configure(args.log_format, cache=True)
     fresh = [
         f"{args.db}{end}"
         for end in ("", "-wal", "-shm", ".journal")
@@ -667,11 +668,11 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 @_guard
 def _create(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
     names = [n.strip() for n in args.names.split(",")] if args.names else []
     places = [p.strip() for p in args.places.split(",")] if args.places else []
-    req = wire.create_request(
+    req = cli_wire.create_request(
         args.players,
         seed=args.seed,
         deadline_s=args.deadline,
@@ -679,24 +680,24 @@ def _create(args: argparse.Namespace) -> int:
         names=names,
         places=places,
     )
-    print(json.dumps(wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
+    print(json.dumps(cli_wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
     return 0
 
 
 @_guard
 def _record(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
-    resp = _call(args, lambda stub: stub.GetRecord, wire.record_request(args.match_id))
+    resp = _call(args, lambda stub: stub.GetRecord, cli_wire.record_request(args.match_id))
     print(resp.json)
     return 0
 
 
 @_guard
 def _list(args: argparse.Namespace) -> int:
-    from . import wire
+    from . import cli_wire
 
-    resp = _call(args, lambda stub: stub.ListMatches, wire.list_request(args.limit))
+    resp = _call(args, lambda stub: stub.ListMatches, cli_wire.list_request(args.limit))
     for m in resp.matches:
-        print(json.dumps(wire.summary_data(m)))
+        print(json.dumps(cli_wire.summary_data(m)))
     return 0

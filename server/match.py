@@ -1,7 +1,7 @@
 """One match as a state machine: seats, decisions, deadlines, and one event log.
 
 The match knows no transport, no storage and no clock. Its caller (``server.host``)
-passes in every answer and the time, and reads back what happened: an ``Outcome``
+passes in every answer and the time, and reads back what happened: a ``Ruling``
 for each answer, and the entries appended to ``log`` (``server.events``). What a
 seat or a spectator may see of the log is decided in one place,
 ``server.visibility``.
@@ -38,7 +38,7 @@ from mammamia import IllegalActionError, Resolve, State, new_game, public_events
 from mammamia.actions import Action
 from mammamia.fairness import Fairness, seal
 
-from .answers import ACCEPTED, REPEATED, Outcome, Refusal, refused
+from .answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
 
 DEFAULT_DEADLINE_MS: Final = 5000
@@ -256,8 +256,8 @@ class Match:
 
     def answer(
         self, seat: int, decision_id: str, option: int | None, action: Action | None, now: float
-    ) -> Outcome:
-        """Returns the outcome of a seat's answer; applies it, and asks the next
+    ) -> Ruling:
+        """Returns the ruling on a seat's answer; applies it, and asks the next
         decision, when accepted. Exactly one of ``option`` and ``action`` is given."""
         asked = self._asked.get(decision_id)
         if asked is None:
@@ -296,7 +296,7 @@ class Match:
         self._ask(now)
         return ACCEPTED
 
-    def _closed(self, asked: Decision, chosen: Action | None) -> Outcome:
+    def _closed(self, asked: Decision, chosen: Action | None) -> Ruling:
         given = self._answers.get(asked.id)
         if given is not None:
             if chosen == given:
@@ -315,7 +315,7 @@ class Match:
             Refusal.DEFAULTED, f"decision {asked.id!r} is closed: the match ended before an answer"
         )
 
-    def _illegal(self, action: Action) -> Outcome:
+    def _illegal(self, action: Action) -> Ruling:
         try:
             self.state.copy().apply(action)
         except IllegalActionError as e:

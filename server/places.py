@@ -5,7 +5,7 @@ becomes a place, known by a secret token the server sends back (``Waiting.place`
 A CreateMatch request that names one place per seat (``CreateMatchRequest.places``)
 seats those calls at once, so the match starts without a round trip to the client
 for its ``sit``s: under load each round trip waits its turn behind every decision
-in play (README, "Where a decision's time goes").
+in play (docs/performance.md, "Where a decision's time goes").
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The one place on the server side where values become protobuf messages and back.
+"""The core server's codec: where its values become protobuf messages and back.
 
 Out: views, events, decisions, snapshots and match ends for the streams; replies
-of the unary calls, listings, ladder assignments and standings. In: answers
-(actions), match set-ups. And the requests and replies of the ``mammamia match``
-and ``mammamia ladder`` commands. Servicers and commands call here for every
-message they build or read.
+of the Seat, Spectate and Organiser calls and their listings. In: answers
+(actions), match set-ups. The core's servicers call here for every message they
+build or read. The ladder's messages are the ladder's own (``server.ladder.wire``,
+which builds on this module; nothing here knows the ladder), and the commands'
+requests are on their side (``server.cli_wire``, ``server.ladder.cli_wire``).
 
 Everything a seat or a spectator receives is built here from what
 ``server.visibility`` hands over (views, public log entries, the viewer's own
@@ -20,9 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -31,19 +31,12 @@ from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
 from . import _encoding as enc
-from .answers import Outcome, Refusal
+from .answers import Refusal, Ruling
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
 from .storage import MatchRow
-from .visibility import Final as FinalItem
+from .visibility import FinalView as FinalItem
 from .visibility import Item, Snapshot
-
-if TYPE_CHECKING:
-    from .ladder.assignment import Assignment
-    from .ladder.store import MatchRow as LadderMatchRow
-    from .ladder.store import PositionTally, Standing
-    from .ladder.store import Tally as LadderTally
-
 
 DECISION_ID_LIMIT: Final = 64
 """The longest decision id an answer may name (the server's are a few characters)."""
@@ -314,7 +307,7 @@ def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 
-def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
+def act_result(decision_id: str, outcome: Ruling, code: int) -> bytes:
     """Returns the reply to an answer on Play as a ``SeatEvents.events`` entry;
     ``code`` is the gRPC status code the unary Act would have returned."""
     msg = pb.ActResult(
@@ -380,7 +373,7 @@ def join_response(match: Match, seat: int) -> pb.JoinResponse:
     )
 
 
-def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
+def act_response(decision_id: str, outcome: Ruling) -> pb.ActResponse:
     """Returns the reply to an accepted Act."""
     return pb.ActResponse(decision_id=decision_id, repeated=outcome.repeated)
 
@@ -420,89 +413,6 @@ def timestamp(iso: str) -> Timestamp:
     ts = Timestamp()
     ts.FromJsonString(iso.replace("+00:00", "Z"))
     return ts
-
-
-def assignment_message(a: Assignment) -> pb.Assignment:
-    """Returns a ladder assignment (a seat to play) as a message."""
-    msg = pb.Assignment(
-        match_id=a.match_id,
-        seat_token=a.seat_token,
-        seat=a.seat,
-        players=a.players,
-        commitment=a.commitment,
-        host_address=a.host_address,
-    )
-    if a.set_id is not None:
-        msg.deal_set.CopyFrom(deal_set_message(a.set_id, a.set_index, a.players))
-    return msg
-
-
-def deal_set_message(set_id: str, index: int, players: int) -> pb.DealSet:
-    """Returns a match's place in a duplicate set of ``players`` matches."""
-    return pb.DealSet(set_id=set_id, index=index, size=players, rotation=index)
-
-
-def standing_message(s: Standing, low: float, high: float, p_better: float | None) -> pb.Standing:
-    """Returns one line of the ladder's standings as a message, with its interval and
-    the probability that it is better than the next line."""
-    msg = pb.Standing(
-        rank=s.rank,
-        name=s.name,
-        rating=s.rating,
-        mu=s.mu,
-        sigma=s.sigma,
-        games=s.games,
-        wins=s.wins,
-        mean_delivered=s.mean_delivered,
-        low=low,
-        high=high,
-    )
-    if p_better is not None:
-        msg.p_better = p_better
-    return msg
-
-
-def register_response(name: str, key: str) -> pb.RegisterResponse:
-    """Returns the reply to Ladder.Register."""
-    return pb.RegisterResponse(name=name, key=key)
-
-
-def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
-    """Returns the reply to Ladder.Standings (``table`` best first)."""
-    from .ladder.confidence import interval, p_better
-    from .ladder.ratings import Rating
-
-    ratings = [Rating(s.mu, s.sigma) for s in table]
-    lines = []
-    for i, s in enumerate(table):
-        low, high = interval(ratings[i])
-        better = p_better(ratings[i], ratings[i + 1]) if i + 1 < len(table) else None
-        lines.append(standing_message(s, low, high, better))
-    return pb.StandingsResponse(matches_finished=finished, standings=lines)
-
-
-def matches_response(rows: Sequence[LadderMatchRow]) -> pb.MatchesResponse:
-    """Returns the reply to Ladder.Matches."""
-    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
-
-
-def ladder_summary(m: LadderMatchRow) -> pb.MatchSummary:
-    """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
-    created = Timestamp()
-    created.FromNanoseconds(int(m.created * 1e9))
-    msg = pb.MatchSummary(
-        match_id=m.match_id,
-        status=STATUSES[m.status],
-        players=m.players,
-        names=m.names,
-        winners=m.winners,
-        created=created,
-        ladder=True,
-        commitment=m.commitment,
-    )
-    if m.set_id is not None:
-        msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
-    return msg
 
 
 # -- values in -------------------------------------------------------------------------
@@ -605,160 +515,3 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
         time_bank_ms=msg.time_control.time_bank_ms,
         names=list(msg.names),
     )
-
-
-# -- requests and replies of the command line ------------------------------------------
-
-
-def create_request(
-    players: int,
-    *,
-    seed: int | None = None,
-    deadline_s: float | None = None,
-    time_bank_s: float = 0.0,
-    names: Sequence[str] = (),
-    places: Sequence[str] = (),
-) -> pb.CreateMatchRequest:
-    """Returns the CreateMatchRequest for a match of ``players`` (times in seconds; no
-    deadline: the server's default; ``places``: the places to seat it on, in seat
-    order); raises ValueError for a deadline under 1 ms."""
-    msg = pb.CreateMatchRequest(players=players, names=names, places=places)
-    if seed is not None:
-        msg.seed = seed
-    if deadline_s is not None:
-        if round(deadline_s * 1000) < 1:
-            raise ValueError(f"deadline {deadline_s!r} s: at least 0.001 s")
-        msg.time_control.deadline_ms = round(deadline_s * 1000)
-    if time_bank_s:
-        msg.time_control.time_bank_ms = round(time_bank_s * 1000)
-    return msg
-
-
-def record_request(match_id: str) -> pb.GetRecordRequest:
-    """Returns the request for a match's game record (Organiser, Spectate or Ladder)."""
-    return pb.GetRecordRequest(match_id=match_id)
-
-
-def list_request(limit: int) -> pb.ListMatchesRequest:
-    """Returns the request for the ``limit`` newest matches (Organiser.ListMatches)."""
-    return pb.ListMatchesRequest(limit=limit)
-
-
-def standings_request(players: int = 0) -> pb.StandingsRequest:
-    """Returns the request for the ladder's standings (0: over all player counts)."""
-    return pb.StandingsRequest(players=players)
-
-
-def bot_stats_request(name: str) -> pb.BotStatsRequest:
-    """Returns the request for a ladder bot's statistics."""
-    return pb.BotStatsRequest(name=name)
-
-
-def bot_stats_response(
-    name: str, tallies: dict[int, LadderTally], positions: Sequence[PositionTally]
-) -> pb.BotStatsResponse:
-    """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
-    the positions by player count and position."""
-    return pb.BotStatsResponse(
-        name=name,
-        tallies=[
-            pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
-            for p, t in sorted(tallies.items())
-        ],
-        positions=[
-            pb.SeatPositionTally(
-                players=p.players,
-                position=p.position,
-                games=p.games,
-                wins=p.wins,
-                mean_rank=p.mean_rank,
-            )
-            for p in positions
-        ],
-    )
-
-
-def matches_request(name: str, limit: int) -> pb.MatchesRequest:
-    """Returns the request for a ladder bot's ``limit`` most recent finished matches."""
-    return pb.MatchesRequest(name=name, limit=limit)
-
-
-def created(msg: pb.CreateMatchResponse) -> dict[str, Any]:
-    """Returns a created match as ``{"match": ID, "tokens": [...]}`` (seat order)."""
-    return {"match": msg.match_id, "tokens": list(msg.seat_tokens)}
-
-
-def summary_data(msg: pb.MatchSummary) -> dict[str, Any]:
-    """Returns a listing entry as JSON-ready data (protobuf's JSON mapping)."""
-    data: dict[str, Any] = MessageToDict(msg)
-    return data
-
-
-def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
-    """Returns a ladder listing entry as ``{"match", "players", "names", "winners",
-    "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
-    match of a duplicate set, else None."""
-    deal_set = msg.deal_set if msg.HasField("deal_set") else None
-    return {
-        "match": msg.match_id,
-        "players": msg.players,
-        "names": list(msg.names),
-        "winners": list(msg.winners),
-        "commitment": msg.commitment,
-        "set": None
-        if deal_set is None
-        else {
-            "id": deal_set.set_id,
-            "index": deal_set.index,
-            "size": deal_set.size,
-            "rotation": deal_set.rotation,
-        },
-    }
-
-
-def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
-    """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
-    "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
-    "mean_rank"}, ...]}``."""
-    return {
-        "name": msg.name,
-        "tallies": [
-            {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
-            for t in msg.tallies
-        ],
-        "positions": [
-            {
-                "players": p.players,
-                "position": p.position,
-                "games": p.games,
-                "wins": p.wins,
-                "mean_rank": p.mean_rank,
-            }
-            for p in msg.positions
-        ],
-    }
-
-
-def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
-    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...]}`` from
-    a Standings reply (``p_better`` None for the last bot)."""
-    return {
-        "matches_finished": msg.matches_finished,
-        "standings": [
-            {
-                "rank": s.rank,
-                "name": s.name,
-                "rating": s.rating,
-                "mu": s.mu,
-                "sigma": s.sigma,
-                "games": s.games,
-                "wins": s.wins,
-                "mean_delivered": s.mean_delivered,
-                "low": s.low,
-                "high": s.high,
-                "p_better": s.p_better if s.HasField("p_better") else None,
-            }
-            for s in msg.standings
-        ],
-    }

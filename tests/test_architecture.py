@@ -1,7 +1,8 @@
-"""The packages import one way (DESIGN.md, "The house"), and the rules' API is pinned.
+"""The packages import one way (README.md, "The house"), and the rules' API is pinned.
 
     mammamia     the standard library only
-    server       never client_sdk or bots
+    server       never client_sdk or bots (but the Rules service's codec reads a
+                 seat's knowledge with the SDK's reader: SERVER_READS_WITH_THE_SDK)
     client_sdk   never server (nor bots)
     bots         client_sdk, mammamia and the standard library only
 
@@ -10,6 +11,12 @@ package that does not exist yet has nothing to check.
 
 No module imports itself through others: the graph of the project's modules, every
 import an edge (inside functions and under ``TYPE_CHECKING`` too), has no cycle.
+
+Each package converts its own messages, and arrows run one way: only a side's codec
+modules build or parse protobuf (``WIRE_MODULES``); the ladder's messages are built
+in the ladder, on the core's codec, and no module of the core imports the ladder;
+the commands' requests are built on the commands' side, which imports nothing of
+the server's machinery.
 """
 
 from __future__ import annotations
@@ -74,13 +81,50 @@ def test_mammamia_imports_only_the_standard_library() -> None:
     assert offences("mammamia", set(), stdlib=True) == []
 
 
+# The Rules service takes a seat's knowledge as a seat's streams carry it (a View and
+# its public events) and reads it with the SDK's reader of those messages, so views
+# and public events have one decoder. That reader (client_sdk.wire) imports only the
+# rules and the generated messages, and the SDK never imports the server, so the
+# edge runs one way; it is the only one, from the Rules service's codec alone.
+SERVER_READS_WITH_THE_SDK = {"server/rules_service/wire.py": {"client_sdk"}}
+
+# Every command logs alike, with the one structlog configuration: client_sdk.logs,
+# which imports nothing of the project (the rules package may not import structlog,
+# the SDK may not import the server). The server's modules may import it, and only it.
+SDK_LOGS = "client_sdk.logs"
+
+
 def test_server_never_imports_the_sdk_or_the_bots() -> None:
+    graph = import_graph()
+    logging_only = {
+        str(module_files()[module].relative_to(ROOT))
+        for module, edges in graph.items()
+        if module.startswith("server")
+        and {m for m in edges if m.startswith("client_sdk")} == {SDK_LOGS}
+    }
     bad = [
         f"{path}: {name}"
         for path, names in imports_of("server").items()
         for name in sorted(names & {"client_sdk", "bots"})
+        if name not in SERVER_READS_WITH_THE_SDK.get(path, set())
+        and not (name == "client_sdk" and path in logging_only)
     ]
     assert bad == []
+
+
+def test_the_logging_configuration_imports_nothing_of_the_project() -> None:
+    found = imports_of_file(module_files()[SDK_LOGS])
+    assert {n for n in found if not is_stdlib(n)} == {"structlog"}
+
+
+def test_the_sdk_module_the_server_reads_with_is_its_reader_alone() -> None:
+    graph = import_graph()
+    for path in SERVER_READS_WITH_THE_SDK:
+        module = path.removesuffix(".py").replace("/", ".")
+        assert {m for m in graph[module] if m.startswith("client_sdk")} == {"client_sdk.wire"}
+    # ... which needs nothing but the rules and the generated messages.
+    reader = imports_of_file(module_files()["client_sdk.wire"])
+    assert {n for n in reader if not is_stdlib(n)} <= {"mammamia", "mammamia_pb", "grpc"}
 
 
 def test_client_sdk_never_imports_the_server() -> None:
@@ -313,17 +357,26 @@ def test_mammamia_public_names_are_pinned() -> None:
     assert all(hasattr(mammamia, name) for name in mammamia.__all__)
 
 
-# -- protobuf: one module per side ------------------------------------------------------
+# -- protobuf: each package converts its own messages; arrows run one way ---------------
 
 WIRE_MODULES = {
     "server": {
+        # The core: streams, Seat, Spectate and Organiser (the fast encoder is wire's own).
         "server/wire.py",
-        "server/_encoding.py",  # the fast encoder is wire's own
+        "server/_encoding.py",
+        # The ladder's messages, built on the core's codec.
+        "server/ladder/wire.py",
+        # The Rules service's messages, built on the core's codec.
         "server/rules_service/wire.py",
+        # The client side of `mammamia match` and `mammamia ladder`.
+        "server/cli_wire.py",
+        "server/ladder/cli_wire.py",
     },
     "client_sdk": {"client_sdk/wire.py"},
     "bots": set(),
 }
+COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire")
+_GENERATED = ("pb", "rpb")  # the names the generated modules are imported as
 _CODEC_NAMES = {
     "FromString",
     "SerializeToString",
@@ -336,24 +389,57 @@ _CODEC_NAMES = {
 }
 
 
+def type_positions(tree: ast.AST) -> set[int]:
+    """Returns the ids of the nodes of ``tree`` that name types only: annotations,
+    type aliases (``TypeAlias``, or a CapWords name assigned at module level) and
+    what is imported or defined under ``if TYPE_CHECKING:``."""
+    spots: list[ast.AST | None] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            spots += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs) if x]
+            spots += [x.annotation for x in (a.vararg, a.kwarg) if x is not None]
+            spots.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            spots.append(node.annotation)
+            if ast.unparse(node.annotation) in ("TypeAlias", "typing.TypeAlias"):
+                spots.append(node.value)
+        elif isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            spots += node.body
+    if isinstance(tree, ast.Module):
+        spots += [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id[:1].isupper()
+            and not node.targets[0].id.isupper()
+        ]
+    return {id(sub) for spot in spots if spot is not None for sub in ast.walk(spot)}
+
+
 def protobuf_uses(path: Path) -> list[str]:
-    """Returns 'line: what' for each place a file builds or parses a protobuf message:
-    a generated message class called (``pb.Name(...)``) or a codec named."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    """Returns 'line: what' for each place a file converts protobuf messages, in line
+    order: a generated message, enum or value named other than as a type
+    (``pb.View(...)``, ``pb.PHASE_TURN``, ``isinstance(m, pb.View)``), or a codec
+    named (``.FromString``, ``MessageToDict``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    as_types = type_positions(tree)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "pb"
-            and node.func.attr[:1].isupper()
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in _GENERATED
+            and id(node) not in as_types
         ):
-            found.append(f"{node.lineno}: pb.{node.func.attr}(...)")
+            found.append((node.lineno, f"{node.value.id}.{node.attr}"))
         elif isinstance(node, ast.Attribute) and node.attr in _CODEC_NAMES:
-            found.append(f"{node.lineno}: .{node.attr}")
+            found.append((node.lineno, f".{node.attr}"))
         elif isinstance(node, ast.Name) and node.id in _CODEC_NAMES:
-            found.append(f"{node.lineno}: {node.id}")
-    return found
+            found.append((node.lineno, node.id))
+    return [f"{line}: {what}" for line, what in sorted(found)]
 
 
 def protobuf_offences(package: str) -> list[str]:
@@ -367,11 +453,86 @@ def protobuf_offences(package: str) -> list[str]:
 
 
 @pytest.mark.parametrize("package", sorted(WIRE_MODULES))
-def test_one_module_per_side_builds_or_parses_protobuf(package: str) -> None:
+def test_outside_its_codecs_a_side_names_messages_only_as_types(package: str) -> None:
     assert protobuf_offences(package) == []
 
 
 def test_the_protobuf_check_can_fail(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text("x = pb.JoinRequest(name='a')\ny = pb.View.FromString(b'')\n")
-    assert protobuf_uses(sample) == ["1: pb.JoinRequest(...)", "2: .FromString"]
+    sample.write_text(
+        "from typing import TYPE_CHECKING, TypeAlias\n"
+        "if TYPE_CHECKING:\n"
+        "    Call = object[pb.PlayRequest]\n"
+        "Take = Callable[[pb.SitRequest], int]\n"
+        "Read: TypeAlias = Callable[[rpb.SeatKnowledge], int]\n"
+        "def f(m: pb.View, *ms: pb.View) -> rpb.StateReply:\n"
+        "    x: pb.JoinRequest = pb.JoinRequest(name='a')\n"
+        "    y = pb.View.FromString(b'')\n"
+        "    return isinstance(m, rpb.StateReply) or pb.PHASE_TURN\n"
+    )
+    assert protobuf_uses(sample) == [
+        "7: pb.JoinRequest",
+        "8: .FromString",
+        "8: pb.View",
+        "9: pb.PHASE_TURN",
+        "9: rpb.StateReply",
+    ]
+
+
+def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
+    """Returns 'module -> ladder module' for each import of ``server.ladder`` by a
+    module of ``server`` outside it; the web page (``server.web``) is left out: a
+    plugin above the core and the ladder alike, it shows both."""
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if module.startswith("server.") and not module.startswith(("server.ladder", "server.web"))
+        for target in targets
+        if target == "server.ladder" or target.startswith("server.ladder.")
+    )
+
+
+def test_the_core_imports_nothing_of_the_ladder() -> None:
+    # The ladder builds on the core (its matches are the core's, its messages build
+    # on the core's codec), never the other way round.
+    assert ladder_imports_outside_the_ladder(import_graph()) == []
+
+
+def test_the_commands_codecs_import_only_the_generated_messages() -> None:
+    # A command sends requests and prints replies: it needs none of the server's
+    # machinery (and starts without loading it), and the server's codecs need
+    # nothing of the commands.
+    graph = import_graph()
+    modules = module_files()
+    for codec in COMMAND_CODECS:
+        assert graph[codec] <= set(COMMAND_CODECS), codec
+        outside = imports_of_file(modules[codec]) - {"google", "mammamia_pb", "server"}
+        assert {name for name in outside if not is_stdlib(name)} == set(), codec
+    server_codecs = [path.removesuffix(".py").replace("/", ".") for path in WIRE_MODULES["server"]]
+    for codec in set(server_codecs) - set(COMMAND_CODECS):
+        assert graph[codec] & set(COMMAND_CODECS) == set(), codec
+
+
+def imports_of_file(path: Path) -> set[str]:
+    """Returns the top-level modules a file imports (relative imports as nothing)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names - {"__future__"}
+
+
+def test_the_ladder_check_can_fail() -> None:
+    graph = {
+        "server.host": {"server.match"},
+        "server.wire": {"server.ladder.store"},
+        "server.ladder.wire": {"server.wire"},
+        "server.web.api": {"server.ladder.store"},
+        "server.runner": {"server.ladder"},
+    }
+    assert ladder_imports_outside_the_ladder(graph) == [
+        "server.runner -> server.ladder",
+        "server.wire -> server.ladder.store",
+    ]

@@ -1,16 +1,25 @@
 """Command-line behaviours a first-time user meets, each through real subprocesses:
 `mammamia watch` following a live match, the messages of a refused ladder key and an
-unreachable server, the command list, the help texts and `serve` on a taken port."""
+unreachable server, the command list, the help texts, `serve` on a taken port, `demo`
+stopped by SIGTERM and its banner's commands, and `conformance` with a client that does
+not start."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
+import shutil
+import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
+import pytest
 from ports import restartable_port
 
 from tests.conftest import MAMMAMIA, RunningServer
@@ -333,3 +342,108 @@ def test_serve_next_to_a_running_server_exits_2(server: RunningServer, tmp_path:
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert not db.exists()
+
+
+# -- mammamia demo: what it prints, and stopping it --------------------------------------
+
+
+def _demo_banner(demo: subprocess.Popen[bytes], err: Path, timeout: float = 60) -> str:
+    """Returns the demo's stderr once its banner (every bot started) is out."""
+    deadline = time.monotonic() + timeout
+    while "Mamma Mia! ladder demo" not in (text := err.read_text()):
+        assert demo.poll() is None, text[-3000:]
+        assert time.monotonic() < deadline, f"no banner in {timeout:g} s: {text[-3000:]}"
+        time.sleep(0.2)
+    return text
+
+
+def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path: Path) -> None:
+    """As `kill`, `timeout`, systemd and CI stop it: the server and every bot with it.
+    Also run without .venv/bin on the PATH (after `make run`): the banner's commands
+    work as printed, and the web page is on the --web-port asked for."""
+    port, web_port = restartable_port(), restartable_port()
+    path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != MAMMAMIA.parent
+    )
+    err = tmp_path / "demo.err"
+    with open(err, "wb") as out:
+        demo = subprocess.Popen(
+            [
+                str(MAMMAMIA),
+                "demo",
+                "--port",
+                str(port),
+                "--web-port",
+                str(web_port),
+                "--db",
+                str(tmp_path / "mammamia.db"),
+                "--copies",
+                "1",
+                "--log-format",
+                "json",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            cwd=tmp_path,
+            env={**os.environ, "PATH": path},
+        )
+    started: list[psutil.Process] = []
+    try:
+        text = _demo_banner(demo, err)
+        started = psutil.Process(demo.pid).children(recursive=True)
+        assert len(started) >= 4, started  # the server and three bots
+        assert f"web page: http://127.0.0.1:{web_port}/" in text
+        [standings] = re.findall(r"^  standings: (.+)$", text, re.M)
+        assert standings.startswith(shlex.quote(str(MAMMAMIA)) + " ladder standings")
+        shown = subprocess.run(
+            shlex.split(standings), capture_output=True, text=True, timeout=60, env={"PATH": path}
+        )
+        assert shown.returncode == 0, shown.stderr
+        [connect] = re.findall(r"^  your bot:  (.+)$", text, re.M)
+        assert connect.startswith(shlex.quote(str(MAMMAMIA)) + " bot ")
+        demo.send_signal(signal.SIGTERM)
+        assert demo.wait(timeout=90) == 0, err.read_text()[-3000:]
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+        _, alive = psutil.wait_procs(started, timeout=5)
+        for process in alive:
+            process.kill()
+    assert alive == [], [" ".join(p.cmdline()[1:3]) for p in alive]
+    assert '"event": "demo_stopped"' in err.read_text()
+
+
+def test_demo_help_offers_the_web_port_its_hint_names() -> None:
+    done = run("demo", "--help")
+    assert done.returncode == 0
+    assert "--web-port PORT" in done.stdout
+
+
+# -- mammamia conformance: a client that does not start ----------------------------------
+
+
+def test_conformance_says_which_packages_a_node_client_lacks(tmp_path: Path) -> None:
+    """A Node.js client run before `npm ci`: the verdict holds the line that says why
+    (buried in a long trace otherwise) and the command that installs its packages."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    client = tmp_path / "client"
+    client.mkdir()
+    (client / "package.json").write_text('{"dependencies": {"@grpc/grpc-js": "^1.10"}}')
+    (client / "bot.js").write_text('require("@grpc/grpc-js");\n')
+    done = run(
+        "conformance",
+        "--client",
+        "node client/bot.js --server {server} --token {token}",
+        "--only",
+        "turns",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr
+    [turns] = [row for row in json.loads(done.stdout)["scenarios"] if row["name"] == "turns"]
+    assert turns["why"] == (
+        "the client exited with code 1 without taking its seat: Error: Cannot find module "
+        "'@grpc/grpc-js' (its packages are not installed: run npm ci --prefix client)"
+    ), turns

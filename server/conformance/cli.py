@@ -117,10 +117,11 @@ def _conformance(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from .. import logs
+    from client_sdk import logs
+
     from .kit import Kit
 
-    logs.configure(None, logging.WARNING, sys.stderr)
+    logs.configure(None, logging.WARNING, sys.stderr, cache=True)
 
     def progress(line: str) -> None:
         print(f"conformance: {line}", file=sys.stderr, flush=True)

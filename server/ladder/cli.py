@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import options
 from .standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
@@ -138,10 +139,17 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="start a server with a demo ladder of built-in bots",
         description="Start a server with its embedded database and a ladder "
         "played by built-in bots, print the standings as they form, and say "
-        "how to connect your own bot. Ctrl-C stops everything.",
+        "how to connect your own bot. Ctrl-C (or SIGTERM, SIGHUP) stops everything.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051, help="port (default 50051)")
+    p.add_argument(
+        "--web-port",
+        type=options.port,
+        default=None,
+        metavar="PORT",
+        help="port of the web page on --host, 0 for any free one (MAMMAMIA_WEB_PORT, default 8051)",
+    )
     p.add_argument(
         "--db", default="mammamia.db", metavar="PATH", help="database file (default mammamia.db)"
     )
@@ -220,25 +228,25 @@ def _hint(e: grpc.RpcError, server: str) -> str:
 
 
 def _matches(args: argparse.Namespace) -> int:
-    from .. import wire
+    from . import cli_wire
 
-    request = wire.matches_request(args.name, args.limit)
+    request = cli_wire.matches_request(args.name, args.limit)
     reply = _ladder_call(args, lambda stub: stub.Matches(request, timeout=30))
     if reply is None:
         return 1
     for m in reply.matches:
-        print(json.dumps(wire.ladder_match_data(m)))
+        print(json.dumps(cli_wire.ladder_match_data(m)))
     return 0
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from .. import wire
+    from . import cli_wire
 
-    request = wire.bot_stats_request(args.name)
+    request = cli_wire.bot_stats_request(args.name)
     reply = _ladder_call(args, lambda stub: stub.BotStats(request, timeout=30))
     if reply is None:
         return 1
-    data = wire.bot_stats_data(reply)
+    data = cli_wire.bot_stats_data(reply)
     if args.json:
         print(json.dumps(data))
         return 0
@@ -248,7 +256,7 @@ def _bot(args: argparse.Namespace) -> int:
 
 
 def bot_tables(data: dict[str, Any]) -> list[str]:
-    """Returns a bot's statistics (``wire.bot_stats_data``) as aligned text lines."""
+    """Returns a bot's statistics (``cli_wire.bot_stats_data``) as aligned text lines."""
     lines = [f"{data['name']}: rated results"]
     rows: list[tuple[str, ...]] = [("players", "games", "wins", "win%", "pizzas")]
     for t in data["tallies"]:
@@ -296,9 +304,9 @@ def _aligned(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from .. import wire
+    from . import cli_wire
 
-    request = wire.record_request(args.match_id)
+    request = cli_wire.record_request(args.match_id)
     reply = _ladder_call(args, lambda stub: stub.GetRecord(request, timeout=30))
     if reply is None:
         return 1

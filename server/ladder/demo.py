@@ -12,7 +12,9 @@ starts fresh bots. The terminal shows one line per finished match, the server's
 warnings and errors, and the standings every ``--every`` seconds. The children run
 in their own process groups: Ctrl-C reaches only this process, which stops the
 server first (it drains: running matches are finished or marked aborted, nothing
-half-written) and then the bots.
+half-written) and then the bots. SIGTERM (``kill``, ``timeout``, systemd, CI) and
+SIGHUP (the terminal closed) stop them the same way: the children, in sessions of
+their own, would never hear of either.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -30,6 +33,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any
 
 import structlog
@@ -45,6 +49,26 @@ def _mammamia() -> list[str]:
     """Returns the command that runs ``mammamia`` with this interpreter."""
     exe = Path(sys.executable).with_name("mammamia")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "mammamia"]
+
+
+def _typed(mammamia: list[str]) -> str:
+    """Returns how to type ``mammamia`` here: its name when the PATH finds this very
+    executable, else its path (relative to the working directory when under it), as
+    after ``make run``, where only ``.venv/bin/mammamia`` exists."""
+    exe = Path(mammamia[0])
+    if len(mammamia) > 1:
+        return shlex.join(mammamia)
+    found = shutil.which("mammamia")
+    if found is not None and Path(found).resolve() == exe.resolve():
+        return "mammamia"
+    with contextlib.suppress(ValueError):
+        return shlex.quote(str(exe.relative_to(Path.cwd())))
+    return shlex.quote(str(exe))
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """Raises KeyboardInterrupt: SIGTERM and SIGHUP stop the demo as Ctrl-C does."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _wait_for_port(port_file: Path, server: subprocess.Popen[bytes]) -> int:
@@ -108,11 +132,13 @@ def _stop(process: subprocess.Popen[bytes], sig: int, timeout: float) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
-    from server.logs import configure
+    from client_sdk.logs import configure
 
     from .standings import connect_command, fetch_standings, standings_table
 
-    configure(args.log_format)
+    configure(args.log_format, cache=True)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, _interrupted)
     db = Path(args.db)
     home = db.with_name(db.name + ".demo")
     if not db.exists() and home.exists():
@@ -140,6 +166,11 @@ def run_demo(args: argparse.Namespace) -> int:
         "--ladder-concurrency",
         str(args.ladder_concurrency),
         *(["--ladder-duplicate"] if getattr(args, "ladder_duplicate", False) else []),
+        *(
+            ["--web-port", str(args.web_port)]
+            if getattr(args, "web_port", None) is not None
+            else []
+        ),
     ]
     server_log = open(home / "logs" / "server.log", "ab")  # noqa: SIM115 (closed below)
     logs: list[IO[bytes]] = [server_log]
@@ -163,6 +194,9 @@ def run_demo(args: argparse.Namespace) -> int:
             return 1
         host = "127.0.0.1" if args.host in ("0.0.0.0", "::", "") else args.host
         address = f"{host}:{port}"
+        typed = _typed(mammamia)
+        standings_command = f"{typed} ladder standings --server {address}"
+        connect = typed + connect_command(address).removeprefix("mammamia")
         names = []
         for spec in args.bots:
             for copy in range(1, args.copies + 1):
@@ -194,8 +228,8 @@ def run_demo(args: argparse.Namespace) -> int:
         print(
             f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
             f" (database {db}).\n"
-            f"  standings: mammamia ladder standings --server {address}\n"
-            f"  your bot:  {connect_command(address)}\n"
+            f"  standings: {standings_command}\n"
+            f"  your bot:  {connect}\n"
             "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
             file=sys.stderr,
             flush=True,
@@ -211,20 +245,19 @@ def run_demo(args: argparse.Namespace) -> int:
                 continue
             lines = standings_table(data)
             print(
-                f"\n{data['matches_finished']} rated matches; standings "
-                f"(mammamia ladder standings --server {address}):",
+                f"\n{data['matches_finished']} rated matches; standings ({standings_command}):",
                 file=sys.stderr,
             )
             print("\n".join(lines), file=sys.stderr)
             print(
-                f"your bot on this ladder: {connect_command(address)}\n",
+                f"your bot on this ladder: {connect}\n",
                 file=sys.stderr,
                 flush=True,
             )
         log.error("demo_server_exited", status=server.returncode)
         return 1
-    except KeyboardInterrupt:
-        log.info("demo_stopping")
+    except KeyboardInterrupt as stop:
+        log.info("demo_stopping", signal=str(stop) or "SIGINT")
         return 0
     finally:
         try:

@@ -1,7 +1,7 @@
 """The Ladder gRPC servicer: thin methods over :class:`~server.ladder.ladder.Ladder`.
 
 The ladder's messages (Assignment, Standing, MatchSummary) are built by
-``server.wire``; the game itself never passes through here (seats are played with
+``server.ladder.wire``; the game itself never passes through here (seats are played with
 the Seat service, records are stored text).
 
 Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS for
@@ -28,8 +28,8 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .. import wire
 from ..services import abort, metadata
+from . import wire
 from .ladder import Ladder, UnknownBotError
 from .lobby import ReplacedError
 from .matches import LadderClosedError

@@ -21,13 +21,13 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
 
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-    from .. import wire
+    from . import cli_wire
 
     with grpc.insecure_channel(server) as channel:
         reply = pb_grpc.LadderStub(channel).Standings(
-            wire.standings_request(players), timeout=timeout
+            cli_wire.standings_request(players), timeout=timeout
         )
-    return wire.standings_data(reply)
+    return cli_wire.standings_data(reply)
 
 
 def standings_table(data: dict[str, Any]) -> list[str]:

@@ -75,9 +75,11 @@ def _rules_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from .. import logs
+    from client_sdk import logs
 
-    logs.configure(args.log_format, level=logging.DEBUG if args.log_calls else logging.INFO)
+    logs.configure(
+        args.log_format, level=logging.DEBUG if args.log_calls else logging.INFO, cache=True
+    )
     try:
         try:
             import uvloop

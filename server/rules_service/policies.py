@@ -1,6 +1,6 @@
 """The playout policies: the built-in bots, played in-process on a rules state.
 
-The server never imports the bots (DESIGN.md, "The house"): the policies are found
+The server never imports the bots (README.md, "The house"): the policies are found
 by name in the ``mammamia.policies`` entry points (pyproject.toml names
 ``random``, ``greedy`` and ``counter``), each a class whose instances answer a
 seat's view as the SDK's ``Bot`` does: ``turn(view)``, ``resolve(view)`` and a

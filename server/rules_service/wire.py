@@ -3,7 +3,10 @@
 Views, options and events go out with the arena's own encoders (``server.wire``),
 so they are byte for byte what a seat's stream carries. A seat's knowledge comes
 in as the arena's messages (a View and SeatEvents) and is read back into a
-``mammamia.View`` with its public history, as the SDK reads its streams.
+``mammamia.View`` with its public history by the SDK's own reader
+(``client_sdk.wire``): what a client holds is read the way a client reads it, by
+the one decoder of views and public events (the one import of the SDK in the
+server; tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from mammamia import INGREDIENTS, Event, SeatInfo, State, Turn, View, view_of
-from mammamia.actions import Action, Counts
+from client_sdk import wire as sdk_wire
+from mammamia import Event, State, View, view_of
+from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import rules_pb2 as rpb
 from server import wire
@@ -22,8 +26,6 @@ from .errors import BadRequest
 from .policies import Outcome
 from .states import Applied
 
-_PHASES: Final = {v: k for k, v in wire.PHASES.items()}
-_DRAWS: Final = {pb.DRAW_SOURCE_SUPPLY: "supply", pb.DRAW_SOURCE_WAITER: "waiter"}
 _KINDS: Final = {"turn": pb.DECISION_KIND_TURN, "resolve": pb.DECISION_KIND_RESOLVE}
 
 
@@ -154,105 +156,19 @@ def optional_actions(msg: rpb.FromRecordRequest | rpb.RecordKnowledge) -> int | 
     return msg.actions if msg.HasField("actions") else None
 
 
-def counts(c: pb.IngredientCounts) -> Counts:
-    """Returns ingredient counts by kind from a message."""
-    return (int(c.salami), int(c.pineapple), int(c.mushroom), int(c.pepper), int(c.olive))
-
-
-def _turn(t: pb.TurnAction) -> Turn:
-    draw = None
-    if t.HasField("draw"):
-        draw = _DRAWS.get(t.draw)
-        if draw is None:
-            raise BadRequest(f"history: turn.draw {t.draw} is not a draw source")
-    if getattr(t, "pass"):  # `pass` is a Python keyword
-        return Turn(None, 0, t.order or None, draw)
-    if t.ingredient not in INGREDIENTS:
-        raise BadRequest(f"history: unknown ingredient {t.ingredient!r}")
-    return Turn(t.ingredient, int(t.count), t.order or None, draw)
-
-
-def _event(msg: pb.SeatEvent) -> Event | None:
-    """Returns the public game event a SeatEvent holds (None for the other kinds)."""
-    which = msg.WhichOneof("event")
-    if which == "turn":
-        t = msg.turn
-        a = _turn(t.action)
-        return Event(
-            "turn",
-            int(t.seat),
-            ingredient=a.ingredient,
-            count=a.count,
-            order=a.order,
-            draw=a.draw,
-            drawn=int(t.drawn),
-            mamma_mia=t.mamma_mia,
-        )
-    if which == "round_started":
-        r = msg.round_started
-        return Event("round_started", int(r.first_seat), round=int(r.round))
-    if which == "round_ended":
-        return Event(
-            "round_ended", round=int(msg.round_ended.round), stalemate=msg.round_ended.stalemate
-        )
-    if which == "resolved":
-        res = msg.resolved
-        if res.baked:
-            hand = counts(res.hand)
-            return Event(
-                "baked",
-                int(res.seat),
-                order=res.order,
-                ingredient=res.ingredient or None,
-                hand=hand if any(hand) else None,
-                auto=res.automatic,
-            )
-        return Event("failed", int(res.seat), order=res.order, declined=res.declined)
-    return None
-
-
 def knowledge_view(msg: rpb.SeatKnowledge) -> View:
     """Returns the seat's View that a SeatKnowledge describes, with its public history;
-    raises BadRequest for a spectator's view or an unknown phase."""
-    v = msg.view
-    if not v.HasField("seat"):
+    raises BadRequest for a spectator's view, an unknown phase or a malformed event."""
+    if not msg.view.HasField("seat"):
         raise BadRequest("knowledge.view: a seat's view is needed (seat is not set)")
-    phase = _PHASES.get(v.phase)
-    if phase is None:
-        raise BadRequest(f"knowledge.view.phase: {v.phase} is not a phase")
-    history = tuple(e for e in map(_event, msg.history) if e is not None)
-    if phase == "over":
-        history += (Event("game_over"),)
-    seats = tuple(
-        SeatInfo(
-            int(s.seat),
-            s.colour,
-            int(s.hand_size),
-            int(s.orders_in_hand),
-            int(s.waiter_size),
-            tuple(s.delivered),
-        )
-        for s in v.seats
-    )
-    return View(
-        seat=int(v.seat),
-        players=int(v.players),
-        colours=tuple(s.colour for s in seats),
-        round=int(v.round),
-        phase=phase,
-        to_act=int(v.to_act) if v.HasField("to_act") else None,
-        deciding=v.deciding or None,
-        supply_size=int(v.supply_size),
-        oven=tuple(v.oven),
-        revealed=int(v.revealed),
-        table=counts(v.table),
-        used=tuple(v.used),
-        mamma_mia_holder=int(v.mamma_mia_holder) if v.HasField("mamma_mia_holder") else None,
-        seats=seats,
-        hand=counts(v.hand),
-        hand_orders=tuple(v.hand_orders),
-        waiter=tuple(v.waiter),
-        history=history,
-        legal=(),
-        winners=tuple(v.winners),
-    )
+    # Read as the SDK reads a seat's streams: the same messages, one reader.
+    try:
+        history = [e for e in map(sdk_wire.event, msg.history) if e is not None]
+    except sdk_wire.WireError as e:
+        raise BadRequest(f"knowledge.history: {e}") from None
+    if msg.view.phase == pb.PHASE_OVER:
+        history.append(sdk_wire.game_over_event())
+    try:
+        return sdk_wire.view(msg.view, history)
+    except sdk_wire.WireError as e:
+        raise BadRequest(f"knowledge.{e}") from None

@@ -84,14 +84,16 @@ def assert_finished_by_the_bot(server: Any, match_ids: list[str]) -> None:
         ladder = pb_grpc.LadderStub(channel)
         for match_id in match_ids:
             # The bot may exit on its last MatchEnded before the ladder has stored the
-            # record: read again until it shows, for at most RECORD_TIMEOUT_S.
+            # record (NOT_FOUND) or settled the match (FAILED_PRECONDITION, "still
+            # running"): read again until it shows, for at most RECORD_TIMEOUT_S.
             deadline = time.monotonic() + RECORD_TIMEOUT_S
             while True:
                 try:
                     reply = ladder.GetRecord(pb.GetRecordRequest(match_id=match_id), timeout=10)
                     break
                 except grpc.RpcError as e:
-                    if e.code() != grpc.StatusCode.NOT_FOUND or time.monotonic() > deadline:
+                    waiting = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION)
+                    if e.code() not in waiting or time.monotonic() > deadline:
                         raise
                 time.sleep(0.05)
             record = json.loads(reply.json)

@@ -14,8 +14,8 @@ from server.answers import Refusal
 from server.events import Asked, Defaulted, Ended, Happened
 from server.host import Host
 from server.match import FINISHED, Match, Settings
-from server.runner import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 from server.storage import Storage
+from server.streams import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 
 from .clocks import START, ManualClock
 
@@ -134,7 +134,11 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
         try:
             host = Host(storage, clock=clock, start_timeout=30.0)
             match = host.create_match(2, seed=3, deadline_ms=1000)
-            followers = [match.follow(0), match.follow(1), match.follow(None)]
+            followers = [
+                match.streams.follow(0),
+                match.streams.follow(1),
+                match.streams.follow(None),
+            ]
             match.join(0)
             match.join(1)  # all in: the match starts
             await match.committed()  # shown once the start is written ahead
@@ -189,11 +193,11 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_
             host = Host(storage, clock=clock, start_timeout=30.0)
             match = host.create_match(2, seed=5, deadline_ms=60_000)
             hold = holding(1000)
-            first, second = match.follow(0, hold), match.follow(1, hold)
-            match.hold(first)
+            first, second = match.streams.follow(0, hold), match.streams.follow(1, hold)
+            match.streams.hold(first)
             clock.advance(0.6)
-            match.hold(second)
-            match.hold(first)  # again: its hold still ends at 1.0 s
+            match.streams.hold(second)
+            match.streams.hold(first)  # again: its hold still ends at 1.0 s
             clock.advance(0.4)
             assert first.wake.is_set() and not second.wake.is_set()
             clock.advance(0.5)
@@ -202,7 +206,7 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_
             assert second.wake.is_set()
             # Woken, a follower held again waits a whole hold from then.
             first.wake.clear()
-            match.hold(first)
+            match.streams.hold(first)
             clock.advance(hold - 0.01)
             assert not first.wake.is_set()
             clock.advance(0.01)
@@ -225,7 +229,8 @@ def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -
             long = holding(1000)
             assert (holding(0), holding(10**9)) == (HOLD_SECONDS, MAX_HOLD_SECONDS)
             waiting = {
-                seat: match.follow(seat, long if seat else HOLD_SECONDS) for seat in range(3)
+                seat: match.streams.follow(seat, long if seat else HOLD_SECONDS)
+                for seat in range(3)
             }
             for seat in range(3):
                 match.join(seat)

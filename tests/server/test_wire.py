@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import random
 import sys
-from pathlib import Path
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia import ORDERS, Resolve, Turn, new_game, public_events, view_of
 from mammamia_pb import arena_pb2 as pb
-from server import visibility, wire
+from server import cli_wire, visibility, wire
 from server.answers import ACCEPTED, REPEATED, Refusal, refused
 from server.events import Decision, Defaulted, Happened
+from server.ladder import cli_wire as ladder_cli_wire
 from server.match import ENDING, Match, Settings
-from server.visibility import Final
+from server.visibility import FinalView
 
 # -- reference messages, built field by field with the generated classes --------------
 
@@ -173,7 +173,7 @@ def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
 def ref_item(item, match: Match, viewer, now: float) -> pb.SeatEvent:
     if isinstance(item, Decision):
         return pb.SeatEvent(decision=ref_decision(item, match, now))
-    if isinstance(item, Final):
+    if isinstance(item, FinalView):
         e = item.ended
         return pb.SeatEvent(
             match_ended=pb.MatchEnded(
@@ -283,7 +283,7 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
 @pytest.mark.parametrize("seed", range(8))
 def test_stream_entries_are_what_the_generated_classes_serialise(seed):
     seen = _play(seed, 2 + seed % 4, time_bank_ms=(seed % 2) * 1500)
-    assert {"Happened", "Decision", "Final", "snapshot", "snapshot_decision"} <= seen
+    assert {"Happened", "Decision", "FinalView", "snapshot", "snapshot_decision"} <= seen
 
 
 def test_defaults_and_autopilot_are_encoded_too():
@@ -430,62 +430,8 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
     assert seen == {("baked", True), ("baked", False), ("failed", True), ("failed", False)}
 
 
-def test_ladder_messages_and_the_replies_the_commands_read():
-    from server.ladder.ladder import Assignment
-    from server.ladder.store import MatchRow, Standing
-
-    a = Assignment("m1", "tok", 2, 4)
-    assert wire.assignment_message(a) == pb.Assignment(
-        match_id="m1", seat_token="tok", seat=2, players=4
-    )
-    line = Standing(1, "counter-1", 20.5, 27.25, 2.25, 12, 7, 3.5)
-    below = Standing(2, "random-1", 10.0, 25.0, 5.0, 12, 1, 0.5)
-    reply = wire.standings_response(12, [line, below])
-    reply = pb.StandingsResponse.FromString(reply.SerializeToString())
-    data = wire.standings_data(reply)
-    assert data["matches_finished"] == 12
-    assert data["standings"][0] == {
-        "rank": 1,
-        "name": "counter-1",
-        "rating": 20.5,
-        "mu": 27.25,
-        "sigma": 2.25,
-        "games": 12,
-        "wins": 7,
-        "mean_delivered": 3.5,
-        "low": 22.75,
-        "high": 31.75,
-        "p_better": data["standings"][0]["p_better"],
-    }
-    # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
-    assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
-    assert data["standings"][1]["p_better"] is None
-    row = MatchRow("m9", 3, "finished", 1_700_000_000.5, ("a", "b", "c"), (0, 2))
-    summary = wire.ladder_summary(row)
-    assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder
-    assert summary.created.ToNanoseconds() == 1_700_000_000_500_000_000
-    assert wire.ladder_match_data(summary) == {
-        "match": "m9",
-        "players": 3,
-        "names": ["a", "b", "c"],
-        "winners": [0, 2],
-        "commitment": "",
-        "set": None,
-    }
-    # A match of a duplicate set: its commitment and its place in the set.
-    in_set = MatchRow("m8", 3, "finished", 1.0, ("b", "c", "a"), (1,), "c0ffee", "set-1", 1)
-    assert wire.ladder_match_data(wire.ladder_summary(in_set))["set"] == {
-        "id": "set-1",
-        "index": 1,
-        "size": 3,
-        "rotation": 1,
-    }
-    told = wire.assignment_message(Assignment("m8", "tok", 0, 3, "c0ffee", "set-1", 1))
-    assert (told.commitment, told.deal_set.set_id, told.deal_set.rotation) == ("c0ffee", "set-1", 1)
-
-
 def test_create_requests_carry_what_the_organiser_asked_for():
-    req = wire.create_request(3, seed=7, deadline_s=0.25, time_bank_s=2, names=["x", "y"])
+    req = cli_wire.create_request(3, seed=7, deadline_s=0.25, time_bank_s=2, names=["x", "y"])
     setup = wire.match_setup(pb.CreateMatchRequest.FromString(req.SerializeToString()), 64)
     assert setup == wire.MatchSetup(
         players=3,
@@ -496,23 +442,19 @@ def test_create_requests_carry_what_the_organiser_asked_for():
         time_bank_ms=2000,
         names=["x", "y"],
     )
-    setup = wire.match_setup(wire.create_request(2), 64)
+    setup = wire.match_setup(cli_wire.create_request(2), 64)
     assert (setup.seed, setup.deadline_ms, setup.time_bank_ms) == (None, 0, 0)
     # A deadline that would round to no time at all is refused, not stretched to 1 ms.
     with pytest.raises(ValueError, match="deadline"):
-        wire.create_request(2, deadline_s=0.0004)
+        cli_wire.create_request(2, deadline_s=0.0004)
 
 
-def test_the_commands_requests_come_from_wire():
-    assert wire.record_request("m-1") == pb.GetRecordRequest(match_id="m-1")
-    assert wire.list_request(7) == pb.ListMatchesRequest(limit=7)
-    assert wire.standings_request(3) == pb.StandingsRequest(players=3)
-    assert wire.standings_request() == pb.StandingsRequest()
-    assert wire.matches_request("ann", 5) == pb.MatchesRequest(name="ann", limit=5)
-    # The command modules build no message of their own.
-    root = Path(__file__).resolve().parents[2] / "server"
-    for path in (root / "cli.py", root / "ladder" / "cli.py"):
-        assert "Request(" not in path.read_text(encoding="utf-8"), path
+def test_the_commands_requests_are_their_messages():
+    assert cli_wire.record_request("m-1") == pb.GetRecordRequest(match_id="m-1")
+    assert cli_wire.list_request(7) == pb.ListMatchesRequest(limit=7)
+    assert ladder_cli_wire.standings_request(3) == pb.StandingsRequest(players=3)
+    assert ladder_cli_wire.standings_request() == pb.StandingsRequest()
+    assert ladder_cli_wire.matches_request("ann", 5) == pb.MatchesRequest(name="ann", limit=5)
 
 
 @pytest.mark.parametrize(

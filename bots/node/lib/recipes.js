@@ -1,7 +1,7 @@
 'use strict';
 /**
  * What the bot knows of the game: the cards, the recipes, and a prediction of
- * how the oven resolves from its public cards alone (RULES.md R-COMP-*, R-RES-*).
+ * how the oven resolves from its public cards alone (docs/rules.md R-COMP-*, R-RES-*).
  *
  * Card ids are the wire's stable strings (R-COMP-5). Counts are plain objects
  * keyed by ingredient, in the canonical order of INGREDIENTS.

@@ -1,0 +1,100 @@
+"""The messages of ``mammamia ladder``: the requests it sends to a server's Ladder
+service, and its replies as the JSON-ready data the command prints or lays out.
+
+The command's side of the wire, apart from the ladder's server-side messages
+(``server.ladder.wire``): it imports only the generated messages, so a command
+starts without loading the server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mammamia_pb import arena_pb2 as pb
+
+from ..cli_wire import record_request as record_request  # Ladder.GetRecord takes the same
+
+
+def standings_request(players: int = 0) -> pb.StandingsRequest:
+    """Returns the request for the ladder's standings (0: over all player counts)."""
+    return pb.StandingsRequest(players=players)
+
+
+def bot_stats_request(name: str) -> pb.BotStatsRequest:
+    """Returns the request for a ladder bot's statistics."""
+    return pb.BotStatsRequest(name=name)
+
+
+def matches_request(name: str, limit: int) -> pb.MatchesRequest:
+    """Returns the request for a ladder bot's ``limit`` most recent finished matches."""
+    return pb.MatchesRequest(name=name, limit=limit)
+
+
+def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
+    """Returns a ladder listing entry as ``{"match", "players", "names", "winners",
+    "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
+    match of a duplicate set, else None."""
+    deal_set = msg.deal_set if msg.HasField("deal_set") else None
+    return {
+        "match": msg.match_id,
+        "players": msg.players,
+        "names": list(msg.names),
+        "winners": list(msg.winners),
+        "commitment": msg.commitment,
+        "set": None
+        if deal_set is None
+        else {
+            "id": deal_set.set_id,
+            "index": deal_set.index,
+            "size": deal_set.size,
+            "rotation": deal_set.rotation,
+        },
+    }
+
+
+def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
+    """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
+    "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
+    "mean_rank"}, ...]}``."""
+    return {
+        "name": msg.name,
+        "tallies": [
+            {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
+            for t in msg.tallies
+        ],
+        "positions": [
+            {
+                "players": p.players,
+                "position": p.position,
+                "games": p.games,
+                "wins": p.wins,
+                "mean_rank": p.mean_rank,
+            }
+            for p in msg.positions
+        ],
+    }
+
+
+def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
+    """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
+    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...]}`` from
+    a Standings reply (``p_better`` None for the last bot)."""
+    return {
+        "matches_finished": msg.matches_finished,
+        "standings": [
+            {
+                "rank": s.rank,
+                "name": s.name,
+                "rating": s.rating,
+                "mu": s.mu,
+                "sigma": s.sigma,
+                "games": s.games,
+                "wins": s.wins,
+                "mean_delivered": s.mean_delivered,
+                "low": s.low,
+                "high": s.high,
+                "p_better": s.p_better if s.HasField("p_better") else None,
+            }
+            for s in msg.standings
+        ],
+    }

@@ -1,0 +1,129 @@
+"""The ladder's messages: where its values become protobuf messages.
+
+Out: assignments (a seat to play), registrations, standings with their intervals,
+a bot's statistics, and the ladder's match listings. The game itself never passes
+through the ladder (seats are played with the Seat service; a record is stored
+text, answered with the core's ``GameRecord``).
+
+The core's codec (``server.wire``) knows nothing of the ladder; this module builds
+on it (match statuses, game records), so the arrow runs from the ladder down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from mammamia_pb import arena_pb2 as pb
+
+from ..wire import STATUSES
+from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
+from . import confidence
+from .assignment import Assignment
+from .ratings import Rating
+from .store import MatchRow, PositionTally, Standing, Tally
+
+
+def assignment_message(a: Assignment) -> pb.Assignment:
+    """Returns a ladder assignment (a seat to play) as a message."""
+    msg = pb.Assignment(
+        match_id=a.match_id,
+        seat_token=a.seat_token,
+        seat=a.seat,
+        players=a.players,
+        commitment=a.commitment,
+        host_address=a.host_address,
+    )
+    if a.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(a.set_id, a.set_index, a.players))
+    return msg
+
+
+def deal_set_message(set_id: str, index: int, players: int) -> pb.DealSet:
+    """Returns a match's place in a duplicate set of ``players`` matches."""
+    return pb.DealSet(set_id=set_id, index=index, size=players, rotation=index)
+
+
+def register_response(name: str, key: str) -> pb.RegisterResponse:
+    """Returns the reply to Ladder.Register."""
+    return pb.RegisterResponse(name=name, key=key)
+
+
+def standing_message(s: Standing, low: float, high: float, p_better: float | None) -> pb.Standing:
+    """Returns one line of the ladder's standings as a message, with its interval and
+    the probability that it is better than the next line."""
+    msg = pb.Standing(
+        rank=s.rank,
+        name=s.name,
+        rating=s.rating,
+        mu=s.mu,
+        sigma=s.sigma,
+        games=s.games,
+        wins=s.wins,
+        mean_delivered=s.mean_delivered,
+        low=low,
+        high=high,
+    )
+    if p_better is not None:
+        msg.p_better = p_better
+    return msg
+
+
+def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
+    """Returns the reply to Ladder.Standings (``table`` best first)."""
+    ratings = [Rating(s.mu, s.sigma) for s in table]
+    lines = []
+    for i, s in enumerate(table):
+        low, high = confidence.interval(ratings[i])
+        better = confidence.p_better(ratings[i], ratings[i + 1]) if i + 1 < len(table) else None
+        lines.append(standing_message(s, low, high, better))
+    return pb.StandingsResponse(matches_finished=finished, standings=lines)
+
+
+def matches_response(rows: Sequence[MatchRow]) -> pb.MatchesResponse:
+    """Returns the reply to Ladder.Matches."""
+    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
+
+
+def ladder_summary(m: MatchRow) -> pb.MatchSummary:
+    """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
+    created = Timestamp()
+    created.FromNanoseconds(int(m.created * 1e9))
+    msg = pb.MatchSummary(
+        match_id=m.match_id,
+        status=STATUSES[m.status],
+        players=m.players,
+        names=m.names,
+        winners=m.winners,
+        created=created,
+        ladder=True,
+        commitment=m.commitment,
+    )
+    if m.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
+    return msg
+
+
+def bot_stats_response(
+    name: str, tallies: dict[int, Tally], positions: Sequence[PositionTally]
+) -> pb.BotStatsResponse:
+    """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
+    the positions by player count and position."""
+    return pb.BotStatsResponse(
+        name=name,
+        tallies=[
+            pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
+            for p, t in sorted(tallies.items())
+        ],
+        positions=[
+            pb.SeatPositionTally(
+                players=p.players,
+                position=p.position,
+                games=p.games,
+                wins=p.wins,
+                mean_rank=p.mean_rank,
+            )
+            for p in positions
+        ],
+    )

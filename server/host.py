@@ -8,7 +8,7 @@ This is also the programmatic way to run matches, used by the ladder
     match.id, match.tokens            # the match id; one seat token per seat, in seat order
     match.match                       # the state machine (server.match.Match)
     result = await match.result()     # once the record is stored (never before)
-    result.status                     # "finished" or "aborted"
+    result.status                     # MatchStatus.FINISHED or ABORTED
     result.winners, result.ranks, result.delivered, result.names, result.record
 
 ``create_match`` raises ``HostClosed`` once the server drains (SIGTERM) and

@@ -1,8 +1,14 @@
 """The ladder: bots register, wait, are matched, play and are rated, continuously.
 
 ratings.py    OpenSkill's Plackett-Luce model: free-for-all with ties
+confidence.py how sure the standings are: intervals, neighbours' odds
+(the ladder's tables, bots to ratings, are the storage layer's: server.db.ladder)
 scheduler.py  who plays whom (pure), and the loop that keeps matches going
-ladder.py     the running ladder: entries, assignments, results, ratings
+ladder.py     the running ladder: registrations, the lobby's tables played, results rated
+lobby.py      where entered bots wait, are seated together and told their seats
+shared_lobby.py  the lobby of many hosts on one PostgreSQL database
+matches.py    the server's matches as the ladder needs them, and how one ended
+settling.py   what a drain must see through: matches to their stored results
 service.py    the Ladder gRPC servicer, thin
 serve.py      the ladder's ``mammamia serve`` flags and its installation in the server
 cli.py        ``mammamia ladder`` (standings, matches, record, rerate), ``mammamia demo``

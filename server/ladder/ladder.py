@@ -11,7 +11,7 @@ One :class:`Ladder` per server. Its life:
    (``server.ladder.lobby``: one host's, or one that many hosts share on PostgreSQL);
    the lobby seats waiting bots together; the ladder creates each table's match
    through the server's matches (:class:`~server.ladder.matches.Matches`), the lobby
-   tells its bots their seats (:class:`~server.ladder.assignment.Assignment`), and
+   tells its bots their seats (:class:`~server.ladder.lobby.Assignment`), and
    the ladder awaits the match's end, stores it and rates it.
 3. :meth:`Ladder.run` runs the lobby until cancelled (server shutdown).
 
@@ -54,8 +54,6 @@ import structlog
 from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.storage import Writer
 
-# Re-exported: what describes a seat on the wire has imported it from here.
-from .assignment import Assignment as Assignment
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy

@@ -28,22 +28,37 @@ import structlog
 from mammamia.fairness import DealSet
 from server.storage import Writer
 
-from .assignment import Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
 from .store import LadderError, LadderStore
 
 log = structlog.get_logger()
 
+
+class ReplacedError(LadderError):
+    """The bot entered again on another stream, which takes over from this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A seat the lobby gives a bot: play it with the Seat service and this token, on
+    the host at ``host_address`` (empty: the host the bot entered through)."""
+
+    match_id: str
+    seat_token: str
+    seat: int
+    players: int
+    commitment: str = ""  # the match's commitment to its seed (a set's)
+    set_id: str | None = None  # the duplicate set it belongs to, if any
+    set_index: int = 0  # its place in the set (= the seats' rotation)
+    host_address: str = ""
+
+
 #: Put on an entrant's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
 
 #: An entrant's queue: its assignments, REPLACED, or None when the ladder stops.
 EntrantQueue = asyncio.Queue[Assignment | str | None]
-
-
-class ReplacedError(LadderError):
-    """The bot entered again on another stream, which takes over from this one."""
 
 
 @dataclass(frozen=True, slots=True)

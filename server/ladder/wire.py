@@ -20,7 +20,7 @@ from mammamia_pb import arena_pb2 as pb
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
 from . import confidence
-from .assignment import Assignment
+from .lobby import Assignment
 from .ratings import Rating
 from .store import MatchRow, PositionTally, Standing, Tally
 

@@ -164,38 +164,21 @@ def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
 
 def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     """Returns the in-process times of the reads on the filled file at ``path``."""
-    from server.ladder.ladder import Ladder, Outcome
+    from server.ladder.lobby import LocalLobby
     from server.ladder.scheduler import Policy, form_matches
     from server.ladder.store import LadderStore
-
-    class NoHost:
-        async def create(
-            self,
-            names: Sequence[str],
-            deal_set: object = None,
-            *,
-            match_id: str | None = None,
-            tokens: Sequence[str] | None = None,
-        ) -> tuple[str, list[str], str]:
-            raise RuntimeError("no match is created here")
-
-        async def outcome(self, match_id: str) -> Outcome:
-            raise RuntimeError("no match is played here")
-
-        def stored_outcome(self, match_id: str) -> Outcome | None:
-            return None
-
-        def record(self, match_id: str) -> str | None:
-            return None
+    from server.storage import Writer
 
     store = LadderStore(path)
     try:
-        ladder = Ladder(store, NoHost(), Policy(concurrency=8))
+        policy = Policy(concurrency=8)
+        writer = Writer("ladder-writer")
+        lobby = LocalLobby(store, writer, policy)
         names = sorted(store.ratings())
         rng = random.Random(1)
 
         def scheduling_pass() -> None:
-            form_matches(ladder._waiting(names), ladder.scheduler.policy, 0, rng)
+            form_matches(lobby._waiting(names), policy, 0, rng)
 
         figures = {
             "standings": _timed(store.standings, repetitions),
@@ -204,8 +187,7 @@ def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
             "recount": _timed(store.recount, max(3, repetitions // 50)),
             "waiting_bots": len(names),
         }
-        ladder.reader.close()
-        ladder.writer.close()
+        writer.close()
     finally:
         store.close()
     return figures

@@ -69,6 +69,7 @@ class MatchResult:
     names: tuple[str, ...]
     record: str
     reason: str | None = None
+    first_player: int | None = None  # the seat that began round 1
 
 
 class Runner:
@@ -335,5 +336,6 @@ class Runner:
                 tuple(match.names),
                 record,
                 ended.reason,
+                match.state.events[0][2],
             )
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
-from .standings import connect_command, fetch_standings, standings_table
+from .cli_standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
     import grpc

@@ -30,7 +30,9 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..services import abort, metadata
 from . import wire
-from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
+from .ladder import Ladder, UnknownBotError
+from .lobby import ReplacedError
+from .matches import LadderClosedError
 from .store import LadderError, LadderFullError, NameTakenError, Standing
 
 DEFAULT_MATCHES = 20
@@ -71,7 +73,7 @@ class LadderServicer(pb_grpc.LadderServicer):
                 context, grpc.StatusCode.UNAUTHENTICATED, "Ladder.Enter needs the bot-key metadata"
             )
         try:
-            entry = await self.ladder.enter(request.name, key)
+            entrant = await self.ladder.enter(request.name, key)
         except UnknownBotError as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
@@ -80,14 +82,14 @@ class LadderServicer(pb_grpc.LadderServicer):
             # Headers now, the entry recorded: the bot knows it has entered (and that
             # a later entry replaces this one) before its first assignment.
             await context.send_initial_metadata(())
-            async for assignment in entry:
+            async for assignment in entrant:
                 yield wire.assignment_message(assignment)
         except ReplacedError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         finally:
-            entry.close()
+            entrant.close()
 
     async def Standings(
         self,
@@ -134,7 +136,7 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"match {request.match_id!r} is still running",
             )
-        record = self.ladder.host.record(request.match_id)
+        record = self.ladder.matches.record(request.match_id)
         if record is None:
             await abort(
                 context,

@@ -30,6 +30,7 @@ from mammamia import RecordError
 from mammamia.fairness import is_sealed
 
 from ..app import Arena
+from ..ladder import standings
 from ..ladder.store import MatchRow, Standing
 from . import live, replay
 from .ratings_history import RatingsHistory
@@ -129,18 +130,27 @@ async def _index(request: web.Request) -> web.StreamResponse:
 # -- ladder ----------------------------------------------------------------------------
 
 
-def standing_json(s: Standing) -> dict[str, Any]:
-    """Returns one line of the standings as JSON."""
+def standing_json(line: standings.Line) -> dict[str, Any]:
+    """Returns one line of the standings (:func:`server.ladder.standings.lines`) as JSON."""
+    s = line.standing
     return {
         "rank": s.rank,
         "name": s.name,
         "rating": s.rating,
         "mu": s.mu,
         "sigma": s.sigma,
+        "low": line.low,
+        "high": line.high,
+        "p_better": line.p_better,
         "games": s.games,
         "wins": s.wins,
         "pizzas": s.mean_delivered,
     }
+
+
+def bot_line(table: list[Standing], name: str) -> standings.Line | None:
+    """Returns the bot's line of ``table``, or None when it has none there."""
+    return next((line for line in standings.lines(table) if line.standing.name == name), None)
 
 
 async def _standings(request: web.Request) -> web.StreamResponse:
@@ -149,7 +159,11 @@ async def _standings(request: web.Request) -> web.StreamResponse:
     return _json(
         {
             "scopes": [
-                {"players": players, "rated": rated, "rows": [standing_json(s) for s in rows]}
+                {
+                    "players": players,
+                    "rated": rated,
+                    "rows": [standing_json(line) for line in standings.lines(rows)],
+                }
                 for players, (rated, rows) in scopes.items()
             ]
         }
@@ -195,10 +209,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
 
     def read() -> dict[str, Any]:
         scopes = reads.standings()
-        mine = {
-            players: next((s for s in rows if s.name == name), None)
-            for players, (_, rows) in scopes.items()
-        }
+        mine = {players: bot_line(rows, name) for players, (_, rows) in scopes.items()}
         tallies = reads.tallies(name)
         rows, delivered = reads.matches(name, 20)
         history = page.history.of(reads.db(), name)
@@ -218,7 +229,8 @@ async def _bot(request: web.Request) -> web.StreamResponse:
         return _error(404, f"no bot {name!r} on this ladder")
     by_players = []
     for players, tally in sorted(got["tallies"].items()):
-        s = got["scopes"].get(players)
+        line = got["scopes"].get(players)
+        s = None if line is None else line.standing
         by_players.append(
             {
                 "players": players,

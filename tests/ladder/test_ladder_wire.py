@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mammamia_pb import arena_pb2 as pb
 from server.ladder import cli_wire, wire
-from server.ladder.ladder import Assignment
+from server.ladder.lobby import Assignment
 from server.ladder.store import MatchRow, Standing
 
 

@@ -132,7 +132,7 @@ async function ladderPage(query) {
                "aria-selected": s.players === scope ? "true" : "false"},
          s.players ? `${s.players} players` : "All matches")));
     holder.replaceChildren(tabs, standingsTable(current),
-      el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws μ ± 3σ.`));
+      el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws the interval μ ± 2σ, about 95% of the model's belief.`));
   };
   show(el("h1", {}, "Ladder"), holder);
   await render();
@@ -141,14 +141,15 @@ async function ladderPage(query) {
 
 function standingsTable(scope) {
   const rows = scope.rows;
-  const lo = Math.min(0, ...rows.map(r => r.mu - 3 * r.sigma));
-  const hi = Math.max(50, ...rows.map(r => r.mu + 3 * r.sigma));
+  // The interval is the server's (low, high), as every reader of the standings shows it.
+  const lo = Math.min(0, ...rows.map(r => r.low));
+  const hi = Math.max(50, ...rows.map(r => r.high));
   const x = v => ((v - lo) / (hi - lo)) * 100;
   const body = rows.map(r => {
     const bar = el("span", {class: "interval"});
     const span = el("i", {});
-    span.style.left = x(r.mu - 3 * r.sigma) + "%";
-    span.style.width = (x(r.mu + 3 * r.sigma) - x(r.mu - 3 * r.sigma)) + "%";
+    span.style.left = x(r.low) + "%";
+    span.style.width = (x(r.high) - x(r.low)) + "%";
     const dot = el("b", {});
     dot.style.left = x(r.mu) + "%";
     bar.append(span, dot);

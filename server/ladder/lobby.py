@@ -177,6 +177,11 @@ class Entries:
         """Returns the stream id of each bot with a stream here."""
         return {name: stream for name, (stream, _) in self._open.items()}
 
+    def stream_of(self, name: str) -> str | None:
+        """Returns the id of the bot's stream here, or None."""
+        current = self._open.get(name)
+        return None if current is None else current[0]
+
     def __contains__(self, name: object) -> bool:
         return name in self._open
 

@@ -200,7 +200,7 @@ class SharedLobby:
             return
         seats, entries = await self.reader.streams(list(read))
         for name, stream in read.items():
-            if self.entries.streams().get(name) != stream:
+            if self.entries.stream_of(name) != stream:
                 continue
             entry = entries.get(name)
             if entry is not None and entry[1] != stream:

@@ -31,9 +31,11 @@ from mammamia.fairness import is_sealed
 
 from ..app import Arena
 from ..ladder import standings
+from ..ladder.confidence import interval
+from ..ladder.ratings import Rating
 from ..ladder.store import MatchRow, Standing
 from . import live, replay
-from .ratings_history import RatingsHistory
+from .ratings_history import Point, RatingsHistory
 from .reads import Reads
 
 log = structlog.get_logger()
@@ -148,6 +150,19 @@ def standing_json(line: standings.Line) -> dict[str, Any]:
     }
 
 
+def history_json(point: Point) -> dict[str, Any]:
+    """Returns a bot's rating after one match as JSON, with the standings' interval."""
+    low, high = interval(Rating(point.mu, point.sigma))
+    return {
+        "t": point.ended,
+        "mu": point.mu,
+        "sigma": point.sigma,
+        "rating": point.rating,
+        "low": low,
+        "high": high,
+    }
+
+
 def bot_line(table: list[Standing], name: str) -> standings.Line | None:
     """Returns the bot's line of ``table``, or None when it has none there."""
     return next((line for line in standings.lines(table) if line.standing.name == name), None)
@@ -257,10 +272,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
                 }
                 for o in got["opponents"]
             ],
-            "history": [
-                {"t": p.ended, "mu": p.mu, "sigma": p.sigma, "rating": p.rating}
-                for p in got["history"]
-            ],
+            "history": [history_json(p) for p in got["history"]],
             "history_behind": got["behind"],
             "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows],
         }

@@ -15,7 +15,7 @@ One :class:`Ladder` per server. Its life:
    the ladder awaits the match's end, stores it and rates it.
 3. :meth:`Ladder.run` runs the lobby until cancelled (server shutdown).
 
-With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the scheduler
+With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the lobby
 seats together play a **duplicate set** instead of one match: one deal (one server
 seed, committed to before the first match) once for every rotation of the seats,
 one match after another, each rated as it ends. The records of the set's matches

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
-from .standings import connect_command, fetch_standings, standings_table
+from .cli_standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
     import grpc
@@ -40,7 +40,9 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "standings",
         help="print the standings of a server's ladder",
         description="Print the ladder's standings, best conservative rating "
-        "(mu - 3 sigma) first; pizzas is the mean delivered per match.",
+        "(mu - 3 sigma) first; interval is mu ± 2 sigma, p>next the probability "
+        "that the bot is better than the next (docs/ratings.md); pizzas is the mean "
+        "delivered per match.",
     )
     s.add_argument(
         "--server",

@@ -11,11 +11,11 @@ One :class:`Ladder` per server. Its life:
    (``server.ladder.lobby``: one host's, or one that many hosts share on PostgreSQL);
    the lobby seats waiting bots together; the ladder creates each table's match
    through the server's matches (:class:`~server.ladder.matches.Matches`), the lobby
-   tells its bots their seats (:class:`~server.ladder.assignment.Assignment`), and
+   tells its bots their seats (:class:`~server.ladder.lobby.Assignment`), and
    the ladder awaits the match's end, stores it and rates it.
 3. :meth:`Ladder.run` runs the lobby until cancelled (server shutdown).
 
-With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the scheduler
+With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the lobby
 seats together play a **duplicate set** instead of one match: one deal (one server
 seed, committed to before the first match) once for every rotation of the seats,
 one match after another, each rated as it ends. The records of the set's matches
@@ -57,8 +57,6 @@ from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.status import MatchStatus
 
-# Re-exported: what describes a seat on the wire has imported it from here.
-from .assignment import Assignment as Assignment
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy

@@ -30,21 +30,36 @@ from server.db.ladder.rows import LadderError
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 
-from .assignment import Assignment
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
 
 log = structlog.get_logger()
+
+
+class ReplacedError(LadderError):
+    """The bot entered again on another stream, which takes over from this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A seat the lobby gives a bot: play it with the Seat service and this token, on
+    the host at ``host_address`` (empty: the host the bot entered through)."""
+
+    match_id: str
+    seat_token: str
+    seat: int
+    players: int
+    commitment: str = ""  # the match's commitment to its seed (a set's)
+    set_id: str | None = None  # the duplicate set it belongs to, if any
+    set_index: int = 0  # its place in the set (= the seats' rotation)
+    host_address: str = ""
+
 
 #: Put on an entrant's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
 
 #: An entrant's queue: its assignments, REPLACED, or None when the ladder stops.
 EntrantQueue = asyncio.Queue[Assignment | str | None]
-
-
-class ReplacedError(LadderError):
-    """The bot entered again on another stream, which takes over from this one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +177,11 @@ class Entries:
     def streams(self) -> dict[str, str]:
         """Returns the stream id of each bot with a stream here."""
         return {name: stream for name, (stream, _) in self._open.items()}
+
+    def stream_of(self, name: str) -> str | None:
+        """Returns the id of the bot's stream here, or None."""
+        current = self._open.get(name)
+        return None if current is None else current[0]
 
     def __contains__(self, name: object) -> bool:
         return name in self._open

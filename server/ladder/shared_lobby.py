@@ -29,7 +29,7 @@ and the database is the only thing they share (no coordinator process). Each hos
   the bots whose streams it holds at once.
 - **Every host announces to its own streams.** Each tick it reads the seats of its
   streams' bots in running matches (one statement) and sends each new one as an
-  :class:`~server.ladder.assignment.Assignment` (through the one registry of
+  :class:`~server.ladder.lobby.Assignment` (through the one registry of
   entries, ``server.ladder.lobby.Entries``), naming the running host's advertised
   address when that is another host. A bot that enters again, through any host, in
   the middle of a match is sent its seat again.
@@ -60,8 +60,7 @@ from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.tokens import new_match_id, new_token
 
-from .assignment import Assignment
-from .lobby import Entrant, Entries, Play, StartedMatch, Table, new_stream
+from .lobby import Assignment, Entrant, Entries, Play, StartedMatch, Table, new_stream
 from .ratings import Rating
 from .scheduler import Policy, Waiting, form_matches
 from .settling import Settling
@@ -203,7 +202,7 @@ class SharedLobby:
             return
         seats, entries = await self.reader.streams(list(read))
         for name, stream in read.items():
-            if self.entries.streams().get(name) != stream:
+            if self.entries.stream_of(name) != stream:
                 continue
             entry = entries.get(name)
             if entry is not None and entry[1] != stream:

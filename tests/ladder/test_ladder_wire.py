@@ -8,7 +8,7 @@ from mammamia_pb import arena_pb2 as pb
 from server.db.ladder.rows import LadderMatch as MatchRow
 from server.db.ladder.rows import Standing
 from server.ladder import cli_wire, wire
-from server.ladder.ladder import Assignment
+from server.ladder.lobby import Assignment
 
 
 def test_ladder_messages_and_the_replies_the_commands_read() -> None:

@@ -341,7 +341,7 @@ class Ladder:
             end = await self.matches.result(match_id)
         finally:
             self.lobby.unseat(match)
-        await self.settle(match_id, end)
+        await self._settle(match_id, end)
         return end
 
     async def settled(self) -> None:
@@ -350,9 +350,9 @@ class Ladder:
         await self.settling.settled()
 
     async def _settle_resumed(self, match_id: str) -> None:
-        await self.settle(match_id, await self.matches.result(match_id))
+        await self._settle(match_id, await self.matches.result(match_id))
 
-    async def settle(self, match_id: str, end: MatchEnd) -> None:
+    async def _settle(self, match_id: str, end: MatchEnd) -> None:
         """Stores and rates a finished match's result, or marks it aborted; a write
         that fails (the database away) is tried again until it is stored
         (:meth:`Settling.stored`)."""

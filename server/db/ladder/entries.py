@@ -1,4 +1,4 @@
-"""The Enter streams of many hosts and their scheduling passes (``server.ladder.hosts``).
+"""The Enter streams of many hosts and their scheduling passes (``server.ladder.shared_lobby``).
 
 On a PostgreSQL database that many hosts share, each bot with an Enter stream open
 has an entry (``ladder_entries``: its host, the stream's id, its host's last
@@ -43,7 +43,7 @@ class Entries:
 
     def claim(self, alone: bool, host: str) -> None:
         """On PostgreSQL, takes the ladder for this host alone (``alone``: duplicate
-        sets, which ``server.ladder.hosts`` does not schedule across hosts, need a
+        sets, which ``server.ladder.shared_lobby`` does not schedule across hosts, need a
         ladder of one host), or as one of the hosts that share it; raises StorageError
         when another host holds it the other way. A session advisory lock on
         (``LADDER_LOCK``, 1), exclusive or shared, held by a connection of its own for

@@ -59,8 +59,9 @@ def fill(
     """Fills a new database (a file, or an empty PostgreSQL database's URL) with
     ``matches`` finished, rated ladder matches of ``bots`` bots; returns how many rows
     and how long it took."""
-    from server.ladder.store import LadderStore, hash_key
-    from server.storage import connect, is_url, transaction
+    from server.db.connection import connect, is_url, transaction
+    from server.db.ladder.rows import hash_key
+    from server.db.ladder.store import LadderStore
 
     started = time.perf_counter()
     LadderStore(path).close()  # the schema, by the migrations
@@ -164,10 +165,11 @@ def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
 
 def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     """Returns the in-process times of the reads on the filled file at ``path``."""
+    from server.db.ladder.store import LadderStore
+    from server.db.writer import Writer
     from server.ladder.lobby import LocalLobby
     from server.ladder.scheduler import Policy, form_matches
-    from server.ladder.store import LadderStore
-    from server.storage import Writer
+    from server.status import MatchStatus
 
     store = LadderStore(path)
     try:
@@ -183,7 +185,9 @@ def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
         figures = {
             "standings": _timed(store.standings, repetitions),
             "scheduling_pass": _timed(scheduling_pass, repetitions),
-            "matches": _timed(lambda: store.matches(names[0], 20, "finished"), repetitions),
+            "matches": _timed(
+                lambda: store.matches(names[0], 20, MatchStatus.FINISHED), repetitions
+            ),
             "recount": _timed(store.recount, max(3, repetitions // 50)),
             "waiting_bots": len(names),
         }

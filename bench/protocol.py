@@ -203,8 +203,8 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
     from structlog.testing import capture_logs
 
     from mammamia import view_of
+    from server.db.matches import Storage
     from server.host import Host
-    from server.storage import Storage
 
     rng = random.Random(seed)
     answer_ns = view_ns = decisions = 0
@@ -286,8 +286,8 @@ async def _play_seat(
 async def _play_path(seconds: float, seed: int, players: int) -> dict[str, float]:
     from structlog.testing import capture_logs
 
+    from server.db.matches import Storage
     from server.host import Host
-    from server.storage import Storage
 
     rng = random.Random(seed)
     into: dict[str, Any] = {"samples": [], "client_ns": 0}

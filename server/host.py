@@ -8,7 +8,7 @@ This is also the programmatic way to run matches, used by the ladder
     runner.id, runner.tokens          # the match id; one seat token per seat, in seat order
     runner.match                      # the state machine (server.match.Match)
     result = await runner.result()    # once the record is stored (never before)
-    result.status                     # "finished" or "aborted"
+    result.status                     # MatchStatus.FINISHED or ABORTED
     result.winners, result.ranks, result.delivered, result.names, result.record
 
 ``create_match`` raises ``HostClosed`` once the server drains (SIGTERM) and
@@ -34,9 +34,10 @@ from mammamia import State, new_game
 from mammamia.actions import Action
 from mammamia.fairness import DealSet, Fairness
 
-from . import storage as st
 from .clock import Clock, SystemClock
-from .journal import Journal, replay, setup_of, token_hash
+from .db.journal import Journal
+from .db.matches import Storage
+from .inputs import replay, setup_of, token_hash
 from .match import DEFAULT_DEADLINE_MS, WAITING, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
@@ -54,7 +55,7 @@ class Host:
 
     def __init__(
         self,
-        storage: st.Storage,
+        storage: Storage,
         *,
         deadline_ms: int = DEFAULT_DEADLINE_MS,
         start_timeout: float = 30.0,
@@ -67,7 +68,7 @@ class Host:
     ) -> None:
         self.storage = storage
         # Every match dealt from seeds is written ahead, so a restart resumes it.
-        self.journal = Journal(storage) if journal else None
+        self.journal: Journal | None = storage.open_journal() if journal else None
         self.clock: Clock = clock or SystemClock()
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout

@@ -40,16 +40,18 @@ from mammamia.fairness import Fairness, seal
 
 from .answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
+from .status import MatchStatus
 
 DEFAULT_DEADLINE_MS: Final = 5000
 STRIKES_TO_AUTOPILOT: Final = 3
 NAME_LIMIT: Final = 64
 
-WAITING: Final = "waiting"
-RUNNING: Final = "running"
-ENDING: Final = "ending"  # over or cut off; the record awaits storage
-FINISHED: Final = "finished"
-ABORTED: Final = "aborted"
+
+WAITING: Final = MatchStatus.WAITING
+RUNNING: Final = MatchStatus.RUNNING
+ENDING: Final = MatchStatus.ENDING
+FINISHED: Final = MatchStatus.FINISHED
+ABORTED: Final = MatchStatus.ABORTED
 
 _DECLINE: Final = Resolve(False)
 
@@ -100,7 +102,7 @@ class Match:
         self.names = [
             (settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT] for i in range(n)
         ]
-        self.status = WAITING
+        self.status: MatchStatus = WAITING
         self.created = now
         self.started: float | None = None
         self.joined = [False] * n

@@ -11,7 +11,7 @@ after each call it looks at the log entries the call appended:
 - it stores the match's start and names, and once the match is ending its
   record, before the end is announced (a result is never announced unless it is
   stored);
-- with a journal (``server.journal``), it writes each input ahead (the start, a
+- with a journal (``server.db.journal``), it writes each input ahead (the start, a
   join, an accepted answer, a default, an abort) and shows the streams only the
   log up to what is committed: no event an input caused leaves the server before
   the input would survive a crash;
@@ -34,11 +34,13 @@ import structlog
 
 from mammamia.actions import Action
 
-from . import storage as st
 from .answers import Ruling
 from .clock import Clock, Timer
+from .db.connection import StorageError
+from .db.journal import Journal
+from .db.matches import Storage
 from .events import Defaulted, Ended, Entry
-from .journal import Input, Journal, answer_input
+from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
 from .match import ENDING, RUNNING, WAITING, Match, iso
 from .streams import Streams
 
@@ -79,7 +81,7 @@ class Runner:
         self,
         match: Match,
         tokens: tuple[str, ...],
-        storage: st.Storage,
+        storage: Storage,
         clock: Clock,
         start_timeout: float,
         *,
@@ -143,7 +145,8 @@ class Runner:
         match = self.match
         first = not match.joined[seat]
         seeds = match.fairness.client_seeds[seat] if match.fairness is not None else None
-        renamed = match.join(seat, name, client_seed)
+        step = Join(seat, name, client_seed)
+        renamed = apply(match, step)
         if renamed:
             self.storage.set_names(self.id, match.names)
         if (
@@ -151,7 +154,7 @@ class Runner:
             or renamed
             or (match.fairness is not None and match.fairness.client_seeds[seat] != seeds)
         ):
-            self._write({"k": "join", "seat": seat, "name": name, "seed": client_seed})
+            self._write(step)
         if first:
             log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])
         if self.match.all_joined:
@@ -164,10 +167,10 @@ class Runner:
         before = len(self.match.log)
         now = self.clock.now()
         applied = len(self.match.actions)
-        ruling = self.match.answer(seat, decision_id, option, action, now)
+        ruling = apply(self.match, Answer(seat, decision_id, action, now, option))
         if ruling.accepted and not ruling.repeated:
             # The answer is the first action it appended (seats on autopilot may follow).
-            self._write(answer_input(seat, decision_id, self.match.actions[applied][1], now))
+            self._write(Answer(seat, decision_id, self.match.actions[applied][1], now))
         self._after(before)
         for hook in self.on_answer:
             hook(seat, decision_id, ruling)
@@ -176,9 +179,10 @@ class Runner:
     def abort(self, reason: str) -> asyncio.Future[MatchResult]:
         """Returns the result future after cutting the match off (no-op once ending)."""
         before = len(self.match.log)
+        step = Abort(reason)
         if self.match.status in (WAITING, RUNNING):
-            self._write({"k": "abort", "reason": reason})
-        self.match.abort(reason)
+            self._write(step)
+        apply(self.match, step)
         self._after(before)
         return self._result
 
@@ -187,8 +191,9 @@ class Runner:
             return
         before = len(self.match.log)
         now = self.clock.now()
-        self._write({"k": "start", "at": now})
-        self.match.start(now)
+        step = Start(now)
+        self._write(step)
+        apply(self.match, step)
         self.storage.set_running(self.id)
         log.info("match_started", match=self.id, players=self.players, names=self.match.names)
         self._after(before)
@@ -209,9 +214,10 @@ class Runner:
         present = {f.viewer for f in self.streams.followers}
         absent = [seat for seat in range(self.players) if seat not in present]
         now = self.clock.now()
+        step = Tick(now, tuple(absent))
         if self.match.due(now):
-            self._write({"k": "tick", "at": now, "absent": absent})
-        self.match.tick(now, absent)
+            self._write(step)
+        apply(self.match, step)
         for entry in self.match.log[before:]:
             if isinstance(entry, Defaulted):
                 log.info(
@@ -309,7 +315,7 @@ class Runner:
                         reason="the stored match had already ended",
                     )
                 break
-            except st.StorageError as e:
+            except StorageError as e:
                 log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))
                 await asyncio.sleep(0.1 * 2**attempt)
         # Never announce a result that is not stored: the match counts as cut off

@@ -24,12 +24,12 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from . import seating, wire
+from .db.connection import StorageError
 from .host import Host
 from .places import Places
 from .quotas import Quotas
 from .runner import Runner
 from .seating import STATUS_OF, Refused, Seats
-from .storage import StorageError
 from .streams import Follower, holding, messages
 from .tokens import same_secret
 

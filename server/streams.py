@@ -277,7 +277,7 @@ class Streams:
         seconds to wait after each wake before the next batch (a bound on the rate)."""
         match = self.match
         viewer = follower.viewer
-        # The snapshot shows only what is committed (server.journal): wait for the
+        # The snapshot shows only what is committed (server.db.journal): wait for the
         # inputs still being written.
         await self.caught_up()
         self._open(follower)

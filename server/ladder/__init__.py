@@ -3,7 +3,6 @@
 ratings.py    OpenSkill's Plackett-Luce model: free-for-all with ties
 confidence.py how sure the standings are: intervals, neighbours' odds
 standings.py  the standings' lines with their interval, for every reader (gRPC, web)
-store.py      the ladder's tables in the server's database: bots, results, ratings
 scheduler.py  who plays whom (pure), and the loop that keeps matches going
 ladder.py     the running ladder: registrations, the lobby's tables played, results rated
 lobby.py      where entered bots wait, are seated together and told their seats
@@ -15,4 +14,7 @@ serve.py      the ladder's ``mammamia serve`` flags and its installation in the 
 cli.py        ``mammamia ladder`` (standings, matches, record, rerate), ``mammamia demo``
 cli_standings.py  the standings as the commands fetch and print them
 demo.py       a server with a demo ladder of built-in bots (``make run``)
+
+The ladder's tables (bots, results, ratings, tallies) are the storage layer's:
+``server.db.ladder``.
 """

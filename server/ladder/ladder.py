@@ -15,7 +15,7 @@ One :class:`Ladder` per server. Its life:
    the ladder awaits the match's end, stores it and rates it.
 3. :meth:`Ladder.run` runs the lobby until cancelled (server shutdown).
 
-With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the scheduler
+With ``duplicate`` (``mammamia serve --ladder-duplicate``) the bots the lobby
 seats together play a **duplicate set** instead of one match: one deal (one server
 seed, committed to before the first match) once for every rotation of the seats,
 one match after another, each rated as it ends. The records of the set's matches
@@ -38,7 +38,7 @@ cancels.
 Names that never enter expire: a bot registered more than ``name_expiry`` seconds
 ago that never opened an Enter stream is removed (checked periodically through the
 writer, on the injected ``clock``), and at most ``max_unentered`` such names are
-registered at once (:class:`~server.ladder.store.LadderFullError` beyond).
+registered at once (:class:`~server.db.ladder.rows.LadderFullError` beyond).
 """
 
 from __future__ import annotations
@@ -52,14 +52,16 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
-from server.storage import Writer
+from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
+from server.status import MatchStatus
 
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
 from .settling import Settling
 from .shared_lobby import SharedLobby
-from .store import ALL_PLAYERS, LadderError, LadderStore, Standing
 
 log = structlog.get_logger()
 
@@ -138,7 +140,7 @@ class Ladder:
         resuming: dict[str, asyncio.Future[None]] = {}
         for match_id in self.lobby.recover():
             end = self.matches.stored_result(match_id)
-            if end is not None and end.status == "finished":
+            if end is not None and end.status == MatchStatus.FINISHED:
                 if self._store_result(match_id, end):
                     self._log_finished(match_id, end)
                 log.info("ladder_match_recovered", match=match_id)
@@ -289,7 +291,7 @@ class Ladder:
                 end = await asyncio.shield(playing)
                 if end is None:
                     break
-                if end.status != "finished":
+                if end.status != MatchStatus.FINISHED:
                     reason = "a match of the set was aborted"
                     break
         except BaseException:
@@ -339,7 +341,7 @@ class Ladder:
             end = await self.matches.result(match_id)
         finally:
             self.lobby.unseat(match)
-        await self.settle(match_id, end)
+        await self._settle(match_id, end)
         return end
 
     async def settled(self) -> None:
@@ -348,13 +350,13 @@ class Ladder:
         await self.settling.settled()
 
     async def _settle_resumed(self, match_id: str) -> None:
-        await self.settle(match_id, await self.matches.result(match_id))
+        await self._settle(match_id, await self.matches.result(match_id))
 
-    async def settle(self, match_id: str, end: MatchEnd) -> None:
+    async def _settle(self, match_id: str, end: MatchEnd) -> None:
         """Stores and rates a finished match's result, or marks it aborted; a write
         that fails (the database away) is tried again until it is stored
         (:meth:`Settling.stored`)."""
-        if end.status == "finished":
+        if end.status == MatchStatus.FINISHED:
             new = await self.settling.stored(match_id, self._store_result, match_id, end)
             self._rated += 1  # (also when not new: read again, never stale)
             if new:

@@ -26,11 +26,12 @@ from typing import Protocol
 import structlog
 
 from mammamia.fairness import DealSet
-from server.storage import Writer
+from server.db.ladder.rows import LadderError
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
 
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
-from .store import LadderError, LadderStore
 
 log = structlog.get_logger()
 

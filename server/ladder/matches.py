@@ -14,9 +14,8 @@ from typing import Protocol
 from mammamia import RecordError
 from mammamia.fairness import DealSet
 from mammamia.record import loads
+from server.db.ladder.rows import LadderError, SeatResult
 from server.host import Host, HostClosed
-
-from .store import LadderError, SeatResult
 
 
 class LadderClosedError(LadderError):
@@ -119,7 +118,7 @@ class ServerMatches:
         """Returns how ``match_id`` ended as the server stored it, or None. (After a
         crash the stored record is all there is to say who began round 1.)"""
         row = self.host.storage.match(match_id)
-        if row is None or row.status not in ("finished", "aborted"):
+        if row is None or not row.status.ended:
             return None
         record = self.host.storage.record(match_id)
         try:

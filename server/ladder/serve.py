@@ -128,11 +128,11 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+    from ..db.ladder.store import LadderStore
     from .ladder import Ladder
     from .matches import ServerMatches
     from .scheduler import Policy
     from .service import LadderServicer
-    from .store import LadderStore
 
     low, high = args.ladder_players
     policy = Policy(low, high, concurrency=args.ladder_concurrency)

@@ -28,12 +28,13 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
 from ..services import abort, metadata
+from ..status import MatchStatus
 from . import wire
 from .ladder import Ladder, UnknownBotError
 from .lobby import ReplacedError
 from .matches import LadderClosedError
-from .store import LadderError, LadderFullError, NameTakenError, Standing
 
 DEFAULT_MATCHES = 20
 MAX_MATCHES = 500
@@ -115,7 +116,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
-        rows = await self.ladder.reader.matches(request.name or None, limit, status="finished")
+        rows = await self.ladder.reader.matches(
+            request.name or None, limit, status=MatchStatus.FINISHED
+        )
         return wire.matches_response(rows)
 
     async def GetRecord(
@@ -130,7 +133,7 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.NOT_FOUND,
                 f"match {request.match_id!r} is not a ladder match",
             )
-        if match.status == "running":
+        if match.status == MatchStatus.RUNNING:
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,

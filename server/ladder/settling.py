@@ -15,7 +15,8 @@ from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
-from server.storage import ERRORS, Writer
+from server.db.connection import ERRORS
+from server.db.writer import Writer
 
 log = structlog.get_logger()
 

@@ -15,7 +15,7 @@ and the database is the only thing they share (no coordinator process). Each hos
   stream id, ends it as replaced.
 - **Scheduling is a transaction.** Every ``tick`` (jittered, so that the hosts take
   turns), a host with a free match slot runs one pass
-  (:meth:`~server.ladder.store.LadderStore.take`): under the ladder's advisory lock
+  (:meth:`~server.db.ladder.store.LadderStore.take`): under the ladder's advisory lock
   (the one its results and ratings take, so passes of all hosts and the writes that
   free bots run one at a time) it reads the bots waiting anywhere (alive and not
   seated in a running match), forms at most one match with the pure
@@ -54,14 +54,16 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from server.storage import Writer
+from server.db.ladder.reads import LadderReader
+from server.db.ladder.rows import Seated
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
 from server.tokens import new_match_id, new_token
 
 from .lobby import Assignment, Entrant, Entries, Play, StartedMatch, Table, new_stream
 from .ratings import Rating
 from .scheduler import Policy, Waiting, form_matches
 from .settling import Settling
-from .store import LadderReader, LadderStore, Seated
 
 log = structlog.get_logger()
 

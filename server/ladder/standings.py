@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..db.ladder.rows import Standing
 from .confidence import interval, p_better
 from .ratings import Rating
-from .store import Standing
 
 
 @dataclass(frozen=True, slots=True)

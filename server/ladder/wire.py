@@ -17,11 +17,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 
+from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
 from . import standings
 from .lobby import Assignment
-from .store import MatchRow, PositionTally, Standing, Tally
 
 
 def assignment_message(a: Assignment) -> pb.Assignment:
@@ -81,12 +81,12 @@ def standings_response(finished: int, table: Sequence[Standing]) -> pb.Standings
     )
 
 
-def matches_response(rows: Sequence[MatchRow]) -> pb.MatchesResponse:
+def matches_response(rows: Sequence[LadderMatch]) -> pb.MatchesResponse:
     """Returns the reply to Ladder.Matches."""
     return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
 
 
-def ladder_summary(m: MatchRow) -> pb.MatchSummary:
+def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
     """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
     created = Timestamp()
     created.FromNanoseconds(int(m.created * 1e9))

@@ -17,7 +17,6 @@ ended matches, and the spectator view of running ones (``server.web.live``).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,10 +29,11 @@ from mammamia import RecordError
 from mammamia.fairness import is_sealed
 
 from ..app import Arena
+from ..db.connection import ERRORS
+from ..db.ladder.rows import LadderMatch, Standing
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
-from ..ladder.store import MatchRow, Standing
 from . import live, replay
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -110,7 +110,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Turns a failed database read into 503 (the server goes on)."""
     try:
         return await handler(request)
-    except sqlite3.Error as e:
+    except ERRORS as e:
         log.warning("web_read_failed", path=request.path, error=str(e))
         return _error(503, "the database cannot be read just now; try again")
 
@@ -192,7 +192,7 @@ def _limit(request: web.Request, default: int = 30) -> int:
         return default
 
 
-def match_json(page: Page, row: MatchRow, delivered: tuple[int, ...] | None) -> dict[str, Any]:
+def match_json(page: Page, row: LadderMatch, delivered: tuple[int, ...] | None) -> dict[str, Any]:
     """Returns a listed ladder match as JSON; ``live`` when this server holds it
     running (its live view is open), else its replay is (once ended)."""
     held = page.arena.host.get(row.match_id)
@@ -227,7 +227,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
         mine = {players: bot_line(rows, name) for players, (_, rows) in scopes.items()}
         tallies = reads.tallies(name)
         rows, delivered = reads.matches(name, 20)
-        history = page.history.of(reads.db(), name)
+        history = page.history.of(reads.ladder(), name)
         return {
             "scopes": mine,
             "tallies": tallies,
@@ -294,7 +294,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         stored = await page.reads.run(page.reads.stored, match_id)
         if stored is None:
             return _error(404, f"no match {match_id!r}")
-        if stored.status not in ("finished", "aborted") or stored.record is None:
+        if not stored.status.ended or stored.record is None:
             return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
         if is_sealed(stored.record):
             # A duplicate set's later matches deal the same cards (docs/ladder.md).

@@ -14,13 +14,14 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.ladder.rows import LadderFullError
+from server.db.ladder.store import LadderStore
 from server.ladder import ladder as ladder_module
 from server.ladder import serve
 from server.ladder.ladder import Ladder, UnknownBotError
 from server.ladder.lobby import ReplacedError
 from server.ladder.scheduler import Policy
 from server.ladder.shared_lobby import SharedLobby
-from server.ladder.store import LadderFullError, LadderStore
 
 from .no_matches import NoMatches
 

@@ -10,15 +10,16 @@ import json
 
 import pytest
 
-from server import schema
+from server.db import schema
+from server.db.connection import connect, transaction
+from server.db.ladder.rows import PositionTally, Tally
+from server.db.ladder.store import LadderStore
 from server.ladder.ladder import Ladder
 from server.ladder.lobby import LocalLobby
 from server.ladder.matches import MatchEnd
 from server.ladder.scheduler import Policy
 from server.ladder.serve import add_arguments
 from server.ladder.shared_lobby import SharedLobby
-from server.ladder.store import LadderStore, PositionTally, Tally
-from server.storage import connect, transaction
 
 from .no_matches import NoMatches
 

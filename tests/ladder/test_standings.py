@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from server.db.ladder.rows import Standing
 from server.ladder import wire
 from server.ladder.confidence import WIDTH, p_better
 from server.ladder.ratings import Rating
 from server.ladder.standings import lines
-from server.ladder.store import Standing
 from server.web.api import standing_json
 
 TABLE = [

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from server.ladder import store as store_module
+from server.db.ladder import rating as store_module
+from server.db.ladder.rows import ALL_PLAYERS, SeatResult, Tally
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
 from server.ladder.ladder import Ladder
 from server.ladder.lobby import LocalLobby, Table
 from server.ladder.matches import MatchEnd
 from server.ladder.scheduler import Policy
-from server.ladder.store import ALL_PLAYERS, LadderStore, SeatResult, Tally
-from server.storage import Writer
 
 from .no_matches import NoMatches
 

@@ -11,10 +11,10 @@ from mammamia import Resolve, loads, new_game
 from mammamia_pb import arena_pb2 as pb
 from server import visibility, wire
 from server.answers import Refusal
+from server.db.matches import Storage
 from server.events import Asked, Defaulted, Ended, Happened
 from server.host import Host
 from server.match import FINISHED, Match, Settings
-from server.storage import Storage
 from server.streams import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 
 from .clocks import START, ManualClock

@@ -16,8 +16,8 @@ import grpc
 from mammamia.dump import state_dump
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .client import MAMMAMIA, seat_metadata
 from .clocks import START, ManualClock

@@ -18,8 +18,8 @@ from mammamia import record as rec
 from mammamia.fairness import commitment, game_seed, verify
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .client import MAMMAMIA, create_match, seat_metadata
 from .clocks import ManualClock

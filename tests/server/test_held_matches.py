@@ -9,9 +9,9 @@ import gc
 import weakref
 from pathlib import Path
 
+from server.db.matches import Storage
 from server.host import Host
 from server.runner import Runner
-from server.storage import Storage
 
 from .clocks import ManualClock
 

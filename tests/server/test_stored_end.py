@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .clocks import ManualClock
 

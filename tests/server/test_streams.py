@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 from server.streams import Batch, Follower, Replies, holding
 from server.visibility import FinalView, Item, Snapshot
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -240,7 +240,7 @@ why the call ends; or, after a ``wait``, the token of the place the call has bec
 
 async def play(
     runner: Runner, seat: int, requests: AsyncIterator[pb.PlayRequest], reply_limit: int
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Yields the messages of a Play call of ``seat``, whose stream is counted already;
     raises Refused when the call must end with a status."""
     try:
@@ -269,7 +269,7 @@ async def play(
 
 async def play_matches(
     seats: Seats, requests: AsyncIterator[pb.PlayRequest]
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Yields the messages of a PlayMatches call: each seat's stream in turn, and a
     place's token; raises Refused when the call must end with a status."""
     call = PlayCall(requests, seats.quotas.reply_queue, "PlayMatches", seats)

@@ -156,11 +156,12 @@ class SeatService:
             except Refused as e:
                 await _refuse_opening(requests, context, e)
                 return
+            # Closed with the call, not when collected: its reader stops at once.
+            play = seating.play(runner, seat, requests, self.seats.quotas.reply_queue)
             try:
-                async for message in seating.play(
-                    runner, seat, requests, self.seats.quotas.reply_queue
-                ):
-                    yield message
+                async with contextlib.aclosing(play):
+                    async for message in play:
+                        yield message
             except Refused as e:
                 _refuse_stream(context, e)
 
@@ -169,9 +170,11 @@ class SeatService:
     ) -> AsyncIterator[bytes]:
         # Headers at once: the client knows its call is taken up before it sits.
         await context.send_initial_metadata(())
+        play = seating.play_matches(self.seats, requests)
         try:
-            async for message in seating.play_matches(self.seats, requests):
-                yield message
+            async with contextlib.aclosing(play):
+                async for message in play:
+                    yield message
         except Refused as e:
             _refuse_stream(context, e)
 

@@ -100,7 +100,7 @@ def _rated(address: str) -> int:
 
 def _finished(url: str) -> dict[str, int]:
     """Returns the finished ladder matches and the actions in each one's record."""
-    from server.storage import connect
+    from server.db.connection import connect
 
     db = connect(url)
     try:

@@ -59,8 +59,9 @@ def fill(
     """Fills a new database (a file, or an empty PostgreSQL database's URL) with
     ``matches`` finished, rated ladder matches of ``bots`` bots; returns how many rows
     and how long it took."""
-    from server.ladder.store import LadderStore, hash_key
-    from server.storage import connect, is_url, transaction
+    from server.db.connection import connect, is_url, transaction
+    from server.db.ladder.rows import hash_key
+    from server.db.ladder.store import LadderStore
 
     started = time.perf_counter()
     LadderStore(path).close()  # the schema, by the migrations
@@ -164,48 +165,33 @@ def _timed(call: Callable[[], object], repetitions: int) -> dict[str, float]:
 
 def reads(path: Path | str, repetitions: int = 200) -> dict[str, Any]:
     """Returns the in-process times of the reads on the filled file at ``path``."""
-    from server.ladder.ladder import Ladder, Outcome
+    from server.db.ladder.store import LadderStore
+    from server.db.writer import Writer
+    from server.ladder.lobby import LocalLobby
     from server.ladder.scheduler import Policy, form_matches
-    from server.ladder.store import LadderStore
-
-    class NoHost:
-        async def create(
-            self,
-            names: Sequence[str],
-            deal_set: object = None,
-            *,
-            match_id: str | None = None,
-            tokens: Sequence[str] | None = None,
-        ) -> tuple[str, list[str], str]:
-            raise RuntimeError("no match is created here")
-
-        async def outcome(self, match_id: str) -> Outcome:
-            raise RuntimeError("no match is played here")
-
-        def stored_outcome(self, match_id: str) -> Outcome | None:
-            return None
-
-        def record(self, match_id: str) -> str | None:
-            return None
+    from server.status import MatchStatus
 
     store = LadderStore(path)
     try:
-        ladder = Ladder(store, NoHost(), Policy(concurrency=8))
+        policy = Policy(concurrency=8)
+        writer = Writer("ladder-writer")
+        lobby = LocalLobby(store, writer, policy)
         names = sorted(store.ratings())
         rng = random.Random(1)
 
         def scheduling_pass() -> None:
-            form_matches(ladder._waiting(names), ladder.scheduler.policy, 0, rng)
+            form_matches(lobby._waiting(names), policy, 0, rng)
 
         figures = {
             "standings": _timed(store.standings, repetitions),
             "scheduling_pass": _timed(scheduling_pass, repetitions),
-            "matches": _timed(lambda: store.matches(names[0], 20, "finished"), repetitions),
+            "matches": _timed(
+                lambda: store.matches(names[0], 20, MatchStatus.FINISHED), repetitions
+            ),
             "recount": _timed(store.recount, max(3, repetitions // 50)),
             "waiting_bots": len(names),
         }
-        ladder.reader.close()
-        ladder.writer.close()
+        writer.close()
     finally:
         store.close()
     return figures

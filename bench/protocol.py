@@ -203,8 +203,8 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
     from structlog.testing import capture_logs
 
     from mammamia import view_of
+    from server.db.matches import Storage
     from server.host import Host
-    from server.storage import Storage
 
     rng = random.Random(seed)
     answer_ns = view_ns = decisions = 0
@@ -259,8 +259,8 @@ class _Answers:
 async def _play_seat(
     runner: Any, number: int, rng: random.Random, last: list[int], into: dict[str, Any]
 ) -> None:
-    from server.runner import holding
-    from server.services import PlayCall
+    from server.seating import PlayCall
+    from server.streams import holding
 
     answers = _Answers()
     runner.join(number)
@@ -286,8 +286,8 @@ async def _play_seat(
 async def _play_path(seconds: float, seed: int, players: int) -> dict[str, float]:
     from structlog.testing import capture_logs
 
+    from server.db.matches import Storage
     from server.host import Host
-    from server.storage import Storage
 
     rng = random.Random(seed)
     into: dict[str, Any] = {"samples": [], "client_ns": 0}

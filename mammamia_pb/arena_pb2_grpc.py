@@ -171,9 +171,10 @@ class SeatServicer:
         message, and its first message after each `match_ended`, carries `sit` (the
         next seat's token and where to resume). From a `sit` to that match's
         `match_ended` the call is a Play call of that seat: the same events, starting
-        with a Snapshot, and every `act` answered with an `act_result`; a `sit` sent
-        before the match has ended is refused with an `act_result`
-        (REFUSAL_MALFORMED) and changes nothing. After `match_ended` the server waits
+        with a Snapshot, and every `act` answered with an `act_result`; a `sit` (or any
+        other message that is not an `act`) sent before the match has ended is refused
+        with an `act_result` (REFUSAL_MALFORMED, `decision_id` empty) and changes
+        nothing. After `match_ended` the server waits
         for the next `sit`; an `act` that arrives then is not answered (its match has
         ended; on Play the call has closed by then). The server closes the call with
         OK once the client has closed its side and the match in play, if any, has
@@ -188,10 +189,12 @@ class SeatServicer:
         match an organiser creates naming the place (CreateMatchRequest.places) is
         streamed on it from its Snapshot to its `match_ended`, one after another, its
         `act`s answered as above. A match then starts as soon as it is created, with
-        no round trip to the client. A place takes no `sit`: a `sit` or a second `wait`
-        ends the call with INVALID_ARGUMENT. The seat's token is the organiser's
-        (CreateMatchResponse.seat_tokens); a place's call that breaks leaves its seat
-        to its deadlines unless the organiser hands that token to a Play call.
+        no round trip to the client. A place takes no `sit`: between its matches a
+        `sit` or a second `wait` ends the call with INVALID_ARGUMENT (during a match,
+        like any message that is not an `act`, it is refused with an `act_result`).
+        The seat's token is the organiser's (CreateMatchResponse.seat_tokens); a
+        place's call that breaks leaves its seat to its deadlines unless the organiser
+        hands that token to a Play call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -5,6 +5,9 @@
     storage.py   the embedded SQLite database: matches and their game records
     wire.py      the only module that converts between game values and protobuf
     services.py  the gRPC servicers (Seat, Spectate, Organiser), thin
+    seating.py   the seats a call takes: Observe's and Play's, PlayMatches', places'
+    runner.py    one match on the event loop: its clock, journal, storage and end
+    streams.py   what leaves for each stream of a match, and when: the one stream loop
     app.py       ``create_server``: services, health, reflection, drain; extensions
     cli.py       ``mammamia serve`` and ``mammamia match``
     logs.py      structlog configuration

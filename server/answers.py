@@ -1,7 +1,7 @@
-"""What becomes of an answer: accepted, or refused with a reason kind.
+"""What becomes of an answer (its ``Ruling``): accepted, or refused with a reason kind.
 
 The match returns these; the servicers map each reason kind to a gRPC status code
-in one table (``server.services.STATUS_OF``), and ``server.wire`` writes them into
+in one table (``server.seating.STATUS_OF``), and ``server.wire`` writes them into
 ``ActResult``s. The kinds, and which one wins when several apply, are those of the
 contract's ``Refusal`` enum (arena.proto), in its order.
 """
@@ -26,8 +26,8 @@ class Refusal(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """The outcome of one answer.
+class Ruling:
+    """The ruling on one answer.
 
     ``refusal`` is None when accepted; ``repeated`` when the answer repeated the
     accepted answer of a decision no longer open (nothing applied this time);
@@ -46,10 +46,10 @@ class Outcome:
         return self.refusal is None
 
 
-ACCEPTED: Final = Outcome()
-REPEATED: Final = Outcome(repeated=True)
+ACCEPTED: Final = Ruling()
+REPEATED: Final = Ruling(repeated=True)
 
 
-def refused(kind: Refusal, why: str, rule: str | None = None) -> Outcome:
+def refused(kind: Refusal, why: str, rule: str | None = None) -> Ruling:
     """Returns a refusal whose message begins with the contract's name of ``kind``."""
-    return Outcome(kind, f"REFUSAL_{kind.name}: {why}", rule)
+    return Ruling(kind, f"REFUSAL_{kind.name}: {why}", rule)

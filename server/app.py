@@ -36,11 +36,13 @@ from grpc_reflection.v1alpha import reflection
 
 from . import services
 from .clock import Clock
+from .db.connection import StorageError, is_url
+from .db.matches import Storage
+from .db.writer import Writer
 from .guards import Guards
 from .host import Host
-from .match import DEFAULT_DEADLINE_MS, WAITING
+from .match import DEFAULT_DEADLINE_MS, RUNNING, WAITING
 from .quotas import Quotas, Rates, descriptor_limit, server_options
-from .storage import Storage, StorageError, Writer, is_url
 
 log = structlog.get_logger()
 
@@ -185,7 +187,7 @@ async def create_server(
     wall clock when None). ``exclusive`` claims the database file for this process
     and checks its integrity first. ``quotas`` bound what clients may hold and ask
     (the defaults when None). ``host_id`` names this server among the hosts sharing a
-    PostgreSQL database (its match rows carry it; see ``server.storage.Storage``), and
+    PostgreSQL database (its match rows carry it; see ``server.db.matches.Storage``), and
     ``advertise`` is the address at which the other hosts' bots reach it (kept in
     ``Arena.advertise`` for extensions: the ladder). Raises StorageError for a damaged
     file or one another server claimed (on PostgreSQL: the same host id)."""
@@ -237,11 +239,8 @@ async def create_server(
     resumed = host.resume()
     cut = storage.abort_unfinished("server stopped before the match ended")
     if host.journal is not None:
-        host.journal.reinstate(
-            {
-                m: "waiting" if host.matches[m].match.status == WAITING else "running"
-                for m in resumed
-            }
+        storage.reinstate(
+            {m: WAITING if host.matches[m].match.status == WAITING else RUNNING for m in resumed}
         )
     cut = [m for m in cut if m not in resumed]
     if cut:

@@ -334,7 +334,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from client_sdk import logs
 
-    from .storage import ERRORS, StorageError, shown
+    from .db.connection import ERRORS, StorageError, shown
 
     if bool(args.tls_cert) != bool(args.tls_key):
         print("mammamia serve: --tls-cert and --tls-key go together", file=sys.stderr)
@@ -422,8 +422,8 @@ async def _run(args: argparse.Namespace) -> None:
 
     from . import garbage
     from .app import create_server, serve_until_signalled
+    from .db.connection import StorageError
     from .quotas import raise_descriptor_limit
-    from .storage import StorageError
     from .tokens import new_organiser_key
 
     log = structlog.get_logger()

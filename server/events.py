@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from mammamia import Event, State, View
 from mammamia.actions import Action
 
+from .status import MatchStatus
+
 
 @dataclass(slots=True, eq=False)
 class Decision:
@@ -88,7 +90,7 @@ class Started:
 class Ended:
     """The match ended and its record is stored; ``status`` is finished or aborted."""
 
-    status: str
+    status: MatchStatus
     winners: tuple[int, ...]
     delivered: tuple[int, ...]
     ranks: tuple[int, ...]

@@ -3,12 +3,12 @@
 This is also the programmatic way to run matches, used by the ladder
 (``server/ladder/``) and by tests that run a server in-process::
 
-    match = arena.host.create_match(3, names=["ada", "bob", "cy"], ladder=True,
-                                    deadline_ms=2000)
-    match.id, match.tokens            # the match id; one seat token per seat, in seat order
-    match.match                       # the state machine (server.match.Match)
-    result = await match.result()     # once the record is stored (never before)
-    result.status                     # "finished" or "aborted"
+    runner = arena.host.create_match(3, names=["ada", "bob", "cy"], ladder=True,
+                                     deadline_ms=2000)
+    runner.id, runner.tokens          # the match id; one seat token per seat, in seat order
+    runner.match                      # the state machine (server.match.Match)
+    result = await runner.result()    # once the record is stored (never before)
+    result.status                     # MatchStatus.FINISHED or ABORTED
     result.winners, result.ranks, result.delivered, result.names, result.record
 
 ``create_match`` raises ``HostClosed`` once the server drains (SIGTERM) and
@@ -16,7 +16,7 @@ This is also the programmatic way to run matches, used by the ladder
 player). A match waits until every seat has joined (Join, Observe or Play with
 its token) or ``start_timeout`` passes, then runs; a seat that never comes is
 played by the default policy after three missed deadlines, so every match ends.
-``await host.result(match_id)`` does the same as ``match.result()`` by id.
+``await host.result(match_id)`` does the same as ``runner.result()`` by id.
 
 How extensions (the ladder) plug into the server is described in ``server.app``.
 """
@@ -34,9 +34,10 @@ from mammamia import State, new_game
 from mammamia.actions import Action
 from mammamia.fairness import DealSet, Fairness
 
-from . import storage as st
 from .clock import Clock, SystemClock
-from .journal import Journal, replay, setup_of, token_hash
+from .db.journal import Journal
+from .db.matches import Storage
+from .inputs import replay, setup_of, token_hash
 from .match import DEFAULT_DEADLINE_MS, WAITING, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
@@ -54,7 +55,7 @@ class Host:
 
     def __init__(
         self,
-        storage: st.Storage,
+        storage: Storage,
         *,
         deadline_ms: int = DEFAULT_DEADLINE_MS,
         start_timeout: float = 30.0,
@@ -67,7 +68,7 @@ class Host:
     ) -> None:
         self.storage = storage
         # Every match dealt from seeds is written ahead, so a restart resumes it.
-        self.journal = Journal(storage) if journal else None
+        self.journal: Journal | None = storage.open_journal() if journal else None
         self.clock: Clock = clock or SystemClock()
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
@@ -108,7 +109,7 @@ class Host:
         match_id: str | None = None,
         tokens: Sequence[str] | None = None,
     ) -> Runner:
-        """Returns a new match, stored as waiting and started in the background.
+        """Returns the runner of a new match, stored as waiting and started in the background.
 
         ``deadline_ms`` 0 means the server's default. ``game`` plays a given game
         instead of shuffling one from ``seed``, and ``played`` are the actions that
@@ -159,7 +160,7 @@ class Host:
         journal = self.journal if fairness is not None else None
         if journal is not None:
             journal.begin(match_id, setup_of(state, hashes, first_player))
-        match = Runner(
+        runner = Runner(
             state,
             tokens,
             self.storage,
@@ -168,17 +169,17 @@ class Host:
             token_hashes=hashes,
             journal=journal,
         )
-        self._hold_match(match)
+        self._hold_match(runner)
         # The seed is the whole deal: it is not logged while the match runs (the
         # record shows it once the match has ended).
         log.info(
             "match_created",
-            match=match.id,
+            match=runner.id,
             players=game.players,
             deadline_ms=deadline_ms,
             ladder=ladder,
         )
-        return match
+        return runner
 
     def resume(self) -> list[str]:
         """Returns the ids of the journalled matches, after resuming each one that
@@ -196,7 +197,7 @@ class Host:
                 continue
             now = self.clock.now()
             state.restamp(now)
-            match = Runner(
+            runner = Runner(
                 state,
                 (),
                 self.storage,
@@ -206,57 +207,57 @@ class Host:
                 journal=self.journal,
                 resumed=True,
             )
-            self._hold_match(match)
-            resumed.append(match.id)
+            self._hold_match(runner)
+            resumed.append(runner.id)
             log.info(
                 "match_resumed",
-                match=match.id,
+                match=runner.id,
                 status=state.status,
                 actions=len(state.actions),
                 inputs=len(unfinished.inputs),
             )
         return resumed
 
-    def _hold_match(self, match: Runner) -> None:
-        self.matches[match.id] = match
-        for seat, hashed in enumerate(match.token_hashes):
-            self._seats[hashed] = (match, seat)
-        task = asyncio.ensure_future(match.result())
+    def _hold_match(self, runner: Runner) -> None:
+        self.matches[runner.id] = runner
+        for seat, hashed in enumerate(runner.token_hashes):
+            self._seats[hashed] = (runner, seat)
+        task = asyncio.ensure_future(runner.result())
         self._tasks.add(task)
-        task.add_done_callback(functools.partial(self._ended, match=match))
+        task.add_done_callback(functools.partial(self._ended, runner=runner))
 
-    def _ended(self, task: asyncio.Task[MatchResult], *, match: Runner) -> None:
+    def _ended(self, task: asyncio.Task[MatchResult], *, runner: Runner) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.error("match_failed", match=match.id, error=repr(task.exception()))
-        if match.journal is not None and match.ended:
-            match.journal.forget(match.id)  # the stored record holds it all now
+            log.error("match_failed", match=runner.id, error=repr(task.exception()))
+        if runner.journal is not None and runner.ended:
+            runner.journal.forget(runner.id)  # the stored record holds it all now
         # Keep an ended match a while for clients that reconnect to read its end.
-        self._ended_order[match.id] = match
+        self._ended_order[runner.id] = runner
         while len(self._ended_order) > self.max_ended:
             self._forget(next(iter(self._ended_order.values())))
         # The timers name the match by its id, never hold it: a match forgotten by the
         # count bound must not stay in memory until its time comes.
         self.clock.call_at(
-            self.clock.now() + self.keep_ended, functools.partial(self._forget_id, match.id)
+            self.clock.now() + self.keep_ended, functools.partial(self._forget_id, runner.id)
         )
 
     def _forget_id(self, match_id: str) -> None:
-        match = self._ended_order.get(match_id)
-        if match is not None:
-            self._forget(match)
+        runner = self._ended_order.get(match_id)
+        if runner is not None:
+            self._forget(runner)
 
-    def _forget(self, match: Runner) -> None:
-        if self._ended_order.pop(match.id, None) is None:
+    def _forget(self, runner: Runner) -> None:
+        if self._ended_order.pop(runner.id, None) is None:
             return  # forgotten already (count bound, then timer)
-        self.matches.pop(match.id, None)
+        self.matches.pop(runner.id, None)
         now = self.clock.now()
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.
         until = now + self.keep_retired
-        for hashed in match.token_hashes:
+        for hashed in runner.token_hashes:
             self._seats.pop(hashed, None)
-            self._retired[hashed] = (match.id, until)
+            self._retired[hashed] = (runner.id, until)
         retired = self._retired
         while retired:
             oldest = next(iter(retired))
@@ -265,7 +266,7 @@ class Host:
             del retired[oldest]
 
     def seat_of(self, token: str) -> tuple[Runner, int] | None:
-        """Returns (match, seat) for a seat token, or None when unknown."""
+        """Returns (runner, seat) for a seat token, or None when unknown."""
         return self._seats.get(token_hash(token))
 
     def retired(self, token: str) -> str | None:
@@ -277,7 +278,7 @@ class Host:
         return found[0]
 
     def get(self, match_id: str) -> Runner | None:
-        """Returns a match held by this server, or None."""
+        """Returns the runner of a match held by this server, or None."""
         return self.matches.get(match_id)
 
     async def result(self, match_id: str) -> MatchResult:
@@ -286,23 +287,23 @@ class Host:
 
     @property
     def running(self) -> list[Runner]:
-        """Returns the matches that have not ended."""
-        return [m for m in self.matches.values() if not m.ended]
+        """Returns the runners of the matches that have not ended."""
+        return [r for r in self.matches.values() if not r.ended]
 
     async def drain(self, grace: float) -> None:
         """Stops creating matches, lets running ones finish for ``grace`` seconds, then
         aborts the rest; returns once every match's record is stored."""
         self.accepting = False
-        for m in self.running:
-            if m.match.status == WAITING:
-                m.abort("server shut down before the match started")
-        running = [m.result() for m in self.running]
+        for runner in self.running:
+            if runner.match.status == WAITING:
+                runner.abort("server shut down before the match started")
+        running = [runner.result() for runner in self.running]
         if running:
             log.info("draining", matches=len(running), grace=grace)
             _, pending = await asyncio.wait(
                 [asyncio.ensure_future(r) for r in running], timeout=grace
             )
             if pending:
-                for m in self.running:
-                    m.abort("server shut down during the match")
+                for runner in self.running:
+                    runner.abort("server shut down during the match")
                 await asyncio.wait(pending, timeout=30)

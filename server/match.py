@@ -1,7 +1,7 @@
 """One match as a state machine: seats, decisions, deadlines, and one event log.
 
 The match knows no transport, no storage and no clock. Its caller (``server.host``)
-passes in every answer and the time, and reads back what happened: an ``Outcome``
+passes in every answer and the time, and reads back what happened: a ``Ruling``
 for each answer, and the entries appended to ``log`` (``server.events``). What a
 seat or a spectator may see of the log is decided in one place,
 ``server.visibility``.
@@ -38,18 +38,20 @@ from mammamia import IllegalActionError, Resolve, State, new_game, public_events
 from mammamia.actions import Action
 from mammamia.fairness import Fairness, seal
 
-from .answers import ACCEPTED, REPEATED, Outcome, Refusal, refused
+from .answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
+from .status import MatchStatus
 
 DEFAULT_DEADLINE_MS: Final = 5000
 STRIKES_TO_AUTOPILOT: Final = 3
 NAME_LIMIT: Final = 64
 
-WAITING: Final = "waiting"
-RUNNING: Final = "running"
-ENDING: Final = "ending"  # over or cut off; the record awaits storage
-FINISHED: Final = "finished"
-ABORTED: Final = "aborted"
+
+WAITING: Final = MatchStatus.WAITING
+RUNNING: Final = MatchStatus.RUNNING
+ENDING: Final = MatchStatus.ENDING
+FINISHED: Final = MatchStatus.FINISHED
+ABORTED: Final = MatchStatus.ABORTED
 
 _DECLINE: Final = Resolve(False)
 
@@ -100,7 +102,7 @@ class Match:
         self.names = [
             (settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT] for i in range(n)
         ]
-        self.status = WAITING
+        self.status: MatchStatus = WAITING
         self.created = now
         self.started: float | None = None
         self.joined = [False] * n
@@ -256,8 +258,8 @@ class Match:
 
     def answer(
         self, seat: int, decision_id: str, option: int | None, action: Action | None, now: float
-    ) -> Outcome:
-        """Returns the outcome of a seat's answer; applies it, and asks the next
+    ) -> Ruling:
+        """Returns the ruling on a seat's answer; applies it, and asks the next
         decision, when accepted. Exactly one of ``option`` and ``action`` is given."""
         asked = self._asked.get(decision_id)
         if asked is None:
@@ -296,7 +298,7 @@ class Match:
         self._ask(now)
         return ACCEPTED
 
-    def _closed(self, asked: Decision, chosen: Action | None) -> Outcome:
+    def _closed(self, asked: Decision, chosen: Action | None) -> Ruling:
         given = self._answers.get(asked.id)
         if given is not None:
             if chosen == given:
@@ -315,7 +317,7 @@ class Match:
             Refusal.DEFAULTED, f"decision {asked.id!r} is closed: the match ended before an answer"
         )
 
-    def _illegal(self, action: Action) -> Outcome:
+    def _illegal(self, action: Action) -> Ruling:
         try:
             self.state.copy().apply(action)
         except IllegalActionError as e:

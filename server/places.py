@@ -24,9 +24,9 @@ class Seatable(Protocol):
     def offered(self) -> bool:
         """Whether a seat waits already for the call's match in play to end."""
 
-    def offer(self, match: Runner, seat: int) -> None:
-        """Seats the call in ``seat`` of ``match`` (joined): at once between matches,
-        else once its match in play has ended."""
+    def offer(self, runner: Runner, seat: int) -> None:
+        """Seats the call in ``seat`` of ``runner``'s match (joined): at once between
+        matches, else once its match in play has ended."""
 
 
 class PlaceError(Exception):

@@ -1,26 +1,23 @@
-"""Runs one match on the event loop: its clock, its storage, and its streams' wake-ups.
+"""Runs one match on the event loop: its clock, its storage, and what its streams may show.
 
 The match (``server.match``) is a state machine that is handed answers and the
 time. Its runner is what hands them over: it calls the match when a seat joins or
 answers and when the clock says a deadline or the start timeout has come, and
 after each call it looks at the log entries the call appended:
 
-- it wakes the streams that follow the match (``Follower``): at once for a
-  decision request to a stream's seat and for the end, otherwise at most the
-  stream's hold later (``HOLD_SECONDS``, or what it asked for: ``holding``), so
-  that the turns of the others reach a seat in the same message as its next
-  decision request;
+- it shows them to the match's streams (``server.streams``, which decides what
+  leaves for each stream and when);
 - it sets the clock for the open decision's default time;
 - it stores the match's start and names, and once the match is ending its
   record, before the end is announced (a result is never announced unless it is
   stored);
-- with a journal (``server.journal``), it writes each input ahead (the start, a
+- with a journal (``server.db.journal``), it writes each input ahead (the start, a
   join, an accepted answer, a default, an abort) and shows the streams only the
-  log up to what is committed (``visible``): no event an input caused leaves the
-  server before the input would survive a crash;
+  log up to what is committed: no event an input caused leaves the server before
+  the input would survive a crash;
 - it calls the hooks an in-process watcher (the conformance kit) put on it:
   ``on_entries`` with the entries each call appended, once the runner has acted on
-  them, and ``on_answer`` with the outcome of each answer. Hooks run on the loop,
+  them, and ``on_answer`` with the ruling on each answer. Hooks run on the loop,
   inside the call: they must not call into the runner themselves (schedule that,
   e.g. with ``loop.call_soon``).
 """
@@ -37,40 +34,25 @@ import structlog
 
 from mammamia.actions import Action
 
-from . import storage as st
-from .answers import Outcome
+from .answers import Ruling
 from .clock import Clock, Timer
-from .events import Asked, Defaulted, Ended, Entry
-from .journal import Input, Journal, answer_input
+from .db.connection import StorageError
+from .db.journal import Journal
+from .db.matches import Storage
+from .events import Defaulted, Ended, Entry
+from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
 from .match import ENDING, RUNNING, WAITING, Match, iso
+from .streams import Streams
 
 log = structlog.get_logger()
-
-HOLD_SECONDS: Final = 0.02
-"""How long events that ask nothing of a stream's seat may wait before its stream is
-woken: one gRPC message per decision instead of one per event (a stream may ask for
-longer, see ``holding``)."""
-
-MAX_HOLD_SECONDS: Final = 10.0
-"""The longest hold a stream may ask for."""
-
-HOLD_SLACK: Final = 0.001
-"""How early a hold may end: a timer may run a little before its time."""
-
-
-def holding(batch_ms: int) -> float:
-    """Returns the hold of a stream that asked for ``batch_ms`` (ObserveRequest.batch_ms,
-    0: the default HOLD_SECONDS), in seconds, at most MAX_HOLD_SECONDS."""
-    return HOLD_SECONDS if batch_ms <= 0 else min(batch_ms / 1000, MAX_HOLD_SECONDS)
-
 
 STORE_ATTEMPTS: Final = 5
 
 EntriesHook = Callable[[Sequence[Entry]], None]
 """Called with the log entries one call into the match appended."""
 
-AnswerHook = Callable[[int, str, Outcome], None]
-"""Called with (seat, decision id, outcome) for every answer offered to the match."""
+AnswerHook = Callable[[int, str, Ruling], None]
+"""Called with (seat, decision id, ruling) for every answer offered to the match."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +71,7 @@ class MatchResult:
     names: tuple[str, ...]
     record: str
     reason: str | None = None
-
-
-class Follower:
-    """One open stream of a match: its viewer (a seat, or None for a spectator), the
-    event that wakes it, and how far into the match's log it has read."""
-
-    __slots__ = ("cursor", "hold", "viewer", "wake")
-
-    def __init__(self, viewer: int | None, cursor: int, hold: float = HOLD_SECONDS) -> None:
-        self.viewer = viewer
-        self.cursor = cursor
-        self.hold = hold  # seconds events may wait that ask nothing of it
-        self.wake = asyncio.Event()
+    first_player: int | None = None  # the seat that began round 1
 
 
 class Runner:
@@ -111,7 +81,7 @@ class Runner:
         self,
         match: Match,
         tokens: tuple[str, ...],
-        storage: st.Storage,
+        storage: Storage,
         clock: Clock,
         start_timeout: float,
         *,
@@ -126,15 +96,9 @@ class Runner:
         self.storage = storage
         self.clock = clock
         self.journal = journal
-        self.visible = len(match.log)  # the log entries streams may send
-        self._committed: asyncio.Future[None] | None = None
-        self._advanced = asyncio.Event()  # set whenever ``visible`` moves on
-        self.followers: set[Follower] = set()
+        self.streams = Streams(match, clock)
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
-        # The followers held, by their hold: the timer that wakes the first of them,
-        # and each one with the time its hold began.
-        self._held: dict[float, tuple[Timer, dict[Follower, float]]] = {}
         self._timer: Timer | None = None
         self._timer_at: float | None = None
         self._ending: asyncio.Task[None] | None = None
@@ -181,7 +145,8 @@ class Runner:
         match = self.match
         first = not match.joined[seat]
         seeds = match.fairness.client_seeds[seat] if match.fairness is not None else None
-        renamed = match.join(seat, name, client_seed)
+        step = Join(seat, name, client_seed)
+        renamed = apply(match, step)
         if renamed:
             self.storage.set_names(self.id, match.names)
         if (
@@ -189,7 +154,7 @@ class Runner:
             or renamed
             or (match.fairness is not None and match.fairness.client_seeds[seat] != seeds)
         ):
-            self._write({"k": "join", "seat": seat, "name": name, "seed": client_seed})
+            self._write(step)
         if first:
             log.info("seat_joined", match=self.id, seat=seat, name=self.match.names[seat])
         if self.match.all_joined:
@@ -197,26 +162,27 @@ class Runner:
 
     def answer(
         self, seat: int, decision_id: str, option: int | None, action: Action | None
-    ) -> Outcome:
-        """Returns the outcome of a seat's answer, applied when accepted."""
+    ) -> Ruling:
+        """Returns the ruling on a seat's answer, applied when accepted."""
         before = len(self.match.log)
         now = self.clock.now()
         applied = len(self.match.actions)
-        outcome = self.match.answer(seat, decision_id, option, action, now)
-        if outcome.accepted and not outcome.repeated:
+        ruling = apply(self.match, Answer(seat, decision_id, action, now, option))
+        if ruling.accepted and not ruling.repeated:
             # The answer is the first action it appended (seats on autopilot may follow).
-            self._write(answer_input(seat, decision_id, self.match.actions[applied][1], now))
+            self._write(Answer(seat, decision_id, self.match.actions[applied][1], now))
         self._after(before)
         for hook in self.on_answer:
-            hook(seat, decision_id, outcome)
-        return outcome
+            hook(seat, decision_id, ruling)
+        return ruling
 
     def abort(self, reason: str) -> asyncio.Future[MatchResult]:
         """Returns the result future after cutting the match off (no-op once ending)."""
         before = len(self.match.log)
+        step = Abort(reason)
         if self.match.status in (WAITING, RUNNING):
-            self._write({"k": "abort", "reason": reason})
-        self.match.abort(reason)
+            self._write(step)
+        apply(self.match, step)
         self._after(before)
         return self._result
 
@@ -225,8 +191,9 @@ class Runner:
             return
         before = len(self.match.log)
         now = self.clock.now()
-        self._write({"k": "start", "at": now})
-        self.match.start(now)
+        step = Start(now)
+        self._write(step)
+        apply(self.match, step)
         self.storage.set_running(self.id)
         log.info("match_started", match=self.id, players=self.players, names=self.match.names)
         self._after(before)
@@ -244,12 +211,13 @@ class Runner:
     def _on_clock(self) -> None:
         self._timer = self._timer_at = None
         before = len(self.match.log)
-        present = {f.viewer for f in self.followers}
+        present = {f.viewer for f in self.streams.followers}
         absent = [seat for seat in range(self.players) if seat not in present]
         now = self.clock.now()
+        step = Tick(now, tuple(absent))
         if self.match.due(now):
-            self._write({"k": "tick", "at": now, "absent": absent})
-        self.match.tick(now, absent)
+            self._write(step)
+        apply(self.match, step)
         for entry in self.match.log[before:]:
             if isinstance(entry, Defaulted):
                 log.info(
@@ -268,27 +236,12 @@ class Runner:
     def _write(self, step: Input) -> None:
         """Writes an input ahead (with a journal); what it causes is shown once it is in."""
         if self.journal is not None:
-            self._committed = self.journal.append(self.id, step)
+            self.streams.written(self.journal.append(self.id, step))
 
     async def committed(self) -> None:
         """Returns once every input given so far is committed (at once without a
         journal); raises StorageError when one could not be."""
-        if self._committed is not None:
-            await asyncio.shield(self._committed)
-
-    async def caught_up(self) -> None:
-        """Returns once the whole log so far is visible (every input it came from is
-        committed, or the match's end is stored); raises StorageError when an input
-        could not be committed.
-
-        Why not only :meth:`committed`: the last input may be committed while earlier
-        entries still wait (a match cut off by a failed write shows its log once its
-        end is stored), and waiting on a done future again would spin the event loop."""
-        while self.visible < len(self.match.log):
-            await self.committed()
-            if self.visible < len(self.match.log):
-                self._advanced.clear()
-                await self._advanced.wait()
+        await self.streams.committed()
 
     def _shown(self, upto: int, done: asyncio.Future[None]) -> None:
         if not done.cancelled() and done.exception() is not None:
@@ -296,25 +249,17 @@ class Runner:
             # cut off (it could not be resumed as it is).
             self.abort("its journal could not be written")
             return
-        self._show(upto)
-
-    def _show(self, upto: int) -> None:
-        """Makes the log up to ``upto`` visible to the streams and wakes them."""
-        if upto > self.visible:
-            new = self.match.log[self.visible : upto]
-            self.visible = upto
-            self._advanced.set()
-            self._notify(new)
+        self.streams.show(upto)
 
     def _after(self, before: int) -> None:
         match = self.match
         new = match.log[before:]
         if new:
-            committed = self._committed
-            if committed is None or committed.done() or isinstance(new[-1], Ended):
-                self._show(len(match.log))
+            writing = self.streams.pending()
+            if writing is None or isinstance(new[-1], Ended):
+                self.streams.show(len(match.log))
             else:
-                committed.add_done_callback(functools.partial(self._shown, len(match.log)))
+                writing.add_done_callback(functools.partial(self._shown, len(match.log)))
         when = match.wake_at()
         # One timer per match, moved only to wake earlier: most decisions are answered
         # long before their default time, and the next one's comes later, so a timer
@@ -328,77 +273,15 @@ class Runner:
         if match.status == ENDING and self._ending is None:
             # An ended match wakes for nothing more: its timers go, and with them the
             # event loop's references to it.
-            for timer in (
-                self._start_timer,
-                self._timer,
-                *(timer for timer, _ in self._held.values()),
-            ):
+            for timer in (self._start_timer, self._timer):
                 if timer is not None:
                     timer.cancel()
             self._start_timer = self._timer = self._timer_at = None
-            self._held.clear()  # (the end wakes every follower)
+            self.streams.end_holds()
             self._ending = asyncio.ensure_future(self._store_and_announce())
         if new:
             for hook in self.on_entries:
                 hook(new)
-
-    def _notify(self, new: list[Entry]) -> None:
-        """Wakes the followers that the new entries ask something of now, and the
-        others after the hold."""
-        ended = any(isinstance(e, Ended) for e in new)
-        asked = {e.decision.seat for e in new if isinstance(e, Asked)}
-        for f in self.followers:
-            if ended or f.viewer in asked:
-                f.wake.set()
-                self._unhold(f)
-            else:
-                self.hold(f)
-
-    def hold(self, f: Follower) -> None:
-        """Wakes a follower at most its hold from now, or from when it was first held
-        since it was last woken (sooner if something urgent for it comes first)."""
-        now = self.clock.now()
-        held = self._held.get(f.hold)
-        if held is None:
-            held = self._held[f.hold] = (self._release_at(now + f.hold, f.hold), {})
-        held[1].setdefault(f, now)
-
-    def _release_at(self, when: float, hold: float) -> Timer:
-        return self.clock.call_at(when, functools.partial(self._release, hold))
-
-    def _release(self, hold: float) -> None:
-        """Wakes the followers whose hold is over; the timer waits on for the others.
-
-        One timer per hold, not per follower: the seats that answered wait for their
-        next request together, each for its own hold (a timer that woke every one at
-        the first one's time would send a message of its own to each seat held for
-        less, several times a second in a busy match)."""
-        _, held = self._held.pop(hold, (None, {}))
-        now = self.clock.now()
-        due = [f for f, since in held.items() if since + hold <= now + HOLD_SLACK]
-        for f in due:
-            del held[f]
-            f.wake.set()
-        if held:
-            self._held[hold] = (self._release_at(min(held.values()) + hold, hold), held)
-
-    def _unhold(self, f: Follower) -> None:
-        held = self._held.get(f.hold)
-        if held is not None:
-            held[1].pop(f, None)
-
-    def follow(self, viewer: int | None, hold: float = HOLD_SECONDS) -> Follower:
-        """Returns a new follower of the match's log from its end (the stream's snapshot
-        covers what came before), whose events that ask nothing of it may wait ``hold``
-        seconds."""
-        f = Follower(viewer, len(self.match.log), hold)
-        self.followers.add(f)
-        return f
-
-    def unfollow(self, f: Follower) -> None:
-        """Forgets a follower whose stream has closed."""
-        self.followers.discard(f)
-        self._unhold(f)
 
     # -- the end -------------------------------------------------------------------
 
@@ -432,7 +315,7 @@ class Runner:
                         reason="the stored match had already ended",
                     )
                 break
-            except st.StorageError as e:
+            except StorageError as e:
                 log.error("match_store_failed", match=self.id, attempt=attempt, error=str(e))
                 await asyncio.sleep(0.1 * 2**attempt)
         # Never announce a result that is not stored: the match counts as cut off
@@ -459,5 +342,6 @@ class Runner:
                 tuple(match.names),
                 record,
                 ended.reason,
+                match.state.events[0][2],
             )
         )

@@ -20,7 +20,7 @@ from .match import RUNNING, WAITING, Match
 
 
 @dataclass(frozen=True, slots=True)
-class Final:
+class FinalView:
     """The end of the match, with the viewer's final view."""
 
     ended: Ended
@@ -46,7 +46,7 @@ class Snapshot:
     status: str
 
 
-Item = Numbered | Decision | Final | Snapshot
+Item = Numbered | Decision | FinalView | Snapshot
 """What a stream sends for one log entry."""
 
 
@@ -67,9 +67,9 @@ def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
     return entry
 
 
-def final(match: Match, ended: Ended, viewer: int | None) -> Final:
+def final(match: Match, ended: Ended, viewer: int | None) -> FinalView:
     """Returns the end of the match as ``viewer`` receives it."""
-    return Final(ended, view_of(match.state, viewer, history=False))
+    return FinalView(ended, view_of(match.state, viewer, history=False))
 
 
 def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:

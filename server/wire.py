@@ -31,11 +31,12 @@ from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
 from . import _encoding as enc
-from .answers import Outcome, Refusal
+from .answers import Refusal, Ruling
+from .db.matches import MatchRow
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
-from .storage import MatchRow
-from .visibility import Final as FinalItem
+from .status import MatchStatus
+from .visibility import FinalView as FinalItem
 from .visibility import Item, Snapshot
 
 DECISION_ID_LIMIT: Final = 64
@@ -50,12 +51,12 @@ PHASES: Final = {"turn": pb.PHASE_TURN, "resolve": pb.PHASE_RESOLVE, "over": pb.
 DRAWS: Final = {"supply": pb.DRAW_SOURCE_SUPPLY, "waiter": pb.DRAW_SOURCE_WAITER}
 _DRAW_NAMES: Final = {v: k for k, v in DRAWS.items()}
 _KINDS: Final = frozenset(INGREDIENTS)
-STATUSES: Final = {
-    "waiting": pb.MATCH_STATUS_WAITING,
-    "running": pb.MATCH_STATUS_RUNNING,
-    "ending": pb.MATCH_STATUS_RUNNING,
-    "finished": pb.MATCH_STATUS_FINISHED,
-    "aborted": pb.MATCH_STATUS_ABORTED,
+STATUSES: Final[dict[str, pb.MatchStatus.ValueType]] = {
+    MatchStatus.WAITING: pb.MATCH_STATUS_WAITING,
+    MatchStatus.RUNNING: pb.MATCH_STATUS_RUNNING,
+    MatchStatus.ENDING: pb.MATCH_STATUS_RUNNING,
+    MatchStatus.FINISHED: pb.MATCH_STATUS_FINISHED,
+    MatchStatus.ABORTED: pb.MATCH_STATUS_ABORTED,
 }
 REFUSALS: Final = {r: pb.Refusal.Value(f"REFUSAL_{r.name}") for r in Refusal}
 _REASONS: Final = {"late": pb.DEADLINE_REASON_LATE, "disconnected": pb.DEADLINE_REASON_DISCONNECTED}
@@ -307,7 +308,7 @@ def snapshot_entry(snap: Snapshot, match: Match, now: float) -> bytes:
     return enc.events_entry(enc.seat_event(snap.sequence, "snapshot", body))
 
 
-def act_result(decision_id: str, outcome: Outcome, code: int) -> bytes:
+def act_result(decision_id: str, outcome: Ruling, code: int) -> bytes:
     """Returns the reply to an answer on Play as a ``SeatEvents.events`` entry;
     ``code`` is the gRPC status code the unary Act would have returned."""
     msg = pb.ActResult(
@@ -373,7 +374,7 @@ def join_response(match: Match, seat: int) -> pb.JoinResponse:
     )
 
 
-def act_response(decision_id: str, outcome: Outcome) -> pb.ActResponse:
+def act_response(decision_id: str, outcome: Ruling) -> pb.ActResponse:
     """Returns the reply to an accepted Act."""
     return pb.ActResponse(decision_id=decision_id, repeated=outcome.repeated)
 

@@ -22,6 +22,7 @@ the server's machinery.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -482,11 +483,14 @@ def test_the_protobuf_check_can_fail(tmp_path: Path) -> None:
 def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
     """Returns 'module -> ladder module' for each import of ``server.ladder`` by a
     module of ``server`` outside it; the web page (``server.web``) is left out: a
-    plugin above the core and the ladder alike, it shows both."""
+    plugin above the core and the ladder alike, it shows both; so are the ladder's
+    tables (``server.db.ladder``), the ladder's own storage, kept with the rest of the
+    storage layer (they apply the ladder's ratings)."""
     return sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
-        if module.startswith("server.") and not module.startswith(("server.ladder", "server.web"))
+        if module.startswith("server.")
+        and not module.startswith(("server.ladder", "server.web", "server.db.ladder"))
         for target in targets
         if target == "server.ladder" or target.startswith("server.ladder.")
     )
@@ -535,4 +539,67 @@ def test_the_ladder_check_can_fail() -> None:
     assert ladder_imports_outside_the_ladder(graph) == [
         "server.runner -> server.ladder",
         "server.wire -> server.ladder.store",
+    ]
+
+
+# -- one storage layer -----------------------------------------------------------------
+
+#: The package that alone speaks to the database (docs/storage.md).
+STORAGE_LAYER = "server/db"
+
+#: A statement's first word, as the project writes SQL (upper case).
+_SQL = re.compile(
+    r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|BEGIN|COMMIT|ROLLBACK|PRAGMA)\s"
+)
+#: The database drivers and the schema tools.
+_DRIVERS = {"sqlite3", "psycopg", "sqlalchemy", "alembic"}
+
+
+def sql_uses(path: Path) -> list[str]:
+    """Returns 'line: what' for each SQL statement (a string that begins like one), call
+    of ``execute``/``executemany`` and import of a database driver in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        # (an f-string's literal parts are constants too)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _SQL.match(node.value):
+                found.append(f"{node.lineno}: {node.value.split()[0]} ...")
+        elif isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany"):
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in _DRIVERS
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in _DRIVERS:
+            found.append(f"{node.lineno}: from {node.module} import")
+    return sorted(found)
+
+
+def test_no_sql_outside_the_storage_layer() -> None:
+    # Every statement the server sends its database is in server/db, where both
+    # databases' dialects are handled: a reader elsewhere would work on one only.
+    offences = [
+        f"{path.relative_to(ROOT)} {use}"
+        for path in python_files("server")
+        if not str(path.relative_to(ROOT)).startswith(STORAGE_LAYER + "/")
+        for use in sql_uses(path)
+    ]
+    assert offences == []
+
+
+def test_the_sql_check_can_fail(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import sqlite3\n"
+        "rows = db.execute('SELECT id FROM matches WHERE id = ?', (1,))\n"
+        "sql = f'UPDATE matches SET status = {s}'\n"
+        "text = 'Select the best bot'\n"
+    )
+    assert sql_uses(sample) == [
+        "1: import sqlite3",
+        "2: .execute",
+        "2: SELECT ...",
+        "3: UPDATE ...",
     ]

@@ -7,7 +7,7 @@ through the host, plays the other seat itself (a seeded random option for each o
 its decisions, answered through ``Runner.answer`` as soon as it is asked) and runs
 the client command with ``{server}`` and ``{token}`` substituted. It watches the
 match through the runner's hooks (``Runner.on_entries``: every decision asked and
-the end; ``Runner.on_answer``: the outcome of each of the client's answers), and
+the end; ``Runner.on_answer``: the ruling on each of the client's answers), and
 judges from them, from the match's record (``meta.timeouts``, ``meta.autopilot``)
 and from the client's exit.
 
@@ -48,10 +48,11 @@ from typing import Any, Final
 from mammamia import Resolve, State
 from mammamia.actions import Action
 
-from ..answers import Outcome, Refusal
+from ..answers import Refusal, Ruling
 from ..app import Arena, create_server
 from ..events import Asked, Decision, Ended, Entry
-from ..runner import Follower, Runner
+from ..runner import Runner
+from ..streams import Follower
 from ..tokens import new_organiser_key
 from . import positions, startup
 from .proxy import Proxy
@@ -143,7 +144,7 @@ class Session:
         self.loop = asyncio.get_running_loop()
         self.asked: dict[str, Decision] = {}  # the client's decisions, in order
         self.deciding: dict[str, str | None] = {}  # the order each one resolved
-        self.answers: list[tuple[str, Outcome, float]] = []  # the client's, with the time
+        self.answers: list[tuple[str, Ruling, float]] = []  # the client's, with the time
         self.kit_answered: dict[str, int] = {}  # the client's decisions the kit took
         self.accepted: dict[str, float] = {}  # decision -> when the client's came
         self.ended = asyncio.Event()
@@ -184,7 +185,7 @@ class Session:
                 self.ended_at = time.monotonic()
                 self.ended.set()
 
-    def _answered(self, seat: int, decision_id: str, outcome: Outcome) -> None:
+    def _answered(self, seat: int, decision_id: str, outcome: Ruling) -> None:
         if self._kit or seat != self.seat:
             return
         self.answers.append((decision_id, outcome, time.time()))
@@ -206,12 +207,13 @@ class Session:
             # Answered on a stream that opened after the decision was asked: the
             # decision reached the client in that stream's Snapshot.decision.
             self.via_snapshot = any(
-                f.viewer == self.seat and f not in self._streams_then for f in self.runner.followers
+                f.viewer == self.seat and f not in self._streams_then
+                for f in self.runner.streams.followers
             )
 
     def _opened(self, decision_id: str) -> None:
         self.open_at_cut = decision_id
-        self._streams_then = {f for f in self.runner.followers if f.viewer == self.seat}
+        self._streams_then = {f for f in self.runner.streams.followers if f.viewer == self.seat}
 
     # -- the kit's own answers ---------------------------------------------------------
 
@@ -232,7 +234,8 @@ class Session:
         # from the log: the request is on its way (or there). Take the decision now,
         # before the client's answer can come back.
         if self._armed is not None and any(
-            f.viewer == self.seat and f.cursor >= self._armed_at for f in self.runner.followers
+            f.viewer == self.seat and f.cursor >= self._armed_at
+            for f in self.runner.streams.followers
         ):
             self.loop.call_soon(self._take)
 
@@ -245,7 +248,7 @@ class Session:
 
     # -- what happened -----------------------------------------------------------------
 
-    def refusals(self) -> list[tuple[str, Outcome]]:
+    def refusals(self) -> list[tuple[str, Ruling]]:
         """Returns the client's refused answers the scenario does not excuse."""
         return [
             (i, o)
@@ -732,7 +735,7 @@ def _resolve_text(action: Action) -> str:
     return text
 
 
-def _refusal(outcome: Outcome) -> str:
+def _refusal(outcome: Ruling) -> str:
     return f"REFUSAL_{outcome.refusal.name}" if outcome.refusal is not None else "accepted"
 
 

@@ -7,23 +7,21 @@ Kept light: grpc, the store and the demo are imported inside the handlers, so
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
-from .standings import connect_command, fetch_standings, standings_table
+from .cli_standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
     import grpc
 
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-    from .store import LadderStore
+    from ..db.ladder.store import LadderStore
 
 _Reply = TypeVar("_Reply")
 
@@ -42,7 +40,9 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "standings",
         help="print the standings of a server's ladder",
         description="Print the ladder's standings, best conservative rating "
-        "(mu - 3 sigma) first; pizzas is the mean delivered per match.",
+        "(mu - 3 sigma) first; interval is mu ± 2 sigma, p>next the probability "
+        "that the bot is better than the next (docs/ratings.md); pizzas is the mean "
+        "delivered per match.",
     )
     s.add_argument(
         "--server",
@@ -346,12 +346,12 @@ def _standings(args: argparse.Namespace) -> int:
 
 
 def _rerate(args: argparse.Namespace) -> int:
-    from ..schema import SchemaError
-    from ..storage import ERRORS, shown
-    from .store import LadderStore
+    from ..db.connection import ERRORS, shown
+    from ..db.ladder.store import LadderStore
+    from ..db.schema import SchemaError, not_a_ladder
 
     failures: tuple[type[Exception], ...] = (*ERRORS, SchemaError)
-    problem = _not_a_ladder_db(args.db)
+    problem = not_a_ladder(args.db)
     if problem:
         print(f"mammamia ladder rerate: --db {shown(args.db)!r}: {problem}", file=sys.stderr)
         return 2
@@ -373,51 +373,11 @@ def _rerate(args: argparse.Namespace) -> int:
     return 0 if agree else 1
 
 
-def _not_a_ladder_db(path: str) -> str | None:
-    """Returns why ``path`` is not a server database with a ladder, or None when it is.
-
-    Read-only, so that a wrong database is left as it was (opening the store would add
-    the ladder's tables to any database). ``path`` is an SQLite file or a
-    ``postgresql://`` URL.
-    """
-    import sqlite3
-
-    from ..storage import ERRORS, connect, is_url
-
-    if is_url(path):
-        try:
-            db = connect(path)
-            try:
-                (table,) = db.execute("SELECT to_regclass('ladder_ratings')").fetchone()
-            finally:
-                db.close()
-        except ERRORS as e:
-            return f"cannot read the database ({e})"
-        if table is None:
-            return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
-        return None
-    if not Path(path).is_file():
-        return "no such file"
-    try:
-        with contextlib.closing(
-            sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-        ) as db:
-            tables = {
-                name
-                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-    except sqlite3.Error as e:
-        return f"not a readable SQLite database ({e})"
-    if "ladder_ratings" not in tables:
-        return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
-    return None
-
-
 def _compare(store: LadderStore) -> bool:
     """Returns True when replaying the stored results gives the stored ratings,
     printing one line per scope (all matches, then each player count)."""
+    from ..db.ladder.rows import ALL_PLAYERS
     from .ratings import replay
-    from .store import ALL_PLAYERS
 
     agree = True
     for players in [ALL_PLAYERS, *store.player_counts()]:

@@ -134,7 +134,7 @@ def run_demo(args: argparse.Namespace) -> int:
     """Runs the demo until Ctrl-C; returns the exit status (1 if the server failed)."""
     from client_sdk.logs import configure
 
-    from .standings import connect_command, fetch_standings, standings_table
+    from .cli_standings import connect_command, fetch_standings, standings_table
 
     configure(args.log_format, cache=True)
     for stop in (signal.SIGTERM, signal.SIGHUP):

@@ -108,23 +108,21 @@ def _weight(anchor: Waiting, other: Waiting, policy: Policy, least: int) -> floa
 class Scheduler:
     """Forms matches from the joined, idle bots for as long as it runs.
 
-    ``waiting(names)`` returns those bots as :class:`Waiting` (rating, games);
-    ``play(names)`` plays one match to its end (the scheduler starts it as a task and
-    frees its bots after).
+    ``waiting(names)`` returns those bots as :class:`Waiting` (rating, games); the
+    ``play`` given to :meth:`run` plays one match to its end (the scheduler starts it
+    as a task and frees its bots after).
     """
 
     def __init__(
         self,
         policy: Policy,
         waiting: Callable[[list[str]], list[Waiting]],
-        play: Callable[[tuple[str, ...]], Awaitable[None]],
         *,
         rng: random.Random | None = None,
         settle: float = 0.25,
     ) -> None:
         self.policy = policy
         self._describe = waiting
-        self._play = play
         self._rng = rng or random.Random()
         self._settle = settle
         self._joined: dict[str, int] = {}
@@ -160,34 +158,37 @@ class Scheduler:
         """Returns how many matches this scheduler is playing now."""
         return len(self._tasks)
 
-    async def run(self) -> None:
-        """Forms and starts matches until cancelled; then cancels the matches it started."""
+    async def run(self, play: Callable[[tuple[str, ...]], Awaitable[None]]) -> None:
+        """Forms matches and starts ``play(names)`` on each until cancelled; then
+        cancels the matches it started."""
         try:
             while True:
                 await self._wake.wait()
                 # Settle: bots that arrive together (a match just ended) are matched together.
                 await asyncio.sleep(self._settle)
                 self._wake.clear()
-                self._form()
+                self._form(play)
         finally:
             for task in list(self._tasks):
                 task.cancel()
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _form(self) -> None:
+    def _form(self, play: Callable[[tuple[str, ...]], Awaitable[None]]) -> None:
         idle = self.waiting
         if len(idle) < self.policy.min_players or self.running >= self.policy.concurrency:
             return
         for names in form_matches(self._describe(idle), self.policy, self.running, self._rng):
             self._busy.update(names)
-            task = asyncio.create_task(self._match(names), name=f"ladder-match-{names}")
+            task = asyncio.create_task(self._match(names, play), name=f"ladder-match-{names}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _match(self, names: tuple[str, ...]) -> None:
+    async def _match(
+        self, names: tuple[str, ...], play: Callable[[tuple[str, ...]], Awaitable[None]]
+    ) -> None:
         try:
-            await self._play(names)
+            await play(names)
         except asyncio.CancelledError:
             raise
         except Exception:

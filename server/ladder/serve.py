@@ -128,15 +128,15 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+    from ..db.ladder.store import LadderStore
     from .ladder import Ladder
+    from .matches import ServerMatches
     from .scheduler import Policy
-    from .server_host import ServerHost
     from .service import LadderServicer
-    from .store import LadderStore
 
     low, high = args.ladder_players
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
-    host = ServerHost(
+    matches = ServerMatches(
         arena.host, deadline_ms=args.ladder_deadline_ms, start_timeout=args.ladder_start_timeout
     )
     store = LadderStore(arena.storage.path)
@@ -144,7 +144,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     store.claim(alone=bool(args.ladder_duplicate), host=arena.storage.host_id)
     ladder = Ladder(
         store,
-        host,
+        matches,
         policy,
         name_expiry=args.ladder_name_expiry,
         max_unentered=args.ladder_max_unentered,

@@ -28,10 +28,13 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
 from ..services import abort, metadata
+from ..status import MatchStatus
 from . import wire
-from .ladder import Ladder, LadderClosedError, ReplacedError, UnknownBotError
-from .store import LadderError, LadderFullError, NameTakenError, Standing
+from .ladder import Ladder, UnknownBotError
+from .lobby import ReplacedError
+from .matches import LadderClosedError
 
 DEFAULT_MATCHES = 20
 MAX_MATCHES = 500
@@ -71,7 +74,7 @@ class LadderServicer(pb_grpc.LadderServicer):
                 context, grpc.StatusCode.UNAUTHENTICATED, "Ladder.Enter needs the bot-key metadata"
             )
         try:
-            entry = await self.ladder.enter(request.name, key)
+            entrant = await self.ladder.enter(request.name, key)
         except UnknownBotError as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
@@ -80,14 +83,14 @@ class LadderServicer(pb_grpc.LadderServicer):
             # Headers now, the entry recorded: the bot knows it has entered (and that
             # a later entry replaces this one) before its first assignment.
             await context.send_initial_metadata(())
-            async for assignment in entry:
+            async for assignment in entrant:
                 yield wire.assignment_message(assignment)
         except ReplacedError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         finally:
-            entry.close()
+            entrant.close()
 
     async def Standings(
         self,
@@ -113,7 +116,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
-        rows = await self.ladder.reader.matches(request.name or None, limit, status="finished")
+        rows = await self.ladder.reader.matches(
+            request.name or None, limit, status=MatchStatus.FINISHED
+        )
         return wire.matches_response(rows)
 
     async def GetRecord(
@@ -128,13 +133,13 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.NOT_FOUND,
                 f"match {request.match_id!r} is not a ladder match",
             )
-        if match.status == "running":
+        if match.status == MatchStatus.RUNNING:
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"match {request.match_id!r} is still running",
             )
-        record = self.ladder.host.record(request.match_id)
+        record = self.ladder.matches.record(request.match_id)
         if record is None:
             await abort(
                 context,

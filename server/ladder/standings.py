@@ -1,64 +1,40 @@
-"""A ladder's standings as the commands show them: fetched from a server, laid out as
-a table, with the command that puts a newcomer's bot on that ladder.
+"""The ladder's standings, computed once for every reader: the Ladder service (and
+through it ``mammamia ladder standings`` and the demo) and the web page.
 
-Shared by ``mammamia ladder standings`` and ``mammamia demo``; grpc and the wire
-messages are imported when the standings are fetched, so importing this is cheap.
+A line is a bot's standing as stored, ranked by its conservative rating
+``mu - 3 sigma`` (``ratings.py``), with how sure the ladder is of it
+(``confidence.py``): its interval ``mu ± 2 sigma`` (:data:`confidence.WIDTH`), and
+the probability that it is better than the bot just below it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins", "pizzas")
-
-
-def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder.
-
-    Raises grpc.RpcError when the server cannot be reached or refuses.
-    """
-    import grpc
-
-    from mammamia_pb import arena_pb2_grpc as pb_grpc
-
-    from . import cli_wire
-
-    with grpc.insecure_channel(server) as channel:
-        reply = pb_grpc.LadderStub(channel).Standings(
-            cli_wire.standings_request(players), timeout=timeout
-        )
-    return cli_wire.standings_data(reply)
+from ..db.ladder.rows import Standing
+from .confidence import interval, p_better
+from .ratings import Rating
 
 
-def standings_table(data: dict[str, Any]) -> list[str]:
-    """Returns the standings as aligned text lines (a header line first)."""
-    rows = [HEADER]
-    for s in data["standings"]:
-        better = s.get("p_better")
-        rows.append(
-            (
-                str(s["rank"]),
-                s["name"],
-                f"{s['rating']:.2f}",
-                f"{s['mu']:.2f}",
-                f"{s['sigma']:.2f}",
-                f"{s['low']:.1f}..{s['high']:.1f}",
-                "" if better is None else f"{better:.2f}",
-                str(s["games"]),
-                str(s["wins"]),
-                f"{s['mean_delivered']:.2f}",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    return [
-        "  ".join(
-            cell.ljust(w) if i == 1 else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in rows
-    ]
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One bot's line: its standing, its interval (``low`` to ``high``), and
+    ``p_better``, the probability that it is better than the next line's bot (None
+    for the last line)."""
+
+    standing: Standing
+    low: float
+    high: float
+    p_better: float | None
 
 
-def connect_command(server: str) -> str:
-    """Returns the command that puts a newcomer's own bot on the server's ladder."""
-    return f"mammamia bot path/to/my_bot.py:MyBot --server {server} --ladder --name my-bot"
+def lines(table: Sequence[Standing]) -> list[Line]:
+    """Returns the lines of ``table`` (standings best first), in its order."""
+    ratings = [Rating(s.mu, s.sigma) for s in table]
+    out = []
+    for i, (standing, rating) in enumerate(zip(table, ratings, strict=True)):
+        low, high = interval(rating)
+        below = ratings[i + 1] if i + 1 < len(ratings) else None
+        out.append(Line(standing, low, high, None if below is None else p_better(rating, below)))
+    return out

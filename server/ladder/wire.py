@@ -17,12 +17,11 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 
+from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
-from . import confidence
-from .assignment import Assignment
-from .ratings import Rating
-from .store import MatchRow, PositionTally, Standing, Tally
+from . import standings
+from .lobby import Assignment
 
 
 def assignment_message(a: Assignment) -> pb.Assignment:
@@ -71,22 +70,23 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
 
 
 def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
-    """Returns the reply to Ladder.Standings (``table`` best first)."""
-    ratings = [Rating(s.mu, s.sigma) for s in table]
-    lines = []
-    for i, s in enumerate(table):
-        low, high = confidence.interval(ratings[i])
-        better = confidence.p_better(ratings[i], ratings[i + 1]) if i + 1 < len(table) else None
-        lines.append(standing_message(s, low, high, better))
-    return pb.StandingsResponse(matches_finished=finished, standings=lines)
+    """Returns the reply to Ladder.Standings (``table`` best first), each line as
+    :func:`server.ladder.standings.lines` computes it."""
+    return pb.StandingsResponse(
+        matches_finished=finished,
+        standings=[
+            standing_message(line.standing, line.low, line.high, line.p_better)
+            for line in standings.lines(table)
+        ],
+    )
 
 
-def matches_response(rows: Sequence[MatchRow]) -> pb.MatchesResponse:
+def matches_response(rows: Sequence[LadderMatch]) -> pb.MatchesResponse:
     """Returns the reply to Ladder.Matches."""
     return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
 
 
-def ladder_summary(m: MatchRow) -> pb.MatchSummary:
+def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
     """Returns a ladder match (``created`` in UNIX seconds) as a listing entry."""
     created = Timestamp()
     created.FromNanoseconds(int(m.created * 1e9))

@@ -17,7 +17,6 @@ ended matches, and the spectator view of running ones (``server.web.live``).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -30,9 +29,13 @@ from mammamia import RecordError
 from mammamia.fairness import is_sealed
 
 from ..app import Arena
-from ..ladder.store import MatchRow, Standing
+from ..db.connection import ERRORS
+from ..db.ladder.rows import LadderMatch, Standing
+from ..ladder import standings
+from ..ladder.confidence import interval
+from ..ladder.ratings import Rating
 from . import live, replay
-from .ratings_history import RatingsHistory
+from .ratings_history import Point, RatingsHistory
 from .reads import Reads
 
 log = structlog.get_logger()
@@ -107,7 +110,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Turns a failed database read into 503 (the server goes on)."""
     try:
         return await handler(request)
-    except sqlite3.Error as e:
+    except ERRORS as e:
         log.warning("web_read_failed", path=request.path, error=str(e))
         return _error(503, "the database cannot be read just now; try again")
 
@@ -129,18 +132,40 @@ async def _index(request: web.Request) -> web.StreamResponse:
 # -- ladder ----------------------------------------------------------------------------
 
 
-def standing_json(s: Standing) -> dict[str, Any]:
-    """Returns one line of the standings as JSON."""
+def standing_json(line: standings.Line) -> dict[str, Any]:
+    """Returns one line of the standings (:func:`server.ladder.standings.lines`) as JSON."""
+    s = line.standing
     return {
         "rank": s.rank,
         "name": s.name,
         "rating": s.rating,
         "mu": s.mu,
         "sigma": s.sigma,
+        "low": line.low,
+        "high": line.high,
+        "p_better": line.p_better,
         "games": s.games,
         "wins": s.wins,
         "pizzas": s.mean_delivered,
     }
+
+
+def history_json(point: Point) -> dict[str, Any]:
+    """Returns a bot's rating after one match as JSON, with the standings' interval."""
+    low, high = interval(Rating(point.mu, point.sigma))
+    return {
+        "t": point.ended,
+        "mu": point.mu,
+        "sigma": point.sigma,
+        "rating": point.rating,
+        "low": low,
+        "high": high,
+    }
+
+
+def bot_line(table: list[Standing], name: str) -> standings.Line | None:
+    """Returns the bot's line of ``table``, or None when it has none there."""
+    return next((line for line in standings.lines(table) if line.standing.name == name), None)
 
 
 async def _standings(request: web.Request) -> web.StreamResponse:
@@ -149,7 +174,11 @@ async def _standings(request: web.Request) -> web.StreamResponse:
     return _json(
         {
             "scopes": [
-                {"players": players, "rated": rated, "rows": [standing_json(s) for s in rows]}
+                {
+                    "players": players,
+                    "rated": rated,
+                    "rows": [standing_json(line) for line in standings.lines(rows)],
+                }
                 for players, (rated, rows) in scopes.items()
             ]
         }
@@ -163,7 +192,7 @@ def _limit(request: web.Request, default: int = 30) -> int:
         return default
 
 
-def match_json(page: Page, row: MatchRow, delivered: tuple[int, ...] | None) -> dict[str, Any]:
+def match_json(page: Page, row: LadderMatch, delivered: tuple[int, ...] | None) -> dict[str, Any]:
     """Returns a listed ladder match as JSON; ``live`` when this server holds it
     running (its live view is open), else its replay is (once ended)."""
     held = page.arena.host.get(row.match_id)
@@ -195,13 +224,10 @@ async def _bot(request: web.Request) -> web.StreamResponse:
 
     def read() -> dict[str, Any]:
         scopes = reads.standings()
-        mine = {
-            players: next((s for s in rows if s.name == name), None)
-            for players, (_, rows) in scopes.items()
-        }
+        mine = {players: bot_line(rows, name) for players, (_, rows) in scopes.items()}
         tallies = reads.tallies(name)
         rows, delivered = reads.matches(name, 20)
-        history = page.history.of(reads.db(), name)
+        history = page.history.of(reads.ladder(), name)
         return {
             "scopes": mine,
             "tallies": tallies,
@@ -218,7 +244,8 @@ async def _bot(request: web.Request) -> web.StreamResponse:
         return _error(404, f"no bot {name!r} on this ladder")
     by_players = []
     for players, tally in sorted(got["tallies"].items()):
-        s = got["scopes"].get(players)
+        line = got["scopes"].get(players)
+        s = None if line is None else line.standing
         by_players.append(
             {
                 "players": players,
@@ -245,10 +272,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
                 }
                 for o in got["opponents"]
             ],
-            "history": [
-                {"t": p.ended, "mu": p.mu, "sigma": p.sigma, "rating": p.rating}
-                for p in got["history"]
-            ],
+            "history": [history_json(p) for p in got["history"]],
             "history_behind": got["behind"],
             "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows],
         }
@@ -270,7 +294,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         stored = await page.reads.run(page.reads.stored, match_id)
         if stored is None:
             return _error(404, f"no match {match_id!r}")
-        if stored.status not in ("finished", "aborted") or stored.record is None:
+        if not stored.status.ended or stored.record is None:
             return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
         if is_sealed(stored.record):
             # A duplicate set's later matches deal the same cards (docs/ladder.md).

@@ -5,14 +5,14 @@ None): ``visibility.snapshot`` for the view and the public entries after the
 page's last one, ``visibility.final`` for the end. The match's own state is never
 read here, so the page shows exactly what Spectate.Watch shows (R-VIEW-4).
 
-A stream follows the match's log as a Watch stream does (``Runner.follow``), but
-sends at most one message per ``MIN_INTERVAL`` seconds: a page needs no more, and
-a fast match would otherwise cost a message per event to every open page.
+A page follows the match through the loop every stream uses (``server.streams``),
+woken as a Watch stream is, but sends at most one message per ``MIN_INTERVAL``
+seconds: a page needs no more, and a fast match would otherwise cost a message per
+event to every open page.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -21,6 +21,7 @@ from mammamia import Event, View
 from .. import visibility
 from ..events import Defaulted, Numbered
 from ..runner import Runner
+from ..streams import Batch, Follower
 
 MIN_INTERVAL: Final = 0.25
 """Seconds between two messages of one stream, at least."""
@@ -95,13 +96,13 @@ def view_json(view: View, facts: tuple[tuple[str, int, bool], ...]) -> dict[str,
     }
 
 
-def message(match: Runner, after: int) -> tuple[dict[str, Any], int]:
+def message(runner: Runner, after: int) -> tuple[dict[str, Any], int]:
     """Returns the page's message for the match now, with the public entries after
     sequence ``after``, and the sequence it reaches."""
-    state = match.match
+    state = runner.match
     snap = visibility.snapshot(state, None, after)
     out: dict[str, Any] = {
-        "match": match.id,
+        "match": runner.id,
         "status": snap.status,
         "sequence": snap.sequence,
         "view": view_json(snap.view, state.seat_facts()),
@@ -122,19 +123,15 @@ def message(match: Runner, after: int) -> tuple[dict[str, Any], int]:
     return out, snap.sequence
 
 
-async def follow(match: Runner, after: int = 0) -> AsyncIterator[dict[str, Any]]:
+async def follow(runner: Runner, after: int = 0) -> AsyncIterator[dict[str, Any]]:
     """Yields a message now and then each time the match moves on (at most one per
     ``MIN_INTERVAL``), until the one with its end."""
-    follower = match.follow(None)
-    try:
-        while True:
-            follower.wake.clear()
-            follower.cursor = len(match.match.log)  # the message covers the log so far
-            out, after = message(match, after)
-            yield out
-            if out["final"] is not None:
-                return
-            await follower.wake.wait()
-            await asyncio.sleep(MIN_INTERVAL)  # a bound on the message rate
-    finally:
-        match.unfollow(follower)
+
+    def render(batch: Batch, now: float) -> dict[str, Any]:
+        # The message covers the match so far, whatever the batch that woke it.
+        nonlocal after
+        out, after = message(runner, after)
+        return out
+
+    async for out in runner.streams.stream(Follower(None), after, render, MIN_INTERVAL):
+        yield out

@@ -5,16 +5,17 @@ rated results in finish order (``server.ladder.ratings``), so the history is
 rebuilt by applying :func:`~server.ladder.ratings.rate` to them again, as the
 ladder did: incrementally (each read goes on from the last result it applied) and
 bounded (at most ``BATCH`` results per read, the last ``POINTS`` points per bot).
-It runs on the page's reader thread (``server.web.reads``).
+It runs on the page's reader thread (``server.web.reads``), reading through the
+storage layer (``LadderReads.rated_seats``).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections import deque
 from dataclasses import dataclass
 from typing import Final
 
+from ..db.ladder.reads import LadderReads
 from ..ladder.ratings import Rating, initial, rate
 
 #: Rated results applied per read at most (a long history catches up over reads).
@@ -46,22 +47,13 @@ class RatingsHistory:
         self._last = -1  # finish_order of the last result applied
         self.behind = False  # True while results wait beyond the last batch
 
-    def catch_up(self, db: sqlite3.Connection) -> None:
+    def catch_up(self, ladder: LadderReads) -> None:
         """Applies the rated results after the last one applied (``BATCH`` at most)."""
-        rows = db.execute(
-            "SELECT m.match_id, m.finish_order, COALESCE(m.ended, m.created), r.name, r.rank"
-            " FROM (SELECT match_id, finish_order, ended, created FROM ladder_matches"
-            "       WHERE status = 'finished' AND rated = 1 AND finish_order > ?"
-            "       ORDER BY finish_order LIMIT ?) m"
-            " JOIN ladder_results r ON r.match_id = m.match_id"
-            " ORDER BY m.finish_order, r.seat",
-            (self._last, BATCH),
-        ).fetchall()
         matches: list[tuple[int, float, list[tuple[str, int]]]] = []
-        for _match, order, ended, name, rank in rows:
-            if not matches or matches[-1][0] != order:
-                matches.append((order, float(ended), []))
-            matches[-1][2].append((name, int(rank)))
+        for seat in ladder.rated_seats(self._last, BATCH):
+            if not matches or matches[-1][0] != seat.finish_order:
+                matches.append((seat.finish_order, seat.ended, []))
+            matches[-1][2].append((seat.name, seat.rank))
         for order, ended, seats in matches:
             names = [n for n, _ in seats]
             before = [self._ratings.get(n, initial()) for n in names]
@@ -74,8 +66,8 @@ class RatingsHistory:
             self._last = order
         self.behind = len(matches) >= BATCH
 
-    def of(self, db: sqlite3.Connection, name: str) -> list[Point]:
+    def of(self, ladder: LadderReads, name: str) -> list[Point]:
         """Returns the bot's rating after each of its last ``POINTS`` rated matches,
         oldest first, once the results stored so far are applied (up to a batch)."""
-        self.catch_up(db)
+        self.catch_up(ladder)
         return list(self._points.get(name, ()))

@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 from bench.ladder_reads import fill
-from server.ladder.store import ALL_PLAYERS, LadderStore
+from server.db.ladder.rows import ALL_PLAYERS
+from server.db.ladder.store import LadderStore
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv" / "bin" / "python"

@@ -21,7 +21,7 @@ from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
-from server.storage import connect
+from server.db.connection import connect
 
 from .conftest import MAMMAMIA, query, wait_until
 

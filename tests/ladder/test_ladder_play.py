@@ -69,6 +69,18 @@ def test_six_bots_play_thirty_rated_matches_and_counter_is_rated_above_random(
     (seats,) = query(server.db_path, "SELECT SUM(players) FROM ladder_matches WHERE rated = 1")[0]
     final = query(server.db_path, "SELECT COUNT(*) FROM ladder_matches WHERE rated = 1")[0][0]
     assert final >= 30 and seats >= 60
+    # Each seat's position in round 1's order, from the seat that began it (which the
+    # match's result names), agrees with the stored record.
+    placed = query(
+        server.db_path,
+        "SELECT r.match_id, r.seat, r.position, m.players, s.record FROM ladder_results r"
+        " JOIN ladder_matches m ON m.match_id = r.match_id"
+        " JOIN matches s ON s.id = r.match_id WHERE m.rated = 1",
+    )
+    assert len(placed) == seats
+    for match_id, seat, position, players, record in placed:
+        first = loads(record).first_player
+        assert first is not None and position == (seat - first) % players + 1, match_id
     rerate = subprocess.run(
         [str(MAMMAMIA), "ladder", "rerate", "--db", str(server.db_path)],
         capture_output=True,

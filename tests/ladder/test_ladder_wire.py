@@ -5,9 +5,10 @@ command prints."""
 from __future__ import annotations
 
 from mammamia_pb import arena_pb2 as pb
+from server.db.ladder.rows import LadderMatch, Standing
 from server.ladder import cli_wire, wire
-from server.ladder.ladder import Assignment
-from server.ladder.store import MatchRow, Standing
+from server.ladder.lobby import Assignment
+from server.status import MatchStatus
 
 
 def test_ladder_messages_and_the_replies_the_commands_read() -> None:
@@ -38,7 +39,7 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
     # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
     assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
     assert data["standings"][1]["p_better"] is None
-    row = MatchRow("m9", 3, "finished", 1_700_000_000.5, ("a", "b", "c"), (0, 2))
+    row = LadderMatch("m9", 3, MatchStatus.FINISHED, 1_700_000_000.5, ("a", "b", "c"), (0, 2))
     summary = wire.ladder_summary(row)
     assert summary.status == pb.MATCH_STATUS_FINISHED and summary.ladder
     assert summary.created.ToNanoseconds() == 1_700_000_000_500_000_000
@@ -51,7 +52,9 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
         "set": None,
     }
     # A match of a duplicate set: its commitment and its place in the set.
-    in_set = MatchRow("m8", 3, "finished", 1.0, ("b", "c", "a"), (1,), "c0ffee", "set-1", 1)
+    in_set = LadderMatch(
+        "m8", 3, MatchStatus.FINISHED, 1.0, ("b", "c", "a"), (1,), "c0ffee", "set-1", 1
+    )
     assert cli_wire.ladder_match_data(wire.ladder_summary(in_set))["set"] == {
         "id": "set-1",
         "index": 1,

@@ -1,4 +1,4 @@
-"""The schema's migrations (server/migrations, run by server.schema): a new file and a
+"""The schema's migrations (server/db/migrations, run by server.db.schema): a new file and a
 file made before migrations both arrive at the newest revision, with their data."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from server import schema
+from server.db import schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_a_new_file_is_brought_to_head_once(tmp_path: Path) -> None:
 def old_database(path: Path) -> None:
     """Makes the file an earlier server made before migrations: the revision-0001
     tables (its SQL, run directly), no alembic_version, and a ladder's history."""
-    from server.migrations.versions import r0001_initial
+    from server.db.migrations.versions import r0001_initial
 
     with sqlite3.connect(path) as db:
         for statement in r0001_initial.UPGRADE:
@@ -91,8 +91,9 @@ def old_database(path: Path) -> None:
 
 
 def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: Path) -> None:
-    from server.ladder.store import LadderStore, Tally
-    from server.storage import Storage
+    from server.db.ladder.rows import Tally
+    from server.db.ladder.store import LadderStore
+    from server.db.matches import Storage
 
     path = tmp_path / "old.db"
     old_database(path)
@@ -156,7 +157,7 @@ def test_a_damaged_file_or_a_newer_one_is_refused_with_a_reason(tmp_path: Path) 
 
 
 def test_going_back_and_up_again_arrives_at_the_same_tallies(tmp_path: Path) -> None:
-    from server.ladder.store import LadderStore
+    from server.db.ladder.store import LadderStore
 
     path = tmp_path / "old.db"
     old_database(path)
@@ -174,7 +175,7 @@ def test_going_back_and_up_again_arrives_at_the_same_tallies(tmp_path: Path) -> 
 
 def test_two_processes_opening_one_new_file_upgrade_it_once(tmp_path: Path) -> None:
     path = tmp_path / "shared.db"
-    code = "import sys; from server import schema; schema.upgrade(sys.argv[1])"
+    code = "import sys; from server.db import schema; schema.upgrade(sys.argv[1])"
     runs = [
         subprocess.Popen(
             [sys.executable, "-c", code, str(path)], cwd=ROOT, stderr=subprocess.PIPE, text=True

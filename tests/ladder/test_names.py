@@ -14,13 +14,16 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.ladder.rows import LadderFullError
+from server.db.ladder.store import LadderStore
 from server.ladder import ladder as ladder_module
 from server.ladder import serve
-from server.ladder.ladder import Ladder, ReplacedError, UnknownBotError
+from server.ladder.ladder import Ladder, UnknownBotError
+from server.ladder.lobby import ReplacedError
 from server.ladder.scheduler import Policy
-from server.ladder.store import LadderFullError, LadderStore
+from server.ladder.shared_lobby import SharedLobby
 
-from .hosts import NoMatchHost
+from .no_matches import NoMatches
 
 
 class Clock:
@@ -38,7 +41,7 @@ def make_ladder(
 ) -> Ladder:
     return Ladder(
         LadderStore(tmp_path / "arena.db"),
-        NoMatchHost(),
+        NoMatches(),
         Policy(),
         clock=clock,
         name_expiry=name_expiry,
@@ -195,7 +198,7 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
     ladders = [
         Ladder(
             LadderStore(database),
-            NoMatchHost(),
+            NoMatches(),
             Policy(),
             clock=clock,
             host_id=f"host-{i}",
@@ -215,12 +218,11 @@ def test_an_entry_is_recorded_when_enter_returns(database: str) -> None:
         newer = await first.enter("ada", key)  # on the same host
         await replaced(older)
         newer.close()
-        if first.shared is None:
+        if not isinstance(first.lobby, SharedLobby):
             return
-        assert other.shared is not None
         older = await first.enter("ada", key)
         newer = await other.enter("ada", key)  # through another host
-        await first.shared.announce()
+        await first.lobby.announce()
         await replaced(older)
         older.close()
         newer.close()

@@ -10,28 +10,32 @@ import json
 
 import pytest
 
-from server import schema
-from server.ladder.ladder import Ladder, Outcome
+from server.db import schema
+from server.db.connection import connect, transaction
+from server.db.ladder.rows import PositionTally, Tally
+from server.db.ladder.store import LadderStore
+from server.ladder.ladder import Ladder
+from server.ladder.lobby import LocalLobby
+from server.ladder.matches import MatchEnd
 from server.ladder.scheduler import Policy
 from server.ladder.serve import add_arguments
-from server.ladder.store import LadderStore, PositionTally, Tally
-from server.storage import connect, transaction
+from server.ladder.shared_lobby import SharedLobby
 
-from .hosts import NoMatchHost
+from .no_matches import NoMatches
 
 
 def test_positions_count_from_round_ones_first_player(database: str) -> None:
     # Seat 2 started round 1: it is position 1, seat 0 position 2, seat 1 position 3.
-    assert [s.position for s in Outcome("finished", (1, 2, 3), (5, 3, 1), 2).seats()] == [2, 3, 1]
-    assert [s.position for s in Outcome("finished", (1, 2), (5, 3)).seats()] == [None, None]
+    assert [s.position for s in MatchEnd("finished", (1, 2, 3), (5, 3, 1), 2).seats()] == [2, 3, 1]
+    assert [s.position for s in MatchEnd("finished", (1, 2), (5, 3)).seats()] == [None, None]
     store = LadderStore(database)
     try:
         store.start_match("m1", ["a", "b", "c"])
-        store.finish_match("m1", Outcome("finished", (1, 2, 3), (5, 3, 1), 2).seats())
+        store.finish_match("m1", MatchEnd("finished", (1, 2, 3), (5, 3, 1), 2).seats())
         store.start_match("m2", ["b", "a"])
-        store.finish_match("m2", Outcome("finished", (1, 1), (4, 4), 0).seats())
+        store.finish_match("m2", MatchEnd("finished", (1, 1), (4, 4), 0).seats())
         store.start_match("m3", ["a", "b"])
-        store.finish_match("m3", Outcome("finished", (2, 1), (1, 6), 0).seats())
+        store.finish_match("m3", MatchEnd("finished", (2, 1), (1, 6), 0).seats())
         assert store.apply_ratings() == 3
         assert store.positions("a") == [
             PositionTally(2, 1, 1, 0, 2),
@@ -125,11 +129,11 @@ def test_a_ladder_of_duplicate_sets_on_postgresql_is_one_hosts(postgres_url: str
     # Sets are not scheduled across hosts: with them, the ladder schedules as on a file.
     store = LadderStore(postgres_url)
     ladders = [
-        Ladder(store, NoMatchHost(), Policy(), duplicate=duplicate) for duplicate in (True, False)
+        Ladder(store, NoMatches(), Policy(), duplicate=duplicate) for duplicate in (True, False)
     ]
     try:
         assert store.shared
-        assert [ladder.shared is None for ladder in ladders] == [True, False]
+        assert [type(ladder.lobby) for ladder in ladders] == [LocalLobby, SharedLobby]
     finally:
         for ladder in ladders:
             ladder.reader.close()

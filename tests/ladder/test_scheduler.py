@@ -117,9 +117,9 @@ def test_the_loop_keeps_forming_matches_as_bots_come_and_go() -> None:
             return [Waiting(n, 25.0, sum(n in m for m in played)) for n in names]
 
         scheduler = Scheduler(
-            Policy(2, 2, concurrency=2), describe, play, rng=random.Random(1), settle=0.01
+            Policy(2, 2, concurrency=2), describe, rng=random.Random(1), settle=0.01
         )
-        loop = asyncio.create_task(scheduler.run())
+        loop = asyncio.create_task(scheduler.run(play))
         for name in ("a", "b", "c", "d", "e"):
             scheduler.join(name)
         await wait_for(lambda: len(played) == 2)

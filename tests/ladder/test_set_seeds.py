@@ -18,9 +18,10 @@ from mammamia import record as rec
 from mammamia.fairness import DealSet, commitment, game_seed, unseal, verify
 from mammamia_pb import arena_pb2 as pb
 from server import wire
+from server.db.ladder.rows import SeatResult
+from server.db.ladder.store import LadderStore
+from server.db.matches import Storage
 from server.host import Host
-from server.ladder.store import LadderStore, SeatResult
-from server.storage import Storage
 from server.visibility import final
 
 from .conftest import MAMMAMIA

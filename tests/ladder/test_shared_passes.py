@@ -12,9 +12,10 @@ from collections.abc import Sequence
 
 import pytest
 
+from server.db.ladder.rows import SeatResult
+from server.db.ladder.store import LadderStore
 from server.ladder.ratings import Rating
 from server.ladder.scheduler import Policy, Waiting, form_matches
-from server.ladder.store import LadderStore, SeatResult
 
 NOW = 1000.0
 
@@ -188,7 +189,8 @@ def test_a_newer_entry_replaces_the_row_and_a_host_clears_its_own(
 
 
 def test_rows_from_before_host_ids_are_taken_by_the_first_host(postgres_url: str) -> None:
-    from server.storage import Storage, connect
+    from server.db.connection import connect
+    from server.db.matches import Storage
 
     db = connect(postgres_url)
     db.execute(

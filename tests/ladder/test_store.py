@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from server.db.connection import connect
+from server.db.ladder.rows import LadderError, NameTakenError, SeatResult
+from server.db.ladder.store import LadderStore
 from server.ladder.ratings import Result, initial, rate, replay
-from server.ladder.store import LadderError, LadderStore, NameTakenError, SeatResult
-from server.storage import connect
 
 
 @pytest.fixture

@@ -13,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from server.ladder import store as store_module
-from server.ladder.ladder import Ladder, Outcome
+from server.db.ladder import rating as store_module
+from server.db.ladder.rows import ALL_PLAYERS, SeatResult, Tally
+from server.db.ladder.store import LadderStore
+from server.db.writer import Writer
+from server.ladder.ladder import Ladder
+from server.ladder.lobby import LocalLobby, Table
+from server.ladder.matches import MatchEnd
 from server.ladder.scheduler import Policy
-from server.ladder.store import ALL_PLAYERS, LadderStore, SeatResult, Tally
 
-from .hosts import NoMatchHost
+from .no_matches import NoMatches
 
 BOTS = [f"bot{i}" for i in range(8)]
 
@@ -98,7 +102,7 @@ def test_a_crash_between_a_result_and_its_rating_is_counted_once_at_restart(tmp_
     assert again.unrated() == 1
     assert again.rated() == 10  # the unrated result is not counted yet
     assert_tallies_agree(again)
-    ladder = Ladder(again, NoMatchHost({}), Policy())
+    ladder = Ladder(again, NoMatches({}), Policy())
     ladder.recover()
     assert again.unrated() == 0
     assert_tallies_agree(again)
@@ -121,7 +125,7 @@ def test_recovery_takes_a_cut_off_result_from_the_servers_record_and_counts_it(
     store.close()  # ... and the process died
 
     again = LadderStore(path)
-    host = NoMatchHost({"stored": Outcome("finished", (2, 1, 3), (3, 6, 0))})
+    host = NoMatches({"stored": MatchEnd("finished", (2, 1, 3), (3, 6, 0))})
     Ladder(again, host, Policy()).recover()
     assert again.match("stored").status == "finished"
     assert again.match("lost").status == "aborted"
@@ -164,8 +168,10 @@ def test_the_scheduler_reads_only_the_waiting_bots(store: LadderStore) -> None:
     waiting = store.waiting(["a", "new", "b"])
     assert set(waiting) == {"a", "b"}
     assert waiting["a"][0] == store.ratings()["a"] and waiting["a"][1] == 1
-    ladder = Ladder(store, NoMatchHost({}), Policy())
-    described = {w.name: (w.rating, w.games) for w in ladder._waiting(["a", "new"])}
+    writer = Writer()
+    lobby = LocalLobby(store, writer, Policy())
+    described = {w.name: (w.rating, w.games) for w in lobby._waiting(["a", "new"])}
+    writer.close()
     assert described == {"a": (store.ratings()["a"].mu, 1), "new": (25.0, 0)}
 
 
@@ -257,8 +263,8 @@ def test_the_ladder_reader_reads_on_its_own_thread(store: LadderStore) -> None:
     reader.close()
 
 
-class PlayingHost(NoMatchHost):
-    """A match host whose matches end at once, the first seat winning."""
+class PlayingMatches(NoMatches):
+    """Matches that end at once, the first seat winning."""
 
     def __init__(self) -> None:
         super().__init__({})
@@ -275,22 +281,22 @@ class PlayingHost(NoMatchHost):
         self.created += 1
         return f"m-{self.created}", [f"token-{i}" for i in range(len(names))], ""
 
-    async def outcome(self, match_id: str) -> Outcome:
-        return Outcome("finished", (1, 2), (3, 1))
+    async def result(self, match_id: str) -> MatchEnd:
+        return MatchEnd("finished", (1, 2), (3, 1))
 
 
 def test_the_standings_are_read_once_after_each_rated_result(store: LadderStore) -> None:
-    ladder = Ladder(store, PlayingHost(), Policy())
+    ladder = Ladder(store, PlayingMatches(), Policy())
 
     async def scenario() -> None:
         first = await ladder.standings()
         assert first == (0, []) and await ladder.standings() is first  # from memory
-        await ladder._play(("a", "b"))  # a match is played, stored and rated
+        await ladder._play(Table(("a", "b")))  # a match is played, stored and rated
         after = await ladder.standings()
         assert after == store.standings() and after[0] == 1
         assert await ladder.standings() is after
         assert await ladder.standings(2) == store.standings(2)
-        await ladder._play(("b", "a"))
+        await ladder._play(Table(("b", "a")))
         assert (await ladder.standings())[0] == 2
         assert await ladder.standings(2) == store.standings(2)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ports import restartable_port
 
-from server.storage import connect
+from server.db.connection import connect
 
 RUN_TIMEOUT_S = 90
 

@@ -11,11 +11,11 @@ from mammamia import Resolve, loads, new_game
 from mammamia_pb import arena_pb2 as pb
 from server import visibility, wire
 from server.answers import Refusal
+from server.db.matches import Storage
 from server.events import Asked, Defaulted, Ended, Happened
 from server.host import Host
 from server.match import FINISHED, Match, Settings
-from server.runner import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
-from server.storage import Storage
+from server.streams import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 
 from .clocks import START, ManualClock
 
@@ -133,12 +133,16 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
         storage = Storage(tmp_path / "arena.db")
         try:
             host = Host(storage, clock=clock, start_timeout=30.0)
-            match = host.create_match(2, seed=3, deadline_ms=1000)
-            followers = [match.follow(0), match.follow(1), match.follow(None)]
-            match.join(0)
-            match.join(1)  # all in: the match starts
-            await match.committed()  # shown once the start is written ahead
-            d = match.match.decision
+            runner = host.create_match(2, seed=3, deadline_ms=1000)
+            followers = [
+                runner.streams.follow(0),
+                runner.streams.follow(1),
+                runner.streams.follow(None),
+            ]
+            runner.join(0)
+            runner.join(1)  # all in: the match starts
+            await runner.committed()  # shown once the start is written ahead
+            d = runner.match.decision
             assert d is not None
             asker = followers[d.seat]
             others = [f for f in followers if f is not asker]
@@ -152,20 +156,20 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             assert all(f.wake.is_set() for f in others)
             # The deadline comes with the clock, not with the machine's speed.
             clock.advance(1.0 - HOLD_SECONDS - 0.001)
-            assert match.match.decision is d
+            assert runner.match.decision is d
             clock.advance(0.001)
-            assert match.match.decision is not d
-            assert any(isinstance(e, Defaulted) for e in match.match.log)
+            assert runner.match.decision is not d
+            assert any(isinstance(e, Defaulted) for e in runner.match.log)
             # Nobody answers: six defaults, both seats on autopilot, the match ends.
             for _ in range(10):
                 clock.advance(1.0)
-            result = await asyncio.wait_for(match.result(), 30)
+            result = await asyncio.wait_for(runner.result(), 30)
             assert result.status == FINISHED
-            assert isinstance(match.match.log[-1], Ended)
-            assert sorted(match.match.autopilot) == [0, 1]
+            assert isinstance(runner.match.log[-1], Ended)
+            assert sorted(runner.match.autopilot) == [0, 1]
             # Every viewer sees the same numbered entries; only its own requests.
             seen = [
-                [visibility.item(match.match, e, f.viewer) for e in match.match.log]
+                [visibility.item(runner.match, e, f.viewer) for e in runner.match.log]
                 for f in followers
             ]
             numbered = [[i for i in s if isinstance(i, Happened | Defaulted)] for s in seen]
@@ -187,13 +191,13 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_
         storage = Storage(tmp_path / "arena.db")
         try:
             host = Host(storage, clock=clock, start_timeout=30.0)
-            match = host.create_match(2, seed=5, deadline_ms=60_000)
+            runner = host.create_match(2, seed=5, deadline_ms=60_000)
             hold = holding(1000)
-            first, second = match.follow(0, hold), match.follow(1, hold)
-            match.hold(first)
+            first, second = runner.streams.follow(0, hold), runner.streams.follow(1, hold)
+            runner.streams.hold(first)
             clock.advance(0.6)
-            match.hold(second)
-            match.hold(first)  # again: its hold still ends at 1.0 s
+            runner.streams.hold(second)
+            runner.streams.hold(first)  # again: its hold still ends at 1.0 s
             clock.advance(0.4)
             assert first.wake.is_set() and not second.wake.is_set()
             clock.advance(0.5)
@@ -202,13 +206,13 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_
             assert second.wake.is_set()
             # Woken, a follower held again waits a whole hold from then.
             first.wake.clear()
-            match.hold(first)
+            runner.streams.hold(first)
             clock.advance(hold - 0.01)
             assert not first.wake.is_set()
             clock.advance(0.01)
             assert first.wake.is_set()
-            match.abort("the test is over")
-            await asyncio.wait_for(match.result(), 30)
+            runner.abort("the test is over")
+            await asyncio.wait_for(runner.result(), 30)
         finally:
             storage.close()
 
@@ -221,16 +225,17 @@ def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -
         storage = Storage(tmp_path / "arena.db")
         try:
             host = Host(storage, clock=clock, start_timeout=30.0)
-            match = host.create_match(3, seed=5, deadline_ms=5000)
+            runner = host.create_match(3, seed=5, deadline_ms=5000)
             long = holding(1000)
             assert (holding(0), holding(10**9)) == (HOLD_SECONDS, MAX_HOLD_SECONDS)
             waiting = {
-                seat: match.follow(seat, long if seat else HOLD_SECONDS) for seat in range(3)
+                seat: runner.streams.follow(seat, long if seat else HOLD_SECONDS)
+                for seat in range(3)
             }
             for seat in range(3):
-                match.join(seat)
-            await match.committed()
-            d = match.match.decision
+                runner.join(seat)
+            await runner.committed()
+            d = runner.match.decision
             assert d is not None
             others = [s for s in waiting if s != d.seat]
             short = [waiting[s] for s in others if waiting[s].hold == HOLD_SECONDS]
@@ -244,12 +249,12 @@ def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -
             # A decision for a held seat wakes it at once, its hold left behind.
             for f in waiting.values():
                 f.wake.clear()
-            match.answer(d.seat, d.id, 0, None)
-            await match.committed()
-            asked = match.match.decision
+            runner.answer(d.seat, d.id, 0, None)
+            await runner.committed()
+            asked = runner.match.decision
             assert asked is not None and waiting[asked.seat].wake.is_set()
-            match.abort("the test is over")
-            await asyncio.wait_for(match.result(), 30)
+            runner.abort("the test is over")
+            await asyncio.wait_for(runner.result(), 30)
         finally:
             storage.close()
 

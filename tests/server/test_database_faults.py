@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from server.storage import Storage
+from server.db.matches import Storage
 
 from .client import MAMMAMIA
 

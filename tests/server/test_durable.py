@@ -16,8 +16,8 @@ import grpc
 from mammamia.dump import state_dump
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .client import MAMMAMIA, seat_metadata
 from .clocks import START, ManualClock
@@ -42,12 +42,12 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
         clock = ManualClock()
         first = Storage(tmp_path / "arena.db")
         host = Host(first, clock=clock)
-        match = host.create_match(3, names=["a", "b", "c"])
+        runner = host.create_match(3, names=["a", "b", "c"])
         for seat in range(3):
-            match.join(seat, None, f"seed-{seat}")
-        await play(host, match.id, random.Random(1), 25)
-        before = state_dump(match.match.state)
-        decision = match.match.decision
+            runner.join(seat, None, f"seed-{seat}")
+        await play(host, runner.id, random.Random(1), 25)
+        before = state_dump(runner.match.state)
+        decision = runner.match.decision
         assert decision is not None
         await first.writer.flush()
         # The crash: nothing more of the first host runs (its clock stands still). A
@@ -55,16 +55,16 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
         clock = ManualClock(START + 5)
         second = Storage(tmp_path / "arena.db")
         again = Host(second, clock=clock)
-        assert again.resume() == [match.id]
-        resumed = again.matches[match.id]
+        assert again.resume() == [runner.id]
+        resumed = again.matches[runner.id]
         after = state_dump(resumed.match.state)
         reasked = resumed.match.decision
         assert reasked is not None and reasked.id == decision.id
         assert reasked.asked == clock.now() and reasked.deadline > clock.now()
         # The seats' tokens still name their seats.
-        assert again.seat_of(match.tokens[2]) == (resumed, 2)
+        assert again.seat_of(runner.tokens[2]) == (resumed, 2)
         rng = random.Random(2)
-        await play(again, match.id, rng, None)
+        await play(again, runner.id, rng, None)
         result = await asyncio.wait_for(resumed.result(), 30)
         first.close()
         second.close()
@@ -72,7 +72,7 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
         third = Storage(tmp_path / "other.db")
         plain = Host(third, clock=ManualClock())
         twin = plain.create_match(3, names=["a", "b", "c"])
-        twin.match.fairness.server_seed = match.match.fairness.server_seed
+        twin.match.fairness.server_seed = runner.match.fairness.server_seed
         for seat in range(3):
             twin.join(seat, None, f"seed-{seat}")
         await play(plain, twin.id, random.Random(1), 25)
@@ -160,28 +160,28 @@ def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path)
         storage = Storage(tmp_path / "arena.db")
         clock = ManualClock()
         host = Host(storage, clock=clock)
-        match = host.create_match(3)
+        runner = host.create_match(3)
         for seat in range(3):
-            match.join(seat)
+            runner.join(seat)
         rng = random.Random(5)
         # Seat 1 lets three deadlines pass: the server plays it from then on.
-        while 1 not in match.match.autopilot:
-            d = match.match.decision
+        while 1 not in runner.match.autopilot:
+            d = runner.match.decision
             assert d is not None
             if d.seat == 1:
                 clock.advance(6)  # past the 5 s deadline: the default applies
             else:
-                match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+                runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
         for _ in range(20):
-            d = match.match.decision
+            d = runner.match.decision
             assert d is not None and d.seat != 1
-            match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
-        await match.committed()
+            runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+        await runner.committed()
         await storage.writer.flush()
         again = Host(Storage(tmp_path / "arena.db"), clock=ManualClock(START + 1))
-        assert again.resume() == [match.id]
-        resumed = again.matches[match.id].match
-        return state_dump(match.match.state), state_dump(resumed.state)
+        assert again.resume() == [runner.id]
+        resumed = again.matches[runner.id].match
+        return state_dump(runner.match.state), state_dump(resumed.state)
 
     before, after = asyncio.run(go())
     assert before == after

@@ -18,8 +18,8 @@ from mammamia import record as rec
 from mammamia.fairness import commitment, game_seed, verify
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .client import MAMMAMIA, create_match, seat_metadata
 from .clocks import ManualClock
@@ -37,20 +37,20 @@ def _played(
         storage = Storage(tmp_path / "arena.db")
         try:
             host = Host(storage, clock=ManualClock())
-            match = host.create_match(players, seed=seed)
+            runner = host.create_match(players, seed=seed)
             if seed is None:
                 # A fixed server seed, so that the game (and what the edits below
                 # change) is the same on every run.
-                fair = match.match.fairness
+                fair = runner.match.fairness
                 assert fair is not None
                 fair.server_seed = "5eed" * 16
             for seat in range(players):
-                match.join(seat, None, client_seeds.get(seat))
+                runner.join(seat, None, client_seeds.get(seat))
             rng = random.Random(7)
-            while (d := match.match.decision) is not None:
-                match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
-            await asyncio.wait_for(match.result(), 30)
-            record = storage.record(match.id)
+            while (d := runner.match.decision) is not None:
+                runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+            await asyncio.wait_for(runner.result(), 30)
+            record = storage.record(runner.id)
             assert record is not None
             return record
         finally:

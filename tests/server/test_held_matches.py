@@ -9,19 +9,19 @@ import gc
 import weakref
 from pathlib import Path
 
+from server.db.matches import Storage
 from server.host import Host
 from server.runner import Runner
-from server.storage import Storage
 
 from .clocks import ManualClock
 
 
-async def _play_out(match: Runner) -> None:
-    match.join(0)
-    match.join(1)
-    while (d := match.match.decision) is not None:
-        match.answer(d.seat, d.id, 0, None)
-    await asyncio.wait_for(match.result(), 30)
+async def _play_out(runner: Runner) -> None:
+    runner.join(0)
+    runner.join(1)
+    while (d := runner.match.decision) is not None:
+        runner.answer(d.seat, d.id, 0, None)
+    await asyncio.wait_for(runner.result(), 30)
     await asyncio.sleep(0)  # the host's end-of-match callback
 
 

@@ -1,4 +1,4 @@
-"""The journal's file beside an SQLite database (``server.journal_file``): what it
+"""The journal's file beside an SQLite database (``server.db.journal_file``): what it
 holds survives reopening, ended matches go, it stays bounded, and what a failure can
 leave behind (a line cut short, a damaged line, a missing input) costs only the
 matches it touches. An earlier version's SQLite journal is moved into it."""
@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from server.journal import Journal, journal_file
-from server.journal_file import HEADER, JournalFile
-from server.storage import Storage, StorageError
+from server.db.connection import StorageError
+from server.db.journal_file import HEADER, JournalFile, journal_file
+from server.db.matches import Storage
+from server.inputs import Start, Tick
 
 
 def _answer(n: int) -> str:
@@ -124,10 +125,10 @@ def test_the_file_stays_bounded_by_the_running_matches(tmp_path: Path) -> None:
 def test_an_input_that_cannot_be_written_fails_its_future(tmp_path: Path) -> None:
     async def go() -> None:
         storage = Storage(tmp_path / "arena.db")
-        journal = Journal(storage)
+        journal = storage.open_journal()
         journal.begin("m-1", {"players": 2})
         journal.close()  # the file is gone from under the journal
-        done = journal.append("m-1", {"k": "start", "at": 1.0})
+        done = journal.append("m-1", Start(1.0))
         with pytest.raises(StorageError, match="journal"):
             await done
         storage.close()
@@ -147,17 +148,18 @@ def test_an_earlier_versions_sqlite_journal_is_moved_into_the_file(tmp_path: Pat
     )
     old.execute("INSERT INTO match_setups VALUES ('m-1', ?)", (json.dumps({"players": 2}),))
     old.executemany(
-        "INSERT INTO match_inputs VALUES ('m-1', ?, ?)", [(n, _answer(n)) for n in (1, 0, 2)]
+        "INSERT INTO match_inputs VALUES ('m-1', ?, ?)",
+        [(n, json.dumps({"k": "tick", "at": n, "absent": [1]})) for n in (1, 0, 2)],
     )
     old.commit()
     old.close()
 
     with capture_logs() as logs:
         storage = Storage(db)
-        journal = Journal(storage)
+        journal = storage.open_journal()
     [unfinished] = journal.unfinished()
     assert unfinished.match_id == "m-1" and unfinished.setup == {"players": 2}
-    assert list(unfinished.inputs) == [json.loads(_answer(n)) for n in range(3)]
+    assert list(unfinished.inputs) == [Tick(float(n), (1,)) for n in range(3)]
     assert not Path(f"{db}.inputs").exists()
     assert journal_file(db).exists()
     assert any(e["event"] == "journal_moved" and e["matches"] == 1 for e in logs)

@@ -127,7 +127,7 @@ def test_crash_then_restart_resumes_the_cut_off_match(start_server):
 
     listed = asyncio.run(after())
     statuses = {m.match_id: m.status for m in listed.matches}
-    # The cut-off match goes on where it was (server.journal); its seats may come back.
+    # The cut-off match goes on where it was (server.db.journal); its seats may come back.
     assert statuses[match_id] == pb.MATCH_STATUS_RUNNING
     assert sorted(statuses.values()) == [pb.MATCH_STATUS_RUNNING, pb.MATCH_STATUS_FINISHED]
     assert "match_resumed" in server.logs()

@@ -21,7 +21,7 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.answers import Refusal
 from server.app import create_server
-from server.services import STATUS_OF
+from server.seating import STATUS_OF
 
 from .client import create_match, seat_metadata
 

@@ -13,7 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
-from server.storage import Storage, Writer
+from server.db.matches import Storage
+from server.db.writer import Writer
 
 
 def _rows(path: Path) -> dict[str, sqlite3.Row]:
@@ -142,7 +143,7 @@ def test_closing_runs_every_queued_write(tmp_path: Path):
 # A process that writes matches as fast as it can and says how many ends it has stored.
 _WRITER = """
 import asyncio, sys
-from server.storage import Storage
+from server.db.matches import Storage
 
 async def main():
     storage = Storage(sys.argv[1])

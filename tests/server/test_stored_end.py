@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from server.db.matches import Storage
 from server.host import Host
-from server.storage import Storage
 
 from .clocks import ManualClock
 
@@ -18,18 +18,18 @@ def test_an_end_the_database_did_not_take_is_not_announced_finished(tmp_path: Pa
         storage = Storage(tmp_path / "arena.db")
         try:
             host = Host(storage, clock=ManualClock())
-            match = host.create_match(2, seed=9)
-            match.join(0)
-            match.join(1)
+            runner = host.create_match(2, seed=9)
+            runner.join(0)
+            runner.join(1)
             await storage.writer.flush()
             # Another process on the same file marks the running match aborted.
             other = Storage(tmp_path / "arena.db")
-            assert other.abort_unfinished("another server started") == [match.id]
+            assert other.abort_unfinished("another server started") == [runner.id]
             other.close()
-            while (d := match.match.decision) is not None:
-                match.answer(d.seat, d.id, 0, None)
-            result = await asyncio.wait_for(match.result(), 30)
-            row = storage.match(match.id)
+            while (d := runner.match.decision) is not None:
+                runner.answer(d.seat, d.id, 0, None)
+            result = await asyncio.wait_for(runner.result(), 30)
+            row = storage.match(runner.id)
             assert row is not None
             return result.status, row.status
         finally:

@@ -18,7 +18,7 @@ from server.answers import ACCEPTED, REPEATED, Refusal, refused
 from server.events import Decision, Defaulted, Happened
 from server.ladder import cli_wire as ladder_cli_wire
 from server.match import ENDING, Match, Settings
-from server.visibility import Final
+from server.visibility import FinalView
 
 # -- reference messages, built field by field with the generated classes --------------
 
@@ -173,7 +173,7 @@ def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
 def ref_item(item, match: Match, viewer, now: float) -> pb.SeatEvent:
     if isinstance(item, Decision):
         return pb.SeatEvent(decision=ref_decision(item, match, now))
-    if isinstance(item, Final):
+    if isinstance(item, FinalView):
         e = item.ended
         return pb.SeatEvent(
             match_ended=pb.MatchEnded(
@@ -283,7 +283,7 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
 @pytest.mark.parametrize("seed", range(8))
 def test_stream_entries_are_what_the_generated_classes_serialise(seed):
     seen = _play(seed, 2 + seed % 4, time_bank_ms=(seed % 2) * 1500)
-    assert {"Happened", "Decision", "Final", "snapshot", "snapshot_decision"} <= seen
+    assert {"Happened", "Decision", "FinalView", "snapshot", "snapshot_decision"} <= seen
 
 
 def test_defaults_and_autopilot_are_encoded_too():

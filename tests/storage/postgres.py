@@ -85,7 +85,7 @@ class PostgresServer:
         )
         self.start()
         self._create(TEMPLATE)
-        from server import schema
+        from server.db import schema
 
         schema.upgrade(self.url(TEMPLATE))
 

@@ -11,9 +11,11 @@ import random
 
 import pytest
 
-from server import schema
-from server.ladder.store import LadderStore, SeatResult
-from server.storage import PostgresError, Storage, StorageError, connect, is_url
+from server.db import schema
+from server.db.connection import PostgresError, StorageError, connect, is_url
+from server.db.ladder.rows import SeatResult
+from server.db.ladder.store import LadderStore
+from server.db.matches import Storage
 
 from .postgres import PostgresServer, wait_accepting
 

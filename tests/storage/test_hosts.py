@@ -26,8 +26,8 @@ from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
-from server.ladder.store import LadderStore
-from server.storage import connect
+from server.db.connection import connect
+from server.db.ladder.store import LadderStore
 
 from .postgres import PostgresServer, wait_accepting
 

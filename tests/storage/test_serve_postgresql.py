@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from mammamia import loads
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
-from server.storage import connect
+from server.db.connection import connect
 
 from .postgres import PostgresServer, wait_accepting
 

@@ -132,7 +132,7 @@ async function ladderPage(query) {
                "aria-selected": s.players === scope ? "true" : "false"},
          s.players ? `${s.players} players` : "All matches")));
     holder.replaceChildren(tabs, standingsTable(current),
-      el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws μ ± 3σ.`));
+      el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws the interval μ ± 2σ, about 95% of the model's belief.`));
   };
   show(el("h1", {}, "Ladder"), holder);
   await render();
@@ -141,14 +141,15 @@ async function ladderPage(query) {
 
 function standingsTable(scope) {
   const rows = scope.rows;
-  const lo = Math.min(0, ...rows.map(r => r.mu - 3 * r.sigma));
-  const hi = Math.max(50, ...rows.map(r => r.mu + 3 * r.sigma));
+  // The interval is the server's (low, high), as every reader of the standings shows it.
+  const lo = Math.min(0, ...rows.map(r => r.low));
+  const hi = Math.max(50, ...rows.map(r => r.high));
   const x = v => ((v - lo) / (hi - lo)) * 100;
   const body = rows.map(r => {
     const bar = el("span", {class: "interval"});
     const span = el("i", {});
-    span.style.left = x(r.mu - 3 * r.sigma) + "%";
-    span.style.width = (x(r.mu + 3 * r.sigma) - x(r.mu - 3 * r.sigma)) + "%";
+    span.style.left = x(r.low) + "%";
+    span.style.width = (x(r.high) - x(r.low)) + "%";
     const dot = el("b", {});
     dot.style.left = x(r.mu) + "%";
     bar.append(span, dot);
@@ -209,12 +210,13 @@ async function matchesPage(query) {
 function ratingPlot(history) {
   const W = 640, H = 220, P = 34;
   if (history.length < 2) return el("p", {class: "muted"}, "The plot appears after two rated matches.");
-  const lo = Math.min(...history.map(p => p.rating), ...history.map(p => p.mu - p.sigma)) - 1;
-  const hi = Math.max(...history.map(p => p.mu + p.sigma)) + 1;
+  const lo = Math.min(...history.map(p => p.rating), ...history.map(p => p.low)) - 1;
+  const hi = Math.max(...history.map(p => p.high)) + 1;
   const X = i => P + (i / (history.length - 1)) * (W - 2 * P);
   const Y = v => H - P + 10 - ((v - lo) / (hi - lo)) * (H - 2 * P);
-  const band = history.map((p, i) => `${X(i)},${Y(p.mu + p.sigma)}`).concat(
-    history.map((p, i) => `${X(i)},${Y(p.mu - p.sigma)}`).reverse()).join(" ");
+  // The band is the standings' interval (low to high) after each match.
+  const band = history.map((p, i) => `${X(i)},${Y(p.high)}`).concat(
+    history.map((p, i) => `${X(i)},${Y(p.low)}`).reverse()).join(" ");
   const line = key => history.map((p, i) => `${i ? "L" : "M"}${X(i)},${Y(p[key])}`).join("");
   const ticks = [lo, (lo + hi) / 2, hi].map(v => svg("text", {x: 2, y: Y(v) + 4, class: "tick"},
     document.createTextNode(fmt(v, 0))));
@@ -225,7 +227,7 @@ function ratingPlot(history) {
     svg("path", {d: line("rating"), class: "rating"}),
     ...ticks,
     svg("text", {x: W - P, y: 14, class: "legend", "text-anchor": "end"},
-        document.createTextNode("μ ± σ (band), rating μ − 3σ (line) over the last matches")));
+        document.createTextNode("μ ± 2σ (band), rating μ − 3σ (line) over the last matches")));
 }
 
 async function botPage(name) {

@@ -1,65 +1,58 @@
-"""The embedded database: one SQLite file (WAL) holding every match and its record.
+"""The server's matches: one row per match, with its game record once it ended.
 
 A match row is written when the match is created (``waiting``), updated when it
 starts (``running``) and once more when it ends (``finished`` or ``aborted``),
 with its game record. The end is written durably, in one statement, before the
 result is announced to anyone, and only over a match that has not ended yet, so
 writing it twice changes nothing. A server that starts finds the matches a crash
-cut off (still ``waiting`` or ``running``) and marks them ``aborted``.
+cut off (still ``waiting`` or ``running``) and marks them ``aborted`` (unless it
+resumes them from the journal, ``server.db.journal``).
 
-Writes never wait for the disk on the event loop: they run on one writer thread
-(:class:`Writer`), one at a time in the order they were given. Creating,
-starting and naming a match are queued without waiting; ending it is awaited.
-Each write is one transaction, so a crash leaves none half-written, and
-:meth:`Storage.close` runs every write still queued before it closes.
+Writes run on the :class:`~server.db.writer.Writer` thread, one at a time in the
+order they were given. Creating, starting and naming a match are queued without
+waiting; ending it is awaited. Each write is one transaction, so a crash leaves
+none half-written, and :meth:`Storage.close` runs every write still queued before
+it closes.
 
-Other parts of the server (the ladder) keep their own tables in the same database,
-through their own connections to ``Storage.path`` (:func:`connect`).
-
-The database is an SQLite file (a path: the embedded default) or a PostgreSQL
-database (a ``postgresql://`` URL, see docs/storage.md). Both are reached through
-:func:`connect`, which returns the driver's own connection for SQLite (no layer in
-between, so SQLite keeps its speed) and a :class:`PostgresConnection` for PostgreSQL:
-the same methods (``execute``, ``executemany``, ``in_transaction``, ``close``), the
-same ``?`` placeholders, and errors raised as :class:`PostgresError` (so that callers
-catch :data:`ERRORS` for either database). SQL that differs between the two is
-chosen where it is written, by the connection's :func:`dialect`.
+The ladder keeps its own tables in the same database (``server.db.ladder``); the
+web page reads both through :func:`stored_match` and ``server.db.ladder.reads``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
-import functools
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Final, ParamSpec, Protocol, TypeVar
-
-if TYPE_CHECKING:
-    import psycopg
+from typing import Any, BinaryIO
 
 import structlog
 
+from ..status import MatchStatus
 from . import schema
+from .connection import (
+    CLAIM_LOCK,
+    ERRORS,
+    POSTGRESQL,
+    SQLITE,
+    Connection,
+    PostgresError,
+    StorageError,
+    connect,
+    is_url,
+    now_iso,
+    shown,
+    transaction,
+)
+from .journal import Journal
+from .journal_file import FileJournal
+from .journal_table import TableJournal
+from .writer import Writer
 
 log = structlog.get_logger()
-
-WAITING = "waiting"
-RUNNING = "running"
-FINISHED = "finished"
-ABORTED = "aborted"
-ENDED = (FINISHED, ABORTED)
-
-
-class StorageError(RuntimeError):
-    """The database could not store a write (the message says why)."""
-
 
 _END_MATCH = (
     "INSERT INTO matches (id, status, players, names, ladder, created, ended, "
@@ -72,240 +65,13 @@ _END_MATCH = (
 )
 
 
-def now_iso() -> str:
-    """Returns the current UTC time as ISO 8601 text with milliseconds."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-SQLITE: Final = "sqlite"
-POSTGRESQL: Final = "postgresql"
-
-#: Advisory lock keys (per database): the claim of one server (:meth:`Storage.claim`),
-#: the ladder's writes and its hosts' presence (``server.ladder.store``), and schema
-#: upgrades (``server.schema``).
-CLAIM_LOCK: Final = 0x6D6D0001
-LADDER_LOCK: Final = 0x6D6D0002
-LADDER_HOST_LOCK: Final = 0x6D6D0003
-SCHEMA_LOCK: Final = schema.SCHEMA_LOCK
-CONNECT_TIMEOUT_S: Final = schema.CONNECT_TIMEOUT_S
-
-is_url = schema.is_url
-shown = schema.shown
-
-
-class PostgresError(RuntimeError):
-    """A PostgreSQL statement or connection failed (the driver's error is its cause)."""
-
-
-class PostgresIntegrityError(PostgresError):
-    """A PostgreSQL statement broke a constraint (a key taken, a value missing)."""
-
-
-#: What a failed statement raises, on either database.
-ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.Error, PostgresError)
-#: What a statement that breaks a constraint raises, on either database.
-INTEGRITY_ERRORS: Final[tuple[type[Exception], ...]] = (
-    sqlite3.IntegrityError,
-    PostgresIntegrityError,
-)
-
-
-class Cursor(Protocol):
-    """The part of a DB-API cursor the server uses (rows are tuples)."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(Protocol):
-    """What :func:`connect` returns: an ``sqlite3.Connection`` or a
-    :class:`PostgresConnection`, in autocommit mode (transactions are opened with an
-    explicit BEGIN), with ``?`` placeholders."""
-
-    @property
-    def in_transaction(self) -> bool: ...
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor: ...
-
-    def close(self) -> None: ...
-
-
-def dialect(db: Connection) -> str:
-    """Returns the database a connection reaches: :data:`SQLITE` or :data:`POSTGRESQL`."""
-    return POSTGRESQL if isinstance(db, PostgresConnection) else SQLITE
-
-
-def connect(target: str | Path, durable: bool = True) -> Connection:
-    """Returns a connection to the database ``target`` (an SQLite file path, or a
-    ``postgresql://`` URL) in autocommit mode; raises what :data:`ERRORS` names.
-
-    A ``durable`` connection waits for every commit to reach the disk (it survives a
-    power cut); otherwise commits survive a crash of this process, but may be lost
-    with the power (SQLite's ``synchronous=NORMAL``; PostgreSQL's
-    ``synchronous_commit=off``, whose loss window is a fraction of a second).
-    """
-    if is_url(target):
-        return PostgresConnection(str(target), durable=durable)
-    db = sqlite3.connect(str(target), isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-    db.execute("PRAGMA busy_timeout=5000")
-    db.execute("PRAGMA foreign_keys=ON")
-    return db
-
-
-@functools.lru_cache(maxsize=512)
-def _placeholders(sql: str) -> str:
-    """Returns ``sql`` with psycopg's ``%s`` for each ``?`` (the project's SQL holds no
-    other ``?`` nor ``%``)."""
-    return sql.replace("?", "%s")
-
-
-class PostgresConnection:
-    """A PostgreSQL connection with the methods the server uses of an SQLite one.
-
-    In autocommit mode, like the SQLite connections (a transaction is an explicit
-    BEGIN ... COMMIT). A connection the server lost (PostgreSQL restarted, the network
-    failed) fails its statement, and the next statement connects again: a writer
-    fails while the database is away and succeeds again once it is back. A statement
-    is never repeated, since it may have committed.
-    """
-
-    def __init__(self, url: str, durable: bool = True) -> None:
-        self.url = url
-        self.durable = durable
-        self._db: psycopg.Connection[tuple[Any, ...]] | None = None
-        self._begun = False  # a BEGIN was sent, and no COMMIT or ROLLBACK since
-        self._live()
-
-    def _live(self) -> psycopg.Connection[tuple[Any, ...]]:
-        """Returns the open connection, connecting (again) when there is none."""
-        import psycopg
-
-        if self._db is not None and not self._db.closed and not self._db.broken:
-            return self._db
-        if self._db is not None:
-            with contextlib.suppress(psycopg.Error):
-                self._db.close()
-            self._db = None
-        try:
-            db = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-            if not self.durable:
-                db.execute("SET synchronous_commit = off")
-        except psycopg.Error as e:
-            raise PostgresError(f"cannot connect to PostgreSQL: {_first_line(e)}") from e
-        self._db = db
-        return db
-
-    @property
-    def in_transaction(self) -> bool:
-        """Whether a transaction is open on this connection."""
-        from psycopg.pq import TransactionStatus
-
-        return (
-            self._db is not None
-            and not self._db.closed
-            and self._db.info.transaction_status != TransactionStatus.IDLE
-        )
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
-        """Returns the cursor of ``sql`` run with ``parameters`` (rows fetched)."""
-        import psycopg
-
-        word = sql.lstrip()[:8].upper()
-        with _translated():
-            try:
-                cursor: Cursor = self._live().execute(_placeholders(sql), parameters)
-            except psycopg.OperationalError:
-                # A read outside a transaction on a connection found lost is asked
-                # again on a new one: it changes nothing, and a reader that waits for
-                # no writes would otherwise fail once per restart of the database.
-                # Inside a transaction it is not: on a new connection it would run
-                # outside that transaction (without its locks), so the error stands.
-                if not (
-                    self._db is not None
-                    and self._db.broken
-                    and not self._begun
-                    and word.startswith("SELECT")
-                ):
-                    raise
-                cursor = self._live().execute(_placeholders(sql), parameters)
-            finally:
-                if word.startswith(("COMMIT", "ROLLBACK")):
-                    self._begun = False  # over, committed or not
-            if word.startswith("BEGIN"):
-                self._begun = True
-            return cursor
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
-        """Returns the cursor of ``sql`` run once per parameter sequence."""
-        with _translated():
-            many = self._live().cursor()
-            many.executemany(_placeholders(sql), list(parameters))
-            cursor: Cursor = many
-            return cursor
-
-    def close(self) -> None:
-        """Closes the connection (a later statement would open a new one)."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-
-@contextlib.contextmanager
-def _translated() -> Iterator[None]:
-    """Raises psycopg's errors as :class:`PostgresError` (the one boundary where they
-    are mapped)."""
-    import psycopg
-
-    try:
-        yield
-    except psycopg.IntegrityError as e:
-        raise PostgresIntegrityError(_first_line(e)) from e
-    except psycopg.Error as e:
-        raise PostgresError(_first_line(e)) from e
-
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
-@contextlib.contextmanager
-def transaction(db: Connection, lock: int | None = None) -> Iterator[Connection]:
-    """Yields ``db`` inside one write transaction, committed at the end (rolled back
-    on an exception). On SQLite it is ``BEGIN IMMEDIATE`` (the one writer of the file);
-    on PostgreSQL, a ``BEGIN`` that first takes the advisory lock ``lock`` when given,
-    so that the writers holding that lock run one at a time, as on SQLite."""
-    if dialect(db) == SQLITE:
-        db.execute("BEGIN IMMEDIATE")
-    else:
-        db.execute("BEGIN")
-    try:
-        if lock is not None and dialect(db) == POSTGRESQL:
-            db.execute("SELECT pg_advisory_xact_lock(?)", (lock,))
-        yield db
-    except BaseException:
-        with contextlib.suppress(*ERRORS):  # a lost connection has nothing to undo
-            db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
 @dataclass(frozen=True, slots=True)
 class MatchRow:
-    """One stored match, as listed."""
+    """One stored match: as listed, and with its game record (JSON text) when read
+    with it (:func:`stored_match`)."""
 
     id: str
-    status: str
+    status: MatchStatus
     players: int
     names: tuple[str, ...]
     ladder: bool
@@ -315,13 +81,14 @@ class MatchRow:
     ranks: tuple[int, ...]
     delivered: tuple[int, ...]
     reason: str | None
+    record: str | None = None
 
 
 #: The columns of a match as listed, in :class:`MatchRow`'s order.
 _COLUMNS = "id, status, players, names, ladder, created, ended, winners, ranks, delivered, reason"
 
 
-def _row(r: Sequence[Any]) -> MatchRow:
+def _row(r: Sequence[Any], record: str | None = None) -> MatchRow:
     (
         match_id,
         status,
@@ -337,8 +104,8 @@ def _row(r: Sequence[Any]) -> MatchRow:
     ) = r
     return MatchRow(
         id=match_id,
-        status=status,
-        players=players,
+        status=MatchStatus(status),
+        players=int(players),
         names=tuple(json.loads(names)),
         ladder=bool(ladder),
         created=created,
@@ -347,77 +114,29 @@ def _row(r: Sequence[Any]) -> MatchRow:
         ranks=tuple(json.loads(ranks or "[]")),
         delivered=tuple(json.loads(delivered or "[]")),
         reason=reason,
+        record=record,
     )
 
 
-P = ParamSpec("P")
-T = TypeVar("T")
+def stored_match(db: Connection, match_id: str) -> MatchRow | None:
+    """Returns a stored match with its record (None until it ended), or None when
+    unknown."""
+    r = db.execute(f"SELECT {_COLUMNS}, record FROM matches WHERE id = ?", (match_id,)).fetchone()
+    return None if r is None else _row(r[:-1], None if r[-1] is None else str(r[-1]))
 
 
-class Writer:
-    """One thread that runs database writes one at a time, in the order given.
-
-    The event loop hands writes over and never waits for the disk itself; with a
-    single writer thread the writes of one module never compete for SQLite's
-    write lock, and a later write cannot overtake an earlier one.
-    """
-
-    def __init__(self, name: str = "db-writer") -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
-        self.failing = False
-        self._watchers: list[Callable[[bool], None]] = []
-
-    def watch(self, changed: Callable[[bool], None]) -> None:
-        """Calls ``changed(failing)`` on the writer thread each time writes start to
-        fail (True) or succeed again (False)."""
-        self._watchers.append(changed)
-
-    def _watched(self, write: Callable[[], T]) -> T:
-        try:
-            result = write()
-        except Exception:
-            self._set_failing(True)
-            raise
-        self._set_failing(False)
-        return result
-
-    def _set_failing(self, failing: bool) -> None:
-        if failing != self.failing:
-            self.failing = failing
-            for changed in self._watchers:
-                changed(failing)
-
-    async def run(self, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Returns what ``write(*args, **kwargs)`` returns (or raises what it raises),
-        once it has run after every write given before it."""
-        return await asyncio.wrap_future(
-            self._pool.submit(self._watched, functools.partial(write, *args, **kwargs))
-        )
-
-    def send(self, write: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
-        """Queues ``write(*args, **kwargs)`` after every write given before it, without
-        waiting for it; a failure is logged (and a later write may repair it)."""
-        self._pool.submit(
-            self._watched, functools.partial(write, *args, **kwargs)
-        ).add_done_callback(_log_failure)
-
-    async def flush(self) -> None:
-        """Returns once every write given so far has run."""
-        await self.run(_nothing)
-
-    def close(self) -> None:
-        """Runs every write still queued, then stops the thread (waits for both)."""
-        self._pool.shutdown(wait=True)
-
-
-def _nothing() -> None:
-    return None
-
-
-def _log_failure(done: Future[object]) -> None:
-    error = done.exception()
-    if error is not None:
-        log.error("database_write_failed", error=repr(error))
+def reveal_records(db: Connection, set_id: str, unseal: Callable[[str], str]) -> None:
+    """Completes the sealed records of a duplicate set's ended matches with
+    ``unseal(record)`` (in the caller's transaction)."""
+    records = db.execute(
+        "SELECT s.id, s.record FROM ladder_matches m JOIN matches s ON s.id = m.match_id"
+        " WHERE m.set_id = ? AND s.record IS NOT NULL",
+        (set_id,),
+    ).fetchall()
+    revealed = [
+        (unsealed, match_id) for match_id, text in records if (unsealed := unseal(text)) != text
+    ]
+    db.executemany("UPDATE matches SET record = ? WHERE id = ?", revealed)
 
 
 class Storage:
@@ -444,7 +163,7 @@ class Storage:
             # readers never wait for the writer).
             self.db = connect(self.path, durable=False)
             try:
-                schema.upgrade(self.path)  # the tables: server/migrations, up to date
+                schema.upgrade(self.path)  # the tables: server/db/migrations, up to date
             except schema.SchemaError as e:
                 self.db.close()
                 raise StorageError(str(e)) from e
@@ -561,6 +280,27 @@ class Storage:
         """Returns the SQL condition (and its parameters) of this server's match rows."""
         return (" AND host = ?", (self.host_id,)) if self.shared else ("", ())
 
+    def open_journal(self) -> Journal:
+        """Returns the journal of this server's running matches: a file beside an
+        SQLite database, the database's own tables on PostgreSQL (``server.db.journal``).
+        Raises StorageError when it cannot be opened."""
+        if self.dialect == SQLITE:
+            return FileJournal(self.path)
+        try:
+            return TableJournal(str(self.path), self.host_id, self.db, self.writer)
+        except PostgresError as e:
+            raise StorageError(f"{self.name}: {e}") from e
+
+    def reinstate(self, statuses: dict[str, MatchStatus]) -> None:
+        """Marks the stored rows of resumed matches with their status again (waiting or
+        running: start-up marked every unfinished row aborted). For start-up, on the
+        calling thread."""
+        with transaction(self.db) as db:
+            db.executemany(
+                "UPDATE matches SET status = ?, ended = NULL, reason = NULL WHERE id = ?",
+                [(str(status), m) for m, status in statuses.items()],
+            )
+
     def connect(self) -> Connection:
         """Returns a new connection to the same database (for another thread or module)."""
         return connect(self.path)
@@ -617,7 +357,7 @@ class Storage:
     async def end_match(
         self,
         match_id: str,
-        status: str,
+        status: MatchStatus,
         record: str,
         *,
         players: int,
@@ -636,7 +376,7 @@ class Storage:
         The whole row is written, so the end is stored even if an earlier queued write
         of the match failed.
         """
-        if status not in ENDED:
+        if not MatchStatus(status).ended:
             raise ValueError(f"an ended match is 'finished' or 'aborted', got {status!r}")
         try:
             cur = await self.writer.run(

@@ -1,7 +1,7 @@
 """${message}
 
 Plain SQL through ``op.execute``, one statement a call (see docs/ladder.md). After
-adding a revision, set ``server.schema.HEAD`` to its id.
+adding a revision, set ``server.db.schema.HEAD`` to its id.
 
 Revision ID: ${up_revision}
 Revises: ${down_revision | comma,n}

@@ -1,6 +1,7 @@
 """The journal's own file beside an SQLite database: one line per record, appended.
 
-A journal input must be durable against a crash of the process before what it
+:class:`FileJournal` is the journal (``server.db.journal``) of a server on an
+SQLite database. A journal input must be durable against a crash of the process before what it
 caused is sent (``server.journal``). Appending a line to a file opened with
 ``O_APPEND`` does that in one ``write`` call: once the call returns the bytes are
 in the operating system's cache, which a crash of the process cannot lose (a
@@ -30,14 +31,19 @@ one started.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import structlog
+
+from .connection import StorageError
+from .journal import Journal
 
 log = structlog.get_logger()
 
@@ -231,3 +237,108 @@ def _whole(match_id: str, held: Held, damaged: bool) -> bool:
     if why is not None:
         log.error("journal_match_incomplete", match=match_id, reason=why)
     return why is None
+
+
+class FileJournal(Journal):
+    """The journal in the file beside an SQLite database, written on the event loop
+    only (see the module). Opening it moves in the matches of an earlier version's
+    journal (``<db>.inputs``, an SQLite file) if there is one."""
+
+    def __init__(self, db_path: str | Path) -> None:
+        super().__init__()
+        self._file = _open_journal_file(db_path)
+        self._written: asyncio.Future[None] | None = None
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _held(self) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+        out = []
+        for match_id, held in self._file.held().items():
+            inputs = held.ordered()
+            assert held.setup is not None and inputs is not None  # (only whole ones)
+            out.append((match_id, held.setup, inputs))
+        return out
+
+    def _begin(self, match_id: str, setup: str) -> None:
+        try:
+            self._file.setup(match_id, setup)
+        except OSError as e:
+            raise StorageError(f"journal: {e}") from e
+
+    def _append(self, match_id: str, n: int, step: str) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        try:
+            self._file.input(match_id, n, step)
+        except OSError as e:
+            log.error("journal_write_failed", error=str(e), inputs=1)
+            failed: asyncio.Future[None] = loop.create_future()
+            failed.set_exception(StorageError(f"journal: {e}"))
+            return failed
+        # Written at once: every input shares one done future, instead of a future
+        # made and resolved per decision.
+        if self._written is None or self._written.get_loop() is not loop:
+            self._written = loop.create_future()
+            self._written.set_result(None)
+        return self._written
+
+    def _forget(self, match_id: str) -> None:
+        try:
+            self._file.end(match_id)
+        except OSError as e:  # its lines are only replayed again, and forgotten
+            log.warning("journal_end_not_written", match=match_id, error=str(e))
+
+
+def journal_file(db_path: str | Path) -> Path:
+    """Returns the journal file kept beside an SQLite database."""
+    return Path(f"{db_path}.journal")
+
+
+OLD_SIDE_FILE_ENDS: Final = (".inputs", ".inputs-wal", ".inputs-shm")
+"""The files of the SQLite journal file of earlier versions (after the database's
+name)."""
+
+
+def _open_journal_file(db_path: str | Path) -> JournalFile:
+    """Returns the journal file beside an SQLite database, open, after moving into it
+    the matches of an earlier version's journal (``<db>.inputs``) if there is one."""
+    path = journal_file(db_path)
+    old = Path(f"{db_path}.inputs")
+    if old.exists():
+        try:
+            setups, inputs = _read_old_side_file(old)
+        except sqlite3.DatabaseError as e:
+            # As that version did with a file it could not read: set aside, its
+            # matches aborted at start-up.
+            log.error("journal_set_aside", file=str(old), error=str(e))
+            for end in OLD_SIDE_FILE_ENDS:
+                with contextlib.suppress(OSError):
+                    Path(f"{db_path}{end}").replace(f"{db_path}{end}.damaged")
+            return JournalFile(path)
+        moved = JournalFile(path)
+        try:
+            for match_id, setup in setups:
+                moved.setup(match_id, setup)
+            for match_id, n, step in inputs:
+                moved.input(match_id, n, step)
+        finally:
+            moved.close()
+        # Only once every line is in the new file does the old one go.
+        for end in OLD_SIDE_FILE_ENDS:
+            with contextlib.suppress(OSError):
+                Path(f"{db_path}{end}").unlink()
+        log.info("journal_moved", file=str(old), to=str(path), matches=len(setups))
+    return JournalFile(path)
+
+
+def _read_old_side_file(path: Path) -> tuple[list[tuple[str, str]], list[tuple[str, int, str]]]:
+    """Returns the setups and the inputs, in order, of an earlier version's journal."""
+    db = sqlite3.connect(str(path))
+    try:
+        setups = db.execute("SELECT match_id, setup FROM match_setups").fetchall()
+        inputs = db.execute(
+            "SELECT match_id, n, input FROM match_inputs ORDER BY match_id, n"
+        ).fetchall()
+    finally:
+        db.close()
+    return setups, inputs

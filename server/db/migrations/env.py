@@ -1,9 +1,9 @@
-"""Alembic's environment: runs the migrations on the connection :mod:`server.schema`
+"""Alembic's environment: runs the migrations on the connection :mod:`server.db.schema`
 hands over (``config.attributes["connection"]``), all in one transaction.
 
 SQLite takes schema changes inside a transaction, so every pending revision and the
 ``alembic_version`` row commit together: a crash in the middle leaves the database at
-the revision it had. The transaction is ``BEGIN IMMEDIATE`` (see ``server.schema``),
+the revision it had. The transaction is ``BEGIN IMMEDIATE`` (see ``server.db.schema``),
 so two processes opening one old file at once upgrade it once.
 
 Offline (``alembic upgrade --sql``), the SQL is printed for the URL in the config's

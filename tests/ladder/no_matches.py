@@ -1,18 +1,18 @@
-"""A match host for ladder tests that play no match: it knows the stored outcomes it
-is given (what a crashed server left), and refuses to create or play one."""
+"""Matches for ladder tests that play none: they know the stored ends they are given
+(what a crashed server left), and refuse to create or play one."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from server.ladder.ladder import Outcome
+from server.ladder.matches import MatchEnd
 
 
-class NoMatchHost:
-    """A match host that is never asked for a match; ``stored`` are the outcomes it
-    has stored (by match id)."""
+class NoMatches:
+    """The server's matches, never asked for one; ``stored`` are the ends it has
+    stored (by match id)."""
 
-    def __init__(self, stored: Mapping[str, Outcome] | None = None) -> None:
+    def __init__(self, stored: Mapping[str, MatchEnd] | None = None) -> None:
         self.stored = dict(stored or {})
 
     async def create(
@@ -25,10 +25,10 @@ class NoMatchHost:
     ) -> tuple[str, list[str], str]:
         raise AssertionError("no match is created in these tests")
 
-    async def outcome(self, match_id: str) -> Outcome:
+    async def result(self, match_id: str) -> MatchEnd:
         raise AssertionError("no match is played in these tests")
 
-    def stored_outcome(self, match_id: str) -> Outcome | None:
+    def stored_result(self, match_id: str) -> MatchEnd | None:
         return self.stored.get(match_id)
 
     def record(self, match_id: str) -> str | None:

@@ -23,7 +23,7 @@ branch_labels = None
 depends_on = None
 
 UPGRADE: list[str] = [
-    # The server's matches and their records (server/storage.py).
+    # The server's matches and their records (server/db/matches.py).
     """
     CREATE TABLE IF NOT EXISTS matches (
         id        TEXT PRIMARY KEY,
@@ -41,7 +41,7 @@ UPGRADE: list[str] = [
     )
     """,
     "CREATE INDEX IF NOT EXISTS matches_created ON matches (created)",
-    # The ladder (server/ladder/store.py).
+    # The ladder (server/db/ladder/).
     """
     CREATE TABLE IF NOT EXISTS ladder_bots (
         name     TEXT PRIMARY KEY,

@@ -1,8 +1,8 @@
 """The database's schema: brought up to date whenever a database is opened.
 
-The schema is alembic's migrations in ``server/migrations`` (plain SQL, one file per
-revision); :func:`upgrade` applies the ones a database lacks. :class:`server.storage.
-Storage` and :class:`server.ladder.store.LadderStore` call it before they use a file,
+The schema is alembic's migrations in ``server/db/migrations`` (plain SQL, one file
+per revision); :func:`upgrade` applies the ones a database lacks. :class:`server.db.
+matches.Storage` and :class:`server.db.ladder.LadderStore` call it before they use a file,
 so every file the server opens is at :data:`HEAD`; nobody runs a migration by hand.
 
 Opening a file that is already up to date stays cheap (tests open hundreds): its
@@ -11,7 +11,7 @@ and alembic and SQLAlchemy are imported only when something is to be applied (a 
 database, or one an older server wrote).
 
 The same revisions serve SQLite and PostgreSQL: a revision whose SQL differs between
-them holds a list of statements for each (see ``server/migrations/versions``). On
+them holds a list of statements for each (see ``server/db/migrations/versions``). On
 PostgreSQL an upgrade first takes the advisory lock :data:`SCHEMA_LOCK` in
 its transaction, so servers that open one old database at once upgrade it once.
 A file an earlier server made before migrations existed has the tables of revision
@@ -29,22 +29,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
+from .connection import CONNECT_TIMEOUT_S, SCHEMA_LOCK, is_url, shown
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-#: The newest revision in ``server/migrations/versions`` (a test checks they agree).
+#: The newest revision in ``server/db/migrations/versions`` (a test checks they agree).
 HEAD: Final = "0006"
 
 MIGRATIONS: Final = Path(__file__).resolve().with_name("migrations")
-
-#: The URL schemes of a PostgreSQL database (as libpq reads them).
-URL_SCHEMES: Final = ("postgresql://", "postgres://")
-
-#: How long a PostgreSQL connection attempt may take (seconds).
-CONNECT_TIMEOUT_S: Final = 5
-
-#: The advisory lock (per database) that an upgrade of a PostgreSQL schema holds.
-SCHEMA_LOCK: Final = 0x6D6D0003
 
 #: How long an upgrade waits for another connection's write to end (seconds).
 BUSY_TIMEOUT_S: Final = 30.0
@@ -58,24 +51,6 @@ log = structlog.get_logger()
 
 class SchemaError(RuntimeError):
     """The database cannot be brought to this server's schema (the message says why)."""
-
-
-def is_url(target: str | Path) -> bool:
-    """Returns whether ``target`` names a PostgreSQL database (else it is a file path)."""
-    return isinstance(target, str) and target.startswith(URL_SCHEMES)
-
-
-def shown(target: str | Path) -> str:
-    """Returns ``target`` fit for logs and messages: a URL's password replaced by ***."""
-    if not is_url(target):
-        return str(target)
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(str(target))
-    if parts.password is None:
-        return str(target)
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
 
 
 def revision(path: str | Path) -> str | None:
@@ -212,3 +187,41 @@ def _postgres_engine(url: str) -> Engine:
         connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
 
     return engine
+
+
+def not_a_ladder(path: str) -> str | None:
+    """Returns why ``path`` is not a server database with a ladder, or None when it is.
+
+    Read-only, so that a wrong database is left as it was (opening the store would add
+    the ladder's tables to any database; ``mammamia ladder rerate`` asks first).
+    ``path`` is an SQLite file or a ``postgresql://`` URL.
+    """
+    from .connection import ERRORS, connect
+
+    if is_url(path):
+        try:
+            db = connect(path)
+            try:
+                (table,) = db.execute("SELECT to_regclass('ladder_ratings')").fetchone()
+            finally:
+                db.close()
+        except ERRORS as e:
+            return f"cannot read the database ({e})"
+        if table is None:
+            return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
+        return None
+    if not Path(path).is_file():
+        return "no such file"
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        ) as db:
+            tables = {
+                name
+                for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+    except sqlite3.Error as e:
+        return f"not a readable SQLite database ({e})"
+    if "ladder_ratings" not in tables:
+        return "not the database of a Mamma Mia! server with a ladder (no ladder tables)"
+    return None

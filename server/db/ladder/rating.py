@@ -1,0 +1,73 @@
+"""Applying stored results to the ratings and tallies: in finish order, exactly once.
+
+Each match's new ratings, its tallies and its ``rated`` marker commit in one
+transaction, so a crash at any point leaves every result rated and counted exactly
+once or not at all (the tallies always equal a count over the rated results).
+"""
+
+from __future__ import annotations
+
+from ...ladder.ratings import Rating, initial, rate
+from ..connection import Connection
+from .rows import ALL_PLAYERS
+
+
+def apply_next(db: Connection) -> bool:
+    """Applies the first finished, unrated result in finish order, in the caller's
+    transaction; returns False when there is none."""
+    row = db.execute(
+        "SELECT match_id, players FROM ladder_matches"
+        " WHERE status = 'finished' AND rated = 0"
+        " ORDER BY finish_order LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return False
+    match_id, players = row
+    placed = db.execute(
+        "SELECT name, rank, delivered, position FROM ladder_results"
+        " WHERE match_id = ? ORDER BY seat",
+        (match_id,),
+    ).fetchall()
+    seats = [(n, k, d) for n, k, d, _ in placed]
+    names = tuple(n for n, _, _ in seats)
+    ranks = tuple(int(k) for _, k, _ in seats)
+    db.executemany(
+        "INSERT INTO ladder_positions (players, name, position, games, wins,"
+        " rank_sum) VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (players, name, position)"
+        " DO UPDATE SET games = ladder_positions.games + 1,"
+        " wins = ladder_positions.wins + excluded.wins,"
+        " rank_sum = ladder_positions.rank_sum + excluded.rank_sum",
+        [(players, n, p, int(k == 1), int(k)) for n, k, _, p in placed if p is not None],
+    )
+    for scope in (ALL_PLAYERS, players):
+        before = [_rating(db, scope, name) for name in names]
+        after = rate(before, ranks)
+        db.executemany(
+            "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (players, name) DO UPDATE SET mu = excluded.mu,"
+            " sigma = excluded.sigma",
+            [(scope, n, r.mu, r.sigma) for n, r in zip(names, after, strict=True)],
+        )
+        db.executemany(
+            "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
+            " VALUES (?, ?, 1, ?, ?) ON CONFLICT (players, name) DO UPDATE SET"
+            " games = ladder_tallies.games + 1,"
+            " wins = ladder_tallies.wins + excluded.wins,"
+            " delivered = ladder_tallies.delivered + excluded.delivered",
+            [(scope, n, int(k == 1), d or 0) for n, k, d in seats],
+        )
+        db.execute(
+            "INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
+            " ON CONFLICT (players) DO UPDATE SET"
+            " matches = ladder_totals.matches + 1",
+            (scope,),
+        )
+    db.execute("UPDATE ladder_matches SET rated = 1 WHERE match_id = ?", (match_id,))
+    return True
+
+
+def _rating(db: Connection, scope: int, name: str) -> Rating:
+    row = db.execute(
+        "SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ?", (scope, name)
+    ).fetchone()
+    return initial() if row is None else Rating(row[0], row[1])

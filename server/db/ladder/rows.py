@@ -1,0 +1,159 @@
+"""What the ladder's tables hold, as the ladder reads and writes it: rows and errors."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ...status import MatchStatus
+
+#: Bot names: 1 to 32 letters, digits, '-', '_' or '.' (arena.proto, RegisterRequest).
+NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,32}")
+
+#: The ratings scope of all matches, whatever their player count.
+ALL_PLAYERS = 0
+
+
+class LadderError(ValueError):
+    """A ladder request that cannot be granted: a bad or taken name, a wrong key."""
+
+
+class NameTakenError(LadderError):
+    """The bot name is registered already."""
+
+
+class LadderFullError(LadderError):
+    """Registering would pass the bound on names that never entered."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's outcome: rank (1 best, ties share), pizzas delivered, and where the
+    seat came in round 1's playing order (1: the first player; None: not known)."""
+
+    rank: int
+    delivered: int
+    position: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PositionTally:
+    """A bot's rated games from one seat position of one player count."""
+
+    players: int
+    position: int
+    games: int
+    wins: int
+    rank_sum: int
+
+    @property
+    def mean_rank(self) -> float:
+        """Returns the mean rank from this position (1 best)."""
+        return self.rank_sum / self.games if self.games else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DealSetRow:
+    """A duplicate set as stored: its bots in the first match's seat order, its
+    server seed, commitment, status (playing, complete, cut) and matches in order."""
+
+    set_id: str
+    names: tuple[str, ...]
+    server_seed: str
+    commitment: str
+    status: str
+    matches: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One bot's line in the standings."""
+
+    rank: int
+    name: str
+    rating: float
+    mu: float
+    sigma: float
+    games: int
+    wins: int
+    mean_delivered: float
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """One bot's rated games in one scope: how many, how many won, pizzas delivered."""
+
+    games: int
+    wins: int
+    delivered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A bot's seat in a running ladder match, and the host that runs the match."""
+
+    match_id: str
+    seat: int
+    players: int
+    token: str
+    host: str
+    address: str
+    commitment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Formed:
+    """A ladder match a scheduling pass formed: its id, names in seat order, tokens."""
+
+    match_id: str
+    names: tuple[str, ...]
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LadderMatch:
+    """A ladder match as listed: seat names in seat order, winners once finished."""
+
+    match_id: str
+    players: int
+    status: MatchStatus
+    created: float
+    names: tuple[str, ...]
+    winners: tuple[int, ...]
+    commitment: str = ""
+    set_id: str | None = None
+    set_index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Opponent:
+    """How one bot fared against one opponent in the finished matches they shared."""
+
+    name: str
+    games: int
+    ahead: int  # the bot ranked better
+    tied: int
+    behind: int
+
+
+@dataclass(frozen=True, slots=True)
+class RatedSeat:
+    """A seat of a rated match, in finish order: what replaying the ratings reads."""
+
+    finish_order: int
+    ended: float
+    name: str
+    rank: int
+
+
+def hash_key(key: str) -> str:
+    """Returns the hex SHA-256 of a bot key (what the database keeps)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def check_name(name: str) -> str:
+    """Returns ``name``; raises LadderError unless it is 1 to 32 of [A-Za-z0-9._-]."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise LadderError(f"bot name {name!r} must be 1 to 32 letters, digits, '-', '_' or '.'")
+    return name

@@ -1,0 +1,87 @@
+"""The writer thread: database writes run one at a time, in the order given.
+
+Writes never wait for the disk on the event loop: they run on one writer thread,
+one at a time in the order they were given; each write is one transaction, so a
+crash leaves none half-written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+import structlog
+
+log = structlog.get_logger()
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class Writer:
+    """One thread that runs database writes one at a time, in the order given.
+
+    The event loop hands writes over and never waits for the disk itself; with a
+    single writer thread the writes of one module never compete for SQLite's
+    write lock, and a later write cannot overtake an earlier one.
+    """
+
+    def __init__(self, name: str = "db-writer") -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self.failing = False
+        self._watchers: list[Callable[[bool], None]] = []
+
+    def watch(self, changed: Callable[[bool], None]) -> None:
+        """Calls ``changed(failing)`` on the writer thread each time writes start to
+        fail (True) or succeed again (False)."""
+        self._watchers.append(changed)
+
+    def _watched(self, write: Callable[[], T]) -> T:
+        try:
+            result = write()
+        except Exception:
+            self._set_failing(True)
+            raise
+        self._set_failing(False)
+        return result
+
+    def _set_failing(self, failing: bool) -> None:
+        if failing != self.failing:
+            self.failing = failing
+            for changed in self._watchers:
+                changed(failing)
+
+    async def run(self, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Returns what ``write(*args, **kwargs)`` returns (or raises what it raises),
+        once it has run after every write given before it."""
+        return await asyncio.wrap_future(
+            self._pool.submit(self._watched, functools.partial(write, *args, **kwargs))
+        )
+
+    def send(self, write: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
+        """Queues ``write(*args, **kwargs)`` after every write given before it, without
+        waiting for it; a failure is logged (and a later write may repair it)."""
+        self._pool.submit(
+            self._watched, functools.partial(write, *args, **kwargs)
+        ).add_done_callback(_log_failure)
+
+    async def flush(self) -> None:
+        """Returns once every write given so far has run."""
+        await self.run(_nothing)
+
+    def close(self) -> None:
+        """Runs every write still queued, then stops the thread (waits for both)."""
+        self._pool.shutdown(wait=True)
+
+
+def _nothing() -> None:
+    return None
+
+
+def _log_failure(done: Future[object]) -> None:
+    error = done.exception()
+    if error is not None:
+        log.error("database_write_failed", error=repr(error))

@@ -1,0 +1,65 @@
+"""A ladder's standings as the commands show them: fetched from a server (computed
+there, by ``server.ladder.standings``), laid out as a table, with the command that
+puts a newcomer's bot on that ladder.
+
+Shared by ``mammamia ladder standings`` and ``mammamia demo``; grpc and the wire
+messages are imported when the standings are fetched, so importing this is cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins", "pizzas")
+
+
+def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
+    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder.
+
+    Raises grpc.RpcError when the server cannot be reached or refuses.
+    """
+    import grpc
+
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    from . import cli_wire
+
+    with grpc.insecure_channel(server) as channel:
+        reply = pb_grpc.LadderStub(channel).Standings(
+            cli_wire.standings_request(players), timeout=timeout
+        )
+    return cli_wire.standings_data(reply)
+
+
+def standings_table(data: dict[str, Any]) -> list[str]:
+    """Returns the standings as aligned text lines (a header line first)."""
+    rows = [HEADER]
+    for s in data["standings"]:
+        better = s.get("p_better")
+        rows.append(
+            (
+                str(s["rank"]),
+                s["name"],
+                f"{s['rating']:.2f}",
+                f"{s['mu']:.2f}",
+                f"{s['sigma']:.2f}",
+                f"{s['low']:.1f}..{s['high']:.1f}",
+                "" if better is None else f"{better:.2f}",
+                str(s["games"]),
+                str(s["wins"]),
+                f"{s['mean_delivered']:.2f}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    return [
+        "  ".join(
+            cell.ljust(w) if i == 1 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
+def connect_command(server: str) -> str:
+    """Returns the command that puts a newcomer's own bot on the server's ladder."""
+    return f"mammamia bot path/to/my_bot.py:MyBot --server {server} --ladder --name my-bot"

@@ -15,7 +15,7 @@ import argparse
 import os
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from mammamia import Event, MammaMiaError, View
 from mammamia.cards import (
@@ -27,13 +27,12 @@ from mammamia.cards import (
     ORDERS,
     ingredient_deck,
 )
-from mammamia.show import _Log
+from mammamia.narrator import Narrator
+from mammamia.show import log_lines
 from mammamia.state import _minimale_kinds
 
 if TYPE_CHECKING:
     import grpc
-
-    from mammamia.state import State
 
     from . import wire
 
@@ -167,8 +166,9 @@ def watch(
 
 
 class _Table:
-    """What ``mammamia.show``'s log reads of a game's state, kept from public events:
-    the colours, the order cards' owners and the number of cards in the supply."""
+    """What the narrator reads of a game's state (``mammamia.narrator.Game``), kept from
+    public events: the colours, the order cards' owners and the number of cards in the
+    supply."""
 
     def __init__(self, view: View) -> None:
         self.players = view.players
@@ -193,19 +193,17 @@ class _Printer:
 
     def __init__(self, view: View) -> None:
         self.table = _Table(view)
-        self.log = _Log(cast("State", self.table), None)
+        self.log = Narrator(self.table)
         self.over = False
 
     def header(self) -> str:
-        return f"Mamma Mia! for {self.table.players} players: " + ", ".join(
-            self.log.who(i) for i in range(self.table.players)
-        )
+        return self.log.header()
 
     def event(self, e: Event) -> Iterator[str]:
         """Yields the lines of one public event."""
         raw = self._raw(e)
         if raw is not None:
-            yield from self.log.lines([raw])
+            yield from log_lines(self.log.lines([raw]))
 
     def _raw(self, e: Event) -> tuple[Any, ...] | None:
         """Returns the engine's tuple for an event (as show reads it), keeping count of

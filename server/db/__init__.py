@@ -5,6 +5,7 @@ server's matches and the ladder's tables:
 
 connection.py     connections to either database, transactions, errors, lock keys
 writer.py         the writer thread: writes one at a time, in order, off the event loop
+reader.py         a reader thread: reads that return a lot, off the event loop
 schema.py         brings a database to the newest schema (alembic, ``migrations/``)
 migrations/       alembic's revisions, plain SQL, for both databases
 matches.py        the server's matches and records (``Storage``, ``MatchRow``)

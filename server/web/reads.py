@@ -9,54 +9,33 @@ PostgreSQL database alike; each is one statement bounded in rows, or one snapsho
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+import functools
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
-from ..db.connection import Connection, connect_read_only
+from ..db.connection import connect_read_only
 from ..db.ladder.reads import LadderReads
 from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally
 from ..db.matches import MatchRow, stored_match
-
-P = ParamSpec("P")
-T = TypeVar("T")
+from ..db.reader import Reader
 
 #: A bot's results against each opponent count its most recent matches only.
 OPPONENT_MATCHES = 500
 
 
-class Reads:
-    """The page's reads, run one at a time on a thread with their own connection."""
+class Reads(Reader):
+    """The page's reads, run one at a time on a thread with their own connection
+    (read-only, opened at the first read)."""
 
     def __init__(self, path: str | Path) -> None:
+        super().__init__(functools.partial(connect_read_only, path), "web-reader")
         self.path = path
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="web-reader")
-        self._db: Connection | None = None
         self._ladder: LadderReads | None = None
-
-    async def run(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Returns ``read(*args, **kwargs)`` run on the reader's thread."""
-        return await asyncio.wrap_future(self._pool.submit(read, *args, **kwargs))
-
-    def db(self) -> Connection:
-        """Returns the reader's connection (opened on first use, on the reader's thread)."""
-        if self._db is None:
-            self._db = connect_read_only(self.path)
-        return self._db
 
     def ladder(self) -> LadderReads:
         """Returns the store's reads over the reader's connection."""
         if self._ladder is None:
             self._ladder = LadderReads(self.db())
         return self._ladder
-
-    def close(self) -> None:
-        """Waits for the reads under way, then closes the connection."""
-        self._pool.shutdown(wait=True)
-        if self._db is not None:
-            self._db.close()
 
     # -- on the reader's thread ------------------------------------------------------
 

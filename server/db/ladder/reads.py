@@ -8,19 +8,18 @@ return a lot (standings, match lists) on a thread with a connection of its own.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import hmac
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 from ...ladder.ratings import Rating, Result
 from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
+from ..reader import Reader
 from .rows import (
     ALL_PLAYERS,
     DealSetRow,
@@ -33,9 +32,6 @@ from .rows import (
     Tally,
     hash_key,
 )
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 class LadderReads:
@@ -411,21 +407,15 @@ class LadderReads:
         return rows
 
 
-class LadderReader:
-    """The ladder's reads on a thread of their own, with a connection of their own.
-
-    For the reads that return a lot (standings: a line per bot; match lists: up to
-    their limit): the event loop awaits them and never waits for the disk or the
-    rows itself. One thread, so the connection is never used by two at once.
-    """
+class LadderReader(Reader):
+    """The ladder's reads that return a lot (standings: a line per bot; match lists:
+    up to their limit) on a :class:`~server.db.reader.Reader`: a thread of their own,
+    with a connection of their own (opened at once, so that a database that cannot
+    be reached fails the ladder's start)."""
 
     def __init__(self, path: str | Path) -> None:
-        self._reads = LadderReads(_connect(str(path)))
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladder-reader")
-
-    async def run(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """Returns ``read(*args, **kwargs)`` run on the reader's thread."""
-        return await asyncio.wrap_future(self._pool.submit(read, *args, **kwargs))
+        super().__init__(functools.partial(_connect, str(path)), "ladder-reader")
+        self._reads = LadderReads(self.db())
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns :meth:`LadderReads.standings`, read on the reader's thread."""
@@ -467,11 +457,6 @@ class LadderReader:
     ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
         with self._reads.snapshot():
             return self._reads.seats(names), self._reads.entries(names)
-
-    def close(self) -> None:
-        """Waits for the reads under way, then closes the connection."""
-        self._pool.shutdown(wait=True)
-        self._reads._db.close()
 
 
 def _connect(path: str) -> Connection:

@@ -313,8 +313,9 @@ def play_path(seconds: float = 2.0, seed: int = 0, players: int = 2) -> dict[str
     """Returns the server's whole Play path measured in-process, without gRPC: the
     round trip (µs, p50 and mean) between two decision requests of a match of
     ``players`` seats (two, as the round trip above; four, as the load benchmark's)
-    whose answers reach the server's own Play call handling (``PlayCall``: its reader,
-    the match's runner, the journal, the seat's stream and its encoding) from memory,
+    whose answers reach the server's own Play call handling (``server.seating.PlayCall``:
+    its reader, the match's runner, the journal, and the seat's stream in
+    ``server.streams`` with its encoding) from memory,
     and ``client_us``, the mean µs of it the in-process client spends parsing each
     message and encoding its answer (as the benchmark's gRPC client does)."""
     return asyncio.run(_play_path(seconds, seed, players))

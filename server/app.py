@@ -41,8 +41,9 @@ from .db.matches import Storage
 from .db.writer import Writer
 from .guards import Guards
 from .host import Host
-from .match import DEFAULT_DEADLINE_MS, RUNNING, WAITING
+from .match import DEFAULT_DEADLINE_MS
 from .quotas import Quotas, Rates, descriptor_limit, server_options
+from .status import MatchStatus
 
 log = structlog.get_logger()
 
@@ -240,7 +241,12 @@ async def create_server(
     cut = storage.abort_unfinished("server stopped before the match ended")
     if host.journal is not None:
         storage.reinstate(
-            {m: WAITING if host.matches[m].match.status == WAITING else RUNNING for m in resumed}
+            {
+                m: MatchStatus.WAITING
+                if host.matches[m].match.status == MatchStatus.WAITING
+                else MatchStatus.RUNNING
+                for m in resumed
+            }
         )
     cut = [m for m in cut if m not in resumed]
     if cut:

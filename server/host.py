@@ -8,7 +8,7 @@ This is also the programmatic way to run matches, used by the ladder
     runner.id, runner.tokens          # the match id; one seat token per seat, in seat order
     runner.match                      # the state machine (server.match.Match)
     result = await runner.result()    # once the record is stored (never before)
-    result.status                     # MatchStatus.FINISHED or ABORTED
+    result.status                     # MatchStatus.FINISHED or MatchStatus.ABORTED
     result.winners, result.ranks, result.delivered, result.names, result.record
 
 ``create_match`` raises ``HostClosed`` once the server drains (SIGTERM) and
@@ -38,9 +38,10 @@ from .clock import Clock, SystemClock
 from .db.journal import Journal
 from .db.matches import Storage
 from .inputs import replay, setup_of, token_hash
-from .match import DEFAULT_DEADLINE_MS, WAITING, Match, Settings
+from .match import DEFAULT_DEADLINE_MS, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
+from .status import MatchStatus
 from .tokens import new_match_id, new_token
 
 log = structlog.get_logger()
@@ -295,7 +296,7 @@ class Host:
         aborts the rest; returns once every match's record is stored."""
         self.accepting = False
         for runner in self.running:
-            if runner.match.status == WAITING:
+            if runner.match.status == MatchStatus.WAITING:
                 runner.abort("server shut down before the match started")
         running = [runner.result() for runner in self.running]
         if running:

@@ -46,13 +46,6 @@ DEFAULT_DEADLINE_MS: Final = 5000
 STRIKES_TO_AUTOPILOT: Final = 3
 NAME_LIMIT: Final = 64
 
-
-WAITING: Final = MatchStatus.WAITING
-RUNNING: Final = MatchStatus.RUNNING
-ENDING: Final = MatchStatus.ENDING
-FINISHED: Final = MatchStatus.FINISHED
-ABORTED: Final = MatchStatus.ABORTED
-
 _DECLINE: Final = Resolve(False)
 
 
@@ -102,7 +95,7 @@ class Match:
         self.names = [
             (settings.names[i] if i < len(settings.names) else "")[:NAME_LIMIT] for i in range(n)
         ]
-        self.status: MatchStatus = WAITING
+        self.status: MatchStatus = MatchStatus.WAITING
         self.created = now
         self.started: float | None = None
         self.joined = [False] * n
@@ -144,7 +137,12 @@ class Match:
         """
         self.joined[seat] = True
         fair = self.fairness
-        if client_seed and fair is not None and fair.takes_client_seeds and self.status == WAITING:
+        if (
+            client_seed
+            and fair is not None
+            and fair.takes_client_seeds
+            and self.status == MatchStatus.WAITING
+        ):
             fair.client_seeds[seat] = client_seed
         if name and not self.settings.ladder and self.ended is None:
             name = name[:NAME_LIMIT]
@@ -161,9 +159,9 @@ class Match:
 
     def start(self, now: float) -> None:
         """Starts a waiting match (no-op otherwise): asks its first decision."""
-        if self.status != WAITING:
+        if self.status != MatchStatus.WAITING:
             return
-        self.status = RUNNING
+        self.status = MatchStatus.RUNNING
         self.started = now
         if self.fairness is not None:
             self._deal()
@@ -221,7 +219,7 @@ class Match:
             return
         self.decision = None
         self._publish()
-        self.status = ENDING
+        self.status = MatchStatus.ENDING
 
     def _close(self) -> None:
         """Closes the open decision; drops its view, which no stream sends any more
@@ -397,10 +395,10 @@ class Match:
 
     def abort(self, reason: str) -> None:
         """Cuts the match off (no-op once it is ending or has ended)."""
-        if self.status == WAITING and self.fairness is not None:
+        if self.status == MatchStatus.WAITING and self.fairness is not None:
             self._deal()  # so that the record's deal is the seeds' own
-        if self.status in (WAITING, RUNNING):
-            self.status = ENDING
+        if self.status in (MatchStatus.WAITING, MatchStatus.RUNNING):
+            self.status = MatchStatus.ENDING
             self.abort_reason = reason
             self._close()
 
@@ -435,7 +433,7 @@ class Match:
     @property
     def revealed(self) -> bool:
         """Whether the match is over, so that its seeds may be shown."""
-        return self.status not in (WAITING, RUNNING)
+        return self.status not in (MatchStatus.WAITING, MatchStatus.RUNNING)
 
     def record(self, now: float) -> str:
         """Returns the game record of the actions taken so far (JSON text); while the
@@ -457,10 +455,12 @@ class Match:
         ranks = tuple(state.ranking())
         delivered = tuple(d for d, _ in state.scores())
         if not stored:
-            return Ended(ABORTED, (), delivered, ranks, "its record could not be stored")
+            return Ended(
+                MatchStatus.ABORTED, (), delivered, ranks, "its record could not be stored"
+            )
         if self.abort_reason is not None:
-            return Ended(ABORTED, (), delivered, ranks, self.abort_reason)
-        return Ended(FINISHED, tuple(state.winners()), delivered, ranks, None)
+            return Ended(MatchStatus.ABORTED, (), delivered, ranks, self.abort_reason)
+        return Ended(MatchStatus.FINISHED, tuple(state.winners()), delivered, ranks, None)
 
     def finish(self, ended: Ended) -> None:
         """Announces the end (the record is stored, or could not be): appends it to the log."""

@@ -41,7 +41,8 @@ from .db.journal import Journal
 from .db.matches import Storage
 from .events import Defaulted, Ended, Entry
 from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
-from .match import ENDING, RUNNING, WAITING, Match, iso
+from .match import Match, iso
+from .status import MatchStatus
 from .streams import Streams
 
 log = structlog.get_logger()
@@ -111,7 +112,7 @@ class Runner:
         start_from = clock.now() if resumed else match.created
         self._start_timer: Timer | None = (
             clock.call_at(start_from + start_timeout, self._start_timeout)
-            if match.status == WAITING
+            if match.status == MatchStatus.WAITING
             else None
         )
         if resumed:
@@ -180,14 +181,14 @@ class Runner:
         """Returns the result future after cutting the match off (no-op once ending)."""
         before = len(self.match.log)
         step = Abort(reason)
-        if self.match.status in (WAITING, RUNNING):
+        if self.match.status in (MatchStatus.WAITING, MatchStatus.RUNNING):
             self._write(step)
         apply(self.match, step)
         self._after(before)
         return self._result
 
     def _start(self) -> None:
-        if self.match.status != WAITING:
+        if self.match.status != MatchStatus.WAITING:
             return
         before = len(self.match.log)
         now = self.clock.now()
@@ -200,7 +201,7 @@ class Runner:
 
     def _start_timeout(self) -> None:
         self._start_timer = None
-        if self.match.status == WAITING:
+        if self.match.status == MatchStatus.WAITING:
             log.info(
                 "match_start_timeout",
                 match=self.id,
@@ -270,7 +271,7 @@ class Runner:
                 self._timer.cancel()
             self._timer = self.clock.call_at(when, self._on_clock)
             self._timer_at = when
-        if match.status == ENDING and self._ending is None:
+        if match.status == MatchStatus.ENDING and self._ending is None:
             # An ended match wakes for nothing more: its timers go, and with them the
             # event loop's references to it.
             for timer in (self._start_timer, self._timer):

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from mammamia import View, view_of
 
 from .events import Asked, Decision, Ended, Entry, Numbered, Started
-from .match import RUNNING, WAITING, Match
+from .match import Match
+from .status import MatchStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,11 @@ def item(match: Match, entry: Entry, viewer: int | None) -> Item | None:
         # The deal was made at the start: the view the stream opened with is replaced.
         # The first decision follows as its own entry.
         return Snapshot(
-            view_of(entry.state, viewer, history=False), entry.sequence, (), None, RUNNING
+            view_of(entry.state, viewer, history=False),
+            entry.sequence,
+            (),
+            None,
+            MatchStatus.RUNNING,
         )
     if isinstance(entry, Asked):
         d = entry.decision
@@ -77,7 +82,7 @@ def snapshot(match: Match, viewer: int | None, after: int) -> Snapshot:
     numbered = match.numbered
     d = match.decision
     view = view_of(match.state, viewer, history=False)
-    if match.status == WAITING and match.deals_at_start:
+    if match.status == MatchStatus.WAITING and match.deals_at_start:
         view = _undealt(view)
     return Snapshot(
         view,

@@ -14,7 +14,8 @@ from server.answers import Refusal
 from server.db.matches import Storage
 from server.events import Asked, Defaulted, Ended, Happened
 from server.host import Host
-from server.match import FINISHED, Match, Settings
+from server.match import Match, Settings
+from server.status import MatchStatus
 from server.streams import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 
 from .clocks import START, ManualClock
@@ -164,7 +165,7 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
             for _ in range(10):
                 clock.advance(1.0)
             result = await asyncio.wait_for(runner.result(), 30)
-            assert result.status == FINISHED
+            assert result.status == MatchStatus.FINISHED
             assert isinstance(runner.match.log[-1], Ended)
             assert sorted(runner.match.autopilot) == [0, 1]
             # Every viewer sees the same numbered entries; only its own requests.

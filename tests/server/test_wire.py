@@ -17,7 +17,8 @@ from server import cli_wire, visibility, wire
 from server.answers import ACCEPTED, REPEATED, Refusal, refused
 from server.events import Decision, Defaulted, Happened
 from server.ladder import cli_wire as ladder_cli_wire
-from server.match import ENDING, Match, Settings
+from server.match import Match, Settings
+from server.status import MatchStatus
 from server.visibility import FinalView
 
 # -- reference messages, built field by field with the generated classes --------------
@@ -262,7 +263,7 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
         checked = len(match.log)
         if rng.random() < 0.1:
             _check_everything(match, now, rng, seen)
-        if match.status == ENDING:
+        if match.status == MatchStatus.ENDING:
             match.finish(match.result(stored=rng.random() < 0.9))
             continue
         if match.ended is not None:

@@ -160,7 +160,7 @@ class RunningServer:
             stub = health_pb2_grpc.HealthStub(channel)
             while True:
                 try:
-                    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=2)
+                    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=2)  # type: ignore[attr-defined]
                     if reply.status == health_pb2.HealthCheckResponse.SERVING:
                         return
                 except grpc.RpcError:
@@ -301,4 +301,10 @@ def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.P
 
 
 # A real PostgreSQL server for the storage tests (tests/storage/postgres.py).
-from storage.postgres import database, postgres, postgres_url  # noqa: E402, F401
+# pytest's name for tests/storage/postgres.py (the test modules import it as .postgres);
+# mypy knows it as tests.storage.postgres.
+from storage.postgres import (  # type: ignore[import-not-found]  # noqa: E402, F401
+    database,
+    postgres,
+    postgres_url,
+)

@@ -111,7 +111,7 @@ def test_the_time_budget_is_kept_by_the_clock(budget_ms: int) -> None:
     view = view_of(state, state.to_act)
     bot = SearchBot(budget_ms=budget_ms, seed=1)
     clock = FakeClock(0.0002)
-    bot.clock = clock  # type: ignore[method-assign,assignment]
+    bot.clock = clock
     action = bot.turn(view)
     assert action in view.legal
     assert clock.now * 1000 <= budget_ms * 1.1
@@ -144,11 +144,11 @@ def test_one_stalled_deal_does_not_keep_the_search_off() -> None:
         state.apply(state.legal_actions()[-1])
     view = view_of(state, state.to_act)
     bot = SearchBot(budget_ms=20, seed=1)
-    bot.clock = StallingClock(0.0002, at=4, stall=1.0)  # type: ignore[method-assign,assignment]
+    bot.clock = StallingClock(0.0002, at=4, stall=1.0)
     bot.turn(view)
     searched = []
     for _ in range(12):
-        bot.clock = FakeClock(0.0002)  # type: ignore[method-assign,assignment]
+        bot.clock = FakeClock(0.0002)
         assert bot.turn(view) in view.legal
         searched.append(bot.last_iterations > 0)
     assert not searched[0] and any(searched), searched

@@ -149,7 +149,7 @@ def test_each_decision_position_asks_its_decision(name: str) -> None:
     }.get(name, kind)
     assert kind == expected and bakes
     if name in ("minimale", "monotoni"):
-        assert len({b.ingredient for b in bakes}) > 1  # type: ignore[union-attr]
+        assert len({b.ingredient for b in bakes}) > 1
 
 
 def test_a_client_that_stays_after_the_end_fails_and_is_stopped() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no types
 
 from tests.conftest import MAMMAMIA, RunningServer
 
@@ -63,7 +63,8 @@ def deployment() -> dict[str, Any]:
 
 def host_container() -> dict[str, Any]:
     (container,) = deployment()["spec"]["template"]["spec"]["containers"]
-    return container
+    found: dict[str, Any] = container
+    return found
 
 
 def compose() -> dict[str, Any]:

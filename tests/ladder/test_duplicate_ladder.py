@@ -205,7 +205,9 @@ def web_replay(server: Any, match_id: str) -> int:
 
 
 def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
-    start_server: Callable[..., Any], ladder_bots: Callable[..., dict], tmp_path: Path
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     slow = tmp_path / "slow_bot.py"
     slow.write_text(SLOW_BOT)
@@ -284,7 +286,9 @@ def test_a_set_cut_short_keeps_its_finished_matches_and_reveals_its_seed(
 
 
 def test_a_drain_cuts_a_set_after_its_grace_and_reveals_the_aborted_match(
-    start_server: Callable[..., Any], ladder_bots: Callable[..., dict], tmp_path: Path
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     slow = tmp_path / "slow_bot.py"
     slow.write_text(SLOW_BOT.replace("time.sleep(0.1)", "time.sleep(0.5)"))

@@ -91,7 +91,8 @@ def test_migration_0005_fills_positions_from_the_stored_records(postgres_or_file
         assert store.positions("a") == [PositionTally(2, 1, 1, 1, 1), PositionTally(2, 2, 1, 0, 2)]
         assert store.stored_positions() == store.recount_positions()
         assert store.playing_sets() == []
-        assert store.match("m1") is not None and store.match("m1").set_id is None
+        m1 = store.match("m1")
+        assert m1 is not None and m1.set_id is None
     finally:
         store.close()
     schema.downgrade(target, "0004")

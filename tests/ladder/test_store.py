@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from server.ladder.ratings import Result, initial, rate, replay
 
 
 @pytest.fixture
-def store(database: str) -> LadderStore:
+def store(database: str) -> Iterator[LadderStore]:
     s = LadderStore(database)
     yield s
     s.close()
@@ -144,7 +145,8 @@ def test_matches_lists_a_bots_matches_newest_first(store: LadderStore) -> None:
     assert [m.match_id for m in store.matches("a")] == ["m3", "m1"]
     m2 = store.match("m2")
     assert m2 is not None and m2.winners == (0, 1) and m2.status == "finished"
-    assert store.match("m3").winners == ()
+    m3 = store.match("m3")
+    assert m3 is not None and m3.winners == ()
     assert store.match("nope") is None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from types import TracebackType
 from typing import Any, ClassVar
@@ -132,7 +132,7 @@ class Relay:
 
 def _metadata(context: grpc.ServicerContext) -> tuple[tuple[str, str], ...]:
     """Returns the client's metadata (the seat token, the bot key) to pass on."""
-    return tuple((k, v) for k, v in context.invocation_metadata() if not k.startswith(":"))
+    return tuple((k, str(v)) for k, v in context.invocation_metadata() if not k.startswith(":"))
 
 
 def _forwarded(call: Any, context: grpc.ServicerContext) -> Iterator[bytes]:
@@ -149,7 +149,7 @@ class _Handler(grpc.GenericRpcHandler):
     def __init__(self, relay: Relay) -> None:
         self.relay = relay
 
-    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = details.method
         kind = Relay.KINDS.get(method)
         name = method.rsplit("/", 1)[1]
@@ -164,7 +164,8 @@ class _Handler(grpc.GenericRpcHandler):
         def unary_unary(request: bytes, context: grpc.ServicerContext) -> bytes:
             relay.count(name)
             try:
-                return remote(request, metadata=_metadata(context))
+                reply: bytes = remote(request, metadata=_metadata(context))
+                return reply
             except grpc.RpcError as e:
                 context.abort(e.code(), e.details() or "")
 
@@ -185,15 +186,14 @@ class _Handler(grpc.GenericRpcHandler):
             context.add_callback(call.cancel)
             yield from _forwarded(call, context)
 
-        handler = {
+        handler: Callable[[Callable[..., Any]], grpc.RpcMethodHandler[Any, Any]] = {
             "unary_unary": grpc.unary_unary_rpc_method_handler,
             "unary_stream": grpc.unary_stream_rpc_method_handler,
             "stream_stream": grpc.stream_stream_rpc_method_handler,
         }[kind]
-        return handler(
-            {
-                "unary_unary": unary_unary,
-                "unary_stream": unary_stream,
-                "stream_stream": stream_stream,
-            }[kind]
-        )
+        behaviours: dict[str, Callable[..., Any]] = {
+            "unary_unary": unary_unary,
+            "unary_stream": unary_stream,
+            "stream_stream": stream_stream,
+        }
+        return handler(behaviours[kind])

@@ -182,7 +182,7 @@ def check_record(server: Any, match: Match, node_log: str, tmp_path: Path) -> di
     and the Node.js seat's decisions are exactly those its log shows, none taken
     by the server."""
     text = mammamia("match", "record", "--server", server.address, match.id, server=server)
-    record = json.loads(text)
+    record: dict[str, Any] = json.loads(text)
     path = tmp_path / "record.json"
     path.write_text(text)
 

@@ -75,7 +75,7 @@ def check_step(
     assert legal, f"no legal action in phase {state.phase}"
     assert state.legal_actions() == legal
     if state.phase == "resolve":
-        assert legal[-1].bake is False  # type: ignore[union-attr]  (R-RES-8)
+        assert legal[-1].bake is False  # type: ignore[union-attr]  # R-RES-8
     tried = legal if sampled else (rng.choice(legal),)
     for action in tried:
         child = state.child(action)

@@ -38,7 +38,9 @@ def test_knowledge_reads_back_as_the_seats_view(players: int) -> None:
 def test_a_malformed_event_or_view_is_refused_by_field() -> None:
     state = new_game(2, 3)
     sent = wire.view_response(state, 0, history=True)
-    bad_draw = pb.SeatEvent(turn=pb.TurnTaken(seat=0, action=pb.TurnAction(draw=99)))
+    bad_draw = pb.SeatEvent(
+        turn=pb.TurnTaken(seat=0, action=pb.TurnAction(draw=pb.DrawSource.ValueType(99)))
+    )
     with pytest.raises(BadRequest, match=r"knowledge\.history: turn\.draw"):
         wire.knowledge_view(rpb.SeatKnowledge(view=sent.view, history=[bad_draw]))
     view = pb.View()

@@ -58,7 +58,7 @@ def code_of(call: object, request: object) -> grpc.StatusCode:
 
 def test_health_is_serving(rules: RulesService) -> None:
     stub = health_pb2_grpc.HealthStub(rules.channel)
-    reply = stub.Check(health_pb2.HealthCheckRequest(service="mammamia.v1.Rules"), timeout=TIMEOUT)
+    reply = stub.Check(health_pb2.HealthCheckRequest(service="mammamia.v1.Rules"), timeout=TIMEOUT)  # type: ignore[attr-defined]
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, ClassVar
 
 import grpc
@@ -128,15 +128,14 @@ class _Handler(grpc.GenericRpcHandler):
             async for reply in relay.stream_stream(method, requests, context):
                 yield reply
 
-        handler = {
+        handler: Callable[[Callable[..., Any]], grpc.RpcMethodHandler[Any, Any]] = {
             "unary_unary": grpc.unary_unary_rpc_method_handler,
             "unary_stream": grpc.unary_stream_rpc_method_handler,
             "stream_stream": grpc.stream_stream_rpc_method_handler,
         }[kind]
-        return handler(
-            {
-                "unary_unary": unary_unary,
-                "unary_stream": unary_stream,
-                "stream_stream": stream_stream,
-            }[kind]
-        )
+        behaviours: dict[str, Callable[..., Any]] = {
+            "unary_unary": unary_unary,
+            "unary_stream": unary_stream,
+            "stream_stream": stream_stream,
+        }
+        return handler(behaviours[kind])

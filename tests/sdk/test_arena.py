@@ -11,6 +11,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,12 +63,13 @@ def test_in_process_arena_counts_every_seat_and_shares_ties() -> None:
     assert math.isclose(sum(b.wins for b in result.bots), 6)
 
 
-def arena(*args: str) -> dict:
+def arena(*args: str) -> dict[str, Any]:
     out = subprocess.run(
         [MAMMAMIA, "arena", *args], capture_output=True, text=True, timeout=120, check=True
     )
     assert "arena" in out.stderr  # the progress bar
-    return json.loads(out.stdout)
+    report: dict[str, Any] = json.loads(out.stdout)
+    return report
 
 
 def test_the_arena_command_prints_json_and_repeats_for_a_seed() -> None:

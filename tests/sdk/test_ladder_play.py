@@ -36,9 +36,11 @@ def test_two_bots_register_enter_and_each_play_a_match(ladder: Any) -> None:
         bob = await register(ladder.address, "bob")
         with pytest.raises(SeatRefused, match="ALREADY_EXISTS"):
             await register(ladder.address, "alice")
-        return await asyncio.gather(
-            play_ladder(GreedyBot, ladder.address, "alice", alice, matches=1),
-            play_ladder(RandomBot, ladder.address, "bob", bob, matches=1),
+        return list(
+            await asyncio.gather(
+                play_ladder(GreedyBot, ladder.address, "alice", alice, matches=1),
+                play_ladder(RandomBot, ladder.address, "bob", bob, matches=1),
+            )
         )
 
     assert asyncio.run(asyncio.wait_for(main(), TIMEOUT_S)) == [1, 1]
@@ -47,9 +49,11 @@ def test_two_bots_register_enter_and_each_play_a_match(ladder: Any) -> None:
 def test_a_ladder_bot_plays_match_after_match_on_one_call(ladder: Any) -> None:
     async def main() -> list[int]:
         keys = [await register(ladder.address, name) for name in ("carol", "dave")]
-        return await asyncio.gather(
-            play_ladder(GreedyBot, ladder.address, "carol", keys[0], matches=3),
-            play_ladder(RandomBot, ladder.address, "dave", keys[1], matches=3),
+        return list(
+            await asyncio.gather(
+                play_ladder(GreedyBot, ladder.address, "carol", keys[0], matches=3),
+                play_ladder(RandomBot, ladder.address, "dave", keys[1], matches=3),
+            )
         )
 
     with capture_logs() as logs:
@@ -93,9 +97,9 @@ def ladder_bot(ladder: Any, spec: str, name: str, key_file: Path) -> subprocess.
     )
 
 
-def read_until(proc: subprocess.Popen[str], event: str) -> list[dict]:
+def read_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
     assert proc.stderr is not None
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline and (line := proc.stderr.readline()):
         seen.append(json.loads(line))
@@ -164,9 +168,11 @@ def test_a_ladder_bot_plays_a_server_without_play_matches_on_play_calls(ladder: 
     async def main() -> list[int]:
         keys = [await register(ladder.address, name) for name in ("erin", "frank")]
         async with older_server(ladder.address) as older:
-            return await asyncio.gather(
-                play_ladder(GreedyBot, older.address, "erin", keys[0], matches=2),
-                play_ladder(RandomBot, older.address, "frank", keys[1], matches=2),
+            return list(
+                await asyncio.gather(
+                    play_ladder(GreedyBot, older.address, "erin", keys[0], matches=2),
+                    play_ladder(RandomBot, older.address, "frank", keys[1], matches=2),
+                )
             )
 
     with capture_logs() as logs:

@@ -36,10 +36,12 @@ def test_three_bots_play_a_match_and_see_what_the_rules_show_them(server: Any) -
     bots = [Recording(RandomBot()), Recording(GreedyBot()), Recording(CounterBot())]
 
     async def main() -> list[Any]:
-        return await asyncio.gather(
-            *(
-                play_seat(bot, server.address, token)
-                for bot, token in zip(bots, tokens, strict=True)
+        return list(
+            await asyncio.gather(
+                *(
+                    play_seat(bot, server.address, token)
+                    for bot, token in zip(bots, tokens, strict=True)
+                )
             )
         )
 
@@ -98,7 +100,7 @@ def test_a_cut_link_does_not_lose_the_seat(server: Any) -> None:
         )
         await cutter
         await link.close()
-        return results
+        return list(results)
 
     loop = asyncio.new_event_loop()
     try:
@@ -141,10 +143,10 @@ def bot_process(server: Any, spec: str, token: str, *extra: str) -> subprocess.P
     )
 
 
-def wait_for_line(proc: subprocess.Popen[str], event: str, count: int = 1) -> list[dict]:
+def wait_for_line(proc: subprocess.Popen[str], event: str, count: int = 1) -> list[dict[str, Any]]:
     """Returns the log lines read from a bot's stderr up to the ``count``-th ``event``."""
     assert proc.stderr is not None
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
@@ -287,9 +289,11 @@ def test_a_bot_too_slow_for_its_deadline_is_answered_for_in_time(server: Any) ->
             return super().turn(view)
 
     async def main() -> list[Any]:
-        return await asyncio.gather(
-            play_seat(Dawdler(), server.address, tokens[0]),
-            play_seat(RandomBot(), server.address, tokens[1]),
+        return list(
+            await asyncio.gather(
+                play_seat(Dawdler(), server.address, tokens[0]),
+                play_seat(RandomBot(), server.address, tokens[1]),
+            )
         )
 
     with capture_logs() as logs:
@@ -346,9 +350,11 @@ def test_a_late_bot_is_never_called_twice_at_once(server: Any) -> None:
             return super().turn(view)
 
     async def main() -> list[Any]:
-        return await asyncio.gather(
-            play_seat(Sleeper(), server.address, tokens[0]),
-            play_seat(Steady(), server.address, tokens[1]),
+        return list(
+            await asyncio.gather(
+                play_seat(Sleeper(), server.address, tokens[0]),
+                play_seat(Steady(), server.address, tokens[1]),
+            )
         )
 
     with capture_logs() as logs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,7 +176,9 @@ class CuttingRelay(Relay):
             call.cancel()
 
 
-def play_through(ladder: Any, relay: CuttingRelay) -> tuple[list[int], list[Recording], list[dict]]:
+def play_through(
+    ladder: Any, relay: CuttingRelay
+) -> tuple[list[int], list[Recording], list[MutableMapping[str, Any]]]:
     """Returns the matches each bot played, gina's bots (one per match, in order) and
     the logs, after gina (through ``relay``) and hugo (straight to the server) played
     ``MATCHES`` matches on the ladder."""
@@ -189,9 +191,11 @@ def play_through(ladder: Any, relay: CuttingRelay) -> tuple[list[int], list[Reco
     async def main() -> list[int]:
         keys = [await register(ladder.address, name) for name in ("gina", "hugo")]
         async with relay:
-            return await asyncio.gather(
-                play_ladder(recording, relay.address, "gina", keys[0], matches=MATCHES),
-                play_ladder(RandomBot, ladder.address, "hugo", keys[1], matches=MATCHES),
+            return list(
+                await asyncio.gather(
+                    play_ladder(recording, relay.address, "gina", keys[0], matches=MATCHES),
+                    play_ladder(RandomBot, ladder.address, "hugo", keys[1], matches=MATCHES),
+                )
             )
 
     with capture_logs() as logs:
@@ -199,7 +203,9 @@ def play_through(ladder: Any, relay: CuttingRelay) -> tuple[list[int], list[Reco
     return played, bots, logs
 
 
-def gina_logs(ladder: Any, relay: CuttingRelay, logs: list[dict]) -> dict[str, list[dict]]:
+def gina_logs(
+    ladder: Any, relay: CuttingRelay, logs: list[MutableMapping[str, Any]]
+) -> dict[str, list[MutableMapping[str, Any]]]:
     """Returns gina's log entries (those naming her seat) of each match she played."""
     entries = {}
     for match_id in relay.assigned[:MATCHES]:

@@ -61,7 +61,7 @@ def test_a_snapshot_carries_the_missed_events_and_the_open_decision() -> None:
 
 
 def test_a_refusal_says_whether_the_decision_is_still_open() -> None:
-    def refusal(kind: int) -> wire.Replied:
+    def refusal(kind: pb.Refusal.ValueType) -> wire.Replied:
         (item,) = wire.incomings(
             pb.SeatEvents(
                 events=[

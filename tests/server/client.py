@@ -83,7 +83,7 @@ def seat_metadata(token: str) -> tuple[tuple[str, str], ...]:
     return (("seat-token", token),)
 
 
-def organiser(channel: grpc.aio.Channel) -> pb_grpc.OrganiserStub:
+def organiser(channel: grpc.aio.Channel) -> pb_grpc.OrganiserAsyncStub:
     """Returns an Organiser stub."""
     return pb_grpc.OrganiserStub(channel)
 
@@ -202,7 +202,7 @@ def _asked(event: pb.SeatEvent) -> pb.DecisionRequest | None:
 async def watch(channel: grpc.aio.Channel, match_id: str, after: int = 0) -> list[pb.SeatEvent]:
     """Returns a spectator's events of a match, to its end."""
     stub = pb_grpc.SpectateStub(channel)
-    events = []
+    events: list[pb.SeatEvent] = []
     async with asyncio.timeout(MATCH_TIMEOUT_S):
         async for message in stub.Watch(pb.WatchRequest(match_id=match_id, after_sequence=after)):
             events.extend(message.events)

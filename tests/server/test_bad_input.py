@@ -7,6 +7,7 @@ naming an absurdly long decision id is refused as malformed."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -15,19 +16,26 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import create_match, seat_metadata
 
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+
 TIMEOUT_S = 30
 # A PlayRequest whose `act` holds a decision id that is not UTF-8: protobuf refuses it.
 UNDECODABLE_ACT = b"\x12\x05\x0a\x03\xff\xfe\xfd"
 
 
-def test_an_undecodable_play_message_ends_the_call(server):
+def test_an_undecodable_play_message_ends_the_call(server: RunningServer) -> None:
     async def go() -> tuple[grpc.StatusCode, str, int]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=5)
-            play = channel.stream_stream("/mammamia.v1.Seat/Play")
+            play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+                "/mammamia.v1.Seat/Play"
+            )
             call = play(metadata=seat_metadata(created.seat_tokens[0]))
             await call.write(pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString())
-            first = pb.SeatEvents.FromString(await call.read())
+            read = await call.read()
+            assert isinstance(read, bytes)
+            first = pb.SeatEvents.FromString(read)
             await call.write(UNDECODABLE_ACT)
             async with asyncio.timeout(TIMEOUT_S):
                 try:
@@ -43,7 +51,7 @@ def test_an_undecodable_play_message_ends_the_call(server):
     assert "PlayRequest" in details and "Error" not in details
 
 
-def test_a_huge_match_id_is_not_quoted_back_whole(server):
+def test_a_huge_match_id_is_not_quoted_back_whole(server: RunningServer) -> None:
     async def go() -> grpc.aio.AioRpcError:
         async with grpc.aio.insecure_channel(server.address) as channel:
             try:
@@ -59,7 +67,7 @@ def test_a_huge_match_id_is_not_quoted_back_whole(server):
     assert len(error.details() or "") < 200
 
 
-def test_a_huge_decision_id_is_malformed(server):
+def test_a_huge_decision_id_is_malformed(server: RunningServer) -> None:
     async def go() -> grpc.aio.AioRpcError:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=6)
@@ -86,7 +94,7 @@ GARBAGE = [
 ]  # 200,000 nested groups
 
 
-def test_undecodable_requests_are_invalid_arguments(server):
+def test_undecodable_requests_are_invalid_arguments(server: RunningServer) -> None:
     methods = [
         "/mammamia.v1.Seat/Join",
         "/mammamia.v1.Seat/Act",
@@ -104,18 +112,27 @@ def test_undecodable_requests_are_invalid_arguments(server):
             for method in methods:
                 for data in GARBAGE:
                     try:
-                        await channel.unary_unary(method)(data, metadata=meta, timeout=TIMEOUT_S)
+                        ask: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+                            method
+                        )
+                        await ask(data, metadata=meta, timeout=TIMEOUT_S)
                         out.append((method, grpc.StatusCode.OK, ""))
                     except grpc.aio.AioRpcError as e:
                         out.append((method, e.code(), e.details() or ""))
             for data in GARBAGE[:1]:
-                call = channel.unary_stream("/mammamia.v1.Spectate/Watch")(data, timeout=TIMEOUT_S)
+                watch: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
+                    "/mammamia.v1.Spectate/Watch"
+                )
+                call = watch(data, timeout=TIMEOUT_S)
                 try:
                     async for _ in call:
                         pass
                 except grpc.aio.AioRpcError as e:
                     out.append(("Watch", e.code(), e.details() or ""))
-                play = channel.stream_stream("/mammamia.v1.Seat/Play")(metadata=meta)
+                plays: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+                    "/mammamia.v1.Seat/Play"
+                )
+                play = plays(metadata=meta)
                 await play.write(b"\x0a" + data[1:])  # `observe` that does not decode
                 try:
                     while await play.read() is not grpc.aio.EOF:

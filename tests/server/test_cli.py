@@ -9,11 +9,16 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
 
 from .client import MAMMAMIA, play, random_options
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from collections.abc import Callable
 
 
 def mammamia(
@@ -29,7 +34,7 @@ def mammamia(
     )
 
 
-def test_match_create_and_record(server, tmp_path):
+def test_match_create_and_record(server: RunningServer, tmp_path: Path) -> None:
     done = mammamia(
         "match",
         "create",
@@ -117,7 +122,7 @@ def _wait_for(path: Path, process: subprocess.Popen[bytes], timeout: float = 30)
         time.sleep(0.02)
 
 
-def test_serve_generates_a_key_and_warns_beyond_loopback(tmp_path):
+def test_serve_generates_a_key_and_warns_beyond_loopback(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "MAMMAMIA_DB": str(tmp_path / "env.db"),
@@ -160,7 +165,7 @@ def test_serve_generates_a_key_and_warns_beyond_loopback(tmp_path):
     assert (tmp_path / "env.db").exists()
 
 
-def test_serve_refuses_half_a_tls_pair(tmp_path):
+def test_serve_refuses_half_a_tls_pair(tmp_path: Path) -> None:
     done = mammamia(
         "serve",
         "--port",
@@ -174,7 +179,9 @@ def test_serve_refuses_half_a_tls_pair(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="needs openssl")
-def test_serve_with_tls(start_server, self_signed_certificate):
+def test_serve_with_tls(
+    start_server: Callable[..., RunningServer], self_signed_certificate: tuple[Path, Path]
+) -> None:
     key, cert = self_signed_certificate
     server = start_server(tls_cert=cert, tls_key=key)
     done = mammamia(
@@ -221,7 +228,9 @@ def test_serve_with_tls(start_server, self_signed_certificate):
         ((), {"MAMMAMIA_LADDER_PLAYERS": "1-6"}, "MAMMAMIA_LADDER_PLAYERS"),
     ],
 )
-def test_serve_refuses_bad_numbers_at_start_up(tmp_path, args, env, named):
+def test_serve_refuses_bad_numbers_at_start_up(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], named: str
+) -> None:
     db = tmp_path / "never.db"
     done = mammamia("serve", "--db", str(db), "--organiser-key", "k", *args, env=env, timeout=30)
     assert done.returncode == 2, done.stderr
@@ -229,7 +238,7 @@ def test_serve_refuses_bad_numbers_at_start_up(tmp_path, args, env, named):
     assert not db.exists()
 
 
-def test_a_bad_environment_variable_leaves_help_working():
+def test_a_bad_environment_variable_leaves_help_working() -> None:
     bad = {
         "MAMMAMIA_PORT": "abc",
         "MAMMAMIA_START_TIMEOUT": "soon",
@@ -254,7 +263,7 @@ def test_a_bad_environment_variable_leaves_help_working():
         (("--time-bank", "-2"), "--time-bank"),
     ],
 )
-def test_match_create_refuses_bad_numbers(args, named):
+def test_match_create_refuses_bad_numbers(args: tuple[str, ...], named: str) -> None:
     # Refused before any connection: the address is never dialled.
     done = mammamia(
         "match",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
@@ -15,6 +16,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import play
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 
 async def requests(*made: pb.CreateMatchRequest) -> AsyncIterator[pb.CreateMatchRequest]:
@@ -34,7 +38,7 @@ async def open_after(
     await ended.wait()
 
 
-def test_one_call_creates_match_after_match(server) -> None:
+def test_one_call_creates_match_after_match(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             organiser = pb_grpc.OrganiserStub(channel)
@@ -59,7 +63,9 @@ def test_one_call_creates_match_after_match(server) -> None:
     asyncio.run(scenario())
 
 
-def test_a_refused_request_ends_the_call_and_keeps_the_matches_before(server) -> None:
+def test_a_refused_request_ends_the_call_and_keeps_the_matches_before(
+    server: RunningServer,
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             organiser = pb_grpc.OrganiserStub(channel)
@@ -92,7 +98,9 @@ def test_a_refused_request_ends_the_call_and_keeps_the_matches_before(server) ->
     "key, code",
     [("", grpc.StatusCode.UNAUTHENTICATED), ("wrong", grpc.StatusCode.PERMISSION_DENIED)],
 )
-def test_the_organiser_key_is_checked_as_the_call_opens(server, key, code) -> None:
+def test_the_organiser_key_is_checked_as_the_call_opens(
+    server: RunningServer, key: str, code: grpc.StatusCode
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             ended = asyncio.Event()

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.db.matches import Storage
 
 from .client import MAMMAMIA
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 TIMEOUT_S = 60
 
@@ -36,7 +40,9 @@ def _serve(db: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_second_server_on_the_same_database_refuses_to_start(server, tmp_path):
+def test_a_second_server_on_the_same_database_refuses_to_start(
+    server: RunningServer, tmp_path: Path
+) -> None:
     second = _serve(server.db_path, tmp_path)
     assert second.returncode == 2
     lines = second.stderr.strip().splitlines()
@@ -45,7 +51,7 @@ def test_a_second_server_on_the_same_database_refuses_to_start(server, tmp_path)
     assert server.process is not None and server.process.poll() is None
 
 
-def test_a_damaged_database_is_refused(tmp_path):
+def test_a_damaged_database_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     storage = Storage(db)
     for i in range(200):
@@ -61,7 +67,7 @@ def test_a_damaged_database_is_refused(tmp_path):
     assert len(lines) == 1 and "damaged" in lines[0], result.stderr
 
 
-def test_health_is_not_serving_while_writes_fail(server):
+def test_health_is_not_serving_while_writes_fail(server: RunningServer) -> None:
     import sqlite3
 
     import grpc
@@ -78,15 +84,16 @@ def test_health_is_not_serving_while_writes_fail(server):
         )
 
     def status(channel: grpc.Channel) -> int:
-        return (
-            health_pb2_grpc.HealthStub(channel)
-            .Check(health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S)
-            .status
+        health = health_pb2_grpc.HealthStub(channel)
+        reply = health.Check(  # type: ignore[attr-defined]
+            health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S
         )
+        status: int = reply.status
+        return status
 
     def until(channel: grpc.Channel, wanted: int) -> None:
         # Health.Watch sends the status now and at each change.
-        for reply in health_pb2_grpc.HealthStub(channel).Watch(
+        for reply in health_pb2_grpc.HealthStub(channel).Watch(  # type: ignore[attr-defined]
             health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S
         ):
             if reply.status == wanted:

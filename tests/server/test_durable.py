@@ -10,6 +10,7 @@ import json
 import random
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -21,6 +22,10 @@ from server.host import Host
 
 from .client import MAMMAMIA, seat_metadata
 from .clocks import START, ManualClock
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from collections.abc import Callable
 
 TIMEOUT_S = 60
 
@@ -72,6 +77,7 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
         third = Storage(tmp_path / "other.db")
         plain = Host(third, clock=ManualClock())
         twin = plain.create_match(3, names=["a", "b", "c"])
+        assert twin.match.fairness is not None and runner.match.fairness is not None
         twin.match.fairness.server_seed = runner.match.fairness.server_seed
         for seat in range(3):
             twin.join(seat, None, f"seed-{seat}")
@@ -111,7 +117,9 @@ def _act_once(channel: grpc.Channel, tokens: list[str]) -> bool:
     return True
 
 
-def test_a_match_survives_kill_9(start_server, tmp_path: Path) -> None:
+def test_a_match_survives_kill_9(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
     server = start_server()
     organiser = (("organiser-key", server.organiser_key),)
     with grpc.insecure_channel(server.address) as channel:

@@ -11,6 +11,7 @@ import random
 import re
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -23,6 +24,10 @@ from server.host import Host
 
 from .client import MAMMAMIA, create_match, seat_metadata
 from .clocks import ManualClock
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from collections.abc import Callable
 
 TIMEOUT_S = 60
 
@@ -59,7 +64,7 @@ def _played(
     return asyncio.run(go())
 
 
-def test_a_record_verifies_and_its_seed_comes_from_the_revealed_seeds(tmp_path):
+def test_a_record_verifies_and_its_seed_comes_from_the_revealed_seeds(tmp_path: Path) -> None:
     text = _played(tmp_path, {0: "ann's entropy", 2: "cy"})
     record = rec.loads(text)
     fair = record.meta["fairness"]
@@ -73,7 +78,7 @@ def test_a_record_verifies_and_its_seed_comes_from_the_revealed_seeds(tmp_path):
     assert alone != record.seed
 
 
-def test_an_organisers_seed_is_played_and_verifies(tmp_path):
+def test_an_organisers_seed_is_played_and_verifies(tmp_path: Path) -> None:
     record = rec.loads(_played(tmp_path, {1: "ignored"}, players=2, seed=1234))
     assert record.seed == 1234
     assert record.meta["fairness"]["source"] == "organiser"
@@ -86,11 +91,11 @@ def _verify(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_mammamia_verify_refuses_an_edited_record(tmp_path):
+def test_mammamia_verify_refuses_an_edited_record(tmp_path: Path) -> None:
     data = json.loads(_played(tmp_path, {0: "x"}, players=4))
     assert data["reshuffles"], "a game that reaches round 2 reshuffles its supply"
 
-    def edited(name: str, change) -> Path:
+    def edited(name: str, change: Callable[[Any], None]) -> Path:
         copy = json.loads(json.dumps(data))
         change(copy)
         path = tmp_path / f"{name}.json"
@@ -101,7 +106,7 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
     ok = _verify(good)
     assert ok.returncode == 0 and ok.stdout.count("\n") == 1 and "verified" in ok.stdout
 
-    def swap_hand(d):
+    def swap_hand(d: Any) -> None:
         # Two cards that differ, one from each of two hands: the deal changes.
         first, second = d["deal"]["hands"][0], d["deal"]["hands"][1]
         i, j = next(
@@ -109,15 +114,15 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
         )
         first[i], second[j] = second[j], first[i]
 
-    def swap_reshuffle(d):
+    def swap_reshuffle(d: Any) -> None:
         r = d["reshuffles"][0]
         other = next(i for i, card in enumerate(r) if card != r[0])
         r[0], r[other] = r[other], r[0]
 
-    def client_seed(d):
+    def client_seed(d: Any) -> None:
         d["meta"]["fairness"]["client_seeds"][0] = "y"
 
-    def commit(d):
+    def commit(d: Any) -> None:
         c = d["meta"]["fairness"]["commitment"]
         d["meta"]["fairness"]["commitment"] = ("0" if c[0] != "0" else "1") + c[1:]
 
@@ -134,7 +139,7 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path):
         assert bad.stderr.count("\n") == 1 and named in bad.stderr, (name, bad.stderr)
 
 
-def test_the_seed_is_committed_first_and_revealed_only_at_the_end(server):
+def test_the_seed_is_committed_first_and_revealed_only_at_the_end(server: RunningServer) -> None:
     async def go() -> tuple[pb.CreateMatchResponse, list[bytes], pb.MatchEnded, list[pb.Snapshot]]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             # No seat answers: short deadlines put both on autopilot quickly, and the
@@ -153,12 +158,14 @@ def test_the_seed_is_committed_first_and_revealed_only_at_the_end(server):
             stream = stub.Observe(pb.ObserveRequest(), metadata=seat_metadata(tokens[0]))
             snapshots: list[pb.Snapshot] = []
             first = await stream.read()
+            assert isinstance(first, pb.SeatEvents)
             seen.append(first.SerializeToString())
             snapshots.append(first.events[0].snapshot)
             await stub.Join(pb.JoinRequest(name="b"), metadata=seat_metadata(tokens[1]))
             ended = None
             async with asyncio.timeout(TIMEOUT_S):
                 while (message := await stream.read()) is not grpc.aio.EOF:
+                    assert isinstance(message, pb.SeatEvents)
                     for event in message.events:
                         which = event.WhichOneof("event")
                         if which == "match_ended":

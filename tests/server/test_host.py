@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -16,7 +18,7 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.app import Arena, create_server
 from server.host import HostClosed
 
-from .client import play, random_options, seat_metadata
+from .client import SeatPlay, play, random_options, seat_metadata
 
 
 class Probe:
@@ -28,12 +30,19 @@ class Probe:
 
     def install(self, arena: Arena) -> None:
         class Ladder(pb_grpc.LadderServicer):
-            async def Standings(self, request, context):
+            async def Standings(
+                self, request: pb.StandingsRequest, context: Any
+            ) -> pb.StandingsResponse:
                 return pb.StandingsResponse(matches_finished=len(arena.host.matches))
 
         arena.add_service(
             "mammamia.v1.Ladder",
-            lambda server: pb_grpc.add_LadderServicer_to_server(Ladder(), server),
+            # The stubs count the methods left out as abstract; the server answers them
+            # UNIMPLEMENTED.
+            lambda server: pb_grpc.add_LadderServicer_to_server(
+                Ladder(),  # type: ignore[abstract]
+                server,
+            ),
         )
         arena.add_task(self.task)
 
@@ -46,7 +55,7 @@ class Probe:
             raise
 
 
-def test_matches_results_extensions_and_retired_tokens(tmp_path):
+def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
     probe = Probe()
 
     async def go() -> None:
@@ -64,9 +73,9 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                 match = arena.host.create_match(
                     3, names=["ann", "bo", "cy"], ladder=True, deadline_ms=10_000, seed=12
                 )
-                stored_when_announced = []
+                stored_when_announced: list[str | None] = []
 
-                def announced(p) -> bool:
+                def announced(p: SeatPlay) -> bool:
                     if p.ended is not None:
                         row = arena.storage.match(match.id)
                         stored_when_announced.append(row.status if row else None)
@@ -81,23 +90,27 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                 result = await asyncio.wait_for(match.result(), 10)
                 assert result.status == "finished" and result.names == ("ann", "bo", "cy")
                 assert stored_when_announced == ["finished"] * 3
-                assert list(plays[0].ended.winners) == list(result.winners)
-                assert list(plays[0].ended.ranks) == list(result.ranks)
-                assert list(plays[0].ended.delivered) == list(result.delivered)
+                first = plays[0].ended
+                assert first is not None
+                assert list(first.winners) == list(result.winners)
+                assert list(first.ranks) == list(result.ranks)
+                assert list(first.delivered) == list(result.delivered)
                 # Each seat's end carries its own final view, with the ladder's names.
                 for seat, p in enumerate(plays):
+                    assert p.ended is not None
                     view = p.ended.view
                     assert view.seat == seat and view.phase == pb.PHASE_OVER
                     assert [s.name for s in view.seats] == ["ann", "bo", "cy"]
                     assert p.events[-1].HasField("match_ended")
                 assert result.record == arena.storage.record(match.id)
-                assert arena.storage.match(match.id).ladder
+                row = arena.storage.match(match.id)
+                assert row is not None and row.ladder
 
                 standings = await pb_grpc.LadderStub(channel).Standings(
                     pb.StandingsRequest(), timeout=10
                 )
                 assert standings.matches_finished == 1
-                health = await health_pb2_grpc.HealthStub(channel).Check(
+                health = await health_pb2_grpc.HealthStub(channel).Check(  # type: ignore[attr-defined]
                     health_pb2.HealthCheckRequest(service="mammamia.v1.Ladder"), timeout=10
                 )
                 assert health.status == health_pb2.HealthCheckResponse.SERVING
@@ -111,7 +124,7 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
                         pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10
                     )
                 assert caught.value.code() == grpc.StatusCode.NOT_FOUND
-                assert match.id in caught.value.details()
+                assert match.id in (caught.value.details() or "")
         finally:
             await arena.drain(grace=1)
         assert probe.cancelled
@@ -121,7 +134,7 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path):
     asyncio.run(go())
 
 
-def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
+def test_a_ladder_seat_keeps_the_ladders_name(tmp_path: Path) -> None:
     async def go() -> None:
         arena, port = await create_server(
             "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
@@ -151,7 +164,7 @@ def test_a_ladder_seat_keeps_the_ladders_name(tmp_path):
     asyncio.run(go())
 
 
-def test_retired_tokens_are_forgotten_after_a_while(tmp_path):
+def test_retired_tokens_are_forgotten_after_a_while(tmp_path: Path) -> None:
     async def go() -> None:
         arena, port = await create_server(
             "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"

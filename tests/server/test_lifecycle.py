@@ -9,6 +9,7 @@ import json
 import signal
 import sqlite3
 import time
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -18,10 +19,15 @@ from mammamia import loads
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from .client import create_match, play, random_options, seat_metadata
+from .client import SeatPlay, create_match, play, random_options, seat_metadata
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from collections.abc import Callable
+from pathlib import Path
 
 
-def _rows(db_path) -> dict[str, sqlite3.Row]:
+def _rows(db_path: Path) -> dict[str, sqlite3.Row]:
     with sqlite3.connect(db_path) as db:
         db.row_factory = sqlite3.Row
         return {r["id"]: r for r in db.execute("SELECT * FROM matches")}
@@ -29,7 +35,7 @@ def _rows(db_path) -> dict[str, sqlite3.Row]:
 
 async def _started_match(
     channel: grpc.aio.Channel, key: str
-) -> tuple[pb.CreateMatchResponse, list[grpc.aio.UnaryStreamCall]]:
+) -> tuple[pb.CreateMatchResponse, list[grpc.aio.UnaryStreamCall[Any, pb.SeatEvents]]]:
     """Returns a running 2-player match whose seats observe and never answer."""
     created = await create_match(
         channel, key, 2, seed=9, time_control=pb.TimeControl(deadline_ms=60_000)
@@ -51,7 +57,7 @@ async def _started_match(
     return created, calls
 
 
-def test_sigterm_drains(start_server):
+def test_sigterm_drains(start_server: Callable[..., RunningServer]) -> None:
     server = start_server(drain_seconds=2)
 
     async def go() -> tuple[str, pb.MatchEnded, str]:
@@ -61,11 +67,14 @@ def test_sigterm_drains(start_server):
                 *(play(channel, t, random_options(i)) for i, t in enumerate(finished.seat_tokens))
             )
             running, calls = await _started_match(channel, server.organiser_key)
+            assert server.process is not None
             server.process.send_signal(signal.SIGTERM)
             health = health_pb2_grpc.HealthStub(channel)
             async with asyncio.timeout(10):
                 while (
-                    await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                    await health.Check(  # type: ignore[attr-defined]
+                        health_pb2.HealthCheckRequest(), timeout=5
+                    )
                 ).status != health_pb2.HealthCheckResponse.NOT_SERVING:
                     await asyncio.sleep(0.02)
             with pytest.raises(grpc.aio.AioRpcError) as caught:
@@ -74,6 +83,7 @@ def test_sigterm_drains(start_server):
             ended = None
             async with asyncio.timeout(20):
                 while (message := await calls[0].read()) is not grpc.aio.EOF:
+                    assert isinstance(message, pb.SeatEvents)
                     for event in message.events:
                         if event.HasField("match_ended"):
                             ended = event.match_ended
@@ -81,6 +91,7 @@ def test_sigterm_drains(start_server):
             return running.match_id, ended, finished.match_id
 
     running_id, ended, finished_id = asyncio.run(go())
+    assert server.process is not None
     assert server.process.wait(timeout=30) == 0
     assert ended.status == pb.MATCH_STATUS_ABORTED and not ended.winners
     # The end says why, and shows the seat's view where the game was cut off.
@@ -98,7 +109,9 @@ def test_sigterm_drains(start_server):
     assert {"drain_started", "drain_done"} <= {e["event"] for e in logs}
 
 
-def test_crash_then_restart_resumes_the_cut_off_match(start_server):
+def test_crash_then_restart_resumes_the_cut_off_match(
+    start_server: Callable[..., RunningServer],
+) -> None:
     server = start_server(drain_seconds=1)
 
     async def start() -> str:
@@ -134,10 +147,12 @@ def test_crash_then_restart_resumes_the_cut_off_match(start_server):
     assert server.stop() == 0
 
 
-def test_match_waits_for_its_seats_then_starts_anyway(start_server):
+def test_match_waits_for_its_seats_then_starts_anyway(
+    start_server: Callable[..., RunningServer],
+) -> None:
     server = start_server(start_timeout=0.5, deadline_ms=50)
 
-    async def go() -> tuple[pb.SeatEvent, str]:
+    async def go() -> tuple[SeatPlay, str]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 3, seed=2)
             listed = await pb_grpc.OrganiserStub(channel).ListMatches(

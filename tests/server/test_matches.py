@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -19,10 +21,14 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import MAMMAMIA, create_match, observe_and_act, play, random_options, watch
 
+if TYPE_CHECKING:
+    pass
+    from tests.conftest import RunningServer
+
 
 async def _full_match(
     address: str, key: str, players: int, seed: int
-) -> tuple[pb.CreateMatchResponse, list, list[pb.SeatEvent], str]:
+) -> tuple[pb.CreateMatchResponse, list[Any], list[pb.SeatEvent], str]:
     async with grpc.aio.insecure_channel(address) as channel:
         created = await create_match(
             channel, key, players, seed=seed, names=[f"bot{i}" for i in range(players)]
@@ -56,7 +62,9 @@ def _expected_ranks(view: pb.View, delivered: list[int]) -> list[int]:
     "players, seed, ranks",
     [(2, 102, [1, 2]), (3, 203, [3, 1, 1]), (4, 242, [1, 3, 4, 1]), (5, 105, [5, 4, 2, 1, 3])],
 )
-def test_full_match(server, tmp_path, players, seed, ranks):
+def test_full_match(
+    server: RunningServer, tmp_path: Path, players: int, seed: int, ranks: list[int]
+) -> None:
     created, plays, seen, record_json = asyncio.run(
         _full_match(server.address, server.organiser_key, players, seed=seed)
     )

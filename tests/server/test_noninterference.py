@@ -35,6 +35,7 @@ import random
 from collections.abc import AsyncIterator, Iterator
 from copy import deepcopy
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -80,6 +81,7 @@ def _random_game(players: int, seed: int) -> Record:
     actions = []
     while not state.is_over:
         seat = state.to_act
+        assert seat is not None
         action = rng.choice(state.legal_actions())
         actions.append((seat, action))
         state.apply(action)
@@ -251,9 +253,9 @@ def _normalised(event: pb.SeatEvent) -> list[bytes]:
 
 
 async def _play(
-    stub: pb_grpc.SeatStub,
+    stub: pb_grpc.SeatAsyncStub,
     token: str,
-    script: list,
+    script: list[tuple[int, Any]],
     cursor: list[int],
     received: list[bytes],
     ready: asyncio.Barrier,
@@ -305,7 +307,7 @@ async def _watch(
             received.extend(_normalised(event))
 
 
-async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
+async def _messages(records: list[Record], tmp_path: Path) -> list[list[list[bytes]]]:
     """Returns, per game, the events each seat received, and then the spectator's."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     arena, port = await create_server(
@@ -354,7 +356,9 @@ async def _messages(records: list[Record], tmp_path) -> list[list[list[bytes]]]:
 @pytest.mark.parametrize(
     ("players", "k", "kind"), CASES, ids=[f"{n}p-seat{k}-{kind}" for n, k, kind in CASES]
 )
-def test_seat_k_cannot_tell_the_games_apart(players, k, kind, tmp_path):
+def test_seat_k_cannot_tell_the_games_apart(
+    players: int, k: int, kind: str, tmp_path: Path
+) -> None:
     a, variants = _game(players)
     b = variants[k, kind]
     assert b.sees != k

@@ -5,6 +5,7 @@ with no `sit`; the places named are checked before any match is created."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
@@ -13,6 +14,10 @@ from mammamia_pb import arena_pb2 as pb
 
 from .client import MATCH_TIMEOUT_S, Chooser, SeatPlay, _take, create_match, random_options
 from .test_play_matches import Matches, kinds
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from collections.abc import Callable
 
 
 class Place(Matches):
@@ -45,7 +50,7 @@ async def places(
     return calls, [await call.wait(**waiting) for call in calls]  # type: ignore[arg-type]
 
 
-def test_an_organiser_seats_places_match_after_match_without_a_sit(server) -> None:
+def test_an_organiser_seats_places_match_after_match_without_a_sit(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             key = server.organiser_key
@@ -88,7 +93,9 @@ def test_an_organiser_seats_places_match_after_match_without_a_sit(server) -> No
     asyncio.run(scenario())
 
 
-def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(server) -> None:
+def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(
+    server: RunningServer,
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             key = server.organiser_key
@@ -125,7 +132,9 @@ def test_a_place_still_playing_takes_its_next_seat_once_its_match_has_ended(serv
         (lambda t: [t[0], "no-such-place"], "places[1]: no open place has this token"),
     ],
 )
-def test_wrong_places_are_refused_and_create_no_match(server, named, why) -> None:
+def test_wrong_places_are_refused_and_create_no_match(
+    server: RunningServer, named: Callable[[list[str]], list[str]], why: str
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             key = server.organiser_key
@@ -146,7 +155,7 @@ def test_wrong_places_are_refused_and_create_no_match(server, named, why) -> Non
     asyncio.run(scenario())
 
 
-def test_a_place_whose_call_ended_is_unknown(server) -> None:
+def test_a_place_whose_call_ended_is_unknown(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             calls, tokens = await places(channel, 2)
@@ -160,7 +169,7 @@ def test_a_place_whose_call_ended_is_unknown(server) -> None:
 
 
 @pytest.mark.parametrize("then", ["sit", "wait"])
-def test_a_place_takes_no_sit_and_no_second_wait(server, then) -> None:
+def test_a_place_takes_no_sit_and_no_second_wait(server: RunningServer, then: str) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             [call], _ = await places(channel, 1)
@@ -178,7 +187,7 @@ def test_a_place_takes_no_sit_and_no_second_wait(server, then) -> None:
     asyncio.run(scenario())
 
 
-def test_a_wait_with_a_name_too_long_ends_the_call(server) -> None:
+def test_a_wait_with_a_name_too_long_ends_the_call(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             call = Place(channel)
@@ -205,6 +214,6 @@ def test_place_tokens_are_hex_so_a_command_line_never_takes_one_for_an_option() 
     from server.places import Places
 
     places = Places()
-    tokens = [places.add(object()) for _ in range(100)]
+    tokens = [places.add(object()) for _ in range(100)]  # type: ignore[arg-type]
     assert len(set(tokens)) == 100
     assert all(len(t) == 48 and set(t) <= set("0123456789abcdef") for t in tokens)

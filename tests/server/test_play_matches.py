@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -16,6 +17,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import MATCH_TIMEOUT_S, Chooser, SeatPlay, _take, create_match, play, random_options
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 
 class Matches:
@@ -40,7 +44,7 @@ class Matches:
         choose: Chooser,
         after: int = 0,
         also: pb.PlayRequest | None = None,
-        **joining: str,
+        **joining: Any,
     ) -> SeatPlay:
         """Returns the seat's events, from its Snapshot to ``match_ended``, after
         playing it with ``choose`` (sending ``also`` once, after the snapshot);
@@ -73,7 +77,7 @@ def kinds(seat: SeatPlay) -> list[tuple[int, str | None]]:
     return [(e.sequence, e.WhichOneof("event")) for e in seat.numbered]
 
 
-def test_one_call_plays_match_after_match_as_play_would(server) -> None:
+def test_one_call_plays_match_after_match_as_play_would(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             key = server.organiser_key
@@ -108,7 +112,9 @@ def test_one_call_plays_match_after_match_as_play_would(server) -> None:
     asyncio.run(scenario())
 
 
-def test_a_sit_while_a_match_is_in_play_is_refused_and_changes_nothing(server) -> None:
+def test_a_sit_while_a_match_is_in_play_is_refused_and_changes_nothing(
+    server: RunningServer,
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             first = await create_match(channel, server.organiser_key, 2, seed=5)
@@ -151,7 +157,9 @@ def test_a_sit_while_a_match_is_in_play_is_refused_and_changes_nothing(server) -
         ),
     ],
 )
-def test_a_bad_message_between_matches_ends_the_call(server, message, code, detail) -> None:
+def test_a_bad_message_between_matches_ends_the_call(
+    server: RunningServer, message: pb.PlayRequest, code: grpc.StatusCode, detail: str
+) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=7)
@@ -172,7 +180,7 @@ def test_a_bad_message_between_matches_ends_the_call(server, message, code, deta
     asyncio.run(scenario())
 
 
-def test_a_sit_names_the_seat_and_gives_its_client_seed(server) -> None:
+def test_a_sit_names_the_seat_and_gives_its_client_seed(server: RunningServer) -> None:
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2)

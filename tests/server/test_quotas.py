@@ -10,7 +10,7 @@ import socket
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import pytest
@@ -20,6 +20,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import MAMMAMIA, create_match, seat_metadata
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 TIMEOUT_S = 30
 
@@ -53,7 +56,7 @@ async def opens_again(open_stream: Opener) -> grpc.StatusCode:
                     return e.code()
 
 
-def test_a_seat_holds_at_most_its_streams(start_server):
+def test_a_seat_holds_at_most_its_streams(start_server: Callable[..., RunningServer]) -> None:
     server = start_server(streams_per_seat=2)
 
     async def go() -> tuple[list[grpc.StatusCode], grpc.StatusCode]:
@@ -77,7 +80,9 @@ def test_a_seat_holds_at_most_its_streams(start_server):
     assert after_close is grpc.StatusCode.OK
 
 
-def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(start_server):
+def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(
+    start_server: Callable[..., RunningServer],
+) -> None:
     """A sit holds one of its seat's streams from the moment it is read; a call ended
     (cancelled by its client) lets go of it, whether or not its stream had opened."""
     server = start_server(streams_per_seat=2)
@@ -85,7 +90,9 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
     async def go() -> tuple[list[grpc.StatusCode], grpc.StatusCode]:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=3)
-            play_matches = channel.stream_stream("/mammamia.v1.Seat/PlayMatches")
+            play_matches: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+                "/mammamia.v1.Seat/PlayMatches"
+            )
             sit = pb.PlayRequest(
                 sit=pb.SitRequest(seat_token=created.seat_tokens[0])
             ).SerializeToString()
@@ -109,7 +116,9 @@ def test_a_seat_taken_on_play_matches_counts_as_a_stream_until_its_call_ends(sta
     assert after_close is grpc.StatusCode.OK
 
 
-def test_a_play_stream_whose_replies_are_not_read_stops_reading(start_server):
+def test_a_play_stream_whose_replies_are_not_read_stops_reading(
+    start_server: Callable[..., RunningServer],
+) -> None:
     server = start_server(reply_queue=4)
     answers = 5_000  # 50 MB of answers: more than any HTTP/2 window the server allows
 
@@ -120,7 +129,9 @@ def test_a_play_stream_whose_replies_are_not_read_stops_reading(start_server):
             options=[("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", 1024)],
         ) as channel:
             created = await create_match(channel, server.organiser_key, 2, seed=4)
-            play = channel.stream_stream("/mammamia.v1.Seat/Play")
+            play: grpc.aio.StreamStreamMultiCallable[bytes, bytes] = channel.stream_stream(
+                "/mammamia.v1.Seat/Play"
+            )
             call = play(metadata=seat_metadata(created.seat_tokens[0]))
             await call.write(pb.PlayRequest(observe=pb.ObserveRequest()).SerializeToString())
             # Each answer padded with an unknown field (tag 15, 10 kB), which decodes.
@@ -147,7 +158,9 @@ def test_a_play_stream_whose_replies_are_not_read_stops_reading(start_server):
     assert sent < answers
 
 
-def test_calls_without_a_key_are_rate_limited_per_address(start_server):
+def test_calls_without_a_key_are_rate_limited_per_address(
+    start_server: Callable[..., RunningServer],
+) -> None:
     server = start_server(register_rate="3/minute", public_rate="4/minute")
 
     with grpc.insecure_channel(server.address) as channel:
@@ -166,18 +179,18 @@ def test_calls_without_a_key_are_rate_limited_per_address(start_server):
         with pytest.raises(grpc.RpcError) as watched:
             next(watch)
         # Calls with a key are not counted.
-        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())  # type: ignore[attr-defined]
 
     assert refused.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "Register" in (refused.value.details() or "")
-    trailers = dict(refused.value.trailing_metadata() or ())
+    trailers: dict[str, Any] = dict(refused.value.trailing_metadata() or ())  # type: ignore[arg-type]
     assert 0 < int(trailers["retry-after-ms"]) <= 60_000
     assert standings.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert watched.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert health.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def test_idle_and_silent_connections_are_closed(start_server):
+def test_idle_and_silent_connections_are_closed(start_server: Callable[..., RunningServer]) -> None:
     server = start_server(idle_seconds=0.5, handshake_timeout=0.5)
 
     # A TCP connection that never sends the HTTP/2 preface is closed by the handshake
@@ -188,7 +201,7 @@ def test_idle_and_silent_connections_are_closed(start_server):
 
     async def idle_goaway() -> grpc.ChannelConnectivity:
         async with grpc.aio.insecure_channel(server.address) as channel:
-            await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+            await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())  # type: ignore[attr-defined]
             assert channel.get_state() is grpc.ChannelConnectivity.READY
             async with asyncio.timeout(TIMEOUT_S):
                 await channel.wait_for_state_change(grpc.ChannelConnectivity.READY)
@@ -208,7 +221,9 @@ def _until_closed(sock: socket.socket) -> bool:
                 return True
 
 
-def test_at_its_open_file_limit_the_server_still_serves(start_server):
+def test_at_its_open_file_limit_the_server_still_serves(
+    start_server: Callable[..., RunningServer],
+) -> None:
     # 140 descriptors: the server accepts 16 connections at most (140 - 128 < 16), so
     # a crowd of clients is turned away at the door (UNAVAILABLE, at once) instead of
     # exhausting the descriptors; once idle connections are closed, a client gets in.
@@ -223,14 +238,14 @@ def test_at_its_open_file_limit_the_server_still_serves(start_server):
     try:
         for channel in crowd:
             try:
-                health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2_grpc.HealthStub(channel).Check(  # type: ignore[attr-defined]
                     health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S
                 )
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as e:
                 codes.append(e.code())
         with grpc.insecure_channel(server.address) as channel:
-            reply = health_pb2_grpc.HealthStub(channel).Check(
+            reply = health_pb2_grpc.HealthStub(channel).Check(  # type: ignore[attr-defined]
                 health_pb2.HealthCheckRequest(), timeout=TIMEOUT_S, wait_for_ready=True
             )
     finally:
@@ -242,12 +257,16 @@ def test_at_its_open_file_limit_the_server_still_serves(start_server):
     assert server.running
 
 
-def test_the_open_file_limit_is_raised_to_its_hard_limit(start_server):
+def test_the_open_file_limit_is_raised_to_its_hard_limit(
+    start_server: Callable[..., RunningServer],
+) -> None:
     server = start_server(open_files=(150, 400))
     assert '"open_file_limit": 400' in server.logs()
 
 
-def test_the_organiser_key_comes_from_a_file(start_server, tmp_path: Path):
+def test_the_organiser_key_comes_from_a_file(
+    start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
     key_file = tmp_path / "organiser.key"
     key_file.write_text("key-from-a-file\n")
     server = start_server(organiser_key_file=key_file)
@@ -278,7 +297,7 @@ def test_the_organiser_key_comes_from_a_file(start_server, tmp_path: Path):
     assert wrong.returncode == 1 and "PERMISSION_DENIED" in wrong.stderr
 
 
-def test_an_unreadable_organiser_key_file_is_one_line(tmp_path: Path):
+def test_an_unreadable_organiser_key_file_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "absent.key"
     done = subprocess.run(
         [

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import grpc
 import pytest
@@ -24,6 +25,10 @@ from server.app import create_server
 from server.seating import STATUS_OF
 
 from .client import create_match, seat_metadata
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+from pathlib import Path
 
 Code = grpc.StatusCode
 
@@ -69,7 +74,7 @@ def check_accepted(result: pb.ActResult, decision_id: str, repeated: bool) -> No
     assert result.refusal == pb.REFUSAL_UNSPECIFIED
 
 
-def test_the_status_table_is_the_contracts():
+def test_the_status_table_is_the_contracts() -> None:
     assert [r.name for r in Refusal] == [n.removeprefix("REFUSAL_") for n in CODES]
     assert [pb.Refusal.Value(n) for n in CODES] == [r.value for r in Refusal]
     expected = {None: Code.OK, **{Refusal[n.removeprefix("REFUSAL_")]: c for n, c in CODES.items()}}
@@ -102,7 +107,7 @@ class Open:
 
 @asynccontextmanager
 async def opened(
-    server, players: int = 2, deadline_ms: int = 60_000, **fields: object
+    server: RunningServer, players: int = 2, deadline_ms: int = 60_000, **fields: object
 ) -> AsyncIterator[Open]:
     async with grpc.aio.insecure_channel(server.address) as channel:
         created = await create_match(
@@ -145,7 +150,7 @@ def run(coro: object) -> None:
     asyncio.run(coro)  # type: ignore[arg-type]
 
 
-def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server):
+def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server: RunningServer) -> None:
     async def go() -> None:
         async with opened(server) as m:
             assert m.decision.kind == pb.DECISION_KIND_TURN
@@ -173,7 +178,7 @@ def test_illegal_answer_names_the_rule_and_leaves_the_decision_open(server):
     run(go())
 
 
-def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server):
+def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server: RunningServer) -> None:
     async def go() -> None:
         async with opened(server, players=3) as m:
             d = m.decision.decision_id
@@ -219,7 +224,7 @@ def test_closed_decisions_repeat_or_refuse_in_the_contracts_order(server):
     run(go())
 
 
-def test_malformed_answers_are_invalid_arguments(server):
+def test_malformed_answers_are_invalid_arguments(server: RunningServer) -> None:
     async def go() -> None:
         async with opened(server) as m:
             d = m.decision.decision_id
@@ -262,7 +267,7 @@ def test_malformed_answers_are_invalid_arguments(server):
     run(go())
 
 
-def test_a_defaulted_decision_refuses_every_answer(server):
+def test_a_defaulted_decision_refuses_every_answer(server: RunningServer) -> None:
     async def go() -> None:
         # Nobody answers: the first decision's default applies after its 300 ms.
         async with opened(server, deadline_ms=300) as m:
@@ -314,7 +319,7 @@ def test_a_defaulted_decision_refuses_every_answer(server):
     run(go())
 
 
-def test_the_end_of_a_match_defaults_its_open_decision(tmp_path):
+def test_the_end_of_a_match_defaults_its_open_decision(tmp_path: Path) -> None:
     async def go() -> None:
         arena, port = await create_server(
             "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
@@ -371,7 +376,7 @@ class PlayStream:
         return first.act_result, message
 
 
-def test_play_stream_answers_every_act_at_once(server):
+def test_play_stream_answers_every_act_at_once(server: RunningServer) -> None:
     async def go() -> None:
         async with opened(server) as m:
             stub = pb_grpc.SeatStub(m.channel)
@@ -462,7 +467,9 @@ def test_play_stream_answers_every_act_at_once(server):
     run(go())
 
 
-def test_an_unknown_token_on_play_is_unauthenticated_even_when_written_first(server):
+def test_an_unknown_token_on_play_is_unauthenticated_even_when_written_first(
+    server: RunningServer,
+) -> None:
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             stub = pb_grpc.SeatStub(channel)
@@ -481,7 +488,7 @@ def test_an_unknown_token_on_play_is_unauthenticated_even_when_written_first(ser
     run(go())
 
 
-def test_tokens(server):
+def test_tokens(server: RunningServer) -> None:
     async def go() -> None:
         async with opened(server) as m:
             stub = pb_grpc.SeatStub(m.channel)
@@ -525,7 +532,7 @@ def test_tokens(server):
     run(go())
 
 
-def test_organiser_key_and_bad_matches(server):
+def test_organiser_key_and_bad_matches(server: RunningServer) -> None:
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             stub = pb_grpc.OrganiserStub(channel)
@@ -598,7 +605,7 @@ def test_organiser_key_and_bad_matches(server):
     run(go())
 
 
-def test_garbage_requests_leave_the_server_serving(server):
+def test_garbage_requests_leave_the_server_serving(server: RunningServer) -> None:
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(channel, server.organiser_key, 2)
@@ -634,7 +641,7 @@ def test_garbage_requests_leave_the_server_serving(server):
     assert server.running
 
 
-def test_health_and_reflection(server):
+def test_health_and_reflection(server: RunningServer) -> None:
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)

@@ -7,6 +7,7 @@ the same events alike."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -15,6 +16,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .client import SeatPlay, create_match, play, random_options, seat_metadata, watch
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 TIMEOUT = 30
 
@@ -38,7 +42,7 @@ async def _observe(channel: grpc.aio.Channel, token: str, after: int) -> list[pb
     return events
 
 
-def test_drop_and_resume(server):
+def test_drop_and_resume(server: RunningServer) -> None:
     async def go() -> None:
         async with grpc.aio.insecure_channel(server.address) as channel:
             created = await create_match(
@@ -77,6 +81,7 @@ def test_drop_and_resume(server):
             )
             message = await asyncio.wait_for(peek.read(), TIMEOUT)
             peek.cancel()
+            assert isinstance(message, pb.SeatEvents)
             snapshot = message.events[0]
             assert snapshot.HasField("snapshot") and snapshot.sequence == dropped_at
             snap = snapshot.snapshot
@@ -98,8 +103,10 @@ def test_drop_and_resume(server):
 
             # Answered while no stream is open: the seat's turn is in the log at once,
             # so the resumed stream's history holds it (and whatever followed).
+            option = choose(open_decision)
+            assert option is not None
             reply = await pb_grpc.SeatStub(channel).Act(
-                pb.ActRequest(decision_id=open_decision.decision_id, option=choose(open_decision)),
+                pb.ActRequest(decision_id=open_decision.decision_id, option=option),
                 metadata=seat_metadata(tokens[0]),
                 timeout=10,
             )

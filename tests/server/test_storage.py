@@ -43,7 +43,7 @@ def _end(
     )
 
 
-def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop():
+def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop() -> None:
     async def go():
         writer = Writer()
         order: list[int] = []
@@ -65,7 +65,7 @@ def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop():
     assert len(threads) == 1 and loop_thread not in threads
 
 
-def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path):
+def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
     async def go():
@@ -104,7 +104,7 @@ def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path):
     )
 
 
-def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path):
+def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
     async def go():
@@ -124,7 +124,7 @@ def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path):
     ) == ("aborted", 2, ["a", "b"], '{"r": 1}', "cut off")
 
 
-def test_closing_runs_every_queued_write(tmp_path: Path):
+def test_closing_runs_every_queued_write(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
     async def go():
@@ -159,7 +159,7 @@ asyncio.run(main())
 """
 
 
-def test_a_process_killed_while_writing_leaves_no_row_half_written(tmp_path: Path):
+def test_a_process_killed_while_writing_leaves_no_row_half_written(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen(
@@ -178,6 +178,8 @@ def test_a_process_killed_while_writing_leaves_no_row_half_written(tmp_path: Pat
     finally:
         proc.kill()
         proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert announced >= 0, "the writer process announced nothing"
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

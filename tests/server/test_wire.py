@@ -282,12 +282,12 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_stream_entries_are_what_the_generated_classes_serialise(seed):
+def test_stream_entries_are_what_the_generated_classes_serialise(seed) -> None:
     seen = _play(seed, 2 + seed % 4, time_bank_ms=(seed % 2) * 1500)
     assert {"Happened", "Decision", "FinalView", "snapshot", "snapshot_decision"} <= seen
 
 
-def test_defaults_and_autopilot_are_encoded_too():
+def test_defaults_and_autopilot_are_encoded_too() -> None:
     seen = set()
     for seed in range(8, 20):
         seen |= _play(seed, 2 + seed % 4, time_bank_ms=0)
@@ -304,7 +304,7 @@ def test_defaults_and_autopilot_are_encoded_too():
         (refused(Refusal.MALFORMED, "after the first message"), 3),
     ],
 )
-def test_act_results_are_their_messages(outcome, code):
+def test_act_results_are_their_messages(outcome, code) -> None:
     expected = pb.ActResult(
         decision_id="d12",
         accepted=outcome.accepted,
@@ -319,7 +319,7 @@ def test_act_results_are_their_messages(outcome, code):
     assert wire.act_result("d12", outcome, code) == one(pb.SeatEvent(act_result=expected))
 
 
-def test_joined_entries_are_one_message_of_those_events():
+def test_joined_entries_are_one_message_of_those_events() -> None:
     state = new_game(2, 1)
     events = [e for e in public_events(state) if e.kind != "game_over"][:1]
     first = Happened(1, events[0])
@@ -335,7 +335,7 @@ def test_joined_entries_are_one_message_of_those_events():
     assert wire.numbered_entry(first) is wire.numbered_entry(first)
 
 
-def test_actions_round_trip():
+def test_actions_round_trip() -> None:
     seen = 0
     for state in _games(12):
         if state.is_over:
@@ -348,7 +348,7 @@ def test_actions_round_trip():
     assert seen > 1000
 
 
-def test_views_are_encoded_as_their_messages():
+def test_views_are_encoded_as_their_messages() -> None:
     facts = [
         ("", 0, False),
         ("ann", 1, False),
@@ -366,7 +366,7 @@ def test_views_are_encoded_as_their_messages():
             assert wire.view_bytes(view) == ref_view(view).SerializeToString()
 
 
-def test_every_public_event_is_sent_except_the_game_over():
+def test_every_public_event_is_sent_except_the_game_over() -> None:
     kinds = set()
     for state in _games(6):
         if state.is_over:
@@ -395,20 +395,20 @@ def test_every_public_event_is_sent_except_the_game_over():
         (pb.Action(resolve=pb.ResolveAction(bake=False, ingredient="olive")), "declined"),
     ],
 )
-def test_bad_actions_name_the_fault(message, words):
+def test_bad_actions_name_the_fault(message, words) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.action_of(message)
     assert words in str(caught.value)
 
 
-def test_empty_hands_mean_no_cards():
+def test_empty_hands_mean_no_cards() -> None:
     msg = pb.Action(resolve=pb.ResolveAction(bake=True, hand=pb.IngredientCounts()))
     assert wire.action_of(msg) == Resolve(True)
     msg = pb.Action(turn=pb.TurnAction(**{"pass": True}))
     assert wire.action_of(msg) == Turn(None)
 
 
-def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
+def test_resolutions_are_automatic_exactly_when_nobody_was_asked() -> None:
     # Whether the owner was asked is read from the game itself: the order being
     # decided when a seat answered, not from the event's own flags.
     seen = set()
@@ -431,7 +431,7 @@ def test_resolutions_are_automatic_exactly_when_nobody_was_asked():
     assert seen == {("baked", True), ("baked", False), ("failed", True), ("failed", False)}
 
 
-def test_create_requests_carry_what_the_organiser_asked_for():
+def test_create_requests_carry_what_the_organiser_asked_for() -> None:
     req = cli_wire.create_request(3, seed=7, deadline_s=0.25, time_bank_s=2, names=["x", "y"])
     setup = wire.match_setup(pb.CreateMatchRequest.FromString(req.SerializeToString()), 64)
     assert setup == wire.MatchSetup(
@@ -450,7 +450,7 @@ def test_create_requests_carry_what_the_organiser_asked_for():
         cli_wire.create_request(2, deadline_s=0.0004)
 
 
-def test_the_commands_requests_are_their_messages():
+def test_the_commands_requests_are_their_messages() -> None:
     assert cli_wire.record_request("m-1") == pb.GetRecordRequest(match_id="m-1")
     assert cli_wire.list_request(7) == pb.ListMatchesRequest(limit=7)
     assert ladder_cli_wire.standings_request(3) == pb.StandingsRequest(players=3)
@@ -467,7 +467,7 @@ def test_the_commands_requests_are_their_messages():
         (pb.CreateMatchRequest(players=2, seed=2**63), "seed"),
     ],
 )
-def test_bad_setups_name_the_field(request_, words):
+def test_bad_setups_name_the_field(request_, words) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.match_setup(request_, 64)
     assert words in str(caught.value)
@@ -486,7 +486,7 @@ def test_bad_setups_name_the_field(request_, words):
         (pb.ActRequest(decision_id="d3", action=pb.Action()), "action: set 'turn'"),
     ],
 )
-def test_answers_are_read_or_refused_by_field(request_, expected):
+def test_answers_are_read_or_refused_by_field(request_, expected) -> None:
     if isinstance(expected, tuple):
         assert wire.answer_of(request_) == expected
     else:
@@ -495,7 +495,7 @@ def test_answers_are_read_or_refused_by_field(request_, expected):
         assert expected in str(caught.value)
 
 
-def test_options_are_encoded_from_one_kept_entry_per_action_not_per_decision():
+def test_options_are_encoded_from_one_kept_entry_per_action_not_per_decision() -> None:
     # The engine makes a hand's tuple of turns afresh at most decisions: what is kept
     # to encode options grows with the actions offered, not with the decisions.
     before = len(wire._OPTION_FIELDS)

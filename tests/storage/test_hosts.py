@@ -359,7 +359,8 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
             seat_ada.match_id,
         )
         assert running in (("host-a", f"127.0.0.1:{port_a}"), ("host-b", f"127.0.0.1:{port_b}"))
-        ada_here = running[0] == "host-b"  # ada's stream is on B
+        host: str = running[0]
+        ada_here = host == "host-b"  # ada's stream is on B
         assert seat_ada.host_address == ("" if ada_here else running[1])
         assert seat_bob.host_address == ("" if running[0] == "host-a" else running[1])
         assert {seat_ada.seat, seat_bob.seat} == {0, 1}
@@ -412,7 +413,7 @@ def test_two_hosts_go_on_after_a_postgresql_restart(
     def serving(address: str) -> bool:
         with grpc.insecure_channel(address) as channel:
             return bool(
-                health_pb2_grpc.HealthStub(channel)
+                health_pb2_grpc.HealthStub(channel)  # type: ignore[attr-defined]
                 .Check(health_pb2.HealthCheckRequest(), timeout=5)
                 .status
                 == health_pb2.HealthCheckResponse.SERVING

@@ -125,7 +125,7 @@ def test_health_follows_a_postgresql_restart(
         # Check, polled (a Watch stream left open would hold up the server's exit).
         health = health_pb2_grpc.HealthStub(channel)
         _wait(
-            lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=10).status == wanted,
+            lambda: health.Check(health_pb2.HealthCheckRequest(), timeout=10).status == wanted,  # type: ignore[attr-defined]
             MAMMAMIA_TIMEOUT_S,
             f"health status {wanted}",
         )

@@ -85,7 +85,7 @@ lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-typecheck: $(STAMP) ## Check types with mypy --strict on every package
+typecheck: $(STAMP) ## Check types with mypy --strict on every package and the tests
 	$(VENV)/bin/mypy
 
 bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON)

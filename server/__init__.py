@@ -2,7 +2,10 @@
 
     host.py      every running match, creating them, awaiting their results
     match.py     one match: the game, its seats, decisions, deadlines, event logs
-    storage.py   the embedded SQLite database: matches and their game records
+    status.py    MatchStatus: a match's status, in memory, in the database, on the wire
+    inputs.py    a match's inputs (join, start, answer, tick, abort): applied, journalled
+    db/          the storage layer (SQLite or PostgreSQL): matches, records, journal,
+                 the ladder's tables; the only package that speaks SQL
     wire.py      the only module that converts between game values and protobuf
     services.py  the gRPC servicers (Seat, Spectate, Organiser), thin
     seating.py   the seats a call takes: Observe's and Play's, PlayMatches', places'

@@ -20,9 +20,9 @@ from typing import Any
 
 import psutil
 import pytest
-from ports import restartable_port
 
 from tests.conftest import MAMMAMIA, RunningServer
+from tests.ports import restartable_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

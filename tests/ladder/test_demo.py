@@ -11,7 +11,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from ports import restartable_port
+
+from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, query, standings, wait_until
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.db.connection import connect
+from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, query, wait_until
 

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
-from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, finished_at_least, query, standings, wait_until
 

@@ -8,9 +8,8 @@ import re
 import subprocess
 from typing import Any
 
-from ports import restartable_port
-
 from server.db.connection import connect
+from tests.ports import restartable_port
 
 RUN_TIMEOUT_S = 90
 

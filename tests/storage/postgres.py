@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ports import restartable_port
+
+from tests.ports import restartable_port
 
 START_TIMEOUT_S = 30
 TEMPLATE = "mammamia_template"

@@ -22,12 +22,12 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from ports import restartable_port
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.db.connection import connect
 from server.db.ladder.store import LadderStore
+from tests.ports import restartable_port
 
 from .postgres import PostgresServer, wait_accepting
 

@@ -28,7 +28,8 @@ their schema is the migrations in ``server/db/migrations`` (brought up to date b
                      until the set ends), commitment and status playing | complete | cut
     ladder_entries   per bot with an Enter stream open on some host: the host, the
                      stream's id, when it entered, its host's last heartbeat (on a
-                     PostgreSQL database that many hosts share: see ``server.ladder.shared_lobby``)
+                     PostgreSQL database that many hosts share: see
+                     ``server.ladder.shared_lobby``)
 
 Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
 writer; on PostgreSQL a transaction that first takes the advisory lock

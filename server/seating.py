@@ -6,7 +6,8 @@ most ``Quotas.streams_per_seat``). ``play`` and ``play_matches`` are the Play an
 PlayMatches calls as plain async generators: they read the client's messages with
 one task for the whole call (``PlayCall``), hand each answer to the match's runner
 and queue its reply on the seat's stream (``server.streams``), and yield the
-stream's encoded messages. What refuses a call is raised as ``Refused``, with the
+stream's encoded messages. ``create_match`` is an organiser's CreateMatch, which
+seats the places it names. What refuses a call is raised as ``Refused``, with the
 gRPC status code the servicer ends the call with.
 """
 

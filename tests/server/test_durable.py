@@ -36,12 +36,12 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
     same match played without the crash."""
 
     async def play(host: Host, match_id: str, rng: random.Random, upto: int | None) -> None:
-        match = host.matches[match_id]
+        runner = host.matches[match_id]
         played = 0
-        while (d := match.match.decision) is not None and (upto is None or played < upto):
-            match.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
+        while (d := runner.match.decision) is not None and (upto is None or played < upto):
+            runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
             played += 1
-        await match.committed()
+        await runner.committed()
 
     async def go() -> tuple[dict[str, object], dict[str, object], str, str]:
         clock = ManualClock()

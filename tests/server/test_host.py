@@ -70,24 +70,24 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
         try:
             await asyncio.wait_for(probe.started.wait(), 10)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                match = arena.host.create_match(
+                runner = arena.host.create_match(
                     3, names=["ann", "bo", "cy"], ladder=True, deadline_ms=10_000, seed=12
                 )
                 stored_when_announced: list[str | None] = []
 
                 def announced(p: SeatPlay) -> bool:
                     if p.ended is not None:
-                        row = arena.storage.match(match.id)
+                        row = arena.storage.match(runner.id)
                         stored_when_announced.append(row.status if row else None)
                     return False
 
                 plays = await asyncio.gather(
                     *(
                         play(channel, t, random_options(i), stop=announced)
-                        for i, t in enumerate(match.tokens)
+                        for i, t in enumerate(runner.tokens)
                     )
                 )
-                result = await asyncio.wait_for(match.result(), 10)
+                result = await asyncio.wait_for(runner.result(), 10)
                 assert result.status == "finished" and result.names == ("ann", "bo", "cy")
                 assert stored_when_announced == ["finished"] * 3
                 first = plays[0].ended
@@ -102,8 +102,8 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
                     assert view.seat == seat and view.phase == pb.PHASE_OVER
                     assert [s.name for s in view.seats] == ["ann", "bo", "cy"]
                     assert p.events[-1].HasField("match_ended")
-                assert result.record == arena.storage.record(match.id)
-                row = arena.storage.match(match.id)
+                assert result.record == arena.storage.record(runner.id)
+                row = arena.storage.match(runner.id)
                 assert row is not None and row.ladder
 
                 standings = await pb_grpc.LadderStub(channel).Standings(
@@ -117,14 +117,14 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
 
                 # Once the match is no longer held, its tokens say so.
                 async with asyncio.timeout(10):
-                    while arena.host.get(match.id) is not None:
+                    while arena.host.get(runner.id) is not None:
                         await asyncio.sleep(0.02)
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
-                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10
+                        pb.JoinRequest(), metadata=seat_metadata(runner.tokens[0]), timeout=10
                     )
                 assert caught.value.code() == grpc.StatusCode.NOT_FOUND
-                assert match.id in (caught.value.details() or "")
+                assert runner.id in (caught.value.details() or "")
         finally:
             await arena.drain(grace=1)
         assert probe.cancelled
@@ -146,11 +146,11 @@ def test_a_ladder_seat_keeps_the_ladders_name(tmp_path: Path) -> None:
                     2, names=["ann", "bo"], ladder=True, deadline_ms=10_000, seed=3
                 )
                 other = arena.host.create_match(2, names=["ann", "bo"], deadline_ms=10_000, seed=3)
-                for match in (ladder, other):
+                for runner in (ladder, other):
                     await asyncio.gather(
                         *(
                             play(channel, t, random_options(i), name=f"impostor{i}")
-                            for i, t in enumerate(match.tokens)
+                            for i, t in enumerate(runner.tokens)
                         )
                     )
                 ladder_result = await asyncio.wait_for(ladder.result(), 10)
@@ -174,22 +174,22 @@ def test_retired_tokens_are_forgotten_after_a_while(tmp_path: Path) -> None:
         arena.host.keep_retired = 0.3
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                match = arena.host.create_match(2, deadline_ms=10_000, seed=5)
+                runner = arena.host.create_match(2, deadline_ms=10_000, seed=5)
                 await asyncio.gather(
-                    *(play(channel, t, random_options(i)) for i, t in enumerate(match.tokens))
+                    *(play(channel, t, random_options(i)) for i, t in enumerate(runner.tokens))
                 )
-                await asyncio.wait_for(match.result(), 10)
+                await asyncio.wait_for(runner.result(), 10)
                 async with asyncio.timeout(10):
-                    while arena.host.retired(match.tokens[0]) is None:
+                    while arena.host.retired(runner.tokens[0]) is None:
                         await asyncio.sleep(0.01)
-                assert arena.host.retired(match.tokens[1]) == match.id
+                assert arena.host.retired(runner.tokens[1]) == runner.id
                 async with asyncio.timeout(10):
-                    while arena.host.retired(match.tokens[0]) is not None:
+                    while arena.host.retired(runner.tokens[0]) is not None:
                         await asyncio.sleep(0.02)
-                assert arena.host.retired(match.tokens[1]) is None
+                assert arena.host.retired(runner.tokens[1]) is None
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
-                        pb.JoinRequest(), metadata=seat_metadata(match.tokens[0]), timeout=10
+                        pb.JoinRequest(), metadata=seat_metadata(runner.tokens[0]), timeout=10
                     )
                 assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
         finally:

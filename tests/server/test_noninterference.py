@@ -327,24 +327,24 @@ async def _messages(records: list[Record], tmp_path: Path) -> list[list[list[byt
                     record.deal,
                     record.reshuffles,
                 )
-                match = arena.host.create_match(
+                runner = arena.host.create_match(
                     record.players, seed=record.seed, game=game, deadline_ms=60_000
                 )
                 # Every seat joins first: the match starts, and its first decision waits.
-                for token in match.tokens:
+                for token in runner.tokens:
                     await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token))
                 received: list[list[bytes]] = [[] for _ in range(record.players + 1)]
                 cursor = [0]
                 ready = asyncio.Barrier(record.players + 1)
                 async with asyncio.timeout(60):
                     await asyncio.gather(
-                        _watch(channel, match.id, received[-1], ready),
+                        _watch(channel, runner.id, received[-1], ready),
                         *(
                             _play(stub, token, record.actions, cursor, r, ready)
-                            for token, r in zip(match.tokens, received[:-1], strict=True)
+                            for token, r in zip(runner.tokens, received[:-1], strict=True)
                         ),
                     )
-                result = await match.result()
+                result = await runner.result()
                 assert result.status == "finished"
                 assert cursor[0] == len(record.actions)
                 out.append(received)

@@ -327,15 +327,15 @@ def test_the_end_of_a_match_defaults_its_open_decision(tmp_path: Path) -> None:
         await arena.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                match = arena.host.create_match(2, deadline_ms=60_000, seed=4)
+                runner = arena.host.create_match(2, deadline_ms=60_000, seed=4)
                 stub = pb_grpc.SeatStub(channel)
-                for token in match.tokens:
+                for token in runner.tokens:
                     await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token), timeout=10)
-                decision = match.match.decision
+                decision = runner.match.decision
                 assert decision is not None
-                result = await asyncio.wait_for(match.abort("cut off by the test"), TIMEOUT)
+                result = await asyncio.wait_for(runner.abort("cut off by the test"), TIMEOUT)
                 assert result.status == "aborted"
-                meta = seat_metadata(match.tokens[decision.seat])
+                meta = seat_metadata(runner.tokens[decision.seat])
                 for fields in ({"option": 0}, {"option": 99_999}):
                     with pytest.raises(grpc.aio.AioRpcError) as caught:
                         await stub.Act(

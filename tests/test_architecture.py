@@ -1,4 +1,4 @@
-"""The packages import one way (README.md, "The house"), and the rules' API is pinned.
+"""The packages import one way (docs/architecture.md), and the rules' API is pinned.
 
     mammamia     the standard library only
     server       never client_sdk or bots (but the Rules service's codec reads a

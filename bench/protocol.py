@@ -204,15 +204,15 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
 
     from mammamia import view_of
     from server.db.matches import Storage
-    from server.host import Host
+    from server.runners import Runners
 
     rng = random.Random(seed)
     answer_ns = view_ns = decisions = 0
     with tempfile.TemporaryDirectory(prefix="bench-answer-") as tmp, capture_logs():
-        host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
+        runners = Runners(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
         until = time.monotonic() + seconds
         while time.monotonic() < until:
-            runner = host.create_match(2, seed=rng.randrange(2**62))
+            runner = runners.create_match(2, seed=rng.randrange(2**62))
             runner.join(0)
             runner.join(1)
             match = runner.match
@@ -227,7 +227,7 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
                 view_ns += middle - start
                 decisions += 1
             await runner.result()
-        host.storage.close()
+        runners.storage.close()
     return {
         "decisions": decisions,
         "answer_us": round(answer_ns / decisions / 1000, 1),
@@ -237,7 +237,7 @@ async def _answer_path(seconds: float, seed: int) -> dict[str, float]:
 
 def answer_path(seconds: float = 2.0, seed: int = 0) -> dict[str, float]:
     """Returns the server's answer path measured in-process, without gRPC: the mean µs
-    per decision of the host's ``Runner.answer`` (check the answer, apply it, ask the
+    per decision of ``Runner.answer`` (check the answer, apply it, ask the
     next decision: view, event log, waking the streams) and of the ``mammamia.view_of``
     call its match makes (the view without its history)."""
     return asyncio.run(_answer_path(seconds, seed))
@@ -287,19 +287,19 @@ async def _play_path(seconds: float, seed: int, players: int) -> dict[str, float
     from structlog.testing import capture_logs
 
     from server.db.matches import Storage
-    from server.host import Host
+    from server.runners import Runners
 
     rng = random.Random(seed)
     into: dict[str, Any] = {"samples": [], "client_ns": 0}
     with tempfile.TemporaryDirectory(prefix="bench-play-") as tmp, capture_logs():
-        host = Host(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
+        runners = Runners(Storage(Path(tmp) / "bench.db"), deadline_ms=DEADLINE_MS)
         until = time.monotonic() + seconds
         while time.monotonic() < until:
-            runner = host.create_match(players, seed=rng.randrange(2**62))
+            runner = runners.create_match(players, seed=rng.randrange(2**62))
             last: list[int] = []
             await asyncio.gather(*(_play_seat(runner, n, rng, last, into) for n in range(players)))
             await runner.result()
-        host.storage.close()
+        runners.storage.close()
     figures = summary(into["samples"], 1000)
     return {
         "decisions": figures["n"],

@@ -1,6 +1,6 @@
 """The Mamma Mia! game server: the authority that runs matches over gRPC.
 
-    host.py      every running match, creating them, awaiting their results
+    runners.py   every running match (its Runner), creating them, awaiting their results
     match.py     one match: the game, its seats, decisions, deadlines, event logs
     status.py    MatchStatus: a match's status, in memory, in the database, on the wire
     inputs.py    a match's inputs (join, start, answer, tick, abort): applied, journalled

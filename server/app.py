@@ -1,5 +1,5 @@
 """The server process: ``create_server`` wires the services, health, reflection and
-the drain on SIGTERM around one ``Host``.
+the drain on SIGTERM around one ``Runners``.
 
 Extensions (the ladder) plug in here. ``create_server(..., extensions=[install])``
 calls each ``install(arena)`` before the server starts; ``install`` may:
@@ -9,7 +9,7 @@ calls each ``install(arena)`` before the server starts; ``install`` may:
   ``"mammamia.v1.Ladder"``) is listed by reflection and health;
 - ``arena.add_task(factory)``: ``factory()`` returns a coroutine started once the
   server is serving and cancelled when it drains (after no new match can start);
-- use ``arena.host`` (create matches and await their results, see ``server.host``),
+- use ``arena.runners`` (create matches and await their results, see ``server.runners``),
   ``arena.storage`` (the SQLite database: ``.path``, ``.connect()``, ``.writer``),
   ``arena.draining`` and ``arena.organiser_key``.
 
@@ -40,9 +40,9 @@ from .db.connection import StorageError, is_url
 from .db.matches import Storage
 from .db.writer import Writer
 from .guards import Guards
-from .host import Host
 from .match import DEFAULT_DEADLINE_MS
 from .quotas import Quotas, Rates, descriptor_limit, server_options
+from .runners import Runners
 from .status import MatchStatus
 
 log = structlog.get_logger()
@@ -55,7 +55,7 @@ MAX_SEND_BYTES = 16 << 20
 class Arena:
     """What one server process holds, handed to extensions."""
 
-    host: Host
+    runners: Runners
     storage: Storage
     organiser_key: str
     server: grpc.aio.Server
@@ -142,18 +142,18 @@ class Arena:
         self.draining = True
         log.info("drain_started", grace=grace)
         await self._set_serving(False)
-        self.host.accepting = False
+        self.runners.accepting = False
         for task in self.running:
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
-        await self.host.drain(grace)
+        await self.runners.drain(grace)
         for finish in self.drained:
             await finish()
         await self.server.stop(grace=1.0)
         await self.storage.writer.flush()  # every queued write, off the event loop
         self.storage.close()
-        if self.host.journal is not None:
-            self.host.journal.close()
+        if self.runners.journal is not None:
+            self.runners.journal.close()
         log.info("drain_done")
         self.stopped.set()
 
@@ -234,16 +234,16 @@ async def create_server(
     adopted = storage.adopt()
     if adopted:
         log.info("matches_adopted", matches=adopted, host=host_id)
-    host = Host(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
+    runners = Runners(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
     # Matches the journal holds go on where they were; the others a crash cut off
     # (started before the journal, or not replayable) are marked aborted.
-    resumed = host.resume()
+    resumed = runners.resume()
     cut = storage.abort_unfinished("server stopped before the match ended")
-    if host.journal is not None:
+    if runners.journal is not None:
         storage.reinstate(
             {
                 m: MatchStatus.WAITING
-                if host.matches[m].match.status == MatchStatus.WAITING
+                if runners.matches[m].match.status == MatchStatus.WAITING
                 else MatchStatus.RUNNING
                 for m in resumed
             }
@@ -256,14 +256,14 @@ async def create_server(
     health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     arena = Arena(
-        host=host,
+        runners=runners,
         storage=storage,
         organiser_key=organiser_key,
         server=server,
         health=health_servicer,
         advertise=advertise,
     )
-    arena.services.extend(services.register(server, host, organiser_key, quotas))
+    arena.services.extend(services.register(server, runners, organiser_key, quotas))
     for install in extensions:
         install(arena)
     reflection.enable_server_reflection(

@@ -1,7 +1,7 @@
 """The garbage collector's settings for a serving process, set once at start-up.
 
 A server's heap is large and long-lived: every running match's state and log, the
-ended matches kept for late readers (``server.host``), the encoders' caches
+ended matches kept for late readers (``server.runners``), the encoders' caches
 (``server.wire``). With CPython's default thresholds, (700, 10, 10), the collector
 ran about 50 times a second under a load of 250 four-player matches
 (``bench.load``), and each full collection went through some 450,000 objects:

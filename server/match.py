@@ -1,6 +1,6 @@
 """One match as a state machine: seats, decisions, deadlines, and one event log.
 
-The match knows no transport, no storage and no clock. Its caller (``server.host``)
+The match knows no transport, no storage and no clock. Its caller (``server.runners``)
 passes in every answer and the time, and reads back what happened: a ``Ruling``
 for each answer, and the entries appended to ``log`` (``server.events``). What a
 seat or a spectator may see of the log is decided in one place,

@@ -28,11 +28,11 @@ from mammamia_pb import arena_pb2 as pb
 
 from . import wire
 from .answers import Refusal, Ruling, refused
-from .host import Host, HostClosed
 from .match import NAME_LIMIT
 from .places import PlaceError, Places
 from .quotas import Quotas
 from .runner import Runner
+from .runners import Draining, Runners
 from .streams import HOLD_SECONDS, Follower, Replies, holding, messages
 
 log = structlog.get_logger()
@@ -84,7 +84,7 @@ def act(runner: Runner, seat: int, request: pb.ActRequest) -> Ruling:
 
 
 def create_match(
-    host: Host, places: Places, request: pb.CreateMatchRequest
+    runners: Runners, places: Places, request: pb.CreateMatchRequest
 ) -> pb.CreateMatchResponse:
     """Returns the response to an organiser's CreateMatch request, the match created
     and the places it names seated; raises Refused."""
@@ -100,7 +100,7 @@ def create_match(
             str(e),
         ) from e
     try:
-        runner = host.create_match(
+        runner = runners.create_match(
             setup.players,
             seed=setup.seed,
             colours=setup.colours,
@@ -109,7 +109,7 @@ def create_match(
             time_bank_ms=setup.time_bank_ms,
             names=setup.names,
         )
-    except HostClosed as e:
+    except Draining as e:
         raise Refused(grpc.StatusCode.UNAVAILABLE, str(e)) from e
     except (IllegalActionError, ValueError) as e:
         raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from e
@@ -136,16 +136,16 @@ class Seats:
     """The seats of a server's matches as calls take them: found by token, each with
     its open Observe and Play streams counted."""
 
-    def __init__(self, host: Host, quotas: Quotas, places: Places) -> None:
-        self.host = host
+    def __init__(self, runners: Runners, quotas: Quotas, places: Places) -> None:
+        self.runners = runners
         self.quotas = quotas
         self.places = places
         self._streams: dict[tuple[str, int], int] = {}  # open Observe and Play per seat
 
     def seat(self, token: str, named: str) -> tuple[Runner, int]:
         """Returns (runner, seat) of ``token`` (the input ``named``); raises Refused."""
-        found = self.host.seat_of(token)
-        if found is None and (gone := self.host.retired(token)) is not None:
+        found = self.runners.seat_of(token)
+        if found is None and (gone := self.runners.retired(token)) is not None:
             raise Refused(
                 grpc.StatusCode.NOT_FOUND,
                 f"match {gone!r} has ended and is no longer held by this server; "

@@ -1,5 +1,5 @@
 """The gRPC servicers: Seat, Spectate and Organiser. Thin: each method reads its
-call (metadata, request), calls plain functions (the host and its matches,
+call (metadata, request), calls plain functions (the match runners,
 ``server.seating`` for the seats a call takes, ``server.streams`` for what a stream
 sends) and turns what they return or raise into a response or a status
 (``STATUS_OF``, the one table of it, is in ``server.seating``).
@@ -25,10 +25,10 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from . import seating, wire
 from .db.connection import StorageError
-from .host import Host
 from .places import Places
 from .quotas import Quotas
 from .runner import Runner
+from .runners import Runners
 from .seating import STATUS_OF, Refused, Seats
 from .streams import Follower, holding, messages
 from .tokens import same_secret
@@ -92,8 +92,8 @@ def _seat_token(context: Context) -> str:
 class SeatService:
     """Seat: Join, Observe, Act, Play and PlayMatches for the holder of a seat token."""
 
-    def __init__(self, host: Host, quotas: Quotas, places: Places) -> None:
-        self.seats = Seats(host, quotas, places)
+    def __init__(self, runners: Runners, quotas: Quotas, places: Places) -> None:
+        self.seats = Seats(runners, quotas, places)
 
     async def _seat(self, context: Context) -> tuple[Runner, int]:
         try:
@@ -191,8 +191,8 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= QUOTE_LIMIT else repr(text[:QUOTE_LIMIT]) + "..."
 
 
-async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
-    runner = host.get(match_id)
+async def _record(runners: Runners, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
+    runner = runners.get(match_id)
     if runner is not None and not runner.ended:
         if so_far:
             return wire.game_record(match_id, runner.record_so_far())
@@ -201,10 +201,10 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {_quoted(match_id)} is still being played; its record comes at the end",
         )
-    row = host.storage.match(match_id)
+    row = runners.storage.match(match_id)
     if row is None:
         await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {_quoted(match_id)}")
-    record = host.storage.record(match_id)
+    record = runners.storage.record(match_id)
     if record is None:
         await abort(
             context,
@@ -217,11 +217,11 @@ async def _record(host: Host, match_id: str, context: Context, so_far: bool) -> 
 class SpectateService:
     """Spectate: the public view of any match, and its record once ended."""
 
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def __init__(self, runners: Runners) -> None:
+        self.runners = runners
 
     async def Watch(self, request: pb.WatchRequest, context: Context) -> AsyncIterator[bytes]:
-        runner = self.host.get(request.match_id)
+        runner = self.runners.get(request.match_id)
         if runner is None:
             _refuse_stream(
                 context,
@@ -236,7 +236,7 @@ class SpectateService:
             yield message
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
-        return await _record(self.host, request.match_id, context, so_far=False)
+        return await _record(self.runners, request.match_id, context, so_far=False)
 
 
 # -- Organiser -------------------------------------------------------------------------
@@ -245,8 +245,8 @@ class SpectateService:
 class OrganiserService(pb_grpc.OrganiserServicer):
     """Organiser: create, list and read matches, with the organiser key."""
 
-    def __init__(self, host: Host, organiser_key: str, places: Places) -> None:
-        self.host = host
+    def __init__(self, runners: Runners, organiser_key: str, places: Places) -> None:
+        self.runners = runners
         self.key = organiser_key
         self.places = places
 
@@ -268,7 +268,7 @@ class OrganiserService(pb_grpc.OrganiserServicer):
     ) -> pb.CreateMatchResponse:
         await self._check(context)
         try:
-            return seating.create_match(self.host, self.places, request)
+            return seating.create_match(self.runners, self.places, request)
         except Refused as e:
             await abort(context, e.code, e.message)
 
@@ -281,7 +281,7 @@ class OrganiserService(pb_grpc.OrganiserServicer):
         await context.send_initial_metadata(())  # taken up: see PlayMatches
         async for request in requests:
             try:
-                response = seating.create_match(self.host, self.places, request)
+                response = seating.create_match(self.runners, self.places, request)
             except Refused as e:
                 _refuse_stream(context, e)
                 return
@@ -292,24 +292,26 @@ class OrganiserService(pb_grpc.OrganiserServicer):
     ) -> pb.ListMatchesResponse:
         await self._check(context)
         limit = min(request.limit or 50, LIST_LIMIT_MAX)
-        await self.host.storage.writer.flush()  # list the matches just created, too
-        rows = self.host.storage.matches(limit)
+        await self.runners.storage.writer.flush()  # list the matches just created, too
+        rows = self.runners.storage.matches(limit)
         return wire.list_response(rows)
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         await self._check(context)
-        return await _record(self.host, request.match_id, context, so_far=True)
+        return await _record(self.runners, request.match_id, context, so_far=True)
 
 
 # -- registration ----------------------------------------------------------------------
 
 
-def register(server: grpc.aio.Server, host: Host, organiser_key: str, quotas: Quotas) -> list[str]:
+def register(
+    server: grpc.aio.Server, runners: Runners, organiser_key: str, quotas: Quotas
+) -> list[str]:
     """Returns the full names of the services added to ``server`` (Seat, Spectate,
     Organiser), whose calls keep ``quotas``."""
     places = Places()
-    seat = SeatService(host, quotas, places)
-    spectate = SpectateService(host)
+    seat = SeatService(runners, quotas, places)
+    spectate = SpectateService(runners)
     kinds = {
         "Join": grpc.unary_unary_rpc_method_handler,
         "Observe": grpc.unary_stream_rpc_method_handler,
@@ -330,7 +332,9 @@ def register(server: grpc.aio.Server, host: Host, organiser_key: str, quotas: Qu
     for name, methods in handlers.items():
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)
-    pb_grpc.add_OrganiserServicer_to_server(OrganiserService(host, organiser_key, places), server)
+    pb_grpc.add_OrganiserServicer_to_server(
+        OrganiserService(runners, organiser_key, places), server
+    )
     return [*handlers, "mammamia.v1.Organiser"]
 
 

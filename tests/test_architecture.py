@@ -530,7 +530,7 @@ def imports_of_file(path: Path) -> set[str]:
 
 def test_the_ladder_check_can_fail() -> None:
     graph = {
-        "server.host": {"server.match"},
+        "server.runners": {"server.match"},
         "server.wire": {"server.ladder.store"},
         "server.ladder.wire": {"server.wire"},
         "server.web.api": {"server.ladder.store"},

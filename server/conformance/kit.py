@@ -3,7 +3,7 @@ that plays one seat of it, and a verdict per scenario.
 
 The kit starts its own server (``server.app.create_server``) on 127.0.0.1, a free
 port and a temporary SQLite file. For each scenario it creates a two-player match
-through the host, plays the other seat itself (a seeded random option for each of
+through the runners, plays the other seat itself (a seeded random option for each of
 its decisions, answered through ``Runner.answer`` as soon as it is asked) and runs
 the client command with ``{server}`` and ``{token}`` substituted. It watches the
 match through the runner's hooks (``Runner.on_entries``: every decision asked and
@@ -418,8 +418,8 @@ class Kit:
 
     async def _play(self, plan: Plan) -> list[Verdict]:
         assert self.arena is not None
-        host = self.arena.host
-        runner = host.create_match(
+        runners = self.arena.runners
+        runner = runners.create_match(
             PLAYERS,
             seed=plan.seed,
             deadline_ms=plan.deadline_ms,

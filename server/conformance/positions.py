@@ -2,7 +2,7 @@
 
 Each kind of resolution decision is found by playing seeded random games (2 players,
 seed 0, 1, 2, ...) until the rules ask a seat that decision; the game is copied there,
-with the actions that led to it from the deal, for ``Host.create_match(game=...,
+with the actions that led to it from the deal, for ``Runners.create_match(game=...,
 played=...)``. The search is bounded (``MAX_SEEDS`` games) and deterministic: the same
 engine finds the same positions on every machine. Nothing is cached on disk.
 """

@@ -1,7 +1,7 @@
 """The server's matches as the ladder sees them: create one, learn how it ended.
 
 :class:`Matches` is what the ladder needs (tests give it matches that never play);
-:class:`ServerMatches` is the server's (``server.host``). :class:`MatchEnd` is how a
+:class:`ServerMatches` is the server's (``server.runners``). :class:`MatchEnd` is how a
 ladder match ended, as the ladder stores and rates it.
 """
 
@@ -15,7 +15,7 @@ from mammamia import RecordError
 from mammamia.fairness import DealSet
 from mammamia.record import loads
 from server.db.ladder.rows import LadderError, SeatResult
-from server.host import Host, HostClosed
+from server.runners import Draining, Runners
 
 
 class LadderClosedError(LadderError):
@@ -75,8 +75,10 @@ class Matches(Protocol):
 class ServerMatches:
     """The server's matches and their storage, as the ladder needs them."""
 
-    def __init__(self, host: Host, *, deadline_ms: int = 0, start_timeout: float = 10.0) -> None:
-        self.host = host
+    def __init__(
+        self, runners: Runners, *, deadline_ms: int = 0, start_timeout: float = 10.0
+    ) -> None:
+        self.runners = runners
         self.deadline_ms = deadline_ms
         self.start_timeout = start_timeout
 
@@ -92,7 +94,7 @@ class ServerMatches:
         duplicate set with ``deal_set``), with the given id and tokens when given;
         raises LadderClosedError once the server drains."""
         try:
-            runner = self.host.create_match(
+            runner = self.runners.create_match(
                 len(names),
                 names=names,
                 ladder=True,
@@ -102,14 +104,14 @@ class ServerMatches:
                 match_id=match_id,
                 tokens=tokens,
             )
-        except HostClosed as e:
+        except Draining as e:
             raise LadderClosedError(str(e)) from None
         fair = runner.match.fairness
         return runner.id, list(runner.tokens), fair.commitment if fair is not None else ""
 
     async def result(self, match_id: str) -> MatchEnd:
         """Returns how the match ended, once the server has stored its record."""
-        result = await self.host.result(match_id)
+        result = await self.runners.result(match_id)
         return MatchEnd(
             result.status, tuple(result.ranks), tuple(result.delivered), result.first_player
         )
@@ -117,10 +119,10 @@ class ServerMatches:
     def stored_result(self, match_id: str) -> MatchEnd | None:
         """Returns how ``match_id`` ended as the server stored it, or None. (After a
         crash the stored record is all there is to say who began round 1.)"""
-        row = self.host.storage.match(match_id)
+        row = self.runners.storage.match(match_id)
         if row is None or not row.status.ended:
             return None
-        record = self.host.storage.record(match_id)
+        record = self.runners.storage.record(match_id)
         try:
             first = loads(record).first_player if record else None
         except RecordError:
@@ -129,4 +131,4 @@ class ServerMatches:
 
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match, or None."""
-        return self.host.storage.record(match_id)
+        return self.runners.storage.record(match_id)

@@ -137,7 +137,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     low, high = args.ladder_players
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
     matches = ServerMatches(
-        arena.host, deadline_ms=args.ladder_deadline_ms, start_timeout=args.ladder_start_timeout
+        arena.runners, deadline_ms=args.ladder_deadline_ms, start_timeout=args.ladder_start_timeout
     )
     store = LadderStore(arena.storage.path)
     # On PostgreSQL: one ladder among many hosts, or (duplicate sets) one host's alone.
@@ -153,7 +153,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         advertise=lambda: arena.advertise,
     )
     # The host holds, at this point, exactly the matches it resumed from its journal.
-    ladder.recover(resumed=set(arena.host.matches))
+    ladder.recover(resumed=set(arena.runners.matches))
     servicer = LadderServicer(ladder)
     arena.add_service(
         "mammamia.v1.Ladder", lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server)

@@ -195,7 +195,7 @@ def _limit(request: web.Request, default: int = 30) -> int:
 def match_json(page: Page, row: LadderMatch, delivered: tuple[int, ...] | None) -> dict[str, Any]:
     """Returns a listed ladder match as JSON; ``live`` when this server holds it
     running (its live view is open), else its replay is (once ended)."""
-    held = page.arena.host.get(row.match_id)
+    held = page.arena.runners.get(row.match_id)
     return {
         "match": row.match_id,
         "players": row.players,
@@ -285,7 +285,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
 async def _replay(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     match_id = request.match_info["id"]
-    held = page.arena.host.get(match_id)
+    held = page.arena.runners.get(match_id)
     if held is not None and not held.ended:
         # A running match's record would show every hand: only its live view is public.
         return _error(409, f"match {match_id!r} is still being played: watch it live")
@@ -325,7 +325,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
 
 
 def _held(page: Page, match_id: str) -> Any:
-    return page.arena.host.get(match_id)
+    return page.arena.runners.get(match_id)
 
 
 async def _live(request: web.Request) -> web.StreamResponse:

@@ -33,7 +33,7 @@ GRPC_PORT = 50051
 WEB_PORT = 8051
 
 #: After --drain-seconds the host aborts what still runs and waits at most this long
-#: for those records to be stored (server.host.Host.drain), then stops gRPC (1 s).
+#: for those records to be stored (server.runners.Host.drain), then stops gRPC (1 s).
 ABORT_WAIT_S = 30
 
 

@@ -1,4 +1,4 @@
-"""A duplicate set's seed, in-process (a real host, storage and ladder store, a manual
+"""A duplicate set's seed, in-process (a real runners, storage and ladder store, a manual
 clock): every match of the set commits to one seed and deals one game; the seed stays
 hidden (record, MatchEnded) until the set's last match has ended; the ladder then
 completes the sealed records, which verify; on an SQLite file and on PostgreSQL."""
@@ -21,7 +21,7 @@ from server import wire
 from server.db.ladder.rows import SeatResult
 from server.db.ladder.store import LadderStore
 from server.db.matches import Storage
-from server.host import Host
+from server.runners import Runners
 from server.visibility import final
 
 from .conftest import MAMMAMIA
@@ -53,11 +53,11 @@ def play_set(database: str, matches: int) -> tuple[list[str], list[pb.MatchEnded
     async def go() -> tuple[list[str], list[pb.MatchEnded]]:
         storage = Storage(database)
         try:
-            host = Host(storage, clock=StillClock())
+            runners = Runners(storage, clock=StillClock())
             records, ended = [], []
             for index in range(matches):
                 seated = [NAMES[(seat - index) % 3] for seat in range(3)]
-                match = host.create_match(
+                match = runners.create_match(
                     3, names=seated, ladder=True, deal_set=(DealSet(SET_ID, index, 3), SERVER_SEED)
                 )
                 for seat in range(3):

@@ -13,8 +13,8 @@ from server import visibility, wire
 from server.answers import Refusal
 from server.db.matches import Storage
 from server.events import Asked, Defaulted, Ended, Happened
-from server.host import Host
 from server.match import Match, Settings
+from server.runners import Runners
 from server.status import MatchStatus
 from server.streams import HOLD_SECONDS, MAX_HOLD_SECONDS, holding
 
@@ -133,8 +133,8 @@ def test_the_runner_applies_deadlines_and_holds_events_on_the_injected_clock(
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=clock, start_timeout=30.0)
-            runner = host.create_match(2, seed=3, deadline_ms=1000)
+            runners = Runners(storage, clock=clock, start_timeout=30.0)
+            runner = runners.create_match(2, seed=3, deadline_ms=1000)
             followers = [
                 runner.streams.follow(0),
                 runner.streams.follow(1),
@@ -191,8 +191,8 @@ def test_each_follower_is_held_for_its_own_hold_from_when_it_was_first_held(tmp_
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=clock, start_timeout=30.0)
-            runner = host.create_match(2, seed=5, deadline_ms=60_000)
+            runners = Runners(storage, clock=clock, start_timeout=30.0)
+            runner = runners.create_match(2, seed=5, deadline_ms=60_000)
             hold = holding(1000)
             first, second = runner.streams.follow(0, hold), runner.streams.follow(1, hold)
             runner.streams.hold(first)
@@ -225,8 +225,8 @@ def test_a_follower_that_asks_for_a_longer_hold_is_woken_later(tmp_path: Path) -
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=clock, start_timeout=30.0)
-            runner = host.create_match(3, seed=5, deadline_ms=5000)
+            runners = Runners(storage, clock=clock, start_timeout=30.0)
+            runner = runners.create_match(3, seed=5, deadline_ms=5000)
             long = holding(1000)
             assert (holding(0), holding(10**9)) == (HOLD_SECONDS, MAX_HOLD_SECONDS)
             waiting = {

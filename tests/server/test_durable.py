@@ -18,7 +18,7 @@ from mammamia.dump import state_dump
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.db.matches import Storage
-from server.host import Host
+from server.runners import Runners
 
 from .client import MAMMAMIA, seat_metadata
 from .clocks import START, ManualClock
@@ -31,12 +31,12 @@ TIMEOUT_S = 60
 
 
 def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -> None:
-    """Half a match on one host, a "crash" (the host is dropped without a drain),
-    then a host on the same file resumes it; played on the same way, it ends as the
+    """Half a match on one runners, a "crash" (the runners is dropped without a drain),
+    then a runners on the same file resumes it; played on the same way, it ends as the
     same match played without the crash."""
 
-    async def play(host: Host, match_id: str, rng: random.Random, upto: int | None) -> None:
-        runner = host.matches[match_id]
+    async def play(runners: Runners, match_id: str, rng: random.Random, upto: int | None) -> None:
+        runner = runners.matches[match_id]
         played = 0
         while (d := runner.match.decision) is not None and (upto is None or played < upto):
             runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
@@ -46,20 +46,20 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
     async def go() -> tuple[dict[str, object], dict[str, object], str, str]:
         clock = ManualClock()
         first = Storage(tmp_path / "arena.db")
-        host = Host(first, clock=clock)
-        runner = host.create_match(3, names=["a", "b", "c"])
+        runners = Runners(first, clock=clock)
+        runner = runners.create_match(3, names=["a", "b", "c"])
         for seat in range(3):
             runner.join(seat, None, f"seed-{seat}")
-        await play(host, runner.id, random.Random(1), 25)
+        await play(runners, runner.id, random.Random(1), 25)
         before = state_dump(runner.match.state)
         decision = runner.match.decision
         assert decision is not None
         await first.writer.flush()
-        # The crash: nothing more of the first host runs (its clock stands still). A
-        # new host on the same file, five seconds later.
+        # The crash: nothing more of the first runners runs (its clock stands still). A
+        # new runners on the same file, five seconds later.
         clock = ManualClock(START + 5)
         second = Storage(tmp_path / "arena.db")
-        again = Host(second, clock=clock)
+        again = Runners(second, clock=clock)
         assert again.resume() == [runner.id]
         resumed = again.matches[runner.id]
         after = state_dump(resumed.match.state)
@@ -75,7 +75,7 @@ def test_a_resumed_match_is_the_match_it_was_and_ends_the_same(tmp_path: Path) -
         second.close()
         # The same match, played without a crash, the same way.
         third = Storage(tmp_path / "other.db")
-        plain = Host(third, clock=ManualClock())
+        plain = Runners(third, clock=ManualClock())
         twin = plain.create_match(3, names=["a", "b", "c"])
         assert twin.match.fairness is not None and runner.match.fairness is not None
         twin.match.fairness.server_seed = runner.match.fairness.server_seed
@@ -167,8 +167,8 @@ def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path)
     async def go() -> tuple[dict[str, object], dict[str, object]]:
         storage = Storage(tmp_path / "arena.db")
         clock = ManualClock()
-        host = Host(storage, clock=clock)
-        runner = host.create_match(3)
+        runners = Runners(storage, clock=clock)
+        runner = runners.create_match(3)
         for seat in range(3):
             runner.join(seat)
         rng = random.Random(5)
@@ -186,7 +186,7 @@ def test_an_answer_followed_by_autopilot_moves_replays_as_played(tmp_path: Path)
             runner.answer(d.seat, d.id, rng.randrange(len(d.options)), None)
         await runner.committed()
         await storage.writer.flush()
-        again = Host(Storage(tmp_path / "arena.db"), clock=ManualClock(START + 1))
+        again = Runners(Storage(tmp_path / "arena.db"), clock=ManualClock(START + 1))
         assert again.resume() == [runner.id]
         resumed = again.matches[runner.id].match
         return state_dump(runner.match.state), state_dump(resumed.state)

@@ -20,7 +20,7 @@ from mammamia.fairness import commitment, game_seed, verify
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.db.matches import Storage
-from server.host import Host
+from server.runners import Runners
 
 from .client import MAMMAMIA, create_match, seat_metadata
 from .clocks import ManualClock
@@ -41,8 +41,8 @@ def _played(
     async def go() -> str:
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=ManualClock())
-            runner = host.create_match(players, seed=seed)
+            runners = Runners(storage, clock=ManualClock())
+            runner = runners.create_match(players, seed=seed)
             if seed is None:
                 # A fixed server seed, so that the game (and what the edits below
                 # change) is the same on every run.

@@ -327,7 +327,7 @@ async def _messages(records: list[Record], tmp_path: Path) -> list[list[list[byt
                     record.deal,
                     record.reshuffles,
                 )
-                runner = arena.host.create_match(
+                runner = arena.runners.create_match(
                     record.players, seed=record.seed, game=game, deadline_ms=60_000
                 )
                 # Every seat joins first: the match starts, and its first decision waits.

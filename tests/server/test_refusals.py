@@ -327,7 +327,7 @@ def test_the_end_of_a_match_defaults_its_open_decision(tmp_path: Path) -> None:
         await arena.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                runner = arena.host.create_match(2, deadline_ms=60_000, seed=4)
+                runner = arena.runners.create_match(2, deadline_ms=60_000, seed=4)
                 stub = pb_grpc.SeatStub(channel)
                 for token in runner.tokens:
                     await stub.Join(pb.JoinRequest(), metadata=seat_metadata(token), timeout=10)

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from server.db.matches import Storage
-from server.host import Host
+from server.runners import Runners
 
 from .clocks import ManualClock
 
@@ -17,8 +17,8 @@ def test_an_end_the_database_did_not_take_is_not_announced_finished(tmp_path: Pa
     async def go() -> tuple[str, str | None]:
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=ManualClock())
-            runner = host.create_match(2, seed=9)
+            runners = Runners(storage, clock=ManualClock())
+            runner = runners.create_match(2, seed=9)
             runner.join(0)
             runner.join(1)
             await storage.writer.flush()

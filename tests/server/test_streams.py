@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.db.matches import Storage
-from server.host import Host
+from server.runners import Runners
 from server.streams import Batch, Follower, Replies, holding
 from server.visibility import FinalView, Item, Snapshot
 
@@ -30,8 +30,8 @@ def test_a_reply_goes_ahead_of_what_its_answer_caused(tmp_path: Path) -> None:
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=clock, journal=False)
-            runner = host.create_match(2, seed=3, deadline_ms=60_000)
+            runners = Runners(storage, clock=clock, journal=False)
+            runner = runners.create_match(2, seed=3, deadline_ms=60_000)
             runner.join(0)
             runner.join(1)
             d = runner.match.decision
@@ -86,8 +86,8 @@ def test_a_stream_ends_with_the_end_of_its_match(tmp_path: Path) -> None:
         clock = ManualClock()
         storage = Storage(tmp_path / "arena.db")
         try:
-            host = Host(storage, clock=clock, journal=False)
-            runner = host.create_match(2, seed=5, deadline_ms=60_000)
+            runners = Runners(storage, clock=clock, journal=False)
+            runner = runners.create_match(2, seed=5, deadline_ms=60_000)
             watching = runner.streams.stream(Follower(None), 0, _items)
             (snapshot,) = await anext(watching)
             assert isinstance(snapshot, Snapshot) and snapshot.decision is None

@@ -16,7 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.app import Arena, create_server
-from server.host import HostClosed
+from server.runners import Draining
 
 from .client import SeatPlay, play, random_options, seat_metadata
 
@@ -33,7 +33,7 @@ class Probe:
             async def Standings(
                 self, request: pb.StandingsRequest, context: Any
             ) -> pb.StandingsResponse:
-                return pb.StandingsResponse(matches_finished=len(arena.host.matches))
+                return pb.StandingsResponse(matches_finished=len(arena.runners.matches))
 
         arena.add_service(
             "mammamia.v1.Ladder",
@@ -66,11 +66,11 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
             extensions=[probe.install],
         )
         await arena.start()
-        arena.host.keep_ended = 0.05
+        arena.runners.keep_ended = 0.05
         try:
             await asyncio.wait_for(probe.started.wait(), 10)
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                runner = arena.host.create_match(
+                runner = arena.runners.create_match(
                     3, names=["ann", "bo", "cy"], ladder=True, deadline_ms=10_000, seed=12
                 )
                 stored_when_announced: list[str | None] = []
@@ -117,7 +117,7 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
 
                 # Once the match is no longer held, its tokens say so.
                 async with asyncio.timeout(10):
-                    while arena.host.get(runner.id) is not None:
+                    while arena.runners.get(runner.id) is not None:
                         await asyncio.sleep(0.02)
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
@@ -128,8 +128,8 @@ def test_matches_results_extensions_and_retired_tokens(tmp_path: Path) -> None:
         finally:
             await arena.drain(grace=1)
         assert probe.cancelled
-        with pytest.raises(HostClosed):
-            arena.host.create_match(2)
+        with pytest.raises(Draining):
+            arena.runners.create_match(2)
 
     asyncio.run(go())
 
@@ -142,10 +142,12 @@ def test_a_ladder_seat_keeps_the_ladders_name(tmp_path: Path) -> None:
         await arena.start()
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                ladder = arena.host.create_match(
+                ladder = arena.runners.create_match(
                     2, names=["ann", "bo"], ladder=True, deadline_ms=10_000, seed=3
                 )
-                other = arena.host.create_match(2, names=["ann", "bo"], deadline_ms=10_000, seed=3)
+                other = arena.runners.create_match(
+                    2, names=["ann", "bo"], deadline_ms=10_000, seed=3
+                )
                 for runner in (ladder, other):
                     await asyncio.gather(
                         *(
@@ -170,23 +172,23 @@ def test_retired_tokens_are_forgotten_after_a_while(tmp_path: Path) -> None:
             "127.0.0.1:0", db_path=tmp_path / "arena.db", organiser_key="k"
         )
         await arena.start()
-        arena.host.keep_ended = 0.01
-        arena.host.keep_retired = 0.3
+        arena.runners.keep_ended = 0.01
+        arena.runners.keep_retired = 0.3
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                runner = arena.host.create_match(2, deadline_ms=10_000, seed=5)
+                runner = arena.runners.create_match(2, deadline_ms=10_000, seed=5)
                 await asyncio.gather(
                     *(play(channel, t, random_options(i)) for i, t in enumerate(runner.tokens))
                 )
                 await asyncio.wait_for(runner.result(), 10)
                 async with asyncio.timeout(10):
-                    while arena.host.retired(runner.tokens[0]) is None:
+                    while arena.runners.retired(runner.tokens[0]) is None:
                         await asyncio.sleep(0.01)
-                assert arena.host.retired(runner.tokens[1]) == runner.id
+                assert arena.runners.retired(runner.tokens[1]) == runner.id
                 async with asyncio.timeout(10):
-                    while arena.host.retired(runner.tokens[0]) is not None:
+                    while arena.runners.retired(runner.tokens[0]) is not None:
                         await asyncio.sleep(0.02)
-                assert arena.host.retired(runner.tokens[1]) is None
+                assert arena.runners.retired(runner.tokens[1]) is None
                 with pytest.raises(grpc.aio.AioRpcError) as caught:
                     await pb_grpc.SeatStub(channel).Join(
                         pb.JoinRequest(), metadata=seat_metadata(runner.tokens[0]), timeout=10

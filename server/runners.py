@@ -3,7 +3,7 @@
 This is also the programmatic way to run matches, used by the ladder
 (``server/ladder/``) and by tests that run a server in-process::
 
-    runner = arena.host.create_match(3, names=["ada", "bob", "cy"], ladder=True,
+    runner = arena.runners.create_match(3, names=["ada", "bob", "cy"], ladder=True,
                                      deadline_ms=2000)
     runner.id, runner.tokens          # the match id; one seat token per seat, in seat order
     runner.match                      # the state machine (server.match.Match)
@@ -11,12 +11,12 @@ This is also the programmatic way to run matches, used by the ladder
     result.status                     # MatchStatus.FINISHED or MatchStatus.ABORTED
     result.winners, result.ranks, result.delivered, result.names, result.record
 
-``create_match`` raises ``HostClosed`` once the server drains (SIGTERM) and
+``create_match`` raises ``Draining`` once the server drains (SIGTERM) and
 ``mammamia.IllegalActionError`` for a bad setup (player count, colours, first
 player). A match waits until every seat has joined (Join, Observe or Play with
 its token) or ``start_timeout`` passes, then runs; a seat that never comes is
 played by the default policy after three missed deadlines, so every match ends.
-``await host.result(match_id)`` does the same as ``runner.result()`` by id.
+``await runners.result(match_id)`` does the same as ``runner.result()`` by id.
 
 How extensions (the ladder) plug into the server is described in ``server.app``.
 """
@@ -47,11 +47,11 @@ from .tokens import new_match_id, new_token
 log = structlog.get_logger()
 
 
-class HostClosed(RuntimeError):
+class Draining(RuntimeError):
     """The server is draining and starts no new match."""
 
 
-class Host:
+class Runners:
     """The matches of one server process, on one event loop."""
 
     def __init__(
@@ -118,12 +118,12 @@ class Host:
         kit's do). ``deal_set`` makes the match one of a ladder duplicate set: its
         place in the set and the set's server seed (mammamia.fairness). ``match_id`` and
         ``tokens`` (one per seat) are the match's when given (the ladder of many hosts
-        draws them before it records the match), new ones otherwise. Raises HostClosed
+        draws them before it records the match), new ones otherwise. Raises Draining
         while draining, IllegalActionError for a bad setup and ValueError for a bad time
         control or a wrong number of tokens.
         """
         if not self.accepting:
-            raise HostClosed("the server is shutting down and starts no new match")
+            raise Draining("the server is shutting down and starts no new match")
         if tokens is not None and len(tokens) != players:
             raise ValueError(
                 f"a match of {players} players needs {players} seat tokens, got {len(tokens)}"

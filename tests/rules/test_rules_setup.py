@@ -30,37 +30,45 @@ def opening(players: int, **kwargs: Any) -> Json:
     return dump(new_game(players, seed=players * 101, **kwargs))
 
 
-# Each row: id, the new game's dump, what must hold of it.
-SETUPS: list[tuple[str, Callable[[], Json], Callable[[Json], bool]]] = []
-for n in range(2, 6):
-    SETUPS += [
-        (
-            f"R-SETUP-1-{n}-players-seat-i-plays-colour-i",
-            lambda n=n: opening(n),
-            lambda d, n=n: [s["colour"] for s in d["seats"]] == list(COLOURS[:n]),
-        ),
+Setup = tuple[str, Callable[[], Json], Callable[[Json], bool]]
+"""A row: id, the new game's dump, what must hold of it."""
+
+
+def setups_of(n: int) -> list[Setup]:
+    """Returns the setup rows for a game of `n` players."""
+
+    def build() -> Json:
+        return opening(n)
+
+    def seat_i_plays_colour_i(d: Json) -> bool:
+        return [s["colour"] for s in d["seats"]] == list(COLOURS[:n])
+
+    def ingredient_cards_in_play(d: Json) -> bool:
+        return ingredients_dealt(d) == dict.fromkeys(INGREDIENTS, IN_PLAY[n])
+
+    def mamma_mia_in_the_supply(d: Json) -> bool:
+        return bool(
+            d["supply"].count(MAMMA_MIA) == 1
+            and len(d["supply"]) == IN_PLAY[n] * 5 - 6 * n + 1
+            and d["mamma_mia_holder"] is None
+        )
+
+    return [
+        (f"R-SETUP-1-{n}-players-seat-i-plays-colour-i", build, seat_i_plays_colour_i),
         (
             f"R-SETUP-2-{n}-players-{IN_PLAY[n] * 5}-ingredient-cards",
-            lambda n=n: opening(n),
-            lambda d, n=n: ingredients_dealt(d) == dict.fromkeys(INGREDIENTS, IN_PLAY[n]),
+            build,
+            ingredient_cards_in_play,
         ),
         (
             f"R-SETUP-3-{n}-players-six-ingredients-each",
-            lambda n=n: opening(n),
+            build,
             lambda d: all(sum(s["hand"]["ingredients"].values()) == 6 for s in d["seats"]),
         ),
-        (
-            f"R-SETUP-4-{n}-players-mamma-mia-in-the-supply",
-            lambda n=n: opening(n),
-            lambda d, n=n: (
-                d["supply"].count(MAMMA_MIA) == 1
-                and len(d["supply"]) == IN_PLAY[n] * 5 - 6 * n + 1
-                and d["mamma_mia_holder"] is None
-            ),
-        ),
+        (f"R-SETUP-4-{n}-players-mamma-mia-in-the-supply", build, mamma_mia_in_the_supply),
         (
             f"R-SETUP-5-{n}-players-one-order-in-hand-seven-in-the-waiter",
-            lambda n=n: opening(n),
+            build,
             lambda d: all(
                 len(s["hand"]["orders"]) == 1
                 and len(s["waiter"]) == 7
@@ -71,12 +79,15 @@ for n in range(2, 6):
         ),
         (
             f"R-SETUP-7-{n}-players-oven-starts-empty",
-            lambda n=n: opening(n),
+            build,
             lambda d: (
                 d["oven"] == [] and d["used"] == 0 and d["round"] == 1 and d["phase"] == "turn"
             ),
         ),
     ]
+
+
+SETUPS: list[Setup] = [row for n in range(2, 6) for row in setups_of(n)]
 SETUPS += [
     (
         "R-SETUP-1-named-colours",
@@ -165,8 +176,9 @@ def test_R_SETUP_6_first_player_drawn_from_the_seed() -> None:
 @pytest.mark.parametrize("players", [2, 3, 5])
 def test_R_SETUP_6_play_goes_round_the_table(players: int) -> None:
     state = new_game(players, seed=11)
-    seats = []
+    seats: list[int] = []
     while state.round == 1 and state.phase == "turn":
+        assert state.to_act is not None
         seats.append(state.to_act)
         state.apply(state.legal_actions()[0])
     assert len(seats) > players

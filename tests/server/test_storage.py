@@ -11,10 +11,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from server.db.matches import Storage
 from server.db.writer import Writer
+from server.status import MatchStatus
 
 
 def _rows(path: Path) -> dict[str, sqlite3.Row]:
@@ -23,15 +25,20 @@ def _rows(path: Path) -> dict[str, sqlite3.Row]:
         return {r["id"]: r for r in db.execute("SELECT * FROM matches")}
 
 
-def _end(
+async def _end(
     storage: Storage,
     match_id: str,
-    status: str = "finished",
+    status: MatchStatus = MatchStatus.FINISHED,
     record: str = "{}",
     names: tuple[str, ...] = ("a", "b"),
-    **kw,
-):
-    return storage.end_match(
+    *,
+    winners: Sequence[int] = (),
+    ranks: Sequence[int] = (),
+    delivered: Sequence[int] = (),
+    reason: str | None = None,
+) -> bool:
+    """Returns whether this call ended the match (Storage.end_match for two players)."""
+    return await storage.end_match(
         match_id,
         status,
         record,
@@ -39,12 +46,15 @@ def _end(
         names=names,
         ladder=False,
         created="2026-01-01T00:00:00.000+00:00",
-        **kw,
+        winners=winners,
+        ranks=ranks,
+        delivered=delivered,
+        reason=reason,
     )
 
 
 def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop() -> None:
-    async def go():
+    async def go() -> tuple[list[int], set[int], int]:
         writer = Writer()
         order: list[int] = []
         threads: set[int] = set()
@@ -68,7 +78,7 @@ def test_writes_run_in_the_order_given_on_one_thread_that_is_not_the_loop() -> N
 def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
-    async def go():
+    async def go() -> tuple[str, bool, bool]:
         storage = Storage(path)
         storage.add_match("m1", 2, ["", ""], False, "2026-01-01T00:00:00.000+00:00")
         storage.set_names("m1", ["ann", "bob"])
@@ -85,7 +95,7 @@ def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path) -> None:
             delivered=[1, 3],
         )
         # The same end again, a late start and a late name change: nothing changes.
-        second = await _end(storage, "m1", "aborted", '{"second": 2}', reason="late")
+        second = await _end(storage, "m1", MatchStatus.ABORTED, '{"second": 2}', reason="late")
         storage.add_match("m1", 2, ["x", "y"], True, "2027-01-01T00:00:00.000+00:00")
         storage.set_running("m1")
         storage.set_names("m1", ["zed", "zoe"])
@@ -107,9 +117,9 @@ def test_a_match_is_stored_as_it_goes_and_its_end_once(tmp_path: Path) -> None:
 def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
-    async def go():
+    async def go() -> bool:
         storage = Storage(path)
-        stored = await _end(storage, "lost", "aborted", '{"r": 1}', reason="cut off")
+        stored = await _end(storage, "lost", MatchStatus.ABORTED, '{"r": 1}', reason="cut off")
         storage.close()
         return stored
 
@@ -127,7 +137,7 @@ def test_an_end_is_stored_whole_even_if_the_match_row_never_was(tmp_path: Path) 
 def test_closing_runs_every_queued_write(tmp_path: Path) -> None:
     path = tmp_path / "arena.db"
 
-    async def go():
+    async def go() -> None:
         storage = Storage(path)
         for i in range(300):
             storage.add_match(f"m{i}", 3, ["", "", ""], i % 2 == 0, "2026-01-01T00:00:00.000+00:00")

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Iterator, Sequence
 
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import ORDERS, Resolve, Turn, new_game, public_events, view_of
+from mammamia import ORDERS, Action, Resolve, State, Turn, View, new_game, public_events, view_of
 from mammamia_pb import arena_pb2 as pb
 from server import cli_wire, visibility, wire
-from server.answers import ACCEPTED, REPEATED, Refusal, refused
-from server.events import Decision, Defaulted, Happened
+from server.answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
+from server.events import Decision, Defaulted, Happened, Numbered
 from server.ladder import cli_wire as ladder_cli_wire
 from server.match import Match, Settings
 from server.status import MatchStatus
@@ -34,7 +35,7 @@ STATUSES = {
 }
 
 
-def ref_counts(c) -> pb.IngredientCounts:
+def ref_counts(c: Sequence[int]) -> pb.IngredientCounts:
     return pb.IngredientCounts(salami=c[0], pineapple=c[1], mushroom=c[2], pepper=c[3], olive=c[4])
 
 
@@ -48,7 +49,7 @@ def ref_turn(t: Turn) -> pb.TurnAction:
     return msg
 
 
-def ref_action(a) -> pb.Action:
+def ref_action(a: Action) -> pb.Action:
     if isinstance(a, Turn):
         return pb.Action(turn=ref_turn(a))
     msg = pb.Action(resolve=pb.ResolveAction(bake=a.bake, ingredient=a.ingredient or ""))
@@ -57,7 +58,7 @@ def ref_action(a) -> pb.Action:
     return msg
 
 
-def ref_view(v, facts=()) -> pb.View:
+def ref_view(v: View, facts: Sequence[tuple[str, int, bool]] = ()) -> pb.View:
     msg = pb.View(
         players=v.players,
         round=v.round,
@@ -95,7 +96,7 @@ def ref_view(v, facts=()) -> pb.View:
     return msg
 
 
-def ref_event(entry) -> pb.SeatEvent:
+def ref_event(entry: Numbered) -> pb.SeatEvent:
     """Returns a numbered log entry as the contract describes it."""
     out = pb.SeatEvent(sequence=entry.sequence)
     if isinstance(entry, Defaulted):
@@ -115,6 +116,7 @@ def ref_event(entry) -> pb.SeatEvent:
         return out
     e = entry.event
     if e.kind == "turn":
+        assert e.seat is not None
         out.turn.CopyFrom(
             pb.TurnTaken(
                 seat=e.seat,
@@ -124,10 +126,12 @@ def ref_event(entry) -> pb.SeatEvent:
             )
         )
     elif e.kind == "round_started":
+        assert e.seat is not None
         out.round_started.CopyFrom(pb.RoundStarted(round=e.round, first_seat=e.seat))
     elif e.kind == "round_ended":
         out.round_ended.CopyFrom(pb.RoundEnded(round=e.round, stalemate=e.stalemate))
     else:
+        assert e.seat is not None and e.order is not None
         baked = e.kind == "baked"
         chosen = baked and ORDERS[e.order].kind in ("minimale", "monotoni")
         out.resolved.CopyFrom(
@@ -156,6 +160,7 @@ def ms(seconds: float) -> int:
 
 
 def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
+    assert d.view is not None  # an open decision keeps its view
     default_at = match.default_at(d)
     bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
     return pb.DecisionRequest(
@@ -171,7 +176,9 @@ def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
     )
 
 
-def ref_item(item, match: Match, viewer, now: float) -> pb.SeatEvent:
+def ref_item(item: visibility.Item, match: Match, viewer: int | None, now: float) -> pb.SeatEvent:
+    if isinstance(item, visibility.Snapshot):
+        return ref_snapshot(item, match, now)
     if isinstance(item, Decision):
         return pb.SeatEvent(decision=ref_decision(item, match, now))
     if isinstance(item, FinalView):
@@ -201,6 +208,13 @@ def ref_snapshot(snap: visibility.Snapshot, match: Match, now: float) -> pb.Seat
     return pb.SeatEvent(sequence=snap.sequence, snapshot=msg)
 
 
+def passed(ingredient: str = "") -> pb.TurnAction:
+    """Returns a TurnAction with ``pass`` set (a Python keyword, so set by name)."""
+    msg = pb.TurnAction(ingredient=ingredient)
+    setattr(msg, "pass", True)
+    return msg
+
+
 def one(event: pb.SeatEvent) -> bytes:
     """Returns the bytes of a SeatEvents message holding just ``event``."""
     return pb.SeatEvents(events=[event]).SerializeToString()
@@ -209,7 +223,7 @@ def one(event: pb.SeatEvent) -> bytes:
 # -- matches played on the state machine alone ----------------------------------------
 
 
-def _games(n: int):
+def _games(n: int) -> Iterator[State]:
     for seed in range(n):
         state = new_game(2 + seed % 4, seed)
         rng = random.Random(seed)
@@ -282,7 +296,7 @@ def _play(seed: int, players: int, time_bank_ms: int) -> set[str]:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_stream_entries_are_what_the_generated_classes_serialise(seed) -> None:
+def test_stream_entries_are_what_the_generated_classes_serialise(seed: int) -> None:
     seen = _play(seed, 2 + seed % 4, time_bank_ms=(seed % 2) * 1500)
     assert {"Happened", "Decision", "FinalView", "snapshot", "snapshot_decision"} <= seen
 
@@ -304,7 +318,7 @@ def test_defaults_and_autopilot_are_encoded_too() -> None:
         (refused(Refusal.MALFORMED, "after the first message"), 3),
     ],
 )
-def test_act_results_are_their_messages(outcome, code) -> None:
+def test_act_results_are_their_messages(outcome: Ruling, code: int) -> None:
     expected = pb.ActResult(
         decision_id="d12",
         accepted=outcome.accepted,
@@ -323,11 +337,12 @@ def test_joined_entries_are_one_message_of_those_events() -> None:
     state = new_game(2, 1)
     events = [e for e in public_events(state) if e.kind != "game_over"][:1]
     first = Happened(1, events[0])
+    match = Match("m1", state, 1, Settings(), 0.0)
     entries = [
-        wire.stream_entry(first, None, 0.0),  # type: ignore[arg-type]
+        wire.stream_entry(first, match, 0.0),
         wire.act_result("d1", ACCEPTED, 0),
-        wire.stream_entry(Happened(2**40, events[0]), None, 0.0),
-    ]  # type: ignore[arg-type]
+        wire.stream_entry(Happened(2**40, events[0]), match, 0.0),
+    ]
     message = pb.SeatEvents.FromString(b"".join(entries))
     assert [e.sequence for e in message.events] == [1, 0, 2**40]
     assert message.events[0] == ref_event(first)
@@ -388,14 +403,24 @@ def test_every_public_event_is_sent_except_the_game_over() -> None:
         (pb.Action(), "set 'turn' or 'resolve'"),
         (pb.Action(turn=pb.TurnAction(ingredient="cheese", count=1)), "R-COMP-1"),
         (pb.Action(turn=pb.TurnAction(count=1)), "R-COMP-1"),
-        (pb.Action(turn=pb.TurnAction(**{"pass": True}, ingredient="salami")), "R-TURN-3"),
-        (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=0)), "R-TURN-4"),
-        (pb.Action(turn=pb.TurnAction(ingredient="olive", count=1, draw=7)), "R-TURN-4"),
+        (pb.Action(turn=passed("salami")), "R-TURN-3"),
+        (
+            pb.Action(
+                turn=pb.TurnAction(ingredient="olive", count=1, draw=pb.DrawSource.ValueType(0))
+            ),
+            "R-TURN-4",
+        ),
+        (
+            pb.Action(
+                turn=pb.TurnAction(ingredient="olive", count=1, draw=pb.DrawSource.ValueType(7))
+            ),
+            "R-TURN-4",
+        ),
         (pb.Action(resolve=pb.ResolveAction(bake=True, ingredient="ham")), "R-COMP-1"),
         (pb.Action(resolve=pb.ResolveAction(bake=False, ingredient="olive")), "declined"),
     ],
 )
-def test_bad_actions_name_the_fault(message, words) -> None:
+def test_bad_actions_name_the_fault(message: pb.Action, words: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.action_of(message)
     assert words in str(caught.value)
@@ -404,7 +429,7 @@ def test_bad_actions_name_the_fault(message, words) -> None:
 def test_empty_hands_mean_no_cards() -> None:
     msg = pb.Action(resolve=pb.ResolveAction(bake=True, hand=pb.IngredientCounts()))
     assert wire.action_of(msg) == Resolve(True)
-    msg = pb.Action(turn=pb.TurnAction(**{"pass": True}))
+    msg = pb.Action(turn=passed())
     assert wire.action_of(msg) == Turn(None)
 
 
@@ -467,7 +492,7 @@ def test_the_commands_requests_are_their_messages() -> None:
         (pb.CreateMatchRequest(players=2, seed=2**63), "seed"),
     ],
 )
-def test_bad_setups_name_the_field(request_, words) -> None:
+def test_bad_setups_name_the_field(request_: pb.CreateMatchRequest, words: str) -> None:
     with pytest.raises(wire.WireError) as caught:
         wire.match_setup(request_, 64)
     assert words in str(caught.value)
@@ -486,7 +511,9 @@ def test_bad_setups_name_the_field(request_, words) -> None:
         (pb.ActRequest(decision_id="d3", action=pb.Action()), "action: set 'turn'"),
     ],
 )
-def test_answers_are_read_or_refused_by_field(request_, expected) -> None:
+def test_answers_are_read_or_refused_by_field(
+    request_: pb.ActRequest, expected: tuple[str, int | None, Action | None] | str
+) -> None:
     if isinstance(expected, tuple):
         assert wire.answer_of(request_) == expected
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -16,6 +17,7 @@ from server.db.connection import PostgresError, StorageError, connect, is_url
 from server.db.ladder.rows import SeatResult
 from server.db.ladder.store import LadderStore
 from server.db.matches import Storage
+from server.status import MatchStatus
 
 from .postgres import PostgresServer, wait_accepting
 
@@ -23,8 +25,17 @@ CREATED = "2026-01-01T00:00:00.000+00:00"
 
 
 def _end(
-    storage: Storage, match_id: str, status: str = "finished", record: str = "{}", **kw: object
+    storage: Storage,
+    match_id: str,
+    status: MatchStatus = MatchStatus.FINISHED,
+    record: str = "{}",
+    *,
+    winners: Sequence[int] = (),
+    ranks: Sequence[int] = (),
+    delivered: Sequence[int] = (),
+    reason: str | None = None,
 ) -> bool:
+    """Returns whether this call ended the match (Storage.end_match for two players)."""
     return asyncio.run(
         storage.end_match(
             match_id,
@@ -34,9 +45,12 @@ def _end(
             names=("a", "b"),
             ladder=False,
             created=CREATED,
-            **kw,
+            winners=winners,
+            ranks=ranks,
+            delivered=delivered,
+            reason=reason,
         )
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_a_match_is_stored_waiting_running_then_ended_once(database: str) -> None:
@@ -44,7 +58,7 @@ def test_a_match_is_stored_waiting_running_then_ended_once(database: str) -> Non
     storage.add_match("m1", 2, ["ann", "bob"], True, CREATED)
     storage.set_running("m1")
     assert _end(storage, "m1", record='{"first": 1}', winners=[1], ranks=[2, 1], delivered=[1, 3])
-    assert not _end(storage, "m1", "aborted", '{"second": 2}', reason="late")
+    assert not _end(storage, "m1", MatchStatus.ABORTED, '{"second": 2}', reason="late")
     storage.add_match("m1", 2, ["x", "y"], False, CREATED)  # a second time: nothing
     asyncio.run(storage.writer.flush())
     row = storage.match("m1")
@@ -81,8 +95,9 @@ def test_matches_cut_off_are_aborted_at_start_but_those_kept(database: str) -> N
     storage.close()
     again = Storage(database)
     assert sorted(again.abort_unfinished("crash", keep={"kept"})) == ["r", "w"]
-    assert again.match("w").status == "aborted" and again.match("w").reason == "crash"
-    assert again.match("kept").status == "waiting"
+    cut, kept = again.match("w"), again.match("kept")
+    assert cut is not None and (cut.status, cut.reason) == ("aborted", "crash")
+    assert kept is not None and kept.status == "waiting"
     again.close()
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from bench.ladder_reads import fill
 from server.db.ladder.rows import ALL_PLAYERS
 from server.db.ladder.store import LadderStore
+from server.status import MatchStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -26,7 +27,7 @@ def test_the_bulk_fill_is_a_ladder_the_store_agrees_with(tmp_path: Path) -> None
             assert store.tallies(players) == store.recount(players)
             assert store.rated(players) == len(store.rated_results(players))
         assert store.unrated() == 0 and store.running() == []
-        assert len(store.matches("bot-000", 20, "finished")) == 20
+        assert len(store.matches("bot-000", 20, MatchStatus.FINISHED)) == 20
     finally:
         store.close()
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -14,6 +15,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from .conftest import MAMMAMIA, finished_at_least, query, standings, wait_until
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
 
 SIX = {
     "random-1": "random",
@@ -26,7 +30,9 @@ SIX = {
 
 
 def test_six_bots_play_thirty_rated_matches_and_counter_is_rated_above_random(
-    start_server: Callable[..., object], ladder_bots: Callable[..., None], tmp_path: Path
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     server = start_server(ladder_concurrency=3, ladder_players="2-5")
     ladder_bots(server.address, SIX)
@@ -100,7 +106,9 @@ def test_six_bots_play_thirty_rated_matches_and_counter_is_rated_above_random(
 
 
 def test_ladder_commands_print_standings_matches_and_records(
-    start_server: Callable[..., object], ladder_bots: Callable[..., None], tmp_path: Path
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     server = start_server(ladder_concurrency=2, ladder_players="2-3")
     ladder_bots(server.address, {"random-a": "random", "greedy-a": "greedy", "greedy-b": "greedy"})
@@ -179,10 +187,10 @@ def test_ladder_commands_print_standings_matches_and_records(
     match = json.loads(listed[0])
     assert "greedy-a" in match["names"] and match["winners"]
     record = tmp_path / "record.json"
-    with open(record, "w") as out:
+    with open(record, "w") as written:
         subprocess.run(
             [str(MAMMAMIA), "ladder", "record", "--server", server.address, match["match"]],
-            stdout=out,
+            stdout=written,
             timeout=30,
             check=True,
         )

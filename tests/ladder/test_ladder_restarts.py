@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 
@@ -17,6 +18,12 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, finished_at_least, query, standings, wait_until
+
+if TYPE_CHECKING:
+    from tests.conftest import RunningServer
+
+# The ladder_bots fixture: starts bots (name: kind) against an address, returns their processes.
+StartBots = Callable[..., dict[str, subprocess.Popen[bytes]]]
 
 BOTS = {"random-r": "random", "greedy-r": "greedy", "counter-r": "counter", "greedy-s": "greedy"}
 
@@ -33,7 +40,7 @@ def announced(address: str) -> set[str]:
 
 
 def test_restart_and_kill_lose_no_result_and_the_ladder_goes_on(
-    start_server: Callable[..., object], ladder_bots: Callable[..., None], tmp_path: Path
+    start_server: Callable[..., RunningServer], ladder_bots: StartBots, tmp_path: Path
 ) -> None:
     # A fixed port, so the bots find the server again after each restart.
     server = start_server(
@@ -148,7 +155,7 @@ def test_restart_and_kill_lose_no_result_and_the_ladder_goes_on(
 
 
 def test_a_crash_between_stored_record_and_ladder_result_is_recovered(
-    start_server: Callable[..., object], ladder_bots: Callable[..., None]
+    start_server: Callable[..., RunningServer], ladder_bots: StartBots
 ) -> None:
     """A ladder match whose record the server stored, but whose ladder result the crash
     cut off, is taken from the stored record at the next start and rated then."""
@@ -214,7 +221,7 @@ class Slow(Bot):
 
 
 def test_a_bot_that_vanishes_mid_match_is_played_to_the_end_and_rated(
-    start_server: Callable[..., object], ladder_bots: Callable[..., dict], tmp_path: Path
+    start_server: Callable[..., RunningServer], ladder_bots: StartBots, tmp_path: Path
 ) -> None:
     (tmp_path / "slow_bot.py").write_text(SLOW_BOT)
     server = start_server(ladder_concurrency=1, ladder_players="2", ladder_deadline_ms=500)

@@ -11,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from server.db import schema
+from server.status import MatchStatus
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# A ladder match as old_database writes it: id, players, status, created, finish
+# order, rated, and its seats (name, rank, delivered).
+OldMatch = tuple[str, int, str, float, int | None, int, list[tuple[str, int | None, int | None]]]
 
 
 def test_head_is_the_newest_revision_of_the_migrations() -> None:
@@ -53,7 +58,7 @@ def old_database(path: Path) -> None:
             "INSERT INTO ladder_bots (name, key_hash, created) VALUES (?, ?, ?)",
             [("a", "h-a", 1.0), ("b", "h-b", 2.0), ("c", "h-c", 3.0), ("idle", "h-idle", 4.0)],
         )
-        matches = [  # id, players, status, created, finish order, rated, seats
+        matches: list[OldMatch] = [  # id, players, status, created, finish order, rated, seats
             ("m1", 2, "finished", 10.0, 1, 1, [("a", 1, 5), ("b", 2, 3)]),
             ("m2", 3, "finished", 20.0, 2, 1, [("a", 2, 4), ("b", 1, 6), ("c", 1, 6)]),
             ("m3", 2, "finished", 30.0, 3, 0, [("b", 1, 2), ("c", 2, 1)]),  # not rated yet
@@ -100,7 +105,8 @@ def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: P
     assert schema.revision(path) is None
     storage = Storage(path)  # the server opens it first: upgraded there
     assert schema.revision(path) == schema.HEAD
-    assert storage.match("m5") is not None and storage.match("m5").status == "running"
+    m5 = storage.match("m5")
+    assert m5 is not None and m5.status == MatchStatus.RUNNING
     storage.close()
     store = LadderStore(path)
     # Tallies and totals were filled from the rated results (m1, m2) only.
@@ -115,7 +121,7 @@ def test_a_database_made_before_migrations_is_upgraded_with_its_data(tmp_path: P
     assert finished == 2 and {s.name: s.games for s in table} == {"a": 2, "b": 2, "c": 1}
     # The data is as it was; match lists and first entries come from the history.
     assert [m.match_id for m in store.matches("a")] == ["m5", "m4", "m2", "m1"]
-    assert [m.match_id for m in store.matches(status="finished")] == ["m3", "m2", "m1"]
+    assert [m.match_id for m in store.matches(status=MatchStatus.FINISHED)] == ["m3", "m2", "m1"]
     assert store.running() == ["m5"] and store.unrated() == 1
     assert {n: store.entered(n) for n in ("a", "b", "c", "idle")} == {
         "a": 10.0,

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 
-from server.db.ladder.rows import SeatResult
+from server.db.ladder.rows import Formed, SeatResult
 from server.db.ladder.store import LadderStore
 from server.ladder.ratings import Rating
 from server.ladder.scheduler import Policy, Waiting, form_matches
@@ -21,7 +21,7 @@ NOW = 1000.0
 
 
 @pytest.fixture
-def stores(database: str) -> list[LadderStore]:
+def stores(database: str) -> Iterator[list[LadderStore]]:
     """Returns two stores on one database: the ladders of hosts "host-a" and "host-b",
     each claimed as its host's (on PostgreSQL: present)."""
     opened = [LadderStore(database), LadderStore(database)]
@@ -32,7 +32,7 @@ def stores(database: str) -> list[LadderStore]:
         s.close()
 
 
-def pairs(seed: int) -> object:
+def pairs(seed: int) -> Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]]:
     """Returns a ``form`` of one two-player match per pass (what a host's pass does)."""
     rng = random.Random(seed)
 
@@ -44,7 +44,7 @@ def pairs(seed: int) -> object:
     return form
 
 
-def reserve(ids: list[int]) -> object:
+def reserve(ids: list[int]) -> Callable[[int], tuple[str, Sequence[str]]]:
     def new(players: int) -> tuple[str, Sequence[str]]:
         ids.append(len(ids))
         return f"m{threading.get_ident()}-{ids[-1]}", [f"t{ids[-1]}-{s}" for s in range(players)]
@@ -67,7 +67,7 @@ def test_racing_passes_of_two_hosts_seat_each_bot_once(stores: list[LadderStore]
     bots = [f"bot-{i}" for i in range(12)]
     for i, name in enumerate(bots):
         (a if i % 2 else b).enter(name, "host-a" if i % 2 else "host-b", f"s-{name}", NOW)
-    formed: list[list[object]] = [[], []]
+    formed: list[list[Formed]] = [[], []]
     ids: list[int] = []
 
     def passes(k: int, store: LadderStore, host: str) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,9 @@ from server.db.writer import Writer
 from server.ladder.ladder import Ladder
 from server.ladder.lobby import LocalLobby, Table
 from server.ladder.matches import MatchEnd
+from server.ladder.ratings import Rating, rate
 from server.ladder.scheduler import Policy
+from server.status import MatchStatus
 
 from .no_matches import NoMatches
 
@@ -28,7 +31,7 @@ BOTS = [f"bot{i}" for i in range(8)]
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> LadderStore:
+def store(tmp_path: Path) -> Iterator[LadderStore]:
     s = LadderStore(tmp_path / "arena.db")
     yield s
     s.close()
@@ -127,8 +130,9 @@ def test_recovery_takes_a_cut_off_result_from_the_servers_record_and_counts_it(
     again = LadderStore(path)
     host = NoMatches({"stored": MatchEnd("finished", (2, 1, 3), (3, 6, 0))})
     Ladder(again, host, Policy()).recover()
-    assert again.match("stored").status == "finished"
-    assert again.match("lost").status == "aborted"
+    stored, lost = again.match("stored"), again.match("lost")
+    assert stored is not None and stored.status == MatchStatus.FINISHED
+    assert lost is not None and lost.status == MatchStatus.ABORTED
     assert_tallies_agree(again)
     assert again.tallies()["b"] == Tally(2, 1, 7)
     assert again.tallies(3) == {"a": Tally(1, 0, 3), "b": Tally(1, 1, 6), "c": Tally(1, 0, 0)}
@@ -142,10 +146,10 @@ def test_a_rating_that_fails_midway_counts_nothing(
     play(store, "m1", rng)
     store.apply_ratings()
     play(store, "m2", rng)
-    real = store_module.rate
-    calls = []
+    real = rate
+    calls: list[int] = []
 
-    def fail_second(ratings: Sequence[object], ranks: Sequence[int]) -> object:
+    def fail_second(ratings: Sequence[Rating], ranks: Sequence[int]) -> list[Rating]:
         calls.append(1)
         if len(calls) == 2:  # the per-player-count scope, after the "all" scope
             raise RuntimeError("the disk is gone")
@@ -185,12 +189,12 @@ def test_match_lists_are_newest_first_by_bot_and_status(store: LadderStore) -> N
     everything = [m.match_id for m in store.matches(limit=100)]
     assert everything == [f"m{i:02}" for i in reversed(range(12))]
     assert [m.match_id for m in store.matches(limit=3)] == everything[:3]
-    finished = [m.match_id for m in store.matches(status="finished", limit=100)]
+    finished = [m.match_id for m in store.matches(status=MatchStatus.FINISHED, limit=100)]
     assert finished == [f"m{i:02}" for i in reversed(range(12)) if i % 3]
-    of_a = [m.match_id for m in store.matches("a", limit=100, status="finished")]
+    of_a = [m.match_id for m in store.matches("a", limit=100, status=MatchStatus.FINISHED)]
     assert of_a == [f"m{i:02}" for i in reversed(range(12)) if i % 3 and i % 2]
     assert [m.match_id for m in store.matches("a", limit=2)] == ["m11", "m09"]
-    row = store.matches("c", limit=1, status="finished")[0]
+    row = store.matches("c", limit=1, status=MatchStatus.FINISHED)[0]
     assert row.names == ("b", "c") and row.winners == (0,) and row.players == 2
 
 
@@ -202,8 +206,11 @@ def traced(store: LadderStore) -> list[str]:
         play(store, f"h{i}", rng)
     store.apply_ratings()
     seen: list[str] = []
-    store._db.set_trace_callback(seen.append)
-    store._writes.set_trace_callback(seen.append)
+    # The trace is SQLite's: this ladder is an SQLite file.
+    db, writes = store._db, store._writes
+    assert isinstance(db, sqlite3.Connection) and isinstance(writes, sqlite3.Connection)
+    db.set_trace_callback(seen.append)
+    writes.set_trace_callback(seen.append)
     key = store.register("newcomer", max_unentered=100)
     store.check_key("newcomer", key)
     store.entered("newcomer")
@@ -219,11 +226,11 @@ def traced(store: LadderStore) -> list[str]:
     store.waiting(["bot0", "bot1", "newcomer"])
     store.games_played()
     for name in (None, "bot3"):
-        for status in (None, "finished"):
+        for status in (None, MatchStatus.FINISHED):
             store.matches(name, 5, status)
     store.match("now")
-    store._db.set_trace_callback(None)
-    store._writes.set_trace_callback(None)
+    db.set_trace_callback(None)
+    writes.set_trace_callback(None)
     return seen
 
 

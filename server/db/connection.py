@@ -195,10 +195,14 @@ class PostgresConnection:
             self._db = None
         try:
             db = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-            if not self.durable:
-                db.execute("SET synchronous_commit = off")
         except psycopg.Error as e:
             raise PostgresError(f"cannot connect to PostgreSQL: {_first_line(e)}") from e
+        if not self.durable:
+            try:
+                db.execute("SET synchronous_commit = off")
+            except psycopg.Error as e:
+                db.close()  # a connection that failed its set-up is not kept, nor left open
+                raise PostgresError(f"cannot set up a PostgreSQL session: {_first_line(e)}") from e
         self._db = db
         return db
 

@@ -367,16 +367,19 @@ WIRE_MODULES = {
         "server/_encoding.py",
         # The ladder's messages, built on the core's codec.
         "server/ladder/wire.py",
+        # The Competition service's messages.
+        "server/competition/wire.py",
         # The Rules service's messages, built on the core's codec.
         "server/rules_service/wire.py",
-        # The client side of `mammamia match` and `mammamia ladder`.
+        # The client side of `mammamia match`, `mammamia ladder` and `mammamia competition`.
         "server/cli_wire.py",
         "server/ladder/cli_wire.py",
+        "server/competition/cli_wire.py",
     },
     "client_sdk": {"client_sdk/wire.py"},
     "bots": set(),
 }
-COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire")
+COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire", "server.competition.cli_wire")
 _GENERATED = ("pb", "rpb")  # the names the generated modules are imported as
 _CODEC_NAMES = {
     "FromString",
@@ -485,12 +488,21 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
     module of ``server`` outside it; the web page (``server.web``) is left out: a
     plugin above the core and the ladder alike, it shows both; so are the ladder's
     tables (``server.db.ladder``), the ladder's own storage, kept with the rest of the
-    storage layer (they apply the ladder's ratings)."""
+    storage layer (they apply the ladder's ratings); and a competition
+    (``server.competition``, ``server.db.competition``), which runs on the ladder."""
     return sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
         if module.startswith("server.")
-        and not module.startswith(("server.ladder", "server.web", "server.db.ladder"))
+        and not module.startswith(
+            (
+                "server.ladder",
+                "server.web",
+                "server.db.ladder",
+                "server.competition",
+                "server.db.competition",
+            )
+        )
         for target in targets
         if target == "server.ladder" or target.startswith("server.ladder.")
     )

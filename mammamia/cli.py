@@ -79,13 +79,15 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from .fairness import verify
-    from .record import load
+    from .record import load, result_faults
 
     try:
         record = load(args.record)
     except RecordError as e:
         raise _named(args.record, e) from None
     faults = verify(record)
+    if not faults:
+        faults = result_faults(record)
     if faults:
         print(f"mammamia verify: {args.record}: {'; '.join(faults)}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -100,7 +102,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     )
     print(
         f"{args.record}: verified ({source} seed{place}): commitment, game seed, deal, "
-        f"{len(record.reshuffles or [])} reshuffles"
+        f"{len(record.reshuffles or [])} reshuffles" + (", ranks" if "ranks" in record.meta else "")
     )
     return 0
 
@@ -138,8 +140,9 @@ def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "one the server published before anyone joined, the game seed is the "
         "one the revealed server seed and client seeds give, and the deal, "
         "first player and reshuffles are exactly what that seed shuffles "
-        "(docs/fairness.md). Exit 0 with one line, or 2 naming what does not "
-        "match.",
+        "(docs/fairness.md), and that the ranks and scores its meta states are "
+        "the ones its replay reaches (docs/record.md). Exit 0 with one line, or 2 "
+        "naming what does not match.",
     )
     p.add_argument("record", metavar="RECORD.json")
     p.set_defaults(func=_cmd_verify)

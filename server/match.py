@@ -21,6 +21,9 @@ seat or a spectator may see of the log is decided in one place,
   action in ``actions``, ``reason`` ``deadline`` or ``disconnected``) and
   ``autopilot`` (``{"seat", "from_action", "reason"}``, ``from_action`` the index
   of the third strike's default action).
+- A finished game's record also says who won: ``ranks`` (per seat, 1 best, equal
+  scores share a rank, R-END-2) and ``scores`` (per seat, ``[pizzas delivered,
+  ingredient cards in hand]``).
 - When the game is over, or the match is cut off (``abort``), the match is
   ``ending``: its record (``record``) must be stored before the caller announces
   the end with ``finish``, which appends the ``Ended`` entry.
@@ -421,6 +424,11 @@ class Match:
             meta["ladder"] = True
         if self.abort_reason is not None:
             meta["aborted"] = self.abort_reason
+        elif self.state.is_over:
+            # Who won, so that no one needs to replay the record to know it
+            # (``mammamia verify`` checks both against the replay).
+            meta["ranks"] = self.state.ranking()
+            meta["scores"] = [list(score) for score in self.state.scores()]
         if self.recovered:
             meta["recovered"] = list(self.recovered)
         if self.fairness is not None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Final, TypeVar
 
 from . import visibility, wire
@@ -269,7 +269,7 @@ class Streams:
 
     async def stream(
         self, follower: Follower, after: int, render: Render[T], pace: float = 0.0
-    ) -> AsyncIterator[T]:
+    ) -> AsyncGenerator[T, None]:
         """Yields ``render`` of what ``follower``'s viewer receives: first the snapshot
         resuming after sequence ``after`` (with the end, if the match has ended), then,
         each time the follower is woken, every pending item (and reply) as one batch,

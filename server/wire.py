@@ -205,28 +205,42 @@ def _ns(seconds: float) -> int:
     return round(seconds * 1e9)
 
 
-def _ms(seconds: float) -> int:
-    return max(0, int(seconds * 1000))
+def _whole_ms(ns: int) -> int:
+    """Returns a span of ``ns`` nanoseconds in whole milliseconds, rounded down (0 when
+    negative) once rounded to the microsecond: a time of the clock, a float of UNIX
+    seconds, carries a fraction of a microsecond of noise, which must not turn 300 ms
+    into 299."""
+    return max(0, (ns + 500) // 1000) // 1000
 
 
 def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
     """Returns an open decision as an encoded DecisionRequest, its times counted
-    from ``now``."""
+    from ``now``.
+
+    Every time in it comes from the one instant ``now`` and whole numbers: the
+    absolute ``deadline`` and ``default_at`` (the deadline plus the bank left at it)
+    in nanoseconds, ``deadline_ms`` and ``time_bank_ms`` counted down from them to
+    whole milliseconds, and ``default_in_ms`` their sum, exactly, as the contract
+    says (so it may fall short of the time to ``default_at`` by up to 2 ms)."""
     if d.encoded_view is None:
         assert d.view is not None, f"decision {d.id} is closed"
         d.encoded_view = enc.view(d.view, d.seats)
-    default_at = match.default_at(d)
-    bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
+    now_ns = _ns(now)
+    deadline_ns = _ns(d.deadline)
+    default_ns = deadline_ns + _ns(match.time_bank[d.seat])
+    deadline_ms = _whole_ms(deadline_ns - now_ns)
+    # Past the deadline the bank runs: what is left of it runs to default_at from now.
+    bank_ms = _whole_ms(default_ns - max(now_ns, deadline_ns))
     return enc.decision(
         d.id,
         d.resolve,
         d.encoded_view,
         options_field(d.options),
-        _ns(d.deadline),
-        _ms(d.deadline - now),
-        _ms(bank),
-        _ns(default_at),
-        _ms(default_at - now),
+        deadline_ns,
+        deadline_ms,
+        bank_ms,
+        default_ns,
+        deadline_ms + bank_ms,
     )
 
 

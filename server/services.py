@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Final, NoReturn, TypeAlias
+from typing import Any, NoReturn, TypeAlias
 
 import grpc
 import structlog
@@ -27,6 +27,7 @@ from . import seating, wire
 from .db.connection import StorageError
 from .places import Places
 from .quotas import Quotas
+from .quoting import fitted, quoted
 from .runner import Runner
 from .runners import Runners
 from .seating import STATUS_OF, Refused, Seats
@@ -54,8 +55,8 @@ def metadata(context: Context, key: str) -> str | None:
 
 
 async def abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
-    """Ends the call with ``code`` and ``message``; never returns."""
-    await context.abort(code, message)
+    """Ends the call with ``code`` and ``message`` (cut to fit); never returns."""
+    await context.abort(code, fitted(message))
     raise AssertionError("unreachable")  # context.abort raises
 
 
@@ -63,7 +64,7 @@ def _refuse_stream(context: Context, refusal: Refused) -> None:
     """Ends a streaming call with a status, without sending a message (aborting from
     inside a streaming handler can surface to the client as INTERNAL)."""
     context.set_code(refusal.code)
-    context.set_details(refusal.message)
+    context.set_details(fitted(refusal.message))
 
 
 async def _refuse_opening(requests: AsyncIterator[Any], context: Context, refusal: Refused) -> None:
@@ -139,7 +140,7 @@ class SeatService:
             context.set_trailing_metadata(
                 (
                     ("refusal", f"REFUSAL_{ruling.refusal.name}"),
-                    *((("rule", ruling.rule),) if ruling.rule else ()),
+                    *((("rule", fitted(ruling.rule)),) if ruling.rule else ()),
                 )
             )
             await abort(context, STATUS_OF[ruling.refusal], ruling.message)
@@ -182,15 +183,6 @@ class SeatService:
 # -- Spectate --------------------------------------------------------------------------
 
 
-QUOTE_LIMIT: Final = 80
-"""How much of a caller's input a status message quotes back."""
-
-
-def _quoted(text: str) -> str:
-    """Returns ``text`` for a status message: quoted, and cut to QUOTE_LIMIT characters."""
-    return repr(text) if len(text) <= QUOTE_LIMIT else repr(text[:QUOTE_LIMIT]) + "..."
-
-
 async def _record(runners: Runners, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
     runner = runners.get(match_id)
     if runner is not None and not runner.ended:
@@ -199,17 +191,17 @@ async def _record(runners: Runners, match_id: str, context: Context, so_far: boo
         await abort(
             context,
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"match {_quoted(match_id)} is still being played; its record comes at the end",
+            f"match {quoted(match_id)} is still being played; its record comes at the end",
         )
     row = runners.storage.match(match_id)
     if row is None:
-        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {_quoted(match_id)}")
+        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {quoted(match_id)}")
     record = runners.storage.record(match_id)
     if record is None:
         await abort(
             context,
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"match {_quoted(match_id)} is {row.status} and has no record yet",
+            f"match {quoted(match_id)} is {row.status} and has no record yet",
         )
     return wire.game_record(match_id, record)
 
@@ -227,7 +219,7 @@ class SpectateService:
                 context,
                 Refused(
                     grpc.StatusCode.NOT_FOUND,
-                    f"no match {_quoted(request.match_id)} is held by this server",
+                    f"no match {quoted(request.match_id)} is held by this server",
                 ),
             )
             return

@@ -26,7 +26,7 @@ from typing import Any, Final
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import INGREDIENTS, Event, Resolve, Turn, View
+from mammamia import COLOURS, INGREDIENTS, Event, Resolve, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
@@ -35,11 +35,14 @@ from .answers import Refusal, Ruling
 from .db.matches import MatchRow
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
+from .quoting import quoted, quoted_list
 from .status import MatchStatus
 from .visibility import FinalView as FinalItem
 from .visibility import Item, Snapshot
 
 DECISION_ID_LIMIT: Final = 64
+ORDER_LIMIT: Final = 64
+"""The longest order card id an answer may name (ids are a few words long)."""
 """The longest decision id an answer may name (the server's are a few characters)."""
 
 
@@ -437,7 +440,7 @@ def _ingredient(value: str, what: str, allow_empty: bool = True) -> str | None:
     if value == "" and allow_empty:
         return None
     if value not in _KINDS:
-        raise WireError(f"{what}: unknown ingredient {value!r} (R-COMP-1)")
+        raise WireError(f"{what}: unknown ingredient {quoted(value)} (R-COMP-1)")
     return value
 
 
@@ -452,6 +455,11 @@ def action_of(msg: pb.Action) -> Action:
             draw = _DRAW_NAMES.get(t.draw)
             if draw is None:
                 raise WireError(f"turn.draw: {t.draw!r} is not a draw source (R-TURN-4)")
+        if len(t.order) > ORDER_LIMIT:
+            raise WireError(
+                f"turn.order: at most {ORDER_LIMIT} characters, got {len(t.order)} "
+                f"(order ids are those of the view)"
+            )
         order = t.order or None
         if is_pass:
             if t.ingredient or t.count:
@@ -511,7 +519,7 @@ class MatchSetup:
 
 def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     """Returns the setup a CreateMatchRequest asks for; raises WireError for what is
-    refused before the rules see it (player count, names, seed)."""
+    refused before the rules see it (player count, names, colours, seed)."""
     if not 2 <= msg.players <= 5:
         raise WireError(f"players must be 2 to 5, got {msg.players} (R-SETUP-1)")
     if len(msg.names) > msg.players:
@@ -519,12 +527,22 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     for i, name in enumerate(msg.names):
         if len(name) > name_limit:
             raise WireError(f"names[{i}]: at most {name_limit} characters")
+    colours = list(msg.colours)
+    if colours and (
+        len(colours) != msg.players
+        or len(set(colours)) != msg.players
+        or not set(COLOURS).issuperset(colours)
+    ):
+        raise WireError(
+            f"colours must be {msg.players} distinct colours of {list(COLOURS)}, "
+            f"got {len(colours)}: {quoted_list(colours)} (R-SETUP-1)"
+        )
     if msg.HasField("seed") and msg.seed >= 2**63:
         raise WireError(f"seed must be below 2**63, got {msg.seed}")
     return MatchSetup(
         players=msg.players,
         seed=msg.seed if msg.HasField("seed") else None,
-        colours=list(msg.colours) or None,
+        colours=colours or None,
         first_player=msg.first_player if msg.HasField("first_player") else None,
         deadline_ms=msg.time_control.deadline_ms,
         time_bank_ms=msg.time_control.time_bank_ms,

@@ -34,6 +34,7 @@ from ..db.ladder.rows import LadderMatch, Standing
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
+from ..quoting import fitted, quoted
 from . import live, replay
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -111,7 +112,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ERRORS as e:
-        log.warning("web_read_failed", path=request.path, error=str(e))
+        log.warning("web_read_failed", path=quoted(request.path), error=fitted(str(e)))
         return _error(503, "the database cannot be read just now; try again")
 
 

@@ -1044,7 +1044,7 @@ class CompetitionStub:
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     def __init__(self, channel):
@@ -1074,7 +1074,7 @@ class CompetitionServicer:
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     def Status(self, request, context):
@@ -1133,7 +1133,7 @@ class Competition:
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     @staticmethod

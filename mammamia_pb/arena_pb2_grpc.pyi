@@ -713,7 +713,7 @@ class CompetitionStub:
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     @_typing.overload
@@ -740,7 +740,7 @@ class CompetitionAsyncStub(CompetitionStub):
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -763,7 +763,7 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
     """Competition: a competition's phases, schedule and results, on a server started
     with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
     anyone; Advance and Release need the `organiser-key` metadata. A server that runs
-    no competition answers every call with UNIMPLEMENTED.
+    no competition answers every call with FAILED_PRECONDITION.
     """
 
     @_abc_1.abstractmethod

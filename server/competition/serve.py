@@ -52,7 +52,8 @@ def adjust(args: argparse.Namespace) -> None:
 
 
 def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
-    """Registers the competition's service and background task with the server."""
+    """Registers the competition's service and background task with the server;
+    without ``--competition``, a service that says no competition runs here."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
     from ..db.competition import CompetitionStore
@@ -60,7 +61,14 @@ def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
     from .run import CompetitionRun
     from .service import CompetitionServicer
 
-    competition: Competition = args.competition
+    competition: Competition | None = args.competition
+    if competition is None:
+        idle = CompetitionServicer(None, arena.organiser_key)
+        arena.add_service(
+            "mammamia.v1.Competition",
+            lambda server: pb_grpc.add_CompetitionServicer_to_server(idle, server),
+        )
+        return
     store = CompetitionStore(arena.storage.path)
     run = CompetitionRun(
         competition,

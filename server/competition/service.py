@@ -5,7 +5,8 @@ Status codes: UNAUTHENTICATED without the ``organiser-key`` metadata and
 PERMISSION_DENIED for a wrong key (Advance, Release); INVALID_ARGUMENT for an
 Advance without a reason or to an unknown phase; FAILED_PRECONDITION for an Advance
 to a phase that does not come after the current one, and a Release before the
-finals have their final table. Status with a wrong key is answered as to anyone.
+finals have their final table, and for every call on a server that runs no
+competition. Status with a wrong key is answered as to anyone.
 """
 
 from __future__ import annotations
@@ -28,9 +29,19 @@ MAX_REASON = 500
 class CompetitionServicer(pb_grpc.CompetitionServicer):
     """Status, Advance and Release over one CompetitionRun."""
 
-    def __init__(self, run: CompetitionRun, organiser_key: str) -> None:
+    def __init__(self, run: CompetitionRun | None, organiser_key: str) -> None:
         self.run = run
         self.key = organiser_key
+
+    async def _running(self, context: Context) -> CompetitionRun:
+        """Returns the server's competition; aborts when it runs none."""
+        if self.run is None:
+            await abort(
+                context,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "this server runs no competition (mammamia serve --competition FILE)",
+            )
+        return self.run
 
     def _organiser(self, context: Context) -> bool:
         key = metadata(context, ORGANISER_KEY)
@@ -48,12 +59,14 @@ class CompetitionServicer(pb_grpc.CompetitionServicer):
     async def Status(
         self, request: pb.CompetitionStatusRequest, context: Context
     ) -> pb.CompetitionStatusResponse:
-        return wire.status_response(await status(self.run, self._organiser(context)))
+        run = await self._running(context)
+        return wire.status_response(await status(run, self._organiser(context)))
 
     async def Advance(
         self, request: pb.AdvanceRequest, context: Context
     ) -> pb.CompetitionStatusResponse:
         await self._check(context)
+        run = await self._running(context)
         reason = request.reason.strip()
         if not reason:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, "Advance needs a reason")
@@ -67,17 +80,18 @@ class CompetitionServicer(pb_grpc.CompetitionServicer):
         if request.to and to is None:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown phase {request.to}")
         try:
-            await self.run.advance(reason, to)
+            await run.advance(reason, to)
         except CompetitionError as e:
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
-        return wire.status_response(await status(self.run, True))
+        return wire.status_response(await status(run, True))
 
     async def Release(
         self, request: pb.ReleaseResultsRequest, context: Context
     ) -> pb.CompetitionStatusResponse:
         await self._check(context)
+        run = await self._running(context)
         try:
-            await self.run.release()
+            await run.release()
         except CompetitionError as e:
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
-        return wire.status_response(await status(self.run, True))
+        return wire.status_response(await status(run, True))

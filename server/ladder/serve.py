@@ -157,11 +157,10 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         host_id=arena.storage.host_id,
         advertise=lambda: arena.advertise,
     )
-    if args.competition is not None:
-        from ..competition.serve import install as install_competition
+    from ..competition.serve import install as install_competition
 
-        # First: the finals matches a restart cut off are the competition's to settle.
-        install_competition(arena, args, ladder)
+    # First: the finals matches a restart cut off are the competition's to settle.
+    install_competition(arena, args, ladder)
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.runners.matches))
     servicer = LadderServicer(ladder)

@@ -120,6 +120,8 @@ def test_the_quick_competition_runs_from_registration_to_released_results(
         competition(address, "advance", "--reason", " ", organiser=True, check=False).returncode
         == 1
     )
+    long = competition(address, "advance", "--reason", "x" * 5000, organiser=True, check=False)
+    assert long.returncode == 1 and "INVALID_ARGUMENT" in long.stderr and len(long.stderr) < 300
     late = competition(address, "advance", "--reason", "again", organiser=True, check=False)
     assert late.returncode == 1 and "FAILED_PRECONDITION" in late.stderr
     assert competition(address, "release", check=False).returncode == 1  # no key

@@ -43,6 +43,7 @@ from mammamia.fairness import Fairness, seal
 
 from .answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
+from .quoting import quoted
 from .status import MatchStatus
 
 DEFAULT_DEADLINE_MS: Final = 5000
@@ -266,12 +267,12 @@ class Match:
         if asked is None:
             return refused(
                 Refusal.UNKNOWN_DECISION,
-                f"no decision {decision_id!r} was asked in match {self.id}",
+                f"no decision {quoted(decision_id)} was asked in match {self.id}",
             )
         if asked.seat != seat:
             return refused(
                 Refusal.OTHER_SEAT,
-                f"decision {decision_id!r} was asked of seat {asked.seat}, not seat {seat}",
+                f"decision {quoted(decision_id)} was asked of seat {asked.seat}, not seat {seat}",
             )
         if option is not None:
             chosen = asked.options[option] if 0 <= option < len(asked.options) else None
@@ -282,7 +283,7 @@ class Match:
         if chosen is None:
             return refused(
                 Refusal.NO_SUCH_OPTION,
-                f"option {option} does not exist: decision {decision_id!r} "
+                f"option {option} does not exist: decision {quoted(decision_id)} "
                 f"offers options 0..{len(asked.options) - 1}",
             )
         if chosen not in asked.options:
@@ -306,16 +307,17 @@ class Match:
                 return REPEATED  # the same answer again: accepted, nothing applied
             return refused(
                 Refusal.ALREADY_ANSWERED,
-                f"decision {asked.id!r} is closed: the seat answered it with {given}",
+                f"decision {quoted(asked.id)} is closed: the seat answered it with {given}",
             )
         if asked.id in self._defaults:
             return refused(
                 Refusal.DEFAULTED,
-                f"decision {asked.id!r} is closed: no answer came in time and "
+                f"decision {quoted(asked.id)} is closed: no answer came in time and "
                 f"the server applied the default action",
             )
         return refused(
-            Refusal.DEFAULTED, f"decision {asked.id!r} is closed: the match ended before an answer"
+            Refusal.DEFAULTED,
+            f"decision {quoted(asked.id)} is closed: the match ended before an answer",
         )
 
     def _illegal(self, action: Action) -> Ruling:

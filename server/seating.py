@@ -31,7 +31,7 @@ from .answers import Refusal, Ruling, refused
 from .match import NAME_LIMIT
 from .places import PlaceError, Places
 from .quotas import Quotas
-from .quoting import fitted
+from .quoting import fitted, quoted
 from .runner import Runner
 from .runners import Draining, Runners
 from .streams import HOLD_SECONDS, Follower, Replies, holding, messages
@@ -149,7 +149,7 @@ class Seats:
         if found is None and (gone := self.runners.retired(token)) is not None:
             raise Refused(
                 grpc.StatusCode.NOT_FOUND,
-                f"match {gone!r} has ended and is no longer held by this server; "
+                f"match {quoted(gone)} has ended and is no longer held by this server; "
                 f"its record is in Spectate.GetRecord",
             )
         if found is None:

@@ -454,7 +454,7 @@ def action_of(msg: pb.Action) -> Action:
         if t.HasField("draw"):
             draw = _DRAW_NAMES.get(t.draw)
             if draw is None:
-                raise WireError(f"turn.draw: {t.draw!r} is not a draw source (R-TURN-4)")
+                raise WireError(f"turn.draw: {t.draw} is not a draw source (R-TURN-4)")
         if len(t.order) > ORDER_LIMIT:
             raise WireError(
                 f"turn.order: at most {ORDER_LIMIT} characters, got {len(t.order)} "

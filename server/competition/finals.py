@@ -24,7 +24,8 @@ computes come from one piece of code.
   (``ratings.replay``); each line with its interval and the probability it is
   better than the next line's finalist (``confidence.py``).
 - **Stopping** (:func:`stop`): after a balanced round, the finals stop when the top M
-  are *settled* (:func:`settled`), or when the match budget is spent.
+  are *settled* (:func:`settled`); after any round, when another round would spend
+  more than the match budget.
 """
 
 from __future__ import annotations
@@ -302,19 +303,29 @@ class Stop:
     matches: int
 
 
-def stop(table: FinalTable, top_m: int, confidence: float, budget: int) -> Stop | None:
+def round_matches(finalists: int, sizes: Sequence[int]) -> int:
+    """Returns how many matches every round of a field of ``finalists`` plays: one per
+    seated finalist (the byes play none). Raises ValueError as :func:`table_size`."""
+    size = table_size(finalists, sizes)
+    return finalists - finalists % size
+
+
+def stop(
+    table: FinalTable, top_m: int, confidence: float, budget: int, next_matches: int = 1
+) -> Stop | None:
     """Returns why the finals stop now, or None to play another round.
 
-    Looked at only when ``table`` is balanced (every finalist has played as many
-    matches): between, None. Then ``settled`` when :func:`settled` holds, else
-    ``budget`` when ``table.matches`` has reached ``budget``; so the finals may
-    overrun the budget by the rest of a cycle of byes. Raises ValueError as
-    :func:`settled` does.
+    ``settled`` when ``table`` is balanced (every finalist has played as many
+    matches) and :func:`settled` holds; else ``budget`` when the next round, of
+    ``next_matches`` matches (:func:`round_matches`; by default 1: stop once the
+    budget is reached), would take ``table.matches`` past ``budget``, so the budget
+    is never overrun (with byes, the last cycle may then be left unbalanced). None
+    before any match. Raises ValueError as :func:`settled` does.
     """
-    if not table.balanced or table.matches == 0:
+    if table.matches == 0:
         return None
-    if settled(table, top_m, confidence):
+    if table.balanced and settled(table, top_m, confidence):
         return Stop("settled", table.matches)
-    if table.matches >= budget:
+    if table.matches + next_matches > budget:
         return Stop("budget", table.matches)
     return None

@@ -242,7 +242,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
     overall = got["scopes"].get(0)
     rows, delivered = got["matches"]
     if overall is None and not rows:
-        return _error(404, f"no bot {name!r} on this ladder")
+        return _error(404, f"no bot {quoted(name)} on this ladder")
     by_players = []
     for players, tally in sorted(got["tallies"].items()):
         line = got["scopes"].get(players)
@@ -289,25 +289,25 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     held = page.arena.runners.get(match_id)
     if held is not None and not held.ended:
         # A running match's record would show every hand: only its live view is public.
-        return _error(409, f"match {match_id!r} is still being played: watch it live")
+        return _error(409, f"match {quoted(match_id)} is still being played: watch it live")
     cached = page.replays.get(match_id)
     if cached is None:
         stored = await page.reads.run(page.reads.stored, match_id)
         if stored is None:
-            return _error(404, f"no match {match_id!r}")
+            return _error(404, f"no match {quoted(match_id)}")
         if not stored.status.ended or stored.record is None:
-            return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
+            return _error(409, f"match {quoted(match_id)} is {stored.status} and has no record yet")
         if is_sealed(stored.record):
             # A duplicate set's later matches deal the same cards (docs/ladder.md).
             return _error(
                 409,
-                f"match {match_id!r} belongs to a duplicate set still being "
+                f"match {quoted(match_id)} belongs to a duplicate set still being "
                 "played: its record comes when the set ends",
             )
         try:
             steps = await page.reads.run(replay.replay, stored.record, stored.names)
         except RecordError as e:
-            return _error(500, f"the record of {match_id!r} does not replay: {e}")
+            return _error(500, f"the record of {quoted(match_id)} does not replay: {e}")
         cached = {
             "match": match_id,
             "status": stored.status,
@@ -352,9 +352,10 @@ async def _not_held(page: Page, match_id: str) -> web.StreamResponse:
     stored = await page.reads.run(page.reads.stored, match_id)
     if stored is not None and stored.record is not None:
         return web.json_response(
-            {"error": f"match {match_id!r} has ended", "replay": f"#/replay/{match_id}"}, status=404
+            {"error": f"match {quoted(match_id)} has ended", "replay": f"#/replay/{match_id}"},
+            status=404,
         )
-    return _error(404, f"no match {match_id!r} is held by this server")
+    return _error(404, f"no match {quoted(match_id)} is held by this server")
 
 
 async def _live_stream(request: web.Request) -> web.StreamResponse:

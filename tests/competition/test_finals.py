@@ -9,11 +9,13 @@ import pytest
 from server.competition.finals import (
     Played,
     Round,
+    Stop,
     balanced,
     field,
     final_table,
     next_round,
     rotations,
+    round_matches,
     settled,
     stop,
     table_size,
@@ -148,10 +150,12 @@ def test_the_finals_stop_when_the_top_is_settled_or_the_budget_is_spent() -> Non
     assert stop(final_table(("p", "q"), ties), 1, 0.95, budget=21) is None
 
 
-def test_stop_waits_for_a_balanced_table() -> None:
+def test_settled_waits_for_a_balanced_table_and_the_budget_is_never_overrun() -> None:
     uneven = final_table(("a", "b", "c"), [Played(("a", "b"), (1, 2))] * 30)
     assert not uneven.balanced
-    assert stop(uneven, 1, 0.95, budget=1) is None
+    assert stop(uneven, 1, 0.95, budget=100) is None
+    assert stop(uneven, 1, 0.95, budget=100, next_matches=71) == Stop("budget", 30)
+    assert round_matches(7, (2, 3, 4, 5)) == 6 and round_matches(4, (2, 3)) == 4
     with pytest.raises(ValueError, match="top 0"):
         settled(uneven, 0)
     with pytest.raises(ValueError, match=r"confidence 1\.5"):

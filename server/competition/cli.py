@@ -80,6 +80,24 @@ def register_competition(sub: argparse._SubParsersAction[argparse.ArgumentParser
     r = cmds.add_parser("release", help="release the finals' results to everyone")
     common(r, organiser=True)
     r.set_defaults(func=_release)
+    e = cmds.add_parser(
+        "export",
+        help="write a competition's results as a bundle that `mammamia verify` checks",
+        description="Write the competition's results from its database as a bundle "
+        "directory: a manifest (the competition file, every phase stamp, the field, "
+        "every finals match with its commitment, the final table, every file's hash) "
+        "and every finals record (docs/competitions.md). Prints the manifest's path.",
+    )
+    e.add_argument(
+        "--db",
+        default=os.environ.get("MAMMAMIA_DB", "mammamia.db"),
+        metavar="PATH|URL",
+        help="the server's database: an SQLite file or a postgresql:// URL "
+        "(MAMMAMIA_DB, default mammamia.db)",
+    )
+    e.add_argument("--name", help="the competition (default: the database's only one)")
+    e.add_argument("out", metavar="BUNDLE", help="the directory to write (new, or empty)")
+    e.set_defaults(func=_export)
 
 
 def _key(args: argparse.Namespace) -> str | None:
@@ -187,4 +205,21 @@ def _release(args: argparse.Namespace) -> int:
 
     reply = _call(args, "Release", release_request(), organiser=True)
     _show(status_data(reply), args.json)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..db.connection import ERRORS, StorageError
+    from ..db.schema import SchemaError
+    from .export import ExportError, export
+
+    try:
+        manifest = export(args.db, args.out, args.name)
+    except (ExportError, ValueError, OSError, SchemaError, StorageError) as e:
+        print(f"mammamia competition export: {e}", file=sys.stderr)
+        return 2
+    except ERRORS as e:  # the database cannot be reached
+        print(f"mammamia competition export: {e}", file=sys.stderr)
+        return 2
+    print(manifest)
     return 0

@@ -3,11 +3,9 @@ matches are seated through the ladder's lobby (the finalists are told their seat
 on their ordinary Enter streams), until the stopping rule says the order is certain
 or the match budget is spent.
 
-The rules of the finals are the pure functions at the top: which tables a round
-has (:func:`round_tables`), the finals' table from their results alone
-(:func:`table`: ratings afresh, ``server.ladder.ratings.replay``, with intervals
-and neighbours' confidence, ``server.ladder.confidence``) and the stopping rule
-(:func:`stop`). The rest plays them:
+The rules are ``server.competition.finals``'s (pure): which tables a round has,
+the finals' table from their results alone (ratings afresh) and the stopping rule.
+This module plays them:
 
 - before each match, every finalist not connected (no Enter stream open on any
   host) is waited for up to the file's ``grace``; one still missing is marked
@@ -28,19 +26,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import secrets
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.db.competition import FinalsMatch, FinalsTable, StampError
-from server.ladder.confidence import neighbours
 from server.ladder.lobby import StartedMatch
-from server.ladder.ratings import Rating, Result, initial, replay
 from server.status import MatchStatus
+
+from . import finals
 
 if TYPE_CHECKING:
     from .run import CompetitionRun
@@ -54,7 +52,7 @@ LOOK_S = 0.2
 FRESH_S = 10.0
 
 
-#: Why the finals stopped, as the final table and the closing stamp say it.
+#: Why the finals stopped, as the closing stamp says it.
 REASONS = {
     "settled": "every adjacent pair of the top was ordered with the confidence asked",
     "budget": "the match budget was spent",
@@ -62,82 +60,41 @@ REASONS = {
 }
 
 
-def round_tables(
-    field: Sequence[str], sizes: Sequence[int], rng: random.Random
-) -> list[tuple[str, ...]]:
-    """Returns one round: tables that seat every finalist once, of one size from
-    ``sizes`` (the largest that divides the field; else the field cut into tables
-    as even as the sizes allow), finalists drawn into tables at random."""
-    names = list(field)
-    rng.shuffle(names)
-    n = len(names)
-    fitting = [s for s in sorted(sizes, reverse=True) if n % s == 0]
-    if fitting:
-        size = fitting[0]
-        return [tuple(names[i : i + size]) for i in range(0, n, size)]
-    low, high = min(sizes), max(sizes)
-    count = max(1, -(-n // high))  # the fewest tables of at most ``high``
-    while n // count < low and count > 1:
-        count -= 1
-    tables: list[tuple[str, ...]] = []
-    start = 0
-    for t in range(count):
-        size = n // count + (1 if t < n % count else 0)
-        tables.append(tuple(names[start : start + size]))
-        start += size
-    return tables
+def results_of(matches: Sequence[FinalsMatch]) -> list[finals.Played]:
+    """Returns the finished finals matches, in the order played, as the final table
+    takes them."""
+    return [
+        finals.Played(m.names, m.ranks, m.absent)
+        for m in matches
+        if m.status == MatchStatus.FINISHED
+    ]
 
 
-def table(field: Sequence[str], results: Sequence[FinalsMatch]) -> list[dict[str, Any]]:
-    """Returns the finals' table from the finished finals matches alone: every
-    finalist's fresh rating, best conservative rating first, with its interval,
-    the chance it is better than the next, its matches, wins and absences."""
-    finished = [m for m in results if m.status == MatchStatus.FINISHED]
-    ratings = replay(Result(m.names, m.ranks) for m in finished)
-    rated: dict[str, Rating] = {n: ratings.get(n, initial()) for n in field}
-    order = sorted(field, key=lambda n: (-rated[n].conservative, n))
-    lines = neighbours([rated[n] for n in order])
-    out: list[dict[str, Any]] = []
-    for rank, (name, line) in enumerate(zip(order, lines, strict=True), start=1):
-        r = rated[name]
-        out.append(
-            {
-                "rank": rank,
-                "name": name,
-                "mu": r.mu,
-                "sigma": r.sigma,
-                "low": line.low,
-                "high": line.high,
-                "p_above_next": line.p_better,
-                "matches": sum(1 for m in finished if name in m.names),
-                "wins": sum(
-                    1 for m in finished if name in m.names and m.ranks[m.names.index(name)] == 1
-                ),
-                "absent": sum(1 for m in finished if name in m.absent),
-            }
-        )
-    return out
-
-
-def stop(
-    lines: Sequence[dict[str, Any]], played: int, *, top: int, confidence: float, budget: int
-) -> str | None:
-    """Returns why the finals stop now (``settled``: every adjacent pair of the top
-    ``top`` ordered with at least ``confidence``; ``budget``: ``budget`` matches
-    played), or None while they go on."""
-    head = lines[:top]
-    if played and all(
-        (line["p_above_next"] or 0.0) >= confidence for line in head[: len(head) - 1]
-    ):
-        return "settled"
-    if played >= budget:
-        return "budget"
-    return None
+def table_of(field: Sequence[str], matches: Sequence[FinalsMatch]) -> finals.FinalTable:
+    """Returns the finals' table from the finished matches alone."""
+    return finals.final_table(field, results_of(matches))
 
 
 def standings_of(field: Sequence[str], matches: Sequence[FinalsMatch]) -> list[dict[str, Any]]:
-    """Returns the finals' table from the finished matches alone, as stored and sent."""
-    return table(field, matches)
+    """Returns the finals' table from the finished matches alone, as stored and sent
+    (the lines of ``server.competition.finals.Line`` as dicts)."""
+    return [asdict(line) for line in table_of(field, matches).lines]
+
+
+def rounds_of(field: Sequence[str], tables: Sequence[FinalsTable]) -> list[finals.Round]:
+    """Returns the rounds played so far (from the stored tables), as the finals'
+    rules take them to plan the next."""
+    by_round: dict[int, list[FinalsTable]] = {}
+    for t in tables:
+        by_round.setdefault(t.round, []).append(t)
+    rounds = []
+    for index, number in enumerate(sorted(by_round)):
+        seated = [finals.Table(t.names) for t in sorted(by_round[number], key=lambda t: t.table)]
+        sitting = {n for t in seated for n in t.names}
+        rounds.append(
+            finals.Round(index, tuple(seated), tuple(n for n in field if n not in sitting))
+        )
+    return rounds
 
 
 async def play_finals(run: CompetitionRun) -> None:
@@ -150,32 +107,34 @@ async def play_finals(run: CompetitionRun) -> None:
     field = state.field
     rules = run.competition.finals
     matches = await run.writer.run(run.store.matches, run.name)
-    round_no = max((m.round for m in matches), default=0)
-    rng = random.Random(f"{run.name}:{round_no}")
+    next_matches = finals.round_matches(len(field), rules.tables)
     log.info("competition_finals_started", competition=run.name, field=list(field))
     reason: str | None = None
     while reason is None:
-        played = sum(1 for m in matches if m.status == MatchStatus.FINISHED)
-        reason = stop(
-            table(field, matches),
-            played,
-            top=rules.top,
-            confidence=rules.confidence,
-            budget=rules.budget,
+        stopped = finals.stop(
+            table_of(field, matches), rules.top, rules.confidence, rules.budget, next_matches
         )
-        if reason is not None:
+        if stopped is not None:
+            reason = stopped.reason
             break
         if run.phase != "finals":
             reason = "closed"
             break
-        tables = round_tables(field, rules.tables, rng)
-        if played + sum(len(t) for t in tables) > rules.budget:
-            reason = "budget"
+        if not matches and next_matches > rules.budget:
+            reason = "budget"  # not even one round fits
             break
-        round_no += 1
-        log.info("competition_round", competition=run.name, round=round_no, tables=len(tables))
+        played = rounds_of(field, await run.writer.run(run.store.tables, run.name))
+        plan = finals.next_round(field, rules.tables, played, run.name)
+        number = len(played) + 1
+        log.info(
+            "competition_round",
+            competition=run.name,
+            round=number,
+            tables=[list(t.names) for t in plan.tables],
+            byes=list(plan.byes),
+        )
         await asyncio.gather(
-            *(_play_table(run, round_no, number, names) for number, names in enumerate(tables))
+            *(_play_table(run, number, i, t.names) for i, t in enumerate(plan.tables))
         )
         matches = await run.writer.run(run.store.matches, run.name)
     final = standings_of(field, matches)
@@ -196,8 +155,7 @@ async def _play_table(
     row = FinalsTable(set_id, round_no, number, names, seed, commitment(set_id, seed))
     await run.writer.run(run.store.start_table, run.name, row)
     try:
-        for index in range(n):
-            seated = tuple(names[(seat - index) % n] for seat in range(n))
+        for index, seated in enumerate(finals.rotations(finals.Table(names))):
             await _play_match(run, round_no, seated, DealSet(set_id, index, n), seed)
     finally:
         await run.writer.run(run.store.reveal_table, set_id)

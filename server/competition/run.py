@@ -33,6 +33,7 @@ from server.db.competition import CompetitionState, CompetitionStore, Stamp, Sta
 from server.db.ladder.rows import ALL_PLAYERS
 from server.db.writer import Writer
 
+from . import finals
 from .config import PHASE_RULES, PHASES, Competition
 
 if TYPE_CHECKING:
@@ -181,9 +182,11 @@ class CompetitionRun:
         chosen = self.competition.finals.field
         if isinstance(chosen, int):
             _, standings = await self.ladder.standings(ALL_PLAYERS)
-            names: tuple[str, ...] = tuple(s.name for s in standings[:chosen])
+            ranked = [s.name for s in standings]
+            # Fewer bots than K on the ladder: they all are the field.
+            names = finals.field(ranked, min(chosen, len(ranked)))
         else:
-            names = chosen
+            names = finals.field([], len(chosen), chosen)
         field = await self.writer.run(self.store.fix_field, self.name, names)
         log.info("competition_field", competition=self.name, field=list(field))
         return field

@@ -43,7 +43,7 @@ def standing_message(line: dict[str, Any]) -> pb.FinalStanding:
         sigma=float(line["sigma"]),
         low=float(line["low"]),
         high=float(line["high"]),
-        p_above_next=float(line.get("p_above_next") or 0.0),
+        p_above_next=float(line.get("p_better") or 0.0),
         matches=int(line.get("matches", 0)),
         wins=int(line.get("wins", 0)),
         absent=int(line.get("absent", 0)),

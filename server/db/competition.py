@@ -216,6 +216,11 @@ class CompetitionStore:
             )
         return Stamp(phase, at, who, reason)
 
+    def names(self) -> list[str]:
+        """Returns the names of the competitions the database holds, oldest first."""
+        rows = self._db.execute("SELECT name FROM competitions ORDER BY started, name").fetchall()
+        return [r[0] for r in rows]
+
     def state(self, name: str) -> CompetitionState | None:
         """Returns what the database holds of the competition, or None before it began."""
         row = self._db.execute(

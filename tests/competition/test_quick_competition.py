@@ -151,3 +151,31 @@ def test_the_quick_competition_runs_from_registration_to_released_results(
         [str(MAMMAMIA), "verify", str(path)], capture_output=True, text=True, timeout=60
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+    # The export: a bundle that verifies offline, and refuses an edited result.
+    out = tmp_path / "bundle"
+    exported = subprocess.run(
+        [str(MAMMAMIA), "competition", "export", "--db", str(server.db_path), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert exported.returncode == 0, exported.stderr
+    checked = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [s["phase"] for s in manifest["stamps"]] == [s["phase"] for s in seen["stamps"]]
+    assert manifest["final_table"]["stop"]["reason"] == seen["final_reason"]
+    assert [line["name"] for line in manifest["final_table"]["lines"]] == [
+        line["name"] for line in seen["standings"]
+    ]
+    first = manifest["final_table"]["lines"][0]
+    first["wins"] += 1
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    edited = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert edited.returncode == 2
+    assert len((edited.stdout + edited.stderr).strip().splitlines()) == 1

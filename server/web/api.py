@@ -16,6 +16,7 @@ ended matches, and the spectator view of running ones (``server.web.live``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,7 @@ from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
 from ..quoting import fitted, quoted
+from ..streams import Ending, ending
 from . import live, replay
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -358,6 +360,22 @@ async def _not_held(page: Page, match_id: str) -> web.StreamResponse:
     return _error(404, f"no match {quoted(match_id)} is held by this server")
 
 
+def _closing(request: web.Request) -> Ending:
+    """Returns how the server ends a live stream once it no longer holds the match
+    (``server.streams.Ending``): the connection closes at once, dropping what waits
+    to be sent to a client that stopped reading, and the handler's task is cancelled,
+    its write pending or not. The page, reconnecting, is told the match has ended."""
+    task = asyncio.current_task()
+
+    def end(message: str) -> None:
+        if request.transport is not None:
+            request.transport.abort()
+        if task is not None:
+            task.cancel()
+
+    return end
+
+
 async def _live_stream(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     match_id = request.match_info["id"]
@@ -380,6 +398,7 @@ async def _live_stream(request: web.Request) -> web.StreamResponse:
             }
         )
         await response.prepare(request)
+        ending.set(_closing(request))
         async for message in live.follow(match, _after(request)):
             data = json.dumps(message, separators=(",", ":"))
             await response.write(f"data: {data}\n\n".encode())

@@ -1,7 +1,7 @@
 """Streams of an ended match end once the server lets go of the match (its hold,
 ``keep_ended``), whether or not their clients read: a real server on port 0, on a
-clock the test moves by hand, and clients that open Watch, Observe and Play and never
-read them, over a connection with a small flow-control window."""
+clock the test moves by hand, and clients that open Watch, Observe, Play and
+PlayMatches and never read them, over a connection with a small flow-control window."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_streams_that_are_not_read_end_when_the_match_is_let_go(tmp_path: Path) 
             ):
                 runner = runners.create_match(5, seed=29, deadline_ms=60_000)
                 seat = pb_grpc.SeatStub(silent)
-                # Watch, Observe and Play, none ever read.
+                # Watch, Observe, Play and PlayMatches, none ever read.
                 calls: list[Any] = [
                     pb_grpc.SpectateStub(silent).Watch(pb.WatchRequest(match_id=runner.id))
                 ]
@@ -72,9 +72,11 @@ def test_streams_that_are_not_read_end_when_the_match_is_let_go(tmp_path: Path) 
                 play = seat.Play(metadata=seat_metadata(runner.tokens[2]))
                 await play.write(pb.PlayRequest(observe=pb.ObserveRequest()))
                 calls.append(play)
-                await _until(lambda: runners.streams_open.count == 4)
-                for s in range(3, 5):
-                    runner.join(s)
+                many = seat.PlayMatches()
+                await many.write(pb.PlayRequest(sit=pb.SitRequest(seat_token=runner.tokens[3])))
+                calls.append(many)
+                await _until(lambda: runners.streams_open.count == 5)
+                runner.join(4)
                 # The match is played to its end on the server's side.
                 while (d := runner.match.decision) is not None:
                     assert runner.answer(d.seat, d.id, 0, None).accepted
@@ -83,7 +85,7 @@ def test_streams_that_are_not_read_end_when_the_match_is_let_go(tmp_path: Path) 
                 assert result.status == MatchStatus.FINISHED
                 # Each stream has its end to send, and waits on a client that does not read.
                 await asyncio.sleep(0.5)
-                assert runners.streams_open.count == 4
+                assert runners.streams_open.count == 5
                 assert runners.get(runner.id) is runner
                 # The hold of the ended match is over: the server lets go of it, and of
                 # every stream of it, written to or not.
@@ -103,7 +105,6 @@ def test_streams_that_are_not_read_end_when_the_match_is_let_go(tmp_path: Path) 
                 for call in calls:
                     assert await asyncio.wait_for(_status(call), 10) == grpc.StatusCode.NOT_FOUND
                     assert runner.id in await call.details()
-                await play.done_writing()
         finally:
             await arena.drain(grace=1)
 

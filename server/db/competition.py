@@ -1,4 +1,4 @@
-"""A competition's tables, read and written (revision 0007; see ``server.competition``).
+"""A competition's tables, read and written (revision 0008; see ``server.competition``).
 
 :class:`CompetitionStore` keeps one competition's phase stamps, its finals field,
 its finals tables (duplicate sets: their seeds and commitments) and matches, its

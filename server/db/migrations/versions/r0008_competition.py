@@ -12,16 +12,16 @@ commitment to it. ``competition_matches``: each finals match: its set and place 
 it, its seats' names, its commitment, how it ended (ranks and pizzas per seat), and
 the finalists that were absent when it formed.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

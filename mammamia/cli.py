@@ -77,15 +77,42 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_verify(args: argparse.Namespace) -> int:
-    from .fairness import verify
-    from .record import load
+def _verify_bundle(path: str) -> int:
+    """Verifies the bundle directory ``path`` with the verifier installed under the
+    ``mammamia.verifiers`` entry point ``bundle`` (the server's); returns the exit
+    status."""
+    found = [ep for ep in entry_points(group="mammamia.verifiers") if ep.name == "bundle"]
+    if not found:
+        raise MammaMiaError(
+            f"{path}: a directory is verified as a competition's bundle, and no bundle "
+            "verifier is installed (it comes with the server, in the mammamia distribution)"
+        )
+    fault = found[0].load()(path)
+    if fault:
+        print(f"mammamia verify: {path}: {fault}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(
+        f"{path}: verified bundle: every file's hash, every record's deal, replay and "
+        "ranks, and the final table recomputed from the records"
+    )
+    return 0
 
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    import os
+
+    from .fairness import verify
+    from .record import load, result_faults
+
+    if os.path.isdir(args.record):
+        return _verify_bundle(args.record)
     try:
         record = load(args.record)
     except RecordError as e:
         raise _named(args.record, e) from None
     faults = verify(record)
+    if not faults:
+        faults = result_faults(record)
     if faults:
         print(f"mammamia verify: {args.record}: {'; '.join(faults)}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -100,7 +127,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     )
     print(
         f"{args.record}: verified ({source} seed{place}): commitment, game seed, deal, "
-        f"{len(record.reshuffles or [])} reshuffles"
+        f"{len(record.reshuffles or [])} reshuffles" + (", ranks" if "ranks" in record.meta else "")
     )
     return 0
 
@@ -133,15 +160,20 @@ def _builtin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=_cmd_play)
     p = sub.add_parser(
         "verify",
-        help="check a match record's seeds and deal",
+        help="check a match record's seeds, deal and ranks, or a competition's bundle",
         description="Check that RECORD's deal is fair: its commitment is the "
         "one the server published before anyone joined, the game seed is the "
         "one the revealed server seed and client seeds give, and the deal, "
         "first player and reshuffles are exactly what that seed shuffles "
-        "(docs/fairness.md). Exit 0 with one line, or 2 naming what does not "
-        "match.",
+        "(docs/fairness.md), and that the ranks and scores its meta states are "
+        "the ones its replay reaches (docs/record.md). Given a directory, check it "
+        "as a competition's bundle (docs/competitions.md): every file's hash, every "
+        "record as above, and the final table recomputed from the records; the "
+        "bundle verifier comes with the server, found through the "
+        "'mammamia.verifiers' entry point. Exit 0 with one line, or 2 naming the "
+        "first thing that does not match.",
     )
-    p.add_argument("record", metavar="RECORD.json")
+    p.add_argument("record", metavar="RECORD.json|BUNDLE")
     p.set_defaults(func=_cmd_verify)
 
 

@@ -307,3 +307,22 @@ def _parse_deal(deal: Any, players: int, colours: list[str]) -> dict[str, Any]:
                 "R-SETUP-5",
             )
     return {"hands": hands, "supply": supply, "waiters": waiters}
+
+
+def result_faults(record: Record) -> list[str]:
+    """Returns what does not match between the result ``record``'s meta states
+    (``ranks``, ``scores``, when present) and the result its replay reaches (empty
+    when all does, or when the meta states none). Raises RecordError when the record
+    does not replay."""
+    stated = {k: record.meta[k] for k in ("ranks", "scores") if k in record.meta}
+    if not stated:
+        return []
+    state = record.replay()
+    if not state.is_over:
+        return [f"meta states {' and '.join(stated)}, but the game is not over"]
+    replayed = {"ranks": state.ranking(), "scores": [list(s) for s in state.scores()]}
+    return [
+        f"meta.{key} {value} are not the {key} the replay gives ({replayed[key]}, R-END-2)"
+        for key, value in stated.items()
+        if value != replayed[key]
+    ]

@@ -177,8 +177,9 @@ class _RefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal.Value
     DrawSource's SUPPLY or WAITER; a pass (`pass` true) with an `ingredient` or a
     `count`; a play whose `ingredient` is empty or not an ingredient card id; a
     declining resolution (`bake` false) with an `ingredient` or cards in `hand`;
-    a baking one whose `ingredient` is set but not an ingredient card id. On
-    Play, also a message after the first that carries no `act`.
+    a baking one whose `ingredient` is set but not an ingredient card id; a
+    turn whose `order` is longer than 64 characters. On Play, also a message
+    after the first that carries no `act`.
     INVALID_ARGUMENT.
     """
     REFUSAL_UNKNOWN_DECISION: _Refusal.ValueType  # 2
@@ -229,8 +230,9 @@ nor `resolve`; a turn whose `draw` is set to a value that is not a
 DrawSource's SUPPLY or WAITER; a pass (`pass` true) with an `ingredient` or a
 `count`; a play whose `ingredient` is empty or not an ingredient card id; a
 declining resolution (`bake` false) with an `ingredient` or cards in `hand`;
-a baking one whose `ingredient` is set but not an ingredient card id. On
-Play, also a message after the first that carries no `act`.
+a baking one whose `ingredient` is set but not an ingredient card id; a
+turn whose `order` is longer than 64 characters. On Play, also a message
+after the first that carries no `act`.
 INVALID_ARGUMENT.
 """
 REFUSAL_UNKNOWN_DECISION: Refusal.ValueType  # 2
@@ -357,7 +359,9 @@ class TurnAction(_message.Message):
     count: _builtins.int
     """How many cards of `ingredient` are played (1 or more); 0 for a pass."""
     order: _builtins.str
-    """The order card played on top (a card id); empty for none."""
+    """The order card played on top (a card id, at most 64 characters); empty for
+    none.
+    """
     draw: Global___DrawSource.ValueType
     """The refill source; absent exactly when the hand then holds 7 cards."""
     def __init__(
@@ -1749,7 +1753,9 @@ class CreateMatchRequest(_message.Message):
     """The starting seat; drawn from the seed when absent (R-SETUP-6)."""
     @_builtins.property
     def colours(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Colours per seat (distinct); the canonical first `players` when empty."""
+        """Colours per seat (distinct); the canonical first `players` when empty.
+        INVALID_ARGUMENT unless empty or `players` distinct colours of the game.
+        """
 
     @_builtins.property
     def time_control(self) -> Global___TimeControl:

@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
+from .quoting import fitted
+
 
 class Refusal(enum.Enum):
     """Why an answer was refused; the first that applies wins, in this order."""
@@ -52,4 +54,4 @@ REPEATED: Final = Ruling(repeated=True)
 
 def refused(kind: Refusal, why: str, rule: str | None = None) -> Ruling:
     """Returns a refusal whose message begins with the contract's name of ``kind``."""
-    return Ruling(kind, f"REFUSAL_{kind.name}: {why}", rule)
+    return Ruling(kind, fitted(f"REFUSAL_{kind.name}: {why}"), rule)

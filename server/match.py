@@ -21,6 +21,9 @@ seat or a spectator may see of the log is decided in one place,
   action in ``actions``, ``reason`` ``deadline`` or ``disconnected``) and
   ``autopilot`` (``{"seat", "from_action", "reason"}``, ``from_action`` the index
   of the third strike's default action).
+- A finished game's record also says who won: ``ranks`` (per seat, 1 best, equal
+  scores share a rank, R-END-2) and ``scores`` (per seat, ``[pizzas delivered,
+  ingredient cards in hand]``).
 - When the game is over, or the match is cut off (``abort``), the match is
   ``ending``: its record (``record``) must be stored before the caller announces
   the end with ``finish``, which appends the ``Ended`` entry.
@@ -40,6 +43,7 @@ from mammamia.fairness import Fairness, seal
 
 from .answers import ACCEPTED, REPEATED, Refusal, Ruling, refused
 from .events import Asked, Decision, Defaulted, Ended, Entry, Happened, Numbered, Started
+from .quoting import quoted
 from .status import MatchStatus
 
 DEFAULT_DEADLINE_MS: Final = 5000
@@ -263,12 +267,12 @@ class Match:
         if asked is None:
             return refused(
                 Refusal.UNKNOWN_DECISION,
-                f"no decision {decision_id!r} was asked in match {self.id}",
+                f"no decision {quoted(decision_id)} was asked in match {self.id}",
             )
         if asked.seat != seat:
             return refused(
                 Refusal.OTHER_SEAT,
-                f"decision {decision_id!r} was asked of seat {asked.seat}, not seat {seat}",
+                f"decision {quoted(decision_id)} was asked of seat {asked.seat}, not seat {seat}",
             )
         if option is not None:
             chosen = asked.options[option] if 0 <= option < len(asked.options) else None
@@ -279,7 +283,7 @@ class Match:
         if chosen is None:
             return refused(
                 Refusal.NO_SUCH_OPTION,
-                f"option {option} does not exist: decision {decision_id!r} "
+                f"option {option} does not exist: decision {quoted(decision_id)} "
                 f"offers options 0..{len(asked.options) - 1}",
             )
         if chosen not in asked.options:
@@ -303,16 +307,17 @@ class Match:
                 return REPEATED  # the same answer again: accepted, nothing applied
             return refused(
                 Refusal.ALREADY_ANSWERED,
-                f"decision {asked.id!r} is closed: the seat answered it with {given}",
+                f"decision {quoted(asked.id)} is closed: the seat answered it with {given}",
             )
         if asked.id in self._defaults:
             return refused(
                 Refusal.DEFAULTED,
-                f"decision {asked.id!r} is closed: no answer came in time and "
+                f"decision {quoted(asked.id)} is closed: no answer came in time and "
                 f"the server applied the default action",
             )
         return refused(
-            Refusal.DEFAULTED, f"decision {asked.id!r} is closed: the match ended before an answer"
+            Refusal.DEFAULTED,
+            f"decision {quoted(asked.id)} is closed: the match ended before an answer",
         )
 
     def _illegal(self, action: Action) -> Ruling:
@@ -421,6 +426,11 @@ class Match:
             meta["ladder"] = True
         if self.abort_reason is not None:
             meta["aborted"] = self.abort_reason
+        elif self.state.is_over:
+            # Who won, so that no one needs to replay the record to know it
+            # (``mammamia verify`` checks both against the replay).
+            meta["ranks"] = self.state.ranking()
+            meta["scores"] = [list(score) for score in self.state.scores()]
         if self.recovered:
             meta["recovered"] = list(self.recovered)
         if self.fairness is not None:

@@ -43,7 +43,7 @@ from .events import Defaulted, Ended, Entry
 from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
 from .match import Match, iso
 from .status import MatchStatus
-from .streams import Streams
+from .streams import Open, Streams
 
 log = structlog.get_logger()
 
@@ -89,6 +89,7 @@ class Runner:
         token_hashes: tuple[str, ...] = (),
         journal: Journal | None = None,
         resumed: bool = False,
+        opened: Open | None = None,
     ) -> None:
         self.match = match
         self.id = match.id
@@ -97,7 +98,7 @@ class Runner:
         self.storage = storage
         self.clock = clock
         self.journal = journal
-        self.streams = Streams(match, clock)
+        self.streams = Streams(match, clock, opened)
         self.on_entries: list[EntriesHook] = []
         self.on_answer: list[AnswerHook] = []
         self._timer: Timer | None = None

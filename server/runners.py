@@ -42,6 +42,7 @@ from .match import DEFAULT_DEADLINE_MS, Match, Settings
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
 from .status import MatchStatus
+from .streams import Open
 from .tokens import new_match_id, new_token
 
 log = structlog.get_logger()
@@ -91,6 +92,7 @@ class Runners:
         self._retired: dict[str, tuple[str, float]] = {}
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
+        self.streams_open = Open()  # the streams open on this server, of every match
 
     def create_match(
         self,
@@ -169,6 +171,7 @@ class Runners:
             self.start_timeout if start_timeout is None else start_timeout,
             token_hashes=hashes,
             journal=journal,
+            opened=self.streams_open,
         )
         self._hold_match(runner)
         # The seed is the whole deal: it is not logged while the match runs (the
@@ -207,6 +210,7 @@ class Runners:
                 token_hashes=tuple(unfinished.setup["tokens"]),
                 journal=self.journal,
                 resumed=True,
+                opened=self.streams_open,
             )
             self._hold_match(runner)
             resumed.append(runner.id)
@@ -252,6 +256,7 @@ class Runners:
         if self._ended_order.pop(runner.id, None) is None:
             return  # forgotten already (count bound, then timer)
         self.matches.pop(runner.id, None)
+        runner.streams.expire()  # a stream its client stopped reading ends now
         now = self.clock.now()
         # A retired token is remembered a while, then forgotten too, so that a server
         # that runs for months holds only the tokens of recent matches.

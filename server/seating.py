@@ -31,6 +31,7 @@ from .answers import Refusal, Ruling, refused
 from .match import NAME_LIMIT
 from .places import PlaceError, Places
 from .quotas import Quotas
+from .quoting import fitted, quoted
 from .runner import Runner
 from .runners import Draining, Runners
 from .streams import HOLD_SECONDS, Follower, Replies, holding, messages
@@ -148,7 +149,7 @@ class Seats:
         if found is None and (gone := self.runners.retired(token)) is not None:
             raise Refused(
                 grpc.StatusCode.NOT_FOUND,
-                f"match {gone!r} has ended and is no longer held by this server; "
+                f"match {quoted(gone)} has ended and is no longer held by this server; "
                 f"its record is in Spectate.GetRecord",
             )
         if found is None:
@@ -416,7 +417,7 @@ class PlayCall:
         except Exception as e:
             # A message gRPC could not decode (or a broken read) ends the call: a
             # stream that no longer reads its answers must not look alive.
-            log.warning("play_read_failed", error=f"{type(e).__name__}: {e}"[:200])
+            log.warning("play_read_failed", error=fitted(f"{type(e).__name__}: {e}"))
             self._fail(f"a {self._method} message could not be read as a PlayRequest")
 
     def _fail(self, why: str) -> None:

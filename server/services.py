@@ -23,10 +23,11 @@ import structlog
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from . import seating, wire
+from . import seating, streams, wire
 from .db.connection import StorageError
 from .places import Places
 from .quotas import Quotas
+from .quoting import fitted, quoted
 from .runner import Runner
 from .runners import Runners
 from .seating import STATUS_OF, Refused, Seats
@@ -54,8 +55,8 @@ def metadata(context: Context, key: str) -> str | None:
 
 
 async def abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
-    """Ends the call with ``code`` and ``message``; never returns."""
-    await context.abort(code, message)
+    """Ends the call with ``code`` and ``message`` (cut to fit); never returns."""
+    await context.abort(code, fitted(message))
     raise AssertionError("unreachable")  # context.abort raises
 
 
@@ -63,7 +64,56 @@ def _refuse_stream(context: Context, refusal: Refused) -> None:
     """Ends a streaming call with a status, without sending a message (aborting from
     inside a streaming handler can surface to the client as INTERNAL)."""
     context.set_code(refusal.code)
-    context.set_details(refusal.message)
+    context.set_details(fitted(refusal.message))
+
+
+END_WAIT_SECONDS: Final = 0.05
+"""How long the server waits for an ended call's status to go out before it lets go
+of the call's handler (see ``_ending``)."""
+
+_ENDS: set[asyncio.Future[Any]] = set()  # the endings under way, kept until done
+
+
+def _ending(context: Context) -> streams.Ending:
+    """Returns how the server ends this streaming call when its match is no longer
+    held (``server.streams.Ending``): NOT_FOUND with the message given, then the
+    handler's task cancelled, its write pending or not."""
+    task = asyncio.current_task()
+    assert task is not None
+
+    def end(message: str) -> None:
+        ended = asyncio.ensure_future(_end(context, task, message))
+        _ENDS.add(ended)
+        ended.add_done_callback(_ENDS.discard)
+
+    return end
+
+
+async def _end(context: Context, task: asyncio.Task[Any], message: str) -> None:
+    # The status goes out behind the message being written, which waits for the client
+    # to read it (HTTP/2 flow control), maybe for ever: the handler does not wait with
+    # it. Cancelled, its stream lets go of the match at once; the status and the one
+    # message ahead of it stay with the connection until the client reads or leaves.
+    status = asyncio.ensure_future(context.abort(grpc.StatusCode.NOT_FOUND, message))
+    _ENDS.add(status)
+    status.add_done_callback(_settled)
+    await asyncio.wait((status,), timeout=END_WAIT_SECONDS)
+    task.cancel()
+
+
+def _settled(status: asyncio.Future[Any]) -> None:
+    """Lets go of an ending's status once sent (its AbortError) or failed."""
+    _ENDS.discard(status)
+    if not status.cancelled():
+        status.exception()
+
+
+async def _open_stream(context: Context) -> None:
+    """Sends the headers of a stream's call before its first message, and sets how the
+    server ends it (``_ending``): a status can be queued behind a pending message only
+    once the headers have gone."""
+    await context.send_initial_metadata(())
+    streams.ending.set(_ending(context))
 
 
 async def _refuse_opening(requests: AsyncIterator[Any], context: Context, refusal: Refused) -> None:
@@ -120,6 +170,7 @@ class SeatService:
                 _refuse_stream(context, e)
                 return
             runner.join(seat)
+            await _open_stream(context)
             follower = Follower(seat, holding(request.batch_ms))
             async for message in messages(runner.streams, follower, request.after_sequence):
                 yield message
@@ -139,7 +190,7 @@ class SeatService:
             context.set_trailing_metadata(
                 (
                     ("refusal", f"REFUSAL_{ruling.refusal.name}"),
-                    *((("rule", ruling.rule),) if ruling.rule else ()),
+                    *((("rule", fitted(ruling.rule)),) if ruling.rule else ()),
                 )
             )
             await abort(context, STATUS_OF[ruling.refusal], ruling.message)
@@ -156,6 +207,7 @@ class SeatService:
             except Refused as e:
                 await _refuse_opening(requests, context, e)
                 return
+            await _open_stream(context)
             # Closed with the call, not when collected: its reader stops at once.
             play = seating.play(runner, seat, requests, self.seats.quotas.reply_queue)
             try:
@@ -169,7 +221,7 @@ class SeatService:
         self, requests: AsyncIterator[pb.PlayRequest], context: Context
     ) -> AsyncIterator[bytes]:
         # Headers at once: the client knows its call is taken up before it sits.
-        await context.send_initial_metadata(())
+        await _open_stream(context)
         play = seating.play_matches(self.seats, requests)
         try:
             async with contextlib.aclosing(play):
@@ -182,15 +234,6 @@ class SeatService:
 # -- Spectate --------------------------------------------------------------------------
 
 
-QUOTE_LIMIT: Final = 80
-"""How much of a caller's input a status message quotes back."""
-
-
-def _quoted(text: str) -> str:
-    """Returns ``text`` for a status message: quoted, and cut to QUOTE_LIMIT characters."""
-    return repr(text) if len(text) <= QUOTE_LIMIT else repr(text[:QUOTE_LIMIT]) + "..."
-
-
 async def _record(runners: Runners, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
     runner = runners.get(match_id)
     if runner is not None and not runner.ended:
@@ -199,17 +242,17 @@ async def _record(runners: Runners, match_id: str, context: Context, so_far: boo
         await abort(
             context,
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"match {_quoted(match_id)} is still being played; its record comes at the end",
+            f"match {quoted(match_id)} is still being played; its record comes at the end",
         )
     row = runners.storage.match(match_id)
     if row is None:
-        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {_quoted(match_id)}")
+        await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {quoted(match_id)}")
     record = runners.storage.record(match_id)
     if record is None:
         await abort(
             context,
             grpc.StatusCode.FAILED_PRECONDITION,
-            f"match {_quoted(match_id)} is {row.status} and has no record yet",
+            f"match {quoted(match_id)} is {row.status} and has no record yet",
         )
     return wire.game_record(match_id, record)
 
@@ -227,11 +270,12 @@ class SpectateService:
                 context,
                 Refused(
                     grpc.StatusCode.NOT_FOUND,
-                    f"no match {_quoted(request.match_id)} is held by this server",
+                    f"no match {quoted(request.match_id)} is held by this server",
                 ),
             )
             return
         structlog.contextvars.bind_contextvars(match=runner.id, spectator=True)
+        await _open_stream(context)
         async for message in messages(runner.streams, Follower(None), request.after_sequence):
             yield message
 

@@ -21,14 +21,22 @@ One loop (``Streams.stream``) sends what a follower is woken for: a snapshot fir
 one batch, until the match's end has gone out. ``encoded`` renders a batch as the
 bytes of one ``SeatEvents`` message (``server.wire``); the web page renders its
 own.
+
+A stream whose client stops reading waits in its write, and would hold its match
+for as long as the connection lives. So when the server lets go of an ended match
+(``Runners``: its hold, ``keep_ended``), ``Streams.expire`` ends every stream of it
+still open through the ``Ending`` its call set (``ending``): the gRPC calls with
+NOT_FOUND, after the message already on its way; the web page's by closing it.
+``Open`` counts the streams open on a server, those of matches let go of included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Final, TypeVar
 
 from . import visibility, wire
@@ -97,12 +105,35 @@ class Replies:
         return reply
 
 
+Ending = Callable[[str], None]
+"""Ends a stream's call from the server side, even while a write to its client is
+pending, with a message saying why; called on the event loop, it returns at once."""
+
+ending: Final[contextvars.ContextVar[Ending | None]] = contextvars.ContextVar(
+    "ending", default=None
+)
+"""How the server ends the calls of the task that sets it (a gRPC servicer, the web
+page's live view): each stream that task opens keeps it (``Streams.expire``). None:
+the stream is only stopped, and ends when next woken."""
+
+
+class Open:
+    """The count of streams open on one server: every ``Streams.stream`` loop from
+    its opening to its end, those of matches no longer held included."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class Follower:
     """One stream of a match: its viewer (a seat, or None for a spectator), how far
     into the match's log it has read, the event that wakes it, and, for a Play
-    stream, its replies not yet sent. ``stopped``: the stream ends when next woken."""
+    stream, its replies not yet sent. ``stopped``: the stream ends when next woken;
+    ``ending``: how the server ends its call (see ``ending``)."""
 
-    __slots__ = ("cursor", "hold", "replies", "stopped", "viewer", "wake")
+    __slots__ = ("cursor", "ending", "hold", "replies", "stopped", "viewer", "wake")
 
     def __init__(
         self, viewer: int | None, hold: float = HOLD_SECONDS, replies: Replies | None = None
@@ -113,6 +144,7 @@ class Follower:
         self.replies = replies
         self.stopped = False
         self.wake = asyncio.Event()
+        self.ending: Ending | None = None
 
     def stop(self) -> None:
         """Ends the stream: at once if it waits, else when it next would."""
@@ -132,9 +164,10 @@ Render = Callable[[Batch, float], T]
 class Streams:
     """The streams of one match, driven on the event loop. All methods run on it."""
 
-    def __init__(self, match: Match, clock: Clock) -> None:
+    def __init__(self, match: Match, clock: Clock, opened: Open | None = None) -> None:
         self.match = match
         self.clock = clock
+        self.opened = opened or Open()  # the server's count of open streams
         self.visible = len(match.log)  # the log entries streams may send
         self.followers: set[Follower] = set()
         self._advanced = asyncio.Event()  # set whenever ``visible`` moves on
@@ -217,12 +250,32 @@ class Streams:
 
     def _open(self, f: Follower) -> None:
         f.cursor = len(self.match.log)
-        self.followers.add(f)
+        if f not in self.followers:
+            self.followers.add(f)
+            self.opened.count += 1
 
     def unfollow(self, f: Follower) -> None:
         """Forgets a follower whose stream has closed."""
-        self.followers.discard(f)
+        if f in self.followers:
+            self.followers.discard(f)
+            self.opened.count -= 1
         self._unhold(f)
+
+    def expire(self) -> None:
+        """Ends every stream still open, the server no longer holding the match (its
+        hold is over): each is stopped, and its call ended through its ``Ending``.
+
+        Why: after the end every stream is woken to send it and close, so one still
+        open waits in a write its client does not read, and would keep the match in
+        memory for as long as the connection lives."""
+        message = (
+            f"match {self.match.id!r} has ended and is no longer held by this server; "
+            f"its record is in Spectate.GetRecord"
+        )
+        for f in list(self.followers):
+            f.stop()
+            if f.ending is not None:
+                f.ending(message)
 
     # -- holds -----------------------------------------------------------------------
 
@@ -269,7 +322,7 @@ class Streams:
 
     async def stream(
         self, follower: Follower, after: int, render: Render[T], pace: float = 0.0
-    ) -> AsyncIterator[T]:
+    ) -> AsyncGenerator[T, None]:
         """Yields ``render`` of what ``follower``'s viewer receives: first the snapshot
         resuming after sequence ``after`` (with the end, if the match has ended), then,
         each time the follower is woken, every pending item (and reply) as one batch,
@@ -280,6 +333,7 @@ class Streams:
         # The snapshot shows only what is committed (server.db.journal): wait for the
         # inputs still being written.
         await self.caught_up()
+        follower.ending = ending.get()
         self._open(follower)
         try:
             now = self.clock.now()

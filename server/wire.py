@@ -26,7 +26,7 @@ from typing import Any, Final
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mammamia import INGREDIENTS, Event, Resolve, Turn, View
+from mammamia import COLOURS, INGREDIENTS, Event, Resolve, Turn, View
 from mammamia.actions import Action
 from mammamia_pb import arena_pb2 as pb
 
@@ -35,11 +35,14 @@ from .answers import Refusal, Ruling
 from .db.matches import MatchRow
 from .events import Decision, Defaulted, Happened, Numbered
 from .match import Match
+from .quoting import quoted, quoted_list
 from .status import MatchStatus
 from .visibility import FinalView as FinalItem
 from .visibility import Item, Snapshot
 
 DECISION_ID_LIMIT: Final = 64
+ORDER_LIMIT: Final = 64
+"""The longest order card id an answer may name (ids are a few words long)."""
 """The longest decision id an answer may name (the server's are a few characters)."""
 
 
@@ -205,28 +208,42 @@ def _ns(seconds: float) -> int:
     return round(seconds * 1e9)
 
 
-def _ms(seconds: float) -> int:
-    return max(0, int(seconds * 1000))
+def _whole_ms(ns: int) -> int:
+    """Returns a span of ``ns`` nanoseconds in whole milliseconds, rounded down (0 when
+    negative) once rounded to the microsecond: a time of the clock, a float of UNIX
+    seconds, carries a fraction of a microsecond of noise, which must not turn 300 ms
+    into 299."""
+    return max(0, (ns + 500) // 1000) // 1000
 
 
 def decision_bytes(d: Decision, match: Match, now: float) -> bytes:
     """Returns an open decision as an encoded DecisionRequest, its times counted
-    from ``now``."""
+    from ``now``.
+
+    Every time in it comes from the one instant ``now`` and whole numbers: the
+    absolute ``deadline`` and ``default_at`` (the deadline plus the bank left at it)
+    in nanoseconds, ``deadline_ms`` and ``time_bank_ms`` counted down from them to
+    whole milliseconds, and ``default_in_ms`` their sum, exactly, as the contract
+    says (so it may fall short of the time to ``default_at`` by up to 2 ms)."""
     if d.encoded_view is None:
         assert d.view is not None, f"decision {d.id} is closed"
         d.encoded_view = enc.view(d.view, d.seats)
-    default_at = match.default_at(d)
-    bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
+    now_ns = _ns(now)
+    deadline_ns = _ns(d.deadline)
+    default_ns = deadline_ns + _ns(match.time_bank[d.seat])
+    deadline_ms = _whole_ms(deadline_ns - now_ns)
+    # Past the deadline the bank runs: what is left of it runs to default_at from now.
+    bank_ms = _whole_ms(default_ns - max(now_ns, deadline_ns))
     return enc.decision(
         d.id,
         d.resolve,
         d.encoded_view,
         options_field(d.options),
-        _ns(d.deadline),
-        _ms(d.deadline - now),
-        _ms(bank),
-        _ns(default_at),
-        _ms(default_at - now),
+        deadline_ns,
+        deadline_ms,
+        bank_ms,
+        default_ns,
+        deadline_ms + bank_ms,
     )
 
 
@@ -423,7 +440,7 @@ def _ingredient(value: str, what: str, allow_empty: bool = True) -> str | None:
     if value == "" and allow_empty:
         return None
     if value not in _KINDS:
-        raise WireError(f"{what}: unknown ingredient {value!r} (R-COMP-1)")
+        raise WireError(f"{what}: unknown ingredient {quoted(value)} (R-COMP-1)")
     return value
 
 
@@ -437,7 +454,12 @@ def action_of(msg: pb.Action) -> Action:
         if t.HasField("draw"):
             draw = _DRAW_NAMES.get(t.draw)
             if draw is None:
-                raise WireError(f"turn.draw: {t.draw!r} is not a draw source (R-TURN-4)")
+                raise WireError(f"turn.draw: {t.draw} is not a draw source (R-TURN-4)")
+        if len(t.order) > ORDER_LIMIT:
+            raise WireError(
+                f"turn.order: at most {ORDER_LIMIT} characters, got {len(t.order)} "
+                f"(order ids are those of the view)"
+            )
         order = t.order or None
         if is_pass:
             if t.ingredient or t.count:
@@ -495,9 +517,23 @@ class MatchSetup:
     names: list[str]
 
 
+def colours_of(colours: Sequence[str], players: int) -> list[str]:
+    """Returns the colours a request names ([]: the canonical ones); raises WireError
+    unless they are none or ``players`` distinct colours of the game (R-SETUP-1)."""
+    chosen = list(colours)
+    if chosen and (
+        len(chosen) != players or len(set(chosen)) != players or not set(COLOURS).issuperset(chosen)
+    ):
+        raise WireError(
+            f"colours must be {players} distinct colours of {list(COLOURS)}, "
+            f"got {len(chosen)}: {quoted_list(chosen)} (R-SETUP-1)"
+        )
+    return chosen
+
+
 def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     """Returns the setup a CreateMatchRequest asks for; raises WireError for what is
-    refused before the rules see it (player count, names, seed)."""
+    refused before the rules see it (player count, names, colours, seed)."""
     if not 2 <= msg.players <= 5:
         raise WireError(f"players must be 2 to 5, got {msg.players} (R-SETUP-1)")
     if len(msg.names) > msg.players:
@@ -505,12 +541,13 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     for i, name in enumerate(msg.names):
         if len(name) > name_limit:
             raise WireError(f"names[{i}]: at most {name_limit} characters")
+    colours = colours_of(msg.colours, msg.players)
     if msg.HasField("seed") and msg.seed >= 2**63:
         raise WireError(f"seed must be below 2**63, got {msg.seed}")
     return MatchSetup(
         players=msg.players,
         seed=msg.seed if msg.HasField("seed") else None,
-        colours=list(msg.colours) or None,
+        colours=colours or None,
         first_player=msg.first_player if msg.HasField("first_player") else None,
         deadline_ms=msg.time_control.deadline_ms,
         time_bank_ms=msg.time_control.time_bank_ms,

@@ -485,12 +485,22 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
     module of ``server`` outside it; the web page (``server.web``) is left out: a
     plugin above the core and the ladder alike, it shows both; so are the ladder's
     tables (``server.db.ladder``), the ladder's own storage, kept with the rest of the
-    storage layer (they apply the ladder's ratings)."""
+    storage layer (they apply the ladder's ratings), and the competition
+    (``server.competition``, ``server.db.competition``), which sits on the ladder as the
+    ladder sits on the core (its finals are rated and seated as ladder matches are)."""
     return sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
         if module.startswith("server.")
-        and not module.startswith(("server.ladder", "server.web", "server.db.ladder"))
+        and not module.startswith(
+            (
+                "server.ladder",
+                "server.web",
+                "server.db.ladder",
+                "server.competition",
+                "server.db.competition",
+            )
+        )
         for target in targets
         if target == "server.ladder" or target.startswith("server.ladder.")
     )

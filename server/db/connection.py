@@ -79,6 +79,11 @@ class PostgresIntegrityError(PostgresError):
     """A PostgreSQL statement broke a constraint (a key taken, a value missing)."""
 
 
+class PostgresDataError(PostgresError):
+    """A PostgreSQL statement was given a value the column cannot hold (text with a
+    NUL character, a number out of range)."""
+
+
 #: What a failed statement raises, on either database.
 ERRORS: Final[tuple[type[Exception], ...]] = (sqlite3.Error, PostgresError)
 #: What a statement that breaks a constraint raises, on either database.
@@ -271,6 +276,8 @@ def _translated() -> Iterator[None]:
         yield
     except psycopg.IntegrityError as e:
         raise PostgresIntegrityError(_first_line(e)) from e
+    except psycopg.DataError as e:
+        raise PostgresDataError(_first_line(e)) from e
     except psycopg.Error as e:
         raise PostgresError(_first_line(e)) from e
 

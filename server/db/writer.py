@@ -3,22 +3,49 @@
 Writes never wait for the disk on the event loop: they run on one writer thread,
 one at a time in the order they were given; each write is one transaction, so a
 crash leaves none half-written.
+
+A writer is *failing* while the database itself fails its writes (a lost
+connection, a full disk, a lock that outlasts the busy timeout): only
+:func:`database_failed` errors count. A write that refuses what it was asked (a
+taken name, a wrong key, a constraint the caller's input breaks) is an outcome for
+its caller, and leaves ``failing`` as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
 import structlog
 
+from ..quoting import fitted
+from .connection import ERRORS, INTEGRITY_ERRORS, PostgresDataError, StorageError
+
 log = structlog.get_logger()
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+#: Errors the database raises for what a write was asked, not for its own state:
+#: a constraint broken, a value it cannot hold.
+REFUSED_BY_DATABASE: tuple[type[Exception], ...] = (
+    *INTEGRITY_ERRORS,
+    sqlite3.DataError,
+    PostgresDataError,
+)
+
+
+def database_failed(error: BaseException) -> bool:
+    """Returns whether ``error`` is a failure of the database itself (its driver's
+    error, a storage error, the file system's), as opposed to a refusal of the write
+    or a caller's mistake."""
+    if isinstance(error, REFUSED_BY_DATABASE):
+        return False
+    return isinstance(error, (*ERRORS, StorageError, OSError))
 
 
 class Writer:
@@ -35,15 +62,17 @@ class Writer:
         self._watchers: list[Callable[[bool], None]] = []
 
     def watch(self, changed: Callable[[bool], None]) -> None:
-        """Calls ``changed(failing)`` on the writer thread each time writes start to
-        fail (True) or succeed again (False)."""
+        """Calls ``changed(failing)`` on the writer thread each time the database
+        starts to fail writes (True) or a write succeeds again (False); a refused
+        write changes nothing."""
         self._watchers.append(changed)
 
     def _watched(self, write: Callable[[], T]) -> T:
         try:
             result = write()
-        except Exception:
-            self._set_failing(True)
+        except Exception as e:
+            if database_failed(e):
+                self._set_failing(True)
             raise
         self._set_failing(False)
         return result
@@ -83,5 +112,9 @@ def _nothing() -> None:
 
 def _log_failure(done: Future[object]) -> None:
     error = done.exception()
-    if error is not None:
-        log.error("database_write_failed", error=repr(error))
+    if error is None:
+        return
+    if database_failed(error):
+        log.error("database_write_failed", error=fitted(repr(error)))
+    else:
+        log.warning("database_write_refused", error=fitted(repr(error)))

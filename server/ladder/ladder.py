@@ -55,6 +55,7 @@ from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
+from server.quoting import quoted
 from server.status import MatchStatus
 
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
@@ -199,12 +200,12 @@ class Ladder:
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
         if not self.store.check_key(name, key):
-            raise UnknownBotError(f"bot {name!r} is not registered or the key is wrong")
+            raise UnknownBotError(f"bot {quoted(name)} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
             self.store.mark_entered, name, key, self.clock()
         ):
             raise UnknownBotError(
-                f"bot {name!r} is not registered (it never entered and "
+                f"bot {quoted(name)} is not registered (it never entered and "
                 "its name expired): register it again"
             )
         return await self.lobby.enter(name)

@@ -29,6 +29,7 @@ from mammamia.fairness import DealSet
 from server.db.ladder.rows import LadderError
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
+from server.quoting import quoted
 
 from .ratings import initial
 from .scheduler import Policy, Scheduler, Waiting
@@ -125,7 +126,7 @@ class Entrant:
             return item
         self._queue.put_nowait(item)
         raise ReplacedError(
-            f"bot {self.name!r} entered the ladder again elsewhere; the newer entry plays"
+            f"bot {quoted(self.name)} entered the ladder again elsewhere; the newer entry plays"
         )
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
+from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
 from . import wire
@@ -131,20 +132,20 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,
-                f"match {request.match_id!r} is not a ladder match",
+                f"match {quoted(request.match_id)} is not a ladder match",
             )
         if match.status == MatchStatus.RUNNING:
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"match {request.match_id!r} is still running",
+                f"match {quoted(request.match_id)} is still running",
             )
         record = self.ladder.matches.record(request.match_id)
         if record is None:
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,
-                f"match {request.match_id!r} has no stored record",
+                f"match {quoted(request.match_id)} has no stored record",
             )
         return wire.game_record(request.match_id, record)
 
@@ -157,7 +158,7 @@ class LadderServicer(pb_grpc.LadderServicer):
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,
-                f"bot {request.name!r} is not registered on this ladder",
+                f"bot {quoted(request.name)} is not registered on this ladder",
             )
         tallies, positions = await self.ladder.reader.bot_stats(request.name)
         return wire.bot_stats_response(request.name, tallies, positions)

@@ -17,6 +17,7 @@ from typing import Final, Protocol
 
 from mammamia import TURN, Action, State, View, view_of
 
+from ..quoting import quoted
 from .errors import BadRequest
 
 GROUP: Final = "mammamia.policies"
@@ -75,7 +76,7 @@ def seat_policies(
         factory = available.get(name)
         if factory is None:
             raise BadRequest(
-                f"policies: unknown policy {name!r} (known: {', '.join(sorted(available))})"
+                f"policies: unknown policy {quoted(name)} (known: {', '.join(sorted(available))})"
             )
         factories.append(factory)
     return factories

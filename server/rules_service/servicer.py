@@ -22,6 +22,7 @@ from mammamia_pb import rules_pb2 as rpb
 from mammamia_pb import rules_pb2_grpc as rpb_grpc
 
 from ..guards import Guards
+from ..quoting import fitted
 from . import wire
 from .errors import BadRequest, RulesServiceError, TooManyStates, UnknownHandle
 from .policies import PolicyFactory
@@ -49,8 +50,9 @@ async def _answer(context: Context, method: str, call: Callable[[], _Reply]) -> 
         return call()
     except RulesServiceError as e:
         code = _CODES.get(type(e), grpc.StatusCode.INVALID_ARGUMENT)
-        log.debug("rules_call_refused", method=method, code=code.name, reason=str(e))
-        await context.abort(code, str(e)[:500])
+        reason = fitted(str(e))
+        log.debug("rules_call_refused", method=method, code=code.name, reason=reason)
+        await context.abort(code, reason)
         raise  # abort raises; this keeps type checkers content
 
 

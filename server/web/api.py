@@ -16,6 +16,7 @@ ended matches, and the spectator view of running ones (``server.web.live``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,8 @@ from ..db.ladder.rows import LadderMatch, Standing
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
+from ..quoting import fitted, quoted
+from ..streams import Ending, ending
 from . import live, replay
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -111,7 +114,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     except ERRORS as e:
-        log.warning("web_read_failed", path=request.path, error=str(e))
+        log.warning("web_read_failed", path=quoted(request.path), error=fitted(str(e)))
         return _error(503, "the database cannot be read just now; try again")
 
 
@@ -241,7 +244,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
     overall = got["scopes"].get(0)
     rows, delivered = got["matches"]
     if overall is None and not rows:
-        return _error(404, f"no bot {name!r} on this ladder")
+        return _error(404, f"no bot {quoted(name)} on this ladder")
     by_players = []
     for players, tally in sorted(got["tallies"].items()):
         line = got["scopes"].get(players)
@@ -288,25 +291,25 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     held = page.arena.runners.get(match_id)
     if held is not None and not held.ended:
         # A running match's record would show every hand: only its live view is public.
-        return _error(409, f"match {match_id!r} is still being played: watch it live")
+        return _error(409, f"match {quoted(match_id)} is still being played: watch it live")
     cached = page.replays.get(match_id)
     if cached is None:
         stored = await page.reads.run(page.reads.stored, match_id)
         if stored is None:
-            return _error(404, f"no match {match_id!r}")
+            return _error(404, f"no match {quoted(match_id)}")
         if not stored.status.ended or stored.record is None:
-            return _error(409, f"match {match_id!r} is {stored.status} and has no record yet")
+            return _error(409, f"match {quoted(match_id)} is {stored.status} and has no record yet")
         if is_sealed(stored.record):
             # A duplicate set's later matches deal the same cards (docs/ladder.md).
             return _error(
                 409,
-                f"match {match_id!r} belongs to a duplicate set still being "
+                f"match {quoted(match_id)} belongs to a duplicate set still being "
                 "played: its record comes when the set ends",
             )
         try:
             steps = await page.reads.run(replay.replay, stored.record, stored.names)
         except RecordError as e:
-            return _error(500, f"the record of {match_id!r} does not replay: {e}")
+            return _error(500, f"the record of {quoted(match_id)} does not replay: {e}")
         cached = {
             "match": match_id,
             "status": stored.status,
@@ -351,9 +354,26 @@ async def _not_held(page: Page, match_id: str) -> web.StreamResponse:
     stored = await page.reads.run(page.reads.stored, match_id)
     if stored is not None and stored.record is not None:
         return web.json_response(
-            {"error": f"match {match_id!r} has ended", "replay": f"#/replay/{match_id}"}, status=404
+            {"error": f"match {quoted(match_id)} has ended", "replay": f"#/replay/{match_id}"},
+            status=404,
         )
-    return _error(404, f"no match {match_id!r} is held by this server")
+    return _error(404, f"no match {quoted(match_id)} is held by this server")
+
+
+def _closing(request: web.Request) -> Ending:
+    """Returns how the server ends a live stream once it no longer holds the match
+    (``server.streams.Ending``): the connection closes at once, dropping what waits
+    to be sent to a client that stopped reading, and the handler's task is cancelled,
+    its write pending or not. The page, reconnecting, is told the match has ended."""
+    task = asyncio.current_task()
+
+    def end(message: str) -> None:
+        if request.transport is not None:
+            request.transport.abort()
+        if task is not None:
+            task.cancel()
+
+    return end
 
 
 async def _live_stream(request: web.Request) -> web.StreamResponse:
@@ -378,6 +398,7 @@ async def _live_stream(request: web.Request) -> web.StreamResponse:
             }
         )
         await response.prepare(request)
+        ending.set(_closing(request))
         async for message in live.follow(match, _after(request)):
             data = json.dumps(message, separators=(",", ":"))
             await response.write(f"data: {data}\n\n".encode())

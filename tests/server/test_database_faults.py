@@ -6,6 +6,7 @@ as long as its writes fail."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,6 +110,48 @@ def test_health_is_not_serving_while_writes_fail(server: RunningServer) -> None:
         until(channel, health_pb2.HealthCheckResponse.NOT_SERVING)
         blocker.execute("ROLLBACK")
         create_match(channel)
+        until(channel, health_pb2.HealthCheckResponse.SERVING)
+    blocker.close()
+    assert "storage_failing" in server.logs() and "storage_recovered" in server.logs()
+
+
+def test_the_ladder_s_failing_writes_turn_health_and_its_next_write_restores_it(
+    start_server: Callable[..., RunningServer],
+) -> None:
+    import sqlite3
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from mammamia_pb import arena_pb2 as pb
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    server = start_server(ladder_players="2-3")
+
+    def until(channel: grpc.Channel, wanted: int) -> None:
+        for reply in health_pb2_grpc.HealthStub(channel).Watch(  # type: ignore[attr-defined]
+            health_pb2.HealthCheckRequest(service="mammamia.v1.Ladder"), timeout=TIMEOUT_S
+        ):
+            if reply.status == wanted:
+                return
+
+    blocker = sqlite3.connect(server.db_path, isolation_level=None, timeout=1)
+    blocker.execute("BEGIN EXCLUSIVE")
+    with grpc.insecure_channel(server.address) as channel:
+        ladder = pb_grpc.LadderStub(channel)
+        try:
+            ladder.Register(pb.RegisterRequest(name="alpha"), timeout=TIMEOUT_S)
+        except grpc.RpcError as e:
+            # The database's failure, not the caller's: not a refusal's code.
+            assert e.code() not in (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                grpc.StatusCode.ALREADY_EXISTS,
+            )
+        else:
+            raise AssertionError("a write went through a locked database")
+        until(channel, health_pb2.HealthCheckResponse.NOT_SERVING)
+        blocker.execute("ROLLBACK")
+        ladder.Register(pb.RegisterRequest(name="alpha"), timeout=TIMEOUT_S)
         until(channel, health_pb2.HealthCheckResponse.SERVING)
     blocker.close()
     assert "storage_failing" in server.logs() and "storage_recovered" in server.logs()

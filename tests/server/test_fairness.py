@@ -105,6 +105,10 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path: Path) -> None:
     good = edited("good", lambda d: None)
     ok = _verify(good)
     assert ok.returncode == 0 and ok.stdout.count("\n") == 1 and "verified" in ok.stdout
+    # The record says who won, as its replay does.
+    over = rec.loads(json.dumps(data)).replay()
+    assert data["meta"]["ranks"] == over.ranking() and "ranks" in ok.stdout
+    assert data["meta"]["scores"] == [list(s) for s in over.scores()]
 
     def swap_hand(d: Any) -> None:
         # Two cards that differ, one from each of two hands: the deal changes.
@@ -132,6 +136,8 @@ def test_mammamia_verify_refuses_an_edited_record(tmp_path: Path) -> None:
         "reshuffle": (swap_reshuffle, "reshuffle"),
         "client-seed": (client_seed, "seed"),
         "commitment": (commit, "commitment"),
+        "ranks": (lambda d: d["meta"]["ranks"].__setitem__(0, 5), "meta.ranks"),
+        "scores": (lambda d: d["meta"]["scores"][0].__setitem__(0, 9), "meta.scores"),
     }
     for name, (change, named) in cases.items():
         bad = _verify(edited(name, change))

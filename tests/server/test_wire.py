@@ -149,30 +149,30 @@ def ref_event(entry: Numbered) -> pb.SeatEvent:
     return out
 
 
-def ref_timestamp(seconds: float) -> Timestamp:
-    ts = Timestamp()
-    ts.FromNanoseconds(round(seconds * 1e9))
-    return ts
-
-
-def ms(seconds: float) -> int:
-    return max(0, int(seconds * 1000))
+def whole_ms(ns: int) -> int:
+    """A span of nanoseconds in whole milliseconds, once rounded to the microsecond."""
+    return max(0, (ns + 500) // 1_000) // 1_000
 
 
 def ref_decision(d: Decision, match: Match, now: float) -> pb.DecisionRequest:
     assert d.view is not None  # an open decision keeps its view
-    default_at = match.default_at(d)
-    bank = match.time_bank[d.seat] - max(0.0, now - d.deadline)
+    now_ns, deadline_ns = round(now * 1e9), round(d.deadline * 1e9)
+    default_ns = deadline_ns + round(match.time_bank[d.seat] * 1e9)
+    deadline_ms = whole_ms(deadline_ns - now_ns)
+    bank_ms = whole_ms(default_ns - max(now_ns, deadline_ns))
+    deadline, default_at = Timestamp(), Timestamp()
+    deadline.FromNanoseconds(deadline_ns)
+    default_at.FromNanoseconds(default_ns)
     return pb.DecisionRequest(
         decision_id=d.id,
         kind=pb.DECISION_KIND_RESOLVE if d.resolve else pb.DECISION_KIND_TURN,
         view=ref_view(d.view, d.seats),
         options=[ref_action(a) for a in d.options],
-        deadline=ref_timestamp(d.deadline),
-        deadline_ms=ms(d.deadline - now),
-        time_bank_ms=ms(bank),
-        default_at=ref_timestamp(default_at),
-        default_in_ms=ms(default_at - now),
+        deadline=deadline,
+        deadline_ms=deadline_ms,
+        time_bank_ms=bank_ms,
+        default_at=default_at,
+        default_in_ms=deadline_ms + bank_ms,
     )
 
 

@@ -6,6 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from ...quoting import quoted
 from ...status import MatchStatus
 
 #: Bot names: 1 to 32 letters, digits, '-', '_' or '.' (arena.proto, RegisterRequest).
@@ -155,5 +156,7 @@ def hash_key(key: str) -> str:
 def check_name(name: str) -> str:
     """Returns ``name``; raises LadderError unless it is 1 to 32 of [A-Za-z0-9._-]."""
     if not NAME_PATTERN.fullmatch(name):
-        raise LadderError(f"bot name {name!r} must be 1 to 32 letters, digits, '-', '_' or '.'")
+        raise LadderError(
+            f"bot name {quoted(name)} must be 1 to 32 letters, digits, '-', '_' or '.'"
+        )
     return name

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from mammamia.fairness import unseal
 
+from ...quoting import quoted
 from ...status import MatchStatus
 from .. import schema
 from ..connection import ERRORS, INTEGRITY_ERRORS, LADDER_LOCK, Connection, transaction
@@ -87,7 +88,7 @@ class LadderStore(Entries, LadderReads):
                     (name, hash_key(key), time.time() if now is None else now),
                 )
             except INTEGRITY_ERRORS:
-                raise NameTakenError(f"bot name {name!r} is already registered") from None
+                raise NameTakenError(f"bot name {quoted(name)} is already registered") from None
             if max_unentered is not None:
                 (waiting,) = db.execute(
                     "SELECT COUNT(*) FROM ladder_bots WHERE entered IS NULL"
@@ -196,7 +197,7 @@ class LadderStore(Entries, LadderReads):
                 return False
             if len(seats) != row[1]:
                 raise LadderError(
-                    f"match {match_id!r} has {row[1]} seats, got {len(seats)} results"
+                    f"match {quoted(match_id)} has {row[1]} seats, got {len(seats)} results"
                 )
             (order,) = db.execute(
                 "SELECT COALESCE(MAX(finish_order), 0) + 1 FROM ladder_matches"

@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
+from server.db.hosts import Taken
 from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
@@ -120,6 +121,9 @@ class Ladder:
             if store.shared and not duplicate
             else LocalLobby(store, self.writer, policy, settle=settle)
         )
+        #: The host whose ladder matches this ladder ends, on a shared database: a
+        #: match taken over by another host (``server.leases``) is that host's to end.
+        self._host = host_id if isinstance(self.lobby, SharedLobby) else None
 
     @property
     def closed(self) -> bool:
@@ -146,10 +150,14 @@ class Ladder:
                     self._log_finished(match_id, end)
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
+                if self._host is not None:
+                    # Announced again: the host may have stopped before it announced
+                    # the seats of the match it had created.
+                    self.store.publish(match_id, self.matches.commitment(match_id))
                 resuming[match_id] = self.settling.start(self._settle_resumed(match_id))
                 log.info("ladder_match_resumed", match=match_id)
             else:
-                self.store.abort_match(match_id)
+                self.store.abort_match(match_id, self._host)
                 log.info("ladder_match_aborted", match=match_id, reason="server restarted")
         for set_id in self.store.playing_sets():
             row = self.store.deal_set(set_id)
@@ -163,6 +171,27 @@ class Ladder:
         rated = self.store.apply_ratings()
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
+
+    async def take_over(self, taken: Taken, resumed: Collection[str]) -> None:
+        """Settles the ladder matches this host took over from a host whose lease
+        lapsed (``server.leases``), as :meth:`recover` settles its own after a
+        restart: a match whose end was stored is rated from it; one resumed is
+        announced again (its seats now name this host's address, and each bot is told
+        where to play) and rated when it ends; any other is marked aborted."""
+        for match_id in taken.ladder:
+            end = self.matches.stored_result(match_id)
+            if end is not None and end.status == MatchStatus.FINISHED:
+                if await self.settling.stored(match_id, self._store_result, match_id, end):
+                    self._log_finished(match_id, end)
+                log.info("ladder_match_recovered", match=match_id, host=taken.host)
+            elif match_id in resumed:
+                commitment = self.matches.commitment(match_id)
+                await self.settling.stored(match_id, self.store.publish, match_id, commitment)
+                self.settling.start(self._settle_resumed(match_id))
+                log.info("ladder_match_taken_over", match=match_id, host=taken.host)
+            else:
+                await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
+                log.info("ladder_match_aborted", match=match_id, reason="its host went away")
 
     async def run(self) -> None:
         """Runs the lobby, playing the tables it forms, and expires names that never
@@ -363,12 +392,12 @@ class Ladder:
             if new:
                 self._log_finished(match_id, end)
         else:
-            await self.settling.stored(match_id, self.store.abort_match, match_id)
+            await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
             log.info("ladder_match_aborted", match=match_id)
 
     def _store_result(self, match_id: str, end: MatchEnd) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
-        new = self.store.finish_match(match_id, end.seats())
+        new = self.store.finish_match(match_id, end.seats(), self._host)
         # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
         return new

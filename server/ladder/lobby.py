@@ -147,7 +147,9 @@ class Entries:
 
     def __init__(self) -> None:
         self._open: dict[str, tuple[str, EntrantQueue]] = {}  # bot -> (stream id, queue)
-        self._told: dict[str, str] = {}  # bot -> the match last told on its stream
+        # bot -> the match (and its host's address) last told on its stream: a match
+        # taken over by another host is told again, with the new address.
+        self._told: dict[str, tuple[str, str]] = {}
 
     def open(self, name: str, stream: str, leave: Callable[[], None]) -> Entrant:
         """Returns the entrant of a new stream ``stream`` (its id: :func:`new_stream`)
@@ -189,11 +191,12 @@ class Entries:
 
     def tell(self, name: str, assignment: Assignment) -> None:
         """Sends ``assignment`` on the bot's stream here, unless there is none or it
-        was told that match already."""
+        was told that match on that host already."""
         current = self._open.get(name)
-        if current is None or self._told.get(name) == assignment.match_id:
+        told = (assignment.match_id, assignment.host_address)
+        if current is None or self._told.get(name) == told:
             return
-        self._told[name] = assignment.match_id
+        self._told[name] = told
         current[1].put_nowait(assignment)
 
     def end(self) -> None:

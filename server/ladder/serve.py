@@ -158,6 +158,9 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     arena.add_service(
         "mammamia.v1.Ladder", lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server)
     )
+    if arena.leases is not None:
+        # Matches taken over from a host whose lease lapsed: settled, seats announced.
+        arena.leases.on_taken(ladder.take_over)
     arena.add_task(ladder.run)
     arena.on_drained(ladder.settled)
     # The ladder's writes (entries, heartbeats, results) failing is the database away

@@ -10,7 +10,8 @@ RESOURCE_EXHAUSTED for a name registered while too many names never entered;
 UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
 bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
 for a match that is not a ladder match, or a bot that is not registered (BotStats);
-FAILED_PRECONDITION for a record asked for while its match runs.
+FAILED_PRECONDITION for a record asked for while its match runs, and for a
+Register after a competition's registration has closed (the message names its phase).
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
@@ -34,7 +35,7 @@ from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
 from . import wire
-from .ladder import Ladder, UnknownBotError
+from .ladder import Ladder, RegistrationClosedError, UnknownBotError
 from .lobby import ReplacedError
 from .matches import LadderClosedError
 
@@ -57,6 +58,8 @@ class LadderServicer(pb_grpc.LadderServicer):
     ) -> pb.RegisterResponse:
         try:
             key = await self.ladder.register(request.name)
+        except RegistrationClosedError as e:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
         except NameTakenError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderFullError as e:

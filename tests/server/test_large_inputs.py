@@ -58,6 +58,10 @@ class Target:
     def ladder(self) -> pb_grpc.LadderAsyncStub:
         return pb_grpc.LadderStub(self.channel)
 
+    @property
+    def competition(self) -> pb_grpc.CompetitionAsyncStub:
+        return pb_grpc.CompetitionStub(self.channel)
+
     def mine(self) -> tuple[tuple[str, str], ...]:
         return seat_metadata(self.tokens[0])
 
@@ -382,6 +386,32 @@ CASES: dict[str, list[tuple[str, Code, Call]]] = {
     ],
     "Ladder/BotStats": [
         ("name", Code.NOT_FOUND, lambda t: unary(t.ladder.BotStats(pb.BotStatsRequest(name=BIG)))),
+    ],
+    # This server runs no competition (tests/competition: one that does).
+    "Competition/Status": [
+        (
+            "(no field)",
+            Code.FAILED_PRECONDITION,
+            lambda t: unary(t.competition.Status(pb.CompetitionStatusRequest())),
+        ),
+    ],
+    "Competition/Advance": [
+        (
+            "reason",
+            Code.FAILED_PRECONDITION,
+            lambda t: unary(
+                t.competition.Advance(pb.AdvanceRequest(reason=BIG), metadata=t.organiser)
+            ),
+        ),
+    ],
+    "Competition/Release": [
+        (
+            "(no field)",
+            Code.FAILED_PRECONDITION,
+            lambda t: unary(
+                t.competition.Release(pb.ReleaseResultsRequest(), metadata=t.organiser)
+            ),
+        ),
     ],
 }
 

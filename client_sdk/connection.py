@@ -423,6 +423,16 @@ async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
     option = view.legal.index(decision.action)
     seat.answered[asked.decision_id] = option
     await call.write(wire.answer(asked.decision_id, option))
+    if decision.fault is None:
+        try:
+            bot.on_answered(time.monotonic() - started)
+        except Exception as e:
+            log.warning(
+                "bot_hook_failed",
+                bot=bot.name,
+                hook="on_answered",
+                fault=f"{type(e).__name__}: {e}",
+            )
     log.debug(
         "decision_answered",
         match=seat.match_id,
@@ -652,7 +662,7 @@ async def play_ladder(
     match, and ConnectionLost when the server stays unreachable."""
     backoff = Backoff(give_up=give_up)
     tasks: set[asyncio.Task[MatchResult | None]] = set()
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # (match, host): a match taken over is played anew
     played = 0
     done = asyncio.Event()
 
@@ -731,9 +741,9 @@ async def play_ladder(
                     async for msg in stream:
                         backoff.reset()
                         assignment = wire.assigned(msg)
-                        if assignment.match_id in seen:
+                        if (assignment.match_id, assignment.host_address) in seen:
                             continue
-                        seen.add(assignment.match_id)
+                        seen.add((assignment.match_id, assignment.host_address))
                         log.info(
                             "ladder_assignment",
                             match=assignment.match_id,

@@ -36,10 +36,11 @@ from grpc_reflection.v1alpha import reflection
 
 from . import services
 from .clock import Clock
-from .db.connection import StorageError, is_url
+from .db.connection import ERRORS, StorageError, is_url
 from .db.matches import Storage
 from .db.writer import Writer
 from .guards import Guards
+from .leases import DEFAULT_LEASE_S, Leases
 from .match import DEFAULT_DEADLINE_MS
 from .quotas import Quotas, Rates, descriptor_limit, server_options
 from .runners import Runners
@@ -71,6 +72,8 @@ class Arena:
     _setting: asyncio.Future[None] | None = None  # the latest health change in flight
     #: The writers whose failing writes make health NOT_SERVING (``watch_storage``).
     writers: list[Writer] = field(default_factory=list)
+    #: This host's lease and takeovers on a shared database (None on an SQLite file).
+    leases: Leases | None = None
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Adds a servicer to the server (before it starts) under its full service name."""
@@ -152,6 +155,8 @@ class Arena:
         await self.server.stop(grace=1.0)
         await self.storage.writer.flush()  # every queued write, off the event loop
         self.storage.close()
+        if self.leases is not None:
+            self.leases.close()
         if self.runners.journal is not None:
             self.runners.journal.close()
         log.info("drain_done")
@@ -182,6 +187,7 @@ async def create_server(
     quotas: Quotas | None = None,
     host_id: str = "",
     advertise: str = "",
+    lease: float = DEFAULT_LEASE_S,
 ) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
@@ -190,8 +196,10 @@ async def create_server(
     (the defaults when None). ``host_id`` names this server among the hosts sharing a
     PostgreSQL database (its match rows carry it; see ``server.db.matches.Storage``), and
     ``advertise`` is the address at which the other hosts' bots reach it (kept in
-    ``Arena.advertise`` for extensions: the ladder). Raises StorageError for a damaged
-    file or one another server claimed (on PostgreSQL: the same host id)."""
+    ``Arena.advertise`` for extensions: the ladder); on PostgreSQL the host holds a
+    lease of ``lease`` seconds, renewed while it runs (``server.leases``). Raises
+    StorageError for a damaged file or one another server claimed (on PostgreSQL:
+    the same host id)."""
     quotas = quotas or Quotas()
     rates = Rates({"register": quotas.register_rate, "public": quotas.public_rate})
     server = grpc.aio.server(
@@ -235,6 +243,18 @@ async def create_server(
     if adopted:
         log.info("matches_adopted", matches=adopted, host=host_id)
     runners = Runners(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
+    leases: Leases | None = None
+    if storage.shared:
+        # The lease first: no other host takes over the matches this one resumes.
+        try:
+            leases = Leases(storage, runners, lambda: advertise, lease=lease)
+            leases.start()
+        except ERRORS as e:
+            if leases is not None:
+                leases.close()
+            storage.close()
+            await server.stop(None)
+            raise StorageError(f"{storage.name}: {e}") from e
     # Matches the journal holds go on where they were; the others a crash cut off
     # (started before the journal, or not replayable) are marked aborted.
     resumed = runners.resume()
@@ -262,7 +282,10 @@ async def create_server(
         server=server,
         health=health_servicer,
         advertise=advertise,
+        leases=leases,
     )
+    if leases is not None:
+        arena.add_task(leases.run)
     arena.services.extend(services.register(server, runners, organiser_key, quotas))
     for install in extensions:
         install(arena)

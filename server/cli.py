@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING, TypeVar
 from . import options
 from .options import env, env_default
 
+#: The default of ``--host-lease`` (``server.leases.DEFAULT_LEASE_S``, not imported:
+#: the module stays light).
+DEFAULT_HOST_LEASE_S = 15.0
+
 if TYPE_CHECKING:
     import grpc
 
@@ -76,6 +80,15 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="this server's name among the hosts of a shared PostgreSQL "
         "database: it resumes the matches of its name after a restart, so keep "
         "it across restarts (MAMMAMIA_HOST_ID, default the --advertise address)",
+    )
+    p.add_argument(
+        "--host-lease",
+        type=options.timeout,
+        default=env_default("MAMMAMIA_HOST_LEASE", str(DEFAULT_HOST_LEASE_S)),
+        metavar="SEC",
+        help="on a shared PostgreSQL database, a host silent this long is gone: "
+        "another host takes its unfinished matches over (MAMMAMIA_HOST_LEASE, "
+        f"default {DEFAULT_HOST_LEASE_S:g})",
     )
     p.add_argument(
         "--port-file",
@@ -457,6 +470,7 @@ async def _run(args: argparse.Namespace) -> None:
             quotas=_quotas(args),
             host_id=args.host_id or "",
             advertise=args.advertise or "",
+            lease=args.host_lease,
         )
     except StorageError:
         raise  # the database's own message, not the address's

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import structlog
 
@@ -185,14 +185,15 @@ class Runners:
         )
         return runner
 
-    def resume(self) -> list[str]:
-        """Returns the ids of the journalled matches, after resuming each one that
-        replays (a restart: their seats come back with the tokens they hold); those
-        that do not replay are left for start-up to mark aborted."""
+    def resume(self, only: Collection[str] | None = None) -> list[str]:
+        """Returns the ids of the matches resumed from the journal: this server's own
+        (a restart: their seats come back with the tokens they hold), or the matches
+        ``only`` (taken over from a host whose lease lapsed, ``server.leases``). Those
+        that do not replay are left for the caller to mark aborted."""
         if self.journal is None:
             return []
         resumed = []
-        for unfinished in self.journal.unfinished():
+        for unfinished in self.journal.unfinished(only):
             try:
                 state = replay(unfinished)
             except Exception as e:  # a journal this server cannot replay

@@ -517,6 +517,20 @@ class MatchSetup:
     names: list[str]
 
 
+def colours_of(colours: Sequence[str], players: int) -> list[str]:
+    """Returns the colours a request names ([]: the canonical ones); raises WireError
+    unless they are none or ``players`` distinct colours of the game (R-SETUP-1)."""
+    chosen = list(colours)
+    if chosen and (
+        len(chosen) != players or len(set(chosen)) != players or not set(COLOURS).issuperset(chosen)
+    ):
+        raise WireError(
+            f"colours must be {players} distinct colours of {list(COLOURS)}, "
+            f"got {len(chosen)}: {quoted_list(chosen)} (R-SETUP-1)"
+        )
+    return chosen
+
+
 def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     """Returns the setup a CreateMatchRequest asks for; raises WireError for what is
     refused before the rules see it (player count, names, colours, seed)."""
@@ -527,16 +541,7 @@ def match_setup(msg: pb.CreateMatchRequest, name_limit: int) -> MatchSetup:
     for i, name in enumerate(msg.names):
         if len(name) > name_limit:
             raise WireError(f"names[{i}]: at most {name_limit} characters")
-    colours = list(msg.colours)
-    if colours and (
-        len(colours) != msg.players
-        or len(set(colours)) != msg.players
-        or not set(COLOURS).issuperset(colours)
-    ):
-        raise WireError(
-            f"colours must be {msg.players} distinct colours of {list(COLOURS)}, "
-            f"got {len(colours)}: {quoted_list(colours)} (R-SETUP-1)"
-        )
+    colours = colours_of(msg.colours, msg.players)
     if msg.HasField("seed") and msg.seed >= 2**63:
         raise WireError(f"seed must be below 2**63, got {msg.seed}")
     return MatchSetup(

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import structlog
@@ -55,12 +55,13 @@ class Journal(ABC):
         """Closes the journal's file or connection (after the writer has run every
         write)."""
 
-    def unfinished(self) -> list[Unfinished]:
-        """Returns the journalled matches (for start-up: every one has not ended). A
-        match whose inputs do not read is left out and forgotten (start-up marks it
+    def unfinished(self, only: Collection[str] | None = None) -> list[Unfinished]:
+        """Returns the journalled matches of this server (for start-up: every one has
+        not ended), or those of ``only`` (matches taken over from a host that is gone).
+        A match whose inputs do not read is left out and forgotten (start-up marks it
         aborted)."""
         out = []
-        for match_id, setup, inputs in self._held():
+        for match_id, setup, inputs in self._held(only):
             try:
                 typed = tuple(from_json(step) for step in inputs)
             except Exception as e:  # inputs this server cannot read (as replay's errors)
@@ -91,8 +92,11 @@ class Journal(ABC):
     # -- where the journal is kept ---------------------------------------------------
 
     @abstractmethod
-    def _held(self) -> Sequence[tuple[str, dict[str, Any], Sequence[dict[str, Any]]]]:
-        """Returns (match id, setup, inputs in order) of each match held at start-up."""
+    def _held(
+        self, only: Collection[str] | None
+    ) -> Sequence[tuple[str, dict[str, Any], Sequence[dict[str, Any]]]]:
+        """Returns (match id, setup, inputs in order) of each match held at start-up,
+        or of the matches ``only``."""
 
     @abstractmethod
     def _begin(self, match_id: str, setup: str) -> None:

@@ -36,6 +36,7 @@ import contextlib
 import json
 import os
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -252,7 +253,12 @@ class FileJournal(Journal):
     def close(self) -> None:
         self._file.close()
 
-    def _held(self) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    def _held(
+        self, only: Collection[str] | None = None
+    ) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+        # A file is one server's: no other host hands it matches (``only`` is for them).
+        if only is not None:
+            return []
         out = []
         for match_id, held in self._file.held().items():
             inputs = held.ordered()

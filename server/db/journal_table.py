@@ -12,12 +12,21 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import structlog
 
-from .connection import Connection, PostgresError, StorageError, connect, transaction
+from .connection import (
+    POSTGRESQL,
+    Connection,
+    PostgresError,
+    StorageError,
+    among,
+    connect,
+    dialect,
+    transaction,
+)
 from .journal import Journal
 from .writer import Writer
 
@@ -42,10 +51,19 @@ class TableJournal(Journal):
     def close(self) -> None:
         self._db.close()
 
-    def _held(self) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
-        setups = self._reads.execute(
-            "SELECT match_id, setup FROM match_setups WHERE host = ?", (self.host_id,)
-        ).fetchall()
+    def _held(
+        self, only: Collection[str] | None = None
+    ) -> list[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+        if only is None:
+            setups = self._reads.execute(
+                "SELECT match_id, setup FROM match_setups WHERE host = ?", (self.host_id,)
+            ).fetchall()
+        else:
+            test, listed = among(self._reads, list(only))
+            setups = self._reads.execute(
+                f"SELECT match_id, setup FROM match_setups WHERE host = ? AND match_id {test}",
+                (self.host_id, listed),
+            ).fetchall()
         out = []
         for match_id, setup in setups:
             rows = self._reads.execute(
@@ -78,7 +96,7 @@ class TableJournal(Journal):
                 setups, self._setups = self._setups, []
                 batch, self._pending = self._pending, []
                 try:
-                    await self._writer.run(
+                    refused = await self._writer.run(
                         self._commit, setups, [(m, n, text) for m, n, text, _ in batch]
                     )
                 except (sqlite3.Error, PostgresError, OSError) as e:
@@ -87,30 +105,59 @@ class TableJournal(Journal):
                         if not done.done():
                             done.set_exception(StorageError(f"journal: {e}"))
                     continue
-                for *_, done in batch:
-                    if not done.done():
+                if refused:
+                    log.error(
+                        "journal_write_refused",
+                        matches=sorted(refused),
+                        host=self.host_id,
+                        reason="another host took these matches over",
+                    )
+                for match_id, _, _, done in batch:
+                    if done.done():
+                        continue
+                    if match_id in refused:
+                        done.set_exception(
+                            StorageError(f"journal: match {match_id} is run by another host now")
+                        )
+                    else:
                         done.set_result(None)
         finally:
             self._flushing = False
 
     def _commit(
         self, setups: Sequence[tuple[str, str]], inputs: Sequence[tuple[str, int, str]]
-    ) -> None:
+    ) -> set[str]:
+        """Returns the matches whose inputs were refused: their setup names another
+        host now (see the module)."""
         with transaction(self._db) as db:
             if setups:
                 db.executemany(
                     "INSERT INTO match_setups (match_id, setup, host) "
                     "VALUES (?, ?, ?) ON CONFLICT (match_id) DO UPDATE SET "
-                    "setup = excluded.setup",
+                    "setup = excluded.setup WHERE match_setups.host = excluded.host",
                     [(match_id, setup, self.host_id) for match_id, setup in setups],
                 )
-            if inputs:
+            if not inputs:
+                return set()
+            wanted = sorted({m for m, _, _ in inputs})
+            test, listed = among(db, wanted)
+            held = {
+                r[0]
+                for r in db.execute(
+                    f"SELECT match_id FROM match_setups WHERE match_id {test} AND host = ?"
+                    + (" FOR SHARE" if dialect(db) == POSTGRESQL else ""),
+                    (listed, self.host_id),
+                ).fetchall()
+            }
+            written = [step for step in inputs if step[0] in held]
+            if written:
                 db.executemany(
                     "INSERT INTO match_inputs (match_id, n, input) VALUES (?, ?, ?)"
                     " ON CONFLICT (match_id, n) DO UPDATE SET input = "
                     "excluded.input",
-                    inputs,
+                    written,
                 )
+            return set(wanted) - held
 
     def _delete(self, match_id: str) -> None:
         with transaction(self._db) as db:

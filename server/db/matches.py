@@ -64,6 +64,10 @@ _END_MATCH = (
     "record = excluded.record WHERE matches.status IN ('waiting', 'running')"
 )
 
+#: The same on a database that hosts share: a match taken over by another host
+#: (``server.db.hosts``) is ended by that host only, never by the one it was taken from.
+_END_OWN_MATCH = _END_MATCH + " AND matches.host = excluded.host"
+
 
 @dataclass(frozen=True, slots=True)
 class MatchRow:
@@ -381,7 +385,7 @@ class Storage:
         try:
             cur = await self.writer.run(
                 self._durable.execute,
-                _END_MATCH,
+                _END_OWN_MATCH if self.shared else _END_MATCH,
                 (
                     match_id,
                     status,

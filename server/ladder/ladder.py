@@ -52,6 +52,8 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
+from server.db.connection import storable
+from server.db.hosts import Taken
 from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
@@ -80,6 +82,10 @@ class UnknownBotError(LadderError):
     """A bot name that is not registered, or a key that is not its key."""
 
 
+class RegistrationClosedError(LadderError):
+    """Registration is closed (a competition's phase; the message names it)."""
+
+
 class Ladder:
     """Registrations, the matches of the lobby's tables, and their results rated."""
 
@@ -106,6 +112,8 @@ class Ladder:
         self.clock = clock
         self.name_expiry = name_expiry
         self.max_unentered = max_unentered
+        #: Why registration is closed now (a competition's phase), or None while open.
+        self.registration_closed: Callable[[], str | None] = lambda: None
         # The standings last read per scope, with the count of results rated when the
         # read began: standings change only when a result is rated.
         self._rated = 0
@@ -120,6 +128,9 @@ class Ladder:
             if store.shared and not duplicate
             else LocalLobby(store, self.writer, policy, settle=settle)
         )
+        #: The host whose ladder matches this ladder ends, on a shared database: a
+        #: match taken over by another host (``server.leases``) is that host's to end.
+        self._host = host_id if isinstance(self.lobby, SharedLobby) else None
 
     @property
     def closed(self) -> bool:
@@ -146,10 +157,14 @@ class Ladder:
                     self._log_finished(match_id, end)
                 log.info("ladder_match_recovered", match=match_id)
             elif match_id in resumed:
+                if self._host is not None:
+                    # Announced again: the host may have stopped before it announced
+                    # the seats of the match it had created.
+                    self.store.publish(match_id, self.matches.commitment(match_id))
                 resuming[match_id] = self.settling.start(self._settle_resumed(match_id))
                 log.info("ladder_match_resumed", match=match_id)
             else:
-                self.store.abort_match(match_id)
+                self.store.abort_match(match_id, self._host)
                 log.info("ladder_match_aborted", match=match_id, reason="server restarted")
         for set_id in self.store.playing_sets():
             row = self.store.deal_set(set_id)
@@ -164,6 +179,27 @@ class Ladder:
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
 
+    async def take_over(self, taken: Taken, resumed: Collection[str]) -> None:
+        """Settles the ladder matches this host took over from a host whose lease
+        lapsed (``server.leases``), as :meth:`recover` settles its own after a
+        restart: a match whose end was stored is rated from it; one resumed is
+        announced again (its seats now name this host's address, and each bot is told
+        where to play) and rated when it ends; any other is marked aborted."""
+        for match_id in taken.ladder:
+            end = self.matches.stored_result(match_id)
+            if end is not None and end.status == MatchStatus.FINISHED:
+                if await self.settling.stored(match_id, self._store_result, match_id, end):
+                    self._log_finished(match_id, end)
+                log.info("ladder_match_recovered", match=match_id, host=taken.host)
+            elif match_id in resumed:
+                commitment = self.matches.commitment(match_id)
+                await self.settling.stored(match_id, self.store.publish, match_id, commitment)
+                self.settling.start(self._settle_resumed(match_id))
+                log.info("ladder_match_taken_over", match=match_id, host=taken.host)
+            else:
+                await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
+                log.info("ladder_match_aborted", match=match_id, reason="its host went away")
+
     async def run(self) -> None:
         """Runs the lobby, playing the tables it forms, and expires names that never
         entered, until cancelled; the lobby then ends every Enter stream."""
@@ -177,8 +213,12 @@ class Ladder:
                 await expiring
 
     async def register(self, name: str) -> str:
-        """Returns the new bot's secret key; raises NameTakenError, LadderFullError
-        (too many names that never entered) or LadderError."""
+        """Returns the new bot's secret key; raises RegistrationClosedError,
+        NameTakenError, LadderFullError (too many names that never entered) or
+        LadderError."""
+        closed = self.registration_closed()
+        if closed is not None:
+            raise RegistrationClosedError(closed)
         key = await self.writer.run(
             self.store.register, name, now=self.clock(), max_unentered=self.max_unentered
         )
@@ -199,7 +239,7 @@ class Ladder:
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
-        if not self.store.check_key(name, key):
+        if not storable(name) or not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {quoted(name)} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
             self.store.mark_entered, name, key, self.clock()
@@ -225,6 +265,11 @@ class Ladder:
         if self._rated == rated:  # no result rated meanwhile: good until the next
             self._standings[players] = (rated, standings)
         return standings
+
+    def hold(self, held: bool) -> None:
+        """Forms no ladder table while ``held`` (a competition's freeze and finals);
+        the matches under way go on."""
+        self.lobby.hold(held)
 
     async def expire_names(self) -> list[str]:
         """Removes the names registered more than ``name_expiry`` seconds ago (on the
@@ -363,12 +408,12 @@ class Ladder:
             if new:
                 self._log_finished(match_id, end)
         else:
-            await self.settling.stored(match_id, self.store.abort_match, match_id)
+            await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
             log.info("ladder_match_aborted", match=match_id)
 
     def _store_result(self, match_id: str, end: MatchEnd) -> bool:
         """Returns whether this call stored the match's result (then rated it)."""
-        new = self.store.finish_match(match_id, end.seats())
+        new = self.store.finish_match(match_id, end.seats(), self._host)
         # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
         return new

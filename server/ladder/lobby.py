@@ -147,7 +147,9 @@ class Entries:
 
     def __init__(self) -> None:
         self._open: dict[str, tuple[str, EntrantQueue]] = {}  # bot -> (stream id, queue)
-        self._told: dict[str, str] = {}  # bot -> the match last told on its stream
+        # bot -> the match (and its host's address) last told on its stream: a match
+        # taken over by another host is told again, with the new address.
+        self._told: dict[str, tuple[str, str]] = {}
 
     def open(self, name: str, stream: str, leave: Callable[[], None]) -> Entrant:
         """Returns the entrant of a new stream ``stream`` (its id: :func:`new_stream`)
@@ -189,11 +191,12 @@ class Entries:
 
     def tell(self, name: str, assignment: Assignment) -> None:
         """Sends ``assignment`` on the bot's stream here, unless there is none or it
-        was told that match already."""
+        was told that match on that host already."""
         current = self._open.get(name)
-        if current is None or self._told.get(name) == assignment.match_id:
+        told = (assignment.match_id, assignment.host_address)
+        if current is None or self._told.get(name) == told:
             return
-        self._told[name] = assignment.match_id
+        self._told[name] = told
         current[1].put_nowait(assignment)
 
     def end(self) -> None:
@@ -239,6 +242,11 @@ class Lobby(Protocol):
 
     async def release(self, table: Table) -> None:
         """Lets the bots of a table whose match could not be created wait again."""
+        ...
+
+    def hold(self, held: bool) -> None:
+        """Forms no table while ``held`` (a competition's freeze and finals: the
+        matches its finals seat through :meth:`seat` still are)."""
         ...
 
 
@@ -317,6 +325,10 @@ class LocalLobby:
     async def release(self, table: Table) -> None:
         """Nothing to undo: the scheduler lets the table's bots wait again once the
         ladder is done with it."""
+
+    def hold(self, held: bool) -> None:
+        """Holds the scheduler (see :class:`Lobby`)."""
+        self.scheduler.hold(held)
 
     def _waiting(self, names: list[str]) -> list[Waiting]:
         # On the loop: a row per waiting bot, from the ratings and the tallies.

@@ -71,6 +71,11 @@ class Matches(Protocol):
         """Returns the stored game record (JSON text) of an ended match, or None."""
         ...
 
+    def commitment(self, match_id: str) -> str:
+        """Returns the commitment to its seed of a match this server runs (resumed,
+        its seats announced again), or "" (none, or not running here)."""
+        ...
+
 
 class ServerMatches:
     """The server's matches and their storage, as the ladder needs them."""
@@ -132,3 +137,9 @@ class ServerMatches:
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match, or None."""
         return self.runners.storage.record(match_id)
+
+    def commitment(self, match_id: str) -> str:
+        """Returns the commitment to its seed of a match this server runs, or ""."""
+        runner = self.runners.get(match_id)
+        fair = runner.match.fairness if runner is not None else None
+        return fair.commitment if fair is not None else ""

@@ -21,7 +21,7 @@ and the database is the only thing they share (no coordinator process). Each hos
   seated in a running match), forms at most one match with the pure
   :func:`~server.ladder.scheduler.form_matches`, and records it as running on this
   host with its seats before it commits (the seats' tokens and the match's
-  commitment are published once the match exists: ``LadderStore.publish``). A bot is
+  commitment are announced once the match exists: ``LadderStore.publish``). A bot is
   in one running match at a time across all hosts, because a pass sees the seats
   every earlier pass committed.
 - **The forming host runs the match.** Its ladder plays the table: it creates the
@@ -40,7 +40,9 @@ and the database is the only thing they share (no coordinator process). Each hos
 A host that dies: its bots' streams on it end (their bots enter again, anywhere);
 its running matches stay recorded as running on it, and their bots stay seated,
 until it restarts and resumes them from its journal (or marks the ones it cannot
-resume aborted). Nothing the other hosts do depends on it.
+resume aborted), or its lease lapses and another host takes them over
+(``server.leases``): their seats then name that host's address, and each bot is
+told its seat again. Nothing the other hosts do depends on it.
 
 Times are the injected clock's (``Ladder.clock``, given to the lobby); the hosts'
 clocks must agree to well within ``stale`` (NTP does).
@@ -118,6 +120,7 @@ class SharedLobby:
         self._rng = rng or random.Random()
         self.entries = Entries()
         self._playing: set[asyncio.Future[None]] = set()  # the tables formed here
+        self._held = False  # see hold
 
     def recover(self) -> list[str]:
         """Removes this host's entries (its streams ended with its last run), takes the
@@ -227,7 +230,7 @@ class SharedLobby:
     async def schedule(self, now: float, play: Play) -> None:
         """Runs one scheduling pass when this host has a free match slot, and starts
         ``play`` on the table it formed (if any)."""
-        if len(self._playing) >= self.policy.concurrency:
+        if self._held or len(self._playing) >= self.policy.concurrency:
             return
         # A task the drain awaits, shielded: a pass committed on the writer thread is
         # followed through (its matches played, or marked aborted) even when the
@@ -258,13 +261,17 @@ class SharedLobby:
         """Publishes the match's seats (tokens and commitment), then tells the bots
         whose streams are here; the other hosts tell theirs at their next tick."""
         await self.settling.stored(
-            match.match_id, self.store.publish, match.match_id, match.tokens, match.commitment
+            match.match_id, self.store.publish, match.match_id, match.commitment
         )
         for seat, name in enumerate(match.names):
             self.entries.tell(name, match.assignment(seat))
 
     def unseat(self, match: StartedMatch) -> None:
         """Nothing to forget here: a match's seats end with its row (its result)."""
+
+    def hold(self, held: bool) -> None:
+        """Runs no scheduling pass while ``held`` (see :class:`Lobby`)."""
+        self._held = held
 
     async def release(self, table: Table) -> None:
         """Marks the table's match, recorded by the pass, aborted: its bots wait again."""

@@ -142,11 +142,16 @@ def playout_first(msg: rpb.PlayoutRequest) -> tuple[int | None, Action | None]:
 
 
 def new_game_args(msg: rpb.NewGameRequest) -> tuple[int, int, list[str] | None, int | None]:
-    """Returns (players, seed, colours, first player) of a NewGame."""
+    """Returns (players, seed, colours, first player) of a NewGame; raises BadRequest
+    for colours that are not ``players`` distinct colours of the game."""
+    try:
+        colours = wire.colours_of(msg.colours, msg.players)
+    except wire.WireError as e:
+        raise BadRequest(str(e)) from None
     return (
         msg.players,
         msg.seed,
-        list(msg.colours) or None,
+        colours or None,
         msg.first_player if msg.HasField("first_player") else None,
     )
 

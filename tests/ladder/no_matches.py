@@ -33,3 +33,6 @@ class NoMatches:
 
     def record(self, match_id: str) -> str | None:
         return None
+
+    def commitment(self, match_id: str) -> str:
+        return ""

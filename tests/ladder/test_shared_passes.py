@@ -92,7 +92,7 @@ def test_racing_passes_of_two_hosts_seat_each_bot_once(stores: list[LadderStore]
     # running host, once the running host has published them (the match exists).
     match = (formed[0] or formed[1])[0]
     assert b.seats(list(match.names)) == {}
-    a.publish(match.match_id, match.tokens, "c0ffee")
+    a.publish(match.match_id, "c0ffee")
     seats = b.seats(list(match.names))
     assert {seats[n].token for n in match.names} == set(match.tokens)
     assert {(seats[n].match_id, seats[n].commitment) for n in match.names} == {
@@ -108,7 +108,7 @@ def test_a_pass_takes_live_idle_bots_only(stores: list[LadderStore]) -> None:
     ids: list[int] = []
     (first,) = a.take("host-a", "a:1", NOW - 10, pairs(1), reserve(ids))
     assert sorted(first.names) == ["ada", "bob"]
-    a.publish(first.match_id, first.tokens, "")
+    a.publish(first.match_id, "")
     b.enter("cy", "host-b", "s4", NOW)
     assert b.take("host-b", "b:1", NOW - 10, pairs(2), reserve(ids)) == []  # ada, bob busy
     b.beat("host-b", ["s3"], NOW)  # back: beats again

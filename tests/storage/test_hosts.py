@@ -118,8 +118,15 @@ def told(bots: Path) -> dict[str, dict[str, Any]]:
 
 def host_flags(port: int, name: str) -> dict[str, Any]:
     """Returns the serve options of a host on a fixed port with a fixed host id (so
-    that a restarted host finds its matches and its bots find it)."""
-    return {"args": ["--port", str(port), "--advertise", f"127.0.0.1:{port}", "--host-id", name]}
+    that a restarted host finds its matches and its bots find it). A long lease: a host
+    killed here comes back to its own matches (tests/storage/test_takeover.py has one
+    that does not)."""
+    return {
+        "args": [
+            *("--port", str(port), "--advertise", f"127.0.0.1:{port}"),
+            *("--host-id", name, "--host-lease", "300"),
+        ]
+    }
 
 
 def test_two_hosts_run_one_ladder_and_a_killed_host_loses_nothing(

@@ -154,22 +154,18 @@ class Entries:
         cur = self._writes.execute("DELETE FROM ladder_entries WHERE host = ?", (host,))
         return int(cur.rowcount)
 
-    def publish(self, match_id: str, tokens: Sequence[str], commitment: str) -> None:
-        """Gives a running match formed by :meth:`take` its seats' tokens and its
-        commitment, once the match exists: from then on the hosts of its bots' Enter
-        streams hand its seats out, commitment included (a match that ended meanwhile
-        keeps none)."""
+    def publish(self, match_id: str, commitment: str) -> None:
+        """Announces the seats of a running match formed by :meth:`take`, with its
+        commitment, once the match exists (and again whenever a host resumes it): from
+        then on the hosts of its bots' Enter streams hand its seats out, commitment
+        included (a match that ended meanwhile keeps none). Their tokens were recorded
+        with the seats, so a host that stopped between creating the match and this
+        call announces them when it resumes the match."""
         with self._write() as db:
             db.execute(
-                "UPDATE ladder_matches SET commitment = ? WHERE match_id = ?"
+                "UPDATE ladder_matches SET commitment = ?, announced = 1 WHERE match_id = ?"
                 " AND status = 'running'",
                 (commitment or None, match_id),
-            )
-            db.executemany(
-                "UPDATE ladder_results SET token = ? WHERE match_id = ?"
-                " AND seat = ? AND EXISTS (SELECT 1 FROM ladder_matches m"
-                " WHERE m.match_id = ? AND m.status = 'running')",
-                [(t, match_id, s, match_id) for s, t in enumerate(tokens)],
             )
 
     def take(
@@ -191,8 +187,9 @@ class Entries:
         old (those cover a host whose session lingers, cut off from the database).
         ``form`` gets them as (name, rating over all matches, rated games) and returns
         the matches to start (names in seat order); ``reserve(n)`` returns a new match
-        id and ``n`` seat tokens for each. The seats are recorded without their tokens:
-        :meth:`publish` adds them once the match exists."""
+        id and ``n`` seat tokens for each. The seats are recorded with their tokens,
+        not yet announced:
+        :meth:`publish` announces them once the match exists."""
         formed: list[Formed] = []
         present, params = (_PRESENT, (host, LADDER_HOST_LOCK)) if self._postgresql else ("", ())
         with self._write() as db:
@@ -213,7 +210,7 @@ class Entries:
             fresh = (initial(), 0)
             for seated in form([(n, *known.get(n, fresh)) for n in names]):
                 match_id, tokens = reserve(len(seated))
-                _start_match(db, match_id, seated, host, address, None)
+                _start_match(db, match_id, seated, host, address, tokens, announced=False)
                 formed.append(Formed(match_id, tuple(seated), tuple(tokens)))
         return formed
 
@@ -228,12 +225,24 @@ def _start_match(
     commitment: str = "",
     set_id: str | None = None,
     set_index: int | None = None,
+    *,
+    announced: bool = True,
 ) -> None:
     db.execute(
         "INSERT INTO ladder_matches (match_id, players, status, created, commitment,"
-        " set_id, set_index, host, address) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT DO NOTHING",
-        (match_id, len(names), time.time(), commitment or None, set_id, set_index, host, address),
+        " set_id, set_index, host, address, announced)"
+        " VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (
+            match_id,
+            len(names),
+            time.time(),
+            commitment or None,
+            set_id,
+            set_index,
+            host,
+            address,
+            int(announced),
+        ),
     )
     (created,) = db.execute(
         "SELECT created FROM ladder_matches WHERE match_id = ?", (match_id,)

@@ -205,7 +205,8 @@ class LadderReads:
             "SELECT r.name, r.match_id, r.seat, m.players, r.token, m.host, m.address,"
             " m.commitment FROM ladder_matches m"
             " JOIN ladder_results r ON r.match_id = m.match_id"
-            f" WHERE m.status = 'running' AND r.token IS NOT NULL AND r.name {test}",
+            f" WHERE m.status = 'running' AND m.announced = 1 AND r.token IS NOT NULL"
+            f" AND r.name {test}",
             (listed,),
         ).fetchall()
         return {

@@ -184,16 +184,23 @@ class LadderStore(Entries, LadderReads):
         with self._write() as db:
             _start_match(db, match_id, names, host, address, tokens, commitment, set_id, set_index)
 
-    def finish_match(self, match_id: str, seats: Sequence[SeatResult]) -> bool:
-        """Stores a running match's result; returns False (changing nothing) otherwise.
+    def finish_match(
+        self, match_id: str, seats: Sequence[SeatResult], host: str | None = None
+    ) -> bool:
+        """Stores a running match's result; returns False (changing nothing) otherwise,
+        and when ``host`` is given and the match is not that host's (another host took
+        it over: ``server.db.hosts``).
 
         Raises LadderError when ``seats`` does not have one entry per seat.
         """
         with self._write() as db:
             row = db.execute(
-                "SELECT status, players FROM ladder_matches WHERE match_id = ?", (match_id,)
+                "SELECT status, players, host FROM ladder_matches WHERE match_id = ?",
+                (match_id,),
             ).fetchone()
             if row is None or row[0] != MatchStatus.RUNNING:
+                return False
+            if host is not None and row[2] != host:
                 return False
             if len(seats) != row[1]:
                 raise LadderError(
@@ -215,15 +222,18 @@ class LadderStore(Entries, LadderReads):
             )
         return True
 
-    def abort_match(self, match_id: str) -> bool:
-        """Marks a running match aborted (never rated); returns False if it was not running."""
+    def abort_match(self, match_id: str, host: str | None = None) -> bool:
+        """Marks a running match aborted (never rated); returns False if it was not
+        running, or (``host`` given) is not that host's (another host took it over)."""
+        mine, params = (" AND host = ?", (host,)) if host is not None else ("", ())
         with self._write() as db:
             cur = db.execute(
                 "UPDATE ladder_matches SET status = 'aborted', ended = ?"
-                " WHERE match_id = ? AND status = 'running'",
-                (time.time(), match_id),
+                " WHERE match_id = ? AND status = 'running'" + mine,
+                (time.time(), match_id, *params),
             )
-            db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?", (match_id,))
+            if cur.rowcount == 1:
+                db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?", (match_id,))
             return cur.rowcount == 1
 
     # Ratings and tallies

@@ -21,10 +21,14 @@ Each decision (a turn or a resolution, R-RES-8) it:
    phases as it takes to halve the options down to one; in each phase every option
    still in is played out on the same deals, then the worse half leaves.
 
-``budget_ms`` (200) is the time per decision: the search stops at 90% of it,
-before any step it expects not to finish in time, and keeps the garbage
-collector's pauses out of it. With ``iterations`` it runs that many rollouts and
-reads no clock, so that a ``seed`` (or the game's seed) gives the same decisions
+``budget_ms`` (200) is the time per decision: the search stops at 90% of it, less
+an adaptive margin, before any step it expects not to finish in time, and keeps the
+garbage collector's pauses out of it. The margin is learnt from the bot's own
+answers: each one later than the budget (by the bot's clock, or from the request's
+arrival to the answer's sending, as the SDK reports it) grows the margin by its
+overshoot; each one on time shrinks it by a tenth. It never exceeds half the
+budget. With ``iterations`` it runs that many rollouts and reads no clock (and
+keeps no margin), so that a ``seed`` (or the game's seed) gives the same decisions
 on any machine. Each decision logs its rollouts at debug level
 (``search_decision``: ``iterations``, ``deals``, ``options``, ``ms``).
 The choices behind this design, and what it wins, are measured in docs/search.md.
@@ -50,6 +54,10 @@ _SPECIAL: Final = {o.id: (o.kind, o.personal) for o in ORDERS.values() if o.kind
 _BOMBASTICA: Final = 15
 _MARGIN: Final = 0.9
 """The share of the time budget the search may use (the rest covers the last step)."""
+_LATE_CAP: Final = 0.5
+"""The adaptive margin's ceiling, as a share of the budget: the search keeps the rest."""
+_SHRINK: Final = 0.9
+"""What is left of the adaptive margin after an answer on time."""
 _FRESH: Final = 4
 """A fresh sample of the hidden cards every _FRESH deals; variants of it in between."""
 _ATTEMPTS: Final = 12
@@ -298,11 +306,39 @@ class BudgetedSearch(Bot):
         self.budget_ms = float(budget_ms)
         self.iterations = iterations
         self.seed = seed
+        self.margin_s = 0.0
+        """Seconds the search keeps back from its budget, learnt from late answers."""
+        self._taken = 0.0  # seconds the last decision took by the bot's own clock
         self._search_rng: random.Random | None = None
+
+    clock = staticmethod(time.perf_counter)
+    """The clock the budget is kept by (seconds); tests put a fake one on an instance."""
 
     def on_game_start(self, view: View) -> None:
         """Starts the game's stream of search seeds again (from ``seed`` or ``rng``)."""
         self._search_rng = None
+
+    def on_answered(self, seconds: float) -> None:
+        """Grows the margin when the SDK reports an answer sent later than the budget
+        after its request arrived (the bot's own clock does not see the time spent
+        around the decision: a thread waiting for a core, the answer's sending)."""
+        budget = self.budget_ms / 1000
+        # The overshoot the bot's own clock saw has been added already (``_decide``).
+        unseen = seconds - max(self._taken, budget)
+        if self.iterations is None and unseen > 0:
+            self.margin_s = min(self.margin_s + unseen, budget * _LATE_CAP)
+
+    def _learn(self, taken: float) -> None:
+        """Keeps the margin (``margin_s``) after an answer that took ``taken``
+        seconds: a late one adds its overshoot, one on time takes a tenth off; at most
+        ``_LATE_CAP`` of the budget."""
+        budget = self.budget_ms / 1000
+        self._taken = taken
+        over = taken - budget
+        if over > 0:
+            self.margin_s = min(self.margin_s + over, budget * _LATE_CAP)
+        else:
+            self.margin_s *= _SHRINK
 
     def turn(self, view: View) -> Turn:
         """Returns the turn the search finds best."""
@@ -321,11 +357,15 @@ class BudgetedSearch(Bot):
         # long-lived heap (the engine's caches): it waits until the decision is made.
         collecting = gc.isenabled()
         gc.disable()
+        timed = self.iterations is None  # (with iterations, no clock is read)
+        started = self.clock() if timed else 0.0
         try:
             return self._search(view)
         finally:
             if collecting:
                 gc.enable()
+            if timed:
+                self._learn(self.clock() - started)
 
     def _search(self, view: View) -> Action:
         raise NotImplementedError
@@ -346,9 +386,6 @@ class SearchBot(BudgetedSearch):
     """
 
     name = "search"
-
-    clock = staticmethod(time.perf_counter)
-    """The clock the budget is kept by (seconds); tests put a fake one on an instance."""
 
     to_round_end = True
     """Whether rollouts stop once the round is resolved (else they play the game out)."""
@@ -391,8 +428,9 @@ class SearchBot(BudgetedSearch):
             options = ranked[: self.candidates]
         budget = self.iterations
         timed = budget is None
-        # Stop early enough that the last step taken still ends within the budget.
-        stop = started + self.budget_ms / 1000 * _MARGIN
+        # Stop early enough that the last step taken still ends within the budget,
+        # and the answer is sent within it (the margin learnt from late answers).
+        stop = started + self.budget_ms / 1000 * _MARGIN - self.margin_s
         events = len(view.history) + 1
         if timed and clock() + self._per_event * events > stop:
             # No time to deal even once: the counter's choice. The estimate is halved,

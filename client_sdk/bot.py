@@ -75,6 +75,14 @@ class Bot:
     def on_game_end(self, view: View) -> None:
         """Called once when the game is over, with the seat's final view."""
 
+    def on_answered(self, seconds: float) -> None:
+        """Called after each answer of the bot is sent, with the seconds from the
+        decision's arrival to the answer's sending (the bot's time and the SDK's
+        around it), so that a bot can keep a margin for that time. Not called while
+        a call of the bot still runs past its deadline (the SDK sent the safe option
+        for it). It runs on the SDK's event loop (or the local game's thread): it
+        must return at once."""
+
 
 def fewest_cards_bake(view: View) -> Resolve:
     """Returns the legal bake that adds the fewest hand cards, else the decline."""

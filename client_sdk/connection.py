@@ -423,6 +423,16 @@ async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
     option = view.legal.index(decision.action)
     seat.answered[asked.decision_id] = option
     await call.write(wire.answer(asked.decision_id, option))
+    if decision.fault is None:
+        try:
+            bot.on_answered(time.monotonic() - started)
+        except Exception as e:
+            log.warning(
+                "bot_hook_failed",
+                bot=bot.name,
+                hook="on_answered",
+                fault=f"{type(e).__name__}: {e}",
+            )
     log.debug(
         "decision_answered",
         match=seat.match_id,

@@ -86,7 +86,17 @@ class _Caller:
             self.running = returned
             log.debug("bot_late", bot=self.bot.name, decision=decision)
             return Decision(fallback(view), f"no answer within {self.deadline_s:g} s"), True
-        if self.clock() - started > self.deadline_s:
+        taken = self.clock() - started
+        try:
+            self.bot.on_answered(taken)
+        except Exception as e:
+            log.warning(
+                "bot_hook_failed",
+                bot=self.bot.name,
+                hook="on_answered",
+                fault=f"{type(e).__name__}: {e}",
+            )
+        if taken > self.deadline_s:
             return Decision(fallback(view), f"answered after {self.deadline_s:g} s"), True
         return answer[0], False
 

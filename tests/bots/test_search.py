@@ -136,7 +136,8 @@ class StallingClock(FakeClock):
 
 
 def test_one_stalled_deal_does_not_keep_the_search_off() -> None:
-    # The fourth read of a decision's clock ends its first deal: a second's stall
+    # The fifth read of a decision's clock (the first is the decision's start, for
+    # the margin) ends its first deal: a second's stall
     # there (the process waiting for a core) makes dealing look far too slow for a
     # 20 ms budget. The next decisions answer at once, but search again soon.
     state = new_game(2, seed=7)
@@ -144,7 +145,7 @@ def test_one_stalled_deal_does_not_keep_the_search_off() -> None:
         state.apply(state.legal_actions()[-1])
     view = view_of(state, state.to_act)
     bot = SearchBot(budget_ms=20, seed=1)
-    bot.clock = StallingClock(0.0002, at=4, stall=1.0)
+    bot.clock = StallingClock(0.0002, at=5, stall=1.0)
     bot.turn(view)
     searched = []
     for _ in range(12):
@@ -152,6 +153,48 @@ def test_one_stalled_deal_does_not_keep_the_search_off() -> None:
         assert bot.turn(view) in view.legal
         searched.append(bot.last_iterations > 0)
     assert not searched[0] and any(searched), searched
+
+
+def test_a_late_answer_grows_the_margin_and_answers_on_time_shrink_it_back() -> None:
+    # A 60 ms stall in one decision of a 50 ms budget (the process waiting for a
+    # core): the answer is late by the clock, and the bot keeps back what it overshot.
+    state = new_game(2, seed=7)
+    for _ in range(9):
+        state.apply(state.legal_actions()[-1])
+    view = view_of(state, state.to_act)
+    bot = SearchBot(budget_ms=50, seed=1)
+    bot.clock = FakeClock(0.0002)
+    bot.turn(view)
+    assert bot.margin_s == 0.0  # on time: nothing kept back
+    bot.clock = StallingClock(0.0002, at=20, stall=0.06)
+    bot.turn(view)
+    late = bot.margin_s
+    assert 0.005 < late <= 0.025  # the overshoot, at most half the budget
+    # The next decision stops earlier by the margin.
+    clock = FakeClock(0.0002)
+    bot.clock = clock
+    bot.turn(view)
+    assert clock.now <= 0.05 * 0.9 - late * 0.9 + 0.002
+    margins = [bot.margin_s]
+    for _ in range(30):
+        bot.clock = FakeClock(0.0002)
+        assert bot.turn(view) in view.legal
+        margins.append(bot.margin_s)
+    assert margins == sorted(margins, reverse=True) and margins[-1] < late / 10
+
+
+def test_the_sdk_reported_lateness_grows_the_margin_by_what_the_bot_did_not_see() -> None:
+    bot = SearchBot(budget_ms=50, seed=1)
+    bot.on_answered(0.049)  # on time
+    assert bot.margin_s == 0.0
+    bot.on_answered(0.06)  # 10 ms late, outside the bot's own clock
+    assert bot.margin_s == pytest.approx(0.01)
+    bot.on_answered(1.0)  # never more than half the budget
+    assert bot.margin_s == pytest.approx(0.025)
+    # With iterations, no clock and no margin: the same decisions on any machine.
+    fixed = SearchBot(iterations=4, seed=1)
+    fixed.on_answered(1.0)
+    assert fixed.margin_s == 0.0
 
 
 def test_a_view_it_cannot_sample_gets_the_counter_bots_answer() -> None:

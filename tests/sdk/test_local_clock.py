@@ -124,3 +124,33 @@ def test_without_a_deadline_the_bot_is_called_on_the_callers_thread() -> None:
     threads.clear()
     play_local([Where(), RandomBot()], seed=1, deadline_ms=5000)
     assert threads and threading.current_thread().name not in threads
+
+
+def test_each_answer_is_reported_to_the_bot_with_the_time_it_took_by_the_clock() -> None:
+    # The time from the decision's arrival to the answer, by the game's clock: what
+    # a bot keeps its margin by (bots.search).
+    clock = FakeClock()
+
+    class Timed(GreedyBot):
+        """Thinks 0.25 s (by the clock) over every turn; keeps what it is told."""
+
+        name = "timed"
+
+        def __init__(self) -> None:
+            self.told: list[float] = []
+            self.decisions = 0
+
+        def turn(self, view: View) -> Any:
+            self.decisions += 1
+            clock.now += 0.25
+            return super().turn(view)
+
+        def on_answered(self, seconds: float) -> None:
+            self.told.append(seconds)
+
+    bot = Timed()
+    result = play_local([bot, RandomBot()], seed=4, deadline_ms=5000, clock=clock)
+    assert result.late == (0, 0)
+    # Every answer is reported: each turn's 0.25 s, each resolution's nothing.
+    assert bot.decisions > 0 and bot.told.count(0.25) == bot.decisions
+    assert set(bot.told) <= {0.0, 0.25}

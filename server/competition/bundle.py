@@ -168,7 +168,8 @@ def write(path: str | Path, bundle: Bundle) -> Path:
                 "round": m.round,
                 "names": list(m.names),
                 "status": m.status,
-                "ranks": list(m.ranks),
+                # An aborted match has no result (it does not count in the table).
+                "ranks": list(m.ranks) if m.status == "finished" else [],
                 "absent": list(m.absent),
                 "commitment": m.commitment,
                 "set": None

@@ -305,6 +305,45 @@ not: the restarted server resumes the match (see the top of this file).
 """
 Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
+class _CompetitionPhase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompetitionPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompetitionPhase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPETITION_PHASE_UNSPECIFIED: _CompetitionPhase.ValueType  # 0
+    COMPETITION_PHASE_REGISTRATION: _CompetitionPhase.ValueType  # 1
+    """Bots register (Ladder.Register) and play the ladder."""
+    COMPETITION_PHASE_LADDER: _CompetitionPhase.ValueType  # 2
+    """Registration is closed (Register: FAILED_PRECONDITION); the ladder plays on."""
+    COMPETITION_PHASE_FREEZE: _CompetitionPhase.ValueType  # 3
+    """The ladder forms no match; the finals field is fixed."""
+    COMPETITION_PHASE_FINALS: _CompetitionPhase.ValueType  # 4
+    """Only the finals' tables are played, assigned through Ladder.Enter."""
+    COMPETITION_PHASE_CLOSED: _CompetitionPhase.ValueType  # 5
+    """The competition is over; the final table is stored."""
+
+class CompetitionPhase(_CompetitionPhase, metaclass=_CompetitionPhaseEnumTypeWrapper):
+    """---------------------------------------------------------------------------
+    Competition
+    ---------------------------------------------------------------------------
+
+    A competition's phases, in the order they come; a competition only moves forward.
+    """
+
+COMPETITION_PHASE_UNSPECIFIED: CompetitionPhase.ValueType  # 0
+COMPETITION_PHASE_REGISTRATION: CompetitionPhase.ValueType  # 1
+"""Bots register (Ladder.Register) and play the ladder."""
+COMPETITION_PHASE_LADDER: CompetitionPhase.ValueType  # 2
+"""Registration is closed (Register: FAILED_PRECONDITION); the ladder plays on."""
+COMPETITION_PHASE_FREEZE: CompetitionPhase.ValueType  # 3
+"""The ladder forms no match; the finals field is fixed."""
+COMPETITION_PHASE_FINALS: CompetitionPhase.ValueType  # 4
+"""Only the finals' tables are played, assigned through Ladder.Enter."""
+COMPETITION_PHASE_CLOSED: CompetitionPhase.ValueType  # 5
+"""The competition is over; the final table is stored."""
+Global___CompetitionPhase: _TypeAlias = CompetitionPhase  # noqa: Y015
+
 @_typing.final
 class IngredientCounts(_message.Message):
     """Ingredient counts by kind (R-COMP-1)."""
@@ -2418,3 +2457,329 @@ class BotStatsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotStatsResponse: _TypeAlias = BotStatsResponse  # noqa: Y015
+
+@_typing.final
+class CompetitionStatusRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionStatusRequest: _TypeAlias = CompetitionStatusRequest  # noqa: Y015
+
+@_typing.final
+class PhaseStamp(_message.Message):
+    """One phase change, as stamped in the database."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PHASE_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    WHO_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    phase: Global___CompetitionPhase.ValueType
+    who: _builtins.str
+    """"schedule" (the competition file's start time came), "finals" (the finals'
+    stopping rule ended them) or "organiser" (Advance).
+    """
+    reason: _builtins.str
+    """Why, in words."""
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp:
+        """When it happened."""
+
+    def __init__(
+        self,
+        *,
+        phase: Global___CompetitionPhase.ValueType = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+        who: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "phase", b"phase", "reason", b"reason", "who", b"who"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PhaseStamp: _TypeAlias = PhaseStamp  # noqa: Y015
+
+@_typing.final
+class ScheduledPhase(_message.Message):
+    """A phase's scheduled start."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PHASE_FIELD_NUMBER: _builtins.int
+    STARTS_FIELD_NUMBER: _builtins.int
+    phase: Global___CompetitionPhase.ValueType
+    @_builtins.property
+    def starts(self) -> _timestamp_pb2.Timestamp:
+        """When the file schedules it; unset for a phase it does not schedule (closed,
+        which then comes when the finals end).
+        """
+
+    def __init__(
+        self,
+        *,
+        phase: Global___CompetitionPhase.ValueType = ...,
+        starts: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["starts", b"starts"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["phase", b"phase", "starts", b"starts"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduledPhase: _TypeAlias = ScheduledPhase  # noqa: Y015
+
+@_typing.final
+class FinalStanding(_message.Message):
+    """A line of the finals' table, from the finals' results alone (ratings start
+    afresh for the finals; docs/competitions.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    P_ABOVE_NEXT_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    ABSENT_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """1 for the best; by conservative rating (mu - 3 sigma)."""
+    name: _builtins.str
+    mu: _builtins.float
+    """The finals rating's mean and deviation."""
+    sigma: _builtins.float
+    low: _builtins.float
+    """The rating's interval, mu - 2 sigma to mu + 2 sigma."""
+    high: _builtins.float
+    p_above_next: _builtins.float
+    """The probability that this finalist is better than the next one (0 for the last)."""
+    matches: _builtins.int
+    """Finals matches played, and of them won (rank 1, shared or not)."""
+    wins: _builtins.int
+    absent: _builtins.int
+    """Finals matches it was absent from when they formed (played by the default policy)."""
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        name: _builtins.str = ...,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        p_above_next: _builtins.float = ...,
+        matches: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        absent: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FinalStanding: _TypeAlias = FinalStanding  # noqa: Y015
+
+@_typing.final
+class CompetitionMatch(_message.Message):
+    """A finals match: one match of a table's duplicate set."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    DEAL_SET_FIELD_NUMBER: _builtins.int
+    NAMES_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RANKS_FIELD_NUMBER: _builtins.int
+    ABSENT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    round: _builtins.int
+    """The round of the finals, from 1."""
+    commitment: _builtins.str
+    """The match's commitment to its seed (docs/fairness.md)."""
+    status: Global___MatchStatus.ValueType
+    @_builtins.property
+    def deal_set(self) -> Global___DealSet:
+        """The duplicate set (the table) it belongs to, and its place in it."""
+
+    @_builtins.property
+    def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The finalists in seat order."""
+
+    @_builtins.property
+    def ranks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Rank per seat (1 best) once finished."""
+
+    @_builtins.property
+    def absent(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The finalists absent when the match formed."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        round: _builtins.int = ...,
+        deal_set: Global___DealSet | None = ...,
+        names: _abc.Iterable[_builtins.str] | None = ...,
+        commitment: _builtins.str = ...,
+        status: Global___MatchStatus.ValueType = ...,
+        ranks: _abc.Iterable[_builtins.int] | None = ...,
+        absent: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "commitment", b"commitment", "deal_set", b"deal_set", "match_id", b"match_id", "names", b"names", "ranks", b"ranks", "round", b"round", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionMatch: _TypeAlias = CompetitionMatch  # noqa: Y015
+
+@_typing.final
+class CompetitionStatusResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    STAMPS_FIELD_NUMBER: _builtins.int
+    SCHEDULE_FIELD_NUMBER: _builtins.int
+    NOW_FIELD_NUMBER: _builtins.int
+    FIELD_FIELD_NUMBER: _builtins.int
+    MATCHES_PLAYED_FIELD_NUMBER: _builtins.int
+    MATCHES_PLANNED_FIELD_NUMBER: _builtins.int
+    RELEASED_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    FINAL_REASON_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    TOP_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The competition's name (its file's `name`)."""
+    phase: Global___CompetitionPhase.ValueType
+    matches_played: _builtins.int
+    """Finals matches finished, and the most the finals may play (the match budget;
+    they stop earlier once the order of the top is certain).
+    """
+    matches_planned: _builtins.int
+    released: _builtins.bool
+    """Whether the organiser has released the results."""
+    held: _builtins.bool
+    """Whether results exist that this caller may not see yet (not released, and the
+    call had no organiser key).
+    """
+    final_reason: _builtins.str
+    """Why the finals stopped: "settled" (every adjacent pair of the top M ordered
+    with the confidence asked), "budget" (the match budget spent) or "closed"
+    (the competition closed first); empty while they run, or while held.
+    """
+    top: _builtins.int
+    """The stopping rule: the top M it orders, and the confidence it needs."""
+    confidence: _builtins.float
+    @_builtins.property
+    def stamps(self) -> _containers.RepeatedCompositeFieldContainer[Global___PhaseStamp]:
+        """Every phase change so far, oldest first."""
+
+    @_builtins.property
+    def schedule(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScheduledPhase]:
+        """Every phase's scheduled start, in phase order."""
+
+    @_builtins.property
+    def now(self) -> _timestamp_pb2.Timestamp:
+        """The server's time when it answered (for countdowns)."""
+
+    @_builtins.property
+    def field(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The finalists, once the field is fixed (at the freeze)."""
+
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___FinalStanding]:
+        """The finals' table: final once `final_reason` is set, else the standings so far.
+        Empty while held.
+        """
+
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___CompetitionMatch]:
+        """Every finals match, oldest first. Empty while held."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        phase: Global___CompetitionPhase.ValueType = ...,
+        stamps: _abc.Iterable[Global___PhaseStamp] | None = ...,
+        schedule: _abc.Iterable[Global___ScheduledPhase] | None = ...,
+        now: _timestamp_pb2.Timestamp | None = ...,
+        field: _abc.Iterable[_builtins.str] | None = ...,
+        matches_played: _builtins.int = ...,
+        matches_planned: _builtins.int = ...,
+        released: _builtins.bool = ...,
+        held: _builtins.bool = ...,
+        standings: _abc.Iterable[Global___FinalStanding] | None = ...,
+        final_reason: _builtins.str = ...,
+        matches: _abc.Iterable[Global___CompetitionMatch] | None = ...,
+        top: _builtins.int = ...,
+        confidence: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["now", b"now"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "field", b"field", "final_reason", b"final_reason", "held", b"held", "matches", b"matches", "matches_planned", b"matches_planned", "matches_played", b"matches_played", "name", b"name", "now", b"now", "phase", b"phase", "released", b"released", "schedule", b"schedule", "stamps", b"stamps", "standings", b"standings", "top", b"top"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompetitionStatusResponse: _TypeAlias = CompetitionStatusResponse  # noqa: Y015
+
+@_typing.final
+class AdvanceRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TO_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    to: Global___CompetitionPhase.ValueType
+    """The phase to move to; COMPETITION_PHASE_UNSPECIFIED: the next one."""
+    reason: _builtins.str
+    """Why (required; stamped with the change)."""
+    def __init__(
+        self,
+        *,
+        to: Global___CompetitionPhase.ValueType = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "to", b"to"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdvanceRequest: _TypeAlias = AdvanceRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseResultsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseResultsRequest: _TypeAlias = ReleaseResultsRequest  # noqa: Y015

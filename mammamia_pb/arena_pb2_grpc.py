@@ -1038,3 +1038,181 @@ class Ladder:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class CompetitionStub:
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Status = channel.unary_unary(
+                '/mammamia.v1.Competition/Status',
+                request_serializer=mammamia__pb_dot_arena__pb2.CompetitionStatusRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+                _registered_method=True)
+        self.Advance = channel.unary_unary(
+                '/mammamia.v1.Competition/Advance',
+                request_serializer=mammamia__pb_dot_arena__pb2.AdvanceRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+                _registered_method=True)
+        self.Release = channel.unary_unary(
+                '/mammamia.v1.Competition/Release',
+                request_serializer=mammamia__pb_dot_arena__pb2.ReleaseResultsRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+                _registered_method=True)
+
+
+class CompetitionServicer:
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    def Status(self, request, context):
+        """Returns the phase, every phase change so far, the schedule and the finals'
+        progress. The finals' standings, final table and matches are in the reply once
+        the organiser has released them, or at once for a call with the organiser key.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Advance(self, request, context):
+        """Moves the competition to a later phase, stamped with the organiser as who and
+        the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
+        the phase asked for does not come after the current one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Release(self, request, context):
+        """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
+        have their final table; releasing again changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_CompetitionServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Status': grpc.unary_unary_rpc_method_handler(
+                    servicer.Status,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.CompetitionStatusRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.SerializeToString,
+            ),
+            'Advance': grpc.unary_unary_rpc_method_handler(
+                    servicer.Advance,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.AdvanceRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.SerializeToString,
+            ),
+            'Release': grpc.unary_unary_rpc_method_handler(
+                    servicer.Release,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.ReleaseResultsRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'mammamia.v1.Competition', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('mammamia.v1.Competition', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Competition:
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    @staticmethod
+    def Status(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Competition/Status',
+            mammamia__pb_dot_arena__pb2.CompetitionStatusRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Advance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Competition/Advance',
+            mammamia__pb_dot_arena__pb2.AdvanceRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Release(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Competition/Release',
+            mammamia__pb_dot_arena__pb2.ReleaseResultsRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.CompetitionStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -708,3 +708,94 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class CompetitionStub:
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> CompetitionAsyncStub: ...
+    Status: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse]
+    """Returns the phase, every phase change so far, the schedule and the finals'
+    progress. The finals' standings, final table and matches are in the reply once
+    the organiser has released them, or at once for a call with the organiser key.
+    """
+    Advance: _grpc.UnaryUnaryMultiCallable[_arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse]
+    """Moves the competition to a later phase, stamped with the organiser as who and
+    the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
+    the phase asked for does not come after the current one.
+    """
+    Release: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse]
+    """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
+    have their final table; releasing again changes nothing.
+    """
+
+@_typing.type_check_only
+class CompetitionAsyncStub(CompetitionStub):
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    Status: _aio.UnaryUnaryMultiCallable[_arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
+    """Returns the phase, every phase change so far, the schedule and the finals'
+    progress. The finals' standings, final table and matches are in the reply once
+    the organiser has released them, or at once for a call with the organiser key.
+    """
+    Advance: _aio.UnaryUnaryMultiCallable[_arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
+    """Moves the competition to a later phase, stamped with the organiser as who and
+    the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
+    the phase asked for does not come after the current one.
+    """
+    Release: _aio.UnaryUnaryMultiCallable[_arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
+    """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
+    have their final table; releasing again changes nothing.
+    """
+
+class CompetitionServicer(metaclass=_abc_1.ABCMeta):
+    """Competition: a competition's phases, schedule and results, on a server started
+    with `mammamia serve --competition FILE` (docs/competitions.md). Status is open to
+    anyone; Advance and Release need the `organiser-key` metadata. A server that runs
+    no competition answers every call with FAILED_PRECONDITION.
+    """
+
+    @_abc_1.abstractmethod
+    def Status(
+        self,
+        request: _arena_pb2.CompetitionStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
+        """Returns the phase, every phase change so far, the schedule and the finals'
+        progress. The finals' standings, final table and matches are in the reply once
+        the organiser has released them, or at once for a call with the organiser key.
+        """
+
+    @_abc_1.abstractmethod
+    def Advance(
+        self,
+        request: _arena_pb2.AdvanceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
+        """Moves the competition to a later phase, stamped with the organiser as who and
+        the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
+        the phase asked for does not come after the current one.
+        """
+
+    @_abc_1.abstractmethod
+    def Release(
+        self,
+        request: _arena_pb2.ReleaseResultsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
+        """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
+        have their final table; releasing again changes nothing.
+        """
+
+def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -367,16 +367,19 @@ WIRE_MODULES = {
         "server/_encoding.py",
         # The ladder's messages, built on the core's codec.
         "server/ladder/wire.py",
+        # The Competition service's messages.
+        "server/competition/wire.py",
         # The Rules service's messages, built on the core's codec.
         "server/rules_service/wire.py",
-        # The client side of `mammamia match` and `mammamia ladder`.
+        # The client side of `mammamia match`, `mammamia ladder` and `mammamia competition`.
         "server/cli_wire.py",
         "server/ladder/cli_wire.py",
+        "server/competition/cli_wire.py",
     },
     "client_sdk": {"client_sdk/wire.py"},
     "bots": set(),
 }
-COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire")
+COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire", "server.competition.cli_wire")
 _GENERATED = ("pb", "rpb")  # the names the generated modules are imported as
 _CODEC_NAMES = {
     "FromString",

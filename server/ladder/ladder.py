@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
+from server.db.connection import storable
 from server.db.hosts import Taken
 from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
@@ -81,6 +82,10 @@ class UnknownBotError(LadderError):
     """A bot name that is not registered, or a key that is not its key."""
 
 
+class RegistrationClosedError(LadderError):
+    """Registration is closed (a competition's phase; the message names it)."""
+
+
 class Ladder:
     """Registrations, the matches of the lobby's tables, and their results rated."""
 
@@ -107,6 +112,8 @@ class Ladder:
         self.clock = clock
         self.name_expiry = name_expiry
         self.max_unentered = max_unentered
+        #: Why registration is closed now (a competition's phase), or None while open.
+        self.registration_closed: Callable[[], str | None] = lambda: None
         # The standings last read per scope, with the count of results rated when the
         # read began: standings change only when a result is rated.
         self._rated = 0
@@ -206,8 +213,12 @@ class Ladder:
                 await expiring
 
     async def register(self, name: str) -> str:
-        """Returns the new bot's secret key; raises NameTakenError, LadderFullError
-        (too many names that never entered) or LadderError."""
+        """Returns the new bot's secret key; raises RegistrationClosedError,
+        NameTakenError, LadderFullError (too many names that never entered) or
+        LadderError."""
+        closed = self.registration_closed()
+        if closed is not None:
+            raise RegistrationClosedError(closed)
         key = await self.writer.run(
             self.store.register, name, now=self.clock(), max_unentered=self.max_unentered
         )
@@ -228,7 +239,7 @@ class Ladder:
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
-        if not self.store.check_key(name, key):
+        if not storable(name) or not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {quoted(name)} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
             self.store.mark_entered, name, key, self.clock()
@@ -254,6 +265,11 @@ class Ladder:
         if self._rated == rated:  # no result rated meanwhile: good until the next
             self._standings[players] = (rated, standings)
         return standings
+
+    def hold(self, held: bool) -> None:
+        """Forms no ladder table while ``held`` (a competition's freeze and finals);
+        the matches under way go on."""
+        self.lobby.hold(held)
 
     async def expire_names(self) -> list[str]:
         """Removes the names registered more than ``name_expiry`` seconds ago (on the

@@ -244,6 +244,11 @@ class Lobby(Protocol):
         """Lets the bots of a table whose match could not be created wait again."""
         ...
 
+    def hold(self, held: bool) -> None:
+        """Forms no table while ``held`` (a competition's freeze and finals: the
+        matches its finals seat through :meth:`seat` still are)."""
+        ...
+
 
 class LocalLobby:
     """The lobby of a ladder this process runs alone (see the module)."""
@@ -320,6 +325,10 @@ class LocalLobby:
     async def release(self, table: Table) -> None:
         """Nothing to undo: the scheduler lets the table's bots wait again once the
         ladder is done with it."""
+
+    def hold(self, held: bool) -> None:
+        """Holds the scheduler (see :class:`Lobby`)."""
+        self.scheduler.hold(held)
 
     def _waiting(self, names: list[str]) -> list[Waiting]:
         # On the loop: a row per waiting bot, from the ratings and the tallies.

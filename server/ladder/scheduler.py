@@ -129,6 +129,14 @@ class Scheduler:
         self._busy: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
+        self._held = False
+
+    def hold(self, held: bool) -> None:
+        """Stops forming matches while ``held`` (a competition's freeze and finals);
+        the matches under way go on."""
+        self._held = held
+        if not held:
+            self._wake.set()
 
     def join(self, name: str) -> None:
         """Makes ``name`` available for matches (counted: one per open Enter stream)."""
@@ -176,7 +184,11 @@ class Scheduler:
 
     def _form(self, play: Callable[[tuple[str, ...]], Awaitable[None]]) -> None:
         idle = self.waiting
-        if len(idle) < self.policy.min_players or self.running >= self.policy.concurrency:
+        if (
+            self._held
+            or len(idle) < self.policy.min_players
+            or self.running >= self.policy.concurrency
+        ):
             return
         for names in form_matches(self._describe(idle), self.policy, self.running, self._rng):
             self._busy.update(names)

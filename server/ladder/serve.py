@@ -122,18 +122,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
         "default off)",
     )
+    from ..competition.serve import add_arguments as add_competition
+
+    add_competition(g)
 
 
 def install(arena: Arena, args: argparse.Namespace) -> None:
     """Registers the ladder with the server (flags parsed by :func:`add_arguments`)."""
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+    from ..competition.serve import adjust
     from ..db.ladder.store import LadderStore
     from .ladder import Ladder
     from .matches import ServerMatches
     from .scheduler import Policy
     from .service import LadderServicer
 
+    adjust(args)  # a competition file's player counts and deadline rule
     low, high = args.ladder_players
     policy = Policy(low, high, concurrency=args.ladder_concurrency)
     matches = ServerMatches(
@@ -152,6 +157,10 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         host_id=arena.storage.host_id,
         advertise=lambda: arena.advertise,
     )
+    from ..competition.serve import install as install_competition
+
+    # First: the finals matches a restart cut off are the competition's to settle.
+    install_competition(arena, args, ladder)
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.runners.matches))
     servicer = LadderServicer(ladder)

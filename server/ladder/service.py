@@ -10,7 +10,8 @@ RESOURCE_EXHAUSTED for a name registered while too many names never entered;
 UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
 bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
 for a match that is not a ladder match, or a bot that is not registered (BotStats);
-FAILED_PRECONDITION for a record asked for while its match runs.
+FAILED_PRECONDITION for a record asked for while its match runs, and for a
+Register after a competition's registration has closed (the message names its phase).
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
@@ -28,12 +29,13 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+from ..db.connection import storable
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
 from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
 from . import wire
-from .ladder import Ladder, UnknownBotError
+from .ladder import Ladder, RegistrationClosedError, UnknownBotError
 from .lobby import ReplacedError
 from .matches import LadderClosedError
 
@@ -56,6 +58,8 @@ class LadderServicer(pb_grpc.LadderServicer):
     ) -> pb.RegisterResponse:
         try:
             key = await self.ladder.register(request.name)
+        except RegistrationClosedError as e:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
         except NameTakenError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderFullError as e:
@@ -117,6 +121,8 @@ class LadderServicer(pb_grpc.LadderServicer):
         context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
+        if not storable(request.name):
+            return wire.matches_response([])  # a name no bot has
         rows = await self.ladder.reader.matches(
             request.name or None, limit, status=MatchStatus.FINISHED
         )
@@ -127,7 +133,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         request: pb.GetRecordRequest,
         context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
     ) -> pb.GameRecord:
-        match = await self.ladder.reader.match(request.match_id)
+        match = (
+            await self.ladder.reader.match(request.match_id) if storable(request.match_id) else None
+        )
         if match is None:
             await abort(
                 context,
@@ -154,7 +162,7 @@ class LadderServicer(pb_grpc.LadderServicer):
         request: pb.BotStatsRequest,
         context: grpc.aio.ServicerContext[pb.BotStatsRequest, pb.BotStatsResponse],
     ) -> pb.BotStatsResponse:
-        if not await self.ladder.reader.is_registered(request.name):
+        if not storable(request.name) or not await self.ladder.reader.is_registered(request.name):
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,

@@ -120,6 +120,7 @@ class SharedLobby:
         self._rng = rng or random.Random()
         self.entries = Entries()
         self._playing: set[asyncio.Future[None]] = set()  # the tables formed here
+        self._held = False  # see hold
 
     def recover(self) -> list[str]:
         """Removes this host's entries (its streams ended with its last run), takes the
@@ -229,7 +230,7 @@ class SharedLobby:
     async def schedule(self, now: float, play: Play) -> None:
         """Runs one scheduling pass when this host has a free match slot, and starts
         ``play`` on the table it formed (if any)."""
-        if len(self._playing) >= self.policy.concurrency:
+        if self._held or len(self._playing) >= self.policy.concurrency:
             return
         # A task the drain awaits, shielded: a pass committed on the writer thread is
         # followed through (its matches played, or marked aborted) even when the
@@ -267,6 +268,10 @@ class SharedLobby:
 
     def unseat(self, match: StartedMatch) -> None:
         """Nothing to forget here: a match's seats end with its row (its result)."""
+
+    def hold(self, held: bool) -> None:
+        """Runs no scheduling pass while ``held`` (see :class:`Lobby`)."""
+        self._held = held
 
     async def release(self, table: Table) -> None:
         """Marks the table's match, recorded by the pass, aborted: its bots wait again."""

@@ -85,6 +85,10 @@ class Leases:
                 await self.check()
             except ERRORS as e:
                 log.warning("lease_beat_failed", host=self.host, error=str(e))
+            except Exception:
+                # Never the end of the beats: a host that stopped renewing would lose
+                # its own matches to another host.
+                log.exception("lease_beat_failed", host=self.host)
             await asyncio.sleep(self.beat)
 
     async def check(self) -> list[Taken]:

@@ -24,7 +24,7 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from . import seating, streams, wire
-from .db.connection import StorageError
+from .db.connection import StorageError, storable
 from .places import Places
 from .quotas import Quotas
 from .quoting import fitted, quoted
@@ -244,7 +244,7 @@ async def _record(runners: Runners, match_id: str, context: Context, so_far: boo
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {quoted(match_id)} is still being played; its record comes at the end",
         )
-    row = runners.storage.match(match_id)
+    row = runners.storage.match(match_id) if storable(match_id) else None
     if row is None:
         await abort(context, grpc.StatusCode.NOT_FOUND, f"no match {quoted(match_id)}")
     record = runners.storage.record(match_id)

@@ -53,6 +53,12 @@ URL_SCHEMES: Final = ("postgresql://", "postgres://")
 CONNECT_TIMEOUT_S: Final = 5
 
 
+def storable(text: str) -> bool:
+    """Returns whether ``text`` can be stored as text on either database (PostgreSQL's
+    text holds no NUL character): an id or a name that cannot names nothing stored."""
+    return "\x00" not in text
+
+
 def is_url(target: str | Path) -> bool:
     """Returns whether ``target`` names a PostgreSQL database (else it is a file path)."""
     return isinstance(target, str) and target.startswith(URL_SCHEMES)

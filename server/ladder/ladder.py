@@ -52,6 +52,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 import structlog
 
 from mammamia.fairness import DealSet, commitment, new_server_seed
+from server.db.connection import storable
 from server.db.hosts import Taken
 from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
@@ -238,7 +239,7 @@ class Ladder:
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
-        if not self.store.check_key(name, key):
+        if not storable(name) or not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {quoted(name)} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
             self.store.mark_entered, name, key, self.clock()

@@ -29,6 +29,7 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+from ..db.connection import storable
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
 from ..quoting import quoted
 from ..services import abort, metadata
@@ -120,6 +121,8 @@ class LadderServicer(pb_grpc.LadderServicer):
         context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
         limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
+        if not storable(request.name):
+            return wire.matches_response([])  # a name no bot has
         rows = await self.ladder.reader.matches(
             request.name or None, limit, status=MatchStatus.FINISHED
         )
@@ -130,7 +133,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         request: pb.GetRecordRequest,
         context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
     ) -> pb.GameRecord:
-        match = await self.ladder.reader.match(request.match_id)
+        match = (
+            await self.ladder.reader.match(request.match_id) if storable(request.match_id) else None
+        )
         if match is None:
             await abort(
                 context,
@@ -157,7 +162,7 @@ class LadderServicer(pb_grpc.LadderServicer):
         request: pb.BotStatsRequest,
         context: grpc.aio.ServicerContext[pb.BotStatsRequest, pb.BotStatsResponse],
     ) -> pb.BotStatsResponse:
-        if not await self.ladder.reader.is_registered(request.name):
+        if not storable(request.name) or not await self.ladder.reader.is_registered(request.name):
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,

@@ -458,3 +458,52 @@ def test_a_large_value_in_any_field_gets_its_code_and_a_short_message(
         return wrong
 
     assert asyncio.run(go()) == []
+
+
+def test_an_id_or_name_holding_nul_names_nothing_on_postgresql(
+    start_server: Callable[..., RunningServer], postgres_url: str
+) -> None:
+    # PostgreSQL's text holds no NUL character: such an id or name names nothing
+    # stored, and gets the code of an unknown one (not UNKNOWN from the database).
+    server = start_server(db=postgres_url, ladder_players="2-3", register_rate="", public_rate="")
+    nul = "m\x00"
+
+    async def go() -> list[tuple[str, Code]]:
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            ladder = pb_grpc.LadderStub(channel)
+            organiser = (("organiser-key", server.organiser_key),)
+            organise = pb_grpc.OrganiserStub(channel)
+            calls: list[tuple[str, Awaitable[Outcome]]] = [
+                ("Register", unary(ladder.Register(pb.RegisterRequest(name=nul)))),
+                (
+                    "Enter",
+                    streamed(ladder.Enter(pb.EnterRequest(name=nul), metadata=(("bot-key", "k"),))),
+                ),
+                ("Ladder.GetRecord", unary(ladder.GetRecord(pb.GetRecordRequest(match_id=nul)))),
+                ("BotStats", unary(ladder.BotStats(pb.BotStatsRequest(name=nul)))),
+                ("Matches", unary(ladder.Matches(pb.MatchesRequest(name=nul)))),
+                (
+                    "Spectate.GetRecord",
+                    unary(
+                        pb_grpc.SpectateStub(channel).GetRecord(pb.GetRecordRequest(match_id=nul))
+                    ),
+                ),
+                (
+                    "Organiser.GetRecord",
+                    unary(
+                        organise.GetRecord(pb.GetRecordRequest(match_id=nul), metadata=organiser)
+                    ),
+                ),
+            ]
+            return [(what, (await outcome).code) for what, outcome in calls]
+
+    assert asyncio.run(go()) == [
+        ("Register", Code.INVALID_ARGUMENT),
+        ("Enter", Code.PERMISSION_DENIED),
+        ("Ladder.GetRecord", Code.NOT_FOUND),
+        ("BotStats", Code.NOT_FOUND),
+        ("Matches", Code.OK),
+        ("Spectate.GetRecord", Code.NOT_FOUND),
+        ("Organiser.GetRecord", Code.NOT_FOUND),
+    ]
+    assert "storage_failing" not in server.logs()

@@ -12,7 +12,11 @@ host that took it over, with that host's address."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +33,8 @@ from server.leases import Leases
 from server.runners import Runners
 from server.status import MatchStatus
 from tests.server.clocks import ManualClock
+
+from .test_hosts import MAMMAMIA
 
 LEASE = 15.0
 
@@ -194,3 +200,39 @@ def test_a_ladder_match_never_announced_is_announced_when_resumed(
         await host.close()
 
     asyncio.run(go())
+
+
+def test_the_hosts_commands_list_and_release_and_log_who_and_why(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    hosts = Hosts(postgres_url)
+    hosts.start("host-a", "10.0.0.1:50051", time.time(), LEASE)
+    hosts.close()
+
+    def mammamia(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(MAMMAMIA), "hosts", *args, "--db", postgres_url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    listed = mammamia("list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split("\n")[1].split()[:3] == ["host-a", "10.0.0.1:50051", "live"]
+    refused = mammamia("release", "host-a", "--reason", "node lost")
+    assert refused.returncode == 1 and "live lease" in refused.stderr
+    released = mammamia("release", "host-a", "--reason", "node lost", "--force")
+    assert released.returncode == 0, released.stderr
+    assert "released host 'host-a'" in released.stdout
+    logged = released.stdout + released.stderr
+    assert "host_released" in logged and "node lost" in logged
+    (row,) = json.loads(mammamia("list", "--json").stdout)
+    assert (row["host"], row["lease"], row["unfinished"]) == ("host-a", "released", 0)
+    on_a_file = subprocess.run(
+        [str(MAMMAMIA), "hosts", "list", "--db", str(tmp_path / "arena.db")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert on_a_file.returncode == 2 and "PostgreSQL" in on_a_file.stderr

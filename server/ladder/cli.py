@@ -182,6 +182,12 @@ def register_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="play each deal as a duplicate set, once per rotation of the seats (docs/ladder.md)",
     )
     p.add_argument(
+        "--competition",
+        metavar="FILE",
+        help="run the competition this file declares (e.g. "
+        "docs/examples/quick-competition.toml; docs/competitions.md)",
+    )
+    p.add_argument(
         "--every",
         type=float,
         default=20.0,

@@ -166,6 +166,7 @@ def run_demo(args: argparse.Namespace) -> int:
         "--ladder-concurrency",
         str(args.ladder_concurrency),
         *(["--ladder-duplicate"] if getattr(args, "ladder_duplicate", False) else []),
+        *(["--competition", args.competition] if getattr(args, "competition", None) else []),
         *(
             ["--web-port", str(args.web_port)]
             if getattr(args, "web_port", None) is not None
@@ -229,7 +230,12 @@ def run_demo(args: argparse.Namespace) -> int:
             f"\nMamma Mia! ladder demo: {len(names)} built-in bots play on {address}"
             f" (database {db}).\n"
             f"  standings: {standings_command}\n"
-            f"  your bot:  {connect}\n"
+            + (
+                f"  competition: {typed} competition status --server {address}\n"
+                if getattr(args, "competition", None)
+                else ""
+            )
+            + f"  your bot:  {connect}\n"
             "  how to write a bot: README.md, 'Writing a bot'. Ctrl-C stops everything.\n",
             file=sys.stderr,
             flush=True,

@@ -9,6 +9,7 @@ deadline).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -88,36 +89,38 @@ def start_players(
     the Python bots' processes (the other seats), their stderr in files in tmp_path.
 
     Tokens go as `--token=T`: a URL-safe token may begin with '-'."""
-    node = subprocess.Popen(
-        [
-            *node_command,
-            "--server",
-            node_address,
-            f"--token={match.tokens[NODE_SEAT]}",
-            "--name",
-            "node-bot",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "node.log").open("wb"),
-    )
-    python = [
-        subprocess.Popen(
+    # Each process writes to its own copy of its log file: ours are closed once all started.
+    with contextlib.ExitStack() as logs:
+        node = subprocess.Popen(
             [
-                sys.executable,
-                "-m",
-                "mammamia",
-                "bot",
-                "random",
+                *node_command,
                 "--server",
-                server.address,
-                f"--token={token}",
+                node_address,
+                f"--token={match.tokens[NODE_SEAT]}",
+                "--name",
+                "node-bot",
             ],
             stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / f"python-{seat}.log").open("wb"),
+            stderr=logs.enter_context((tmp_path / "node.log").open("wb")),
         )
-        for seat, token in enumerate(match.tokens)
-        if seat != NODE_SEAT
-    ]
+        python = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "mammamia",
+                    "bot",
+                    "random",
+                    "--server",
+                    server.address,
+                    f"--token={token}",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=logs.enter_context((tmp_path / f"python-{seat}.log").open("wb")),
+            )
+            for seat, token in enumerate(match.tokens)
+            if seat != NODE_SEAT
+        ]
     started += [node, *python]
     return node, python
 
@@ -282,11 +285,12 @@ def test_node_bot_help_and_bad_command_line(node_bot: list[str]) -> None:
 def test_node_bot_stops_on_sigint(server: Any, node_bot: list[str], tmp_path: Path) -> None:
     match = create_match(server)  # the other seats never join: the match waits
     log_file = tmp_path / "node.log"
-    node = subprocess.Popen(
-        [*node_bot, "--server", server.address, f"--token={match.tokens[NODE_SEAT]}"],
-        stdout=subprocess.DEVNULL,
-        stderr=log_file.open("wb"),
-    )
+    with log_file.open("wb") as log:
+        node = subprocess.Popen(
+            [*node_bot, "--server", server.address, f"--token={match.tokens[NODE_SEAT]}"],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     try:
         deadline = time.monotonic() + MATCH_TIMEOUT_S
         while " info joined " not in log_file.read_text() and time.monotonic() < deadline:

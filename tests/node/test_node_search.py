@@ -45,37 +45,39 @@ def test_node_search_plays_a_match_through_the_rules_service(
     )
     tokens = json.loads(created.stdout)["tokens"]
     log_file = tmp_path / "search.log"
-    search = subprocess.Popen(
-        [
-            *node_bot,
-            "--server",
-            server.address,
-            f"--token={tokens[SEARCH_SEAT]}",
-            "--name",
-            "node-search",
-            "--search",
-            "--search-ms",
-            "15",
-            "--rules-command",
-            f"{sys.executable} -m mammamia",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log_file.open("wb"),
-    )
-    other = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mammamia",
-            "bot",
-            "greedy",
-            "--server",
-            server.address,
-            f"--token={tokens[1 - SEARCH_SEAT]}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "greedy.log").open("wb"),
-    )
+    # Each process writes to its own copy of its log file: ours are closed once started.
+    with log_file.open("wb") as search_log, (tmp_path / "greedy.log").open("wb") as greedy_log:
+        search = subprocess.Popen(
+            [
+                *node_bot,
+                "--server",
+                server.address,
+                f"--token={tokens[SEARCH_SEAT]}",
+                "--name",
+                "node-search",
+                "--search",
+                "--search-ms",
+                "15",
+                "--rules-command",
+                f"{sys.executable} -m mammamia",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=search_log,
+        )
+        other = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mammamia",
+                "bot",
+                "greedy",
+                "--server",
+                server.address,
+                f"--token={tokens[1 - SEARCH_SEAT]}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=greedy_log,
+        )
     deadline = time.monotonic() + MATCH_TIMEOUT_S
     try:
         statuses = [p.wait(timeout=max(0.1, deadline - time.monotonic())) for p in (search, other)]

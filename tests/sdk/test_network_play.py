@@ -183,6 +183,11 @@ def test_a_restarted_bot_process_takes_its_seat_back(server: Any) -> None:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            # The killed one's pipes were never read to their end (communicate
+            # closes them): closed here, not left to the collector.
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
     record = match_record(server, match_id)
     assert not [a for a in record.meta["autopilot"] if a["seat"] == 0]
 

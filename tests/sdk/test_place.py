@@ -82,6 +82,8 @@ def test_bots_started_as_places_play_every_match_an_organiser_seats_them_in(
             for b in bots:
                 b.kill()
                 b.wait()
+                if b.stdout is not None:
+                    b.stdout.close()  # read only to its first line
     for i in range(2):
         ended = [
             json.loads(line)

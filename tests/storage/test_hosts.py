@@ -348,6 +348,9 @@ def test_an_entry_through_either_host_is_one_entry_and_its_seat_names_the_runnin
         first.initial_metadata()
         again = enter(ladder_b, "ada")
         again.initial_metadata()
+        # A refused second entry would leave the first stream waiting out its deadline:
+        # it fails here, with its own status.
+        assert not again.done(), (again.code(), again.details())
         try:
             next(first)
             raise AssertionError("the replaced stream sent an assignment")

@@ -13,6 +13,9 @@ them once the match exists, and again whenever it resumes it (after a restart or
 takeover), so a crash between the two leaves no match whose bots are never told
 their seats. Rows from before this revision are announced.
 
+``matches_unfinished``: the unfinished matches by host, which every beat reads for
+the lapsed hosts.
+
 Revision ID: 0007
 Revises: 0006
 """
@@ -40,9 +43,12 @@ def _hosts(real: str) -> str:
 
 UPGRADE: list[str] = [
     "ALTER TABLE ladder_matches ADD COLUMN announced INTEGER NOT NULL DEFAULT 1",
+    # Each beat looks for the unfinished matches of lapsed hosts: a few rows among many.
+    "CREATE INDEX matches_unfinished ON matches (host) WHERE status IN ('waiting', 'running')",
 ]
 
 DOWNGRADE: list[str] = [
+    "DROP INDEX matches_unfinished",
     "ALTER TABLE ladder_matches DROP COLUMN announced",
     "DROP TABLE hosts",
 ]

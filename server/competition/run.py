@@ -127,6 +127,13 @@ class CompetitionRun:
         started = start if start is not None else self.clock()
         if self.store.open(self.name, self.competition.text, started, "the competition began"):
             log.info("competition_opened", competition=self.name, started=started)
+            log.info(
+                "competition_phase",
+                competition=self.name,
+                phase=PHASES[0],
+                who="schedule",
+                reason="the competition began",
+            )
 
     async def run(self) -> None:
         """Ticks until cancelled (see the module); then stops the finals."""

@@ -96,6 +96,22 @@ def match_line(event: dict[str, Any]) -> str:
     return f"match {event['match']} ({len(seats)} players): {played}"
 
 
+def competition_line(event: dict[str, Any]) -> str | None:
+    """Returns one line about a step of the competition the server logged (a phase
+    change, the finals' field or end, the release), or None for any other event."""
+    name = event.get("competition")
+    kind = event.get("event")
+    if kind == "competition_phase":
+        return f"competition {name}: {event['phase']} ({event['who']}: {event['reason']})"
+    if kind == "competition_field":
+        return f"competition {name}: the finals field is {', '.join(event['field'])}"
+    if kind == "competition_finals_ended":
+        return f"competition {name}: the finals ended ({event['reason']})"
+    if kind == "competition_released":
+        return f"competition {name}: results released by {event['who']}"
+    return None
+
+
 def _relay(lines: Iterable[bytes], log_file: IO[bytes]) -> None:
     """Copies the server's log to ``log_file``; shows finished matches and trouble."""
     for raw in lines:
@@ -111,6 +127,8 @@ def _relay(lines: Iterable[bytes], log_file: IO[bytes]) -> None:
                 print(text, file=sys.stderr, flush=True)
         elif event.get("event") == "ladder_match_finished" and event.get("names"):
             print(match_line(event), file=sys.stderr, flush=True)
+        elif (line := competition_line(event)) is not None:
+            print(line, file=sys.stderr, flush=True)
         elif event.get("event") == "web_serving" and event.get("url"):
             print(f"web page: {event['url']}", file=sys.stderr, flush=True)
         elif event.get("level") in ("warning", "error", "critical"):

@@ -18,6 +18,7 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.ladder.demo import competition_line
 from tests.conftest import ORGANISER_KEY
 from tests.ladder.conftest import MAMMAMIA, query, wait_until
 
@@ -179,3 +180,18 @@ def test_the_quick_competition_runs_from_registration_to_released_results(
     )
     assert edited.returncode == 2
     assert len((edited.stdout + edited.stderr).strip().splitlines()) == 1
+
+    # What `mammamia demo --competition` shows of it, from the server's own log: each
+    # phase as it came, the finals' end with its reason, the release.
+    events = [
+        json.loads(raw)
+        for raw in server.log_path.read_text(encoding="utf-8").splitlines()
+        if raw.startswith("{")
+    ]
+    shown = [line for event in events if (line := competition_line(event)) is not None]
+    name = next(e["competition"] for e in events if e.get("event") == "competition_phase")
+    phases = [s["phase"] for s in seen["stamps"]]
+    said = [what for line in shown if (what := line.split(": ", 1)[1].split(" (")[0]) in phases]
+    assert said == phases, shown
+    assert f"competition {name}: the finals ended ({seen['final_reason']})" in shown
+    assert any(line.startswith(f"competition {name}: results released by ") for line in shown)

@@ -62,6 +62,8 @@ def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
     from .service import CompetitionServicer
 
     competition: Competition | None = args.competition
+    # The web page (server.web.serve, installed after the ladder) shows this run.
+    args.competition_run = None
     if competition is None:
         idle = CompetitionServicer(None, arena.organiser_key)
         arena.add_service(
@@ -79,6 +81,7 @@ def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
         play=play_finals,
     )
     run.recover()
+    args.competition_run = run
     servicer = CompetitionServicer(run, arena.organiser_key)
     arena.add_service(
         "mammamia.v1.Competition",

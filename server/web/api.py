@@ -9,6 +9,7 @@ Routes (docs/web.md lists every field):
     GET /api/replay/{id}           an ended match's record as replay steps
     GET /api/live/{id}             a held match now, as a spectator sees it
     GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
+    GET /api/competition           the competition this server runs, as anyone sees it
 
 Everything comes from public information: the ladder's tables, stored records of
 ended matches, and the spectator view of running ones (``server.web.live``).
@@ -21,7 +22,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 from aiohttp import web
@@ -38,8 +39,12 @@ from ..ladder.ratings import Rating
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
 from . import live, replay
+from .competition import public_status
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
+
+if TYPE_CHECKING:
+    from ..competition.run import CompetitionRun
 
 log = structlog.get_logger()
 
@@ -58,10 +63,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Page:
-    """What the routes share: the arena, the reads, the replay cache, the streams."""
+    """What the routes share: the arena, the reads, the replay cache, the streams,
+    and the competition the server runs (None when it runs none)."""
 
-    def __init__(self, arena: Arena) -> None:
+    def __init__(self, arena: Arena, competition: CompetitionRun | None = None) -> None:
         self.arena = arena
+        self.competition = competition
         self.reads = Reads(arena.storage.path)
         self.history = RatingsHistory()
         self.replays: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -76,9 +83,11 @@ class Page:
 WEB: Final = web.AppKey("web", Page)
 
 
-def make_app(arena: Arena) -> tuple[web.Application, Page]:
+def make_app(
+    arena: Arena, competition: CompetitionRun | None = None
+) -> tuple[web.Application, Page]:
     """Returns the page's aiohttp application and what its routes share."""
-    page = Page(arena)
+    page = Page(arena, competition)
     app = web.Application(middlewares=[_errors])
     app.on_response_prepare.append(_headers)
     app[WEB] = page
@@ -90,6 +99,7 @@ def make_app(arena: Arena) -> tuple[web.Application, Page]:
     r.add_get("/api/replay/{id}", _replay)
     r.add_get("/api/live/{id}", _live)
     r.add_get("/api/live/{id}/stream", _live_stream)
+    r.add_get("/api/competition", _competition)
     r.add_static("/static/", STATIC, append_version=False)
     return app, page
 
@@ -280,6 +290,15 @@ async def _bot(request: web.Request) -> web.StreamResponse:
             "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows],
         }
     )
+
+
+# -- competition -----------------------------------------------------------------------
+
+
+async def _competition(request: web.Request) -> web.StreamResponse:
+    # 200 with null when no competition runs: the page asks on every load to know
+    # whether to show its competition view.
+    return _json(await public_status(_page(request).competition))
 
 
 # -- matches ---------------------------------------------------------------------------

@@ -95,7 +95,9 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         return
     port = sock.getsockname()[1]
     url = url_of(host, port)
-    app, page = make_app(arena)
+    # The ladder's extension (installed before this one) leaves the competition it
+    # runs in ``args.competition_run`` (server.competition.serve).
+    app, page = make_app(arena, getattr(args, "competition_run", None))
     log.info("web_serving", url=url, port=port)
 
     async def serve() -> None:

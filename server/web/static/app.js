@@ -1,6 +1,6 @@
 // The arena's page: one file, no build step, nothing loaded from elsewhere.
 // Routes live in the address's hash: #/ (ladder), #/bot/NAME, #/matches?bot=NAME,
-// #/replay/ID?step=N&view=public|all|SEAT, #/live/ID. Every element a test reads
+// #/replay/ID?step=N&view=public|all|SEAT, #/live/ID, #/competition. Every element a test reads
 // carries a data-testid (docs/web.md).
 "use strict";
 
@@ -439,6 +439,143 @@ function livePage(id) {
   onLeave(() => source && source.close());
 }
 
+// -- the competition (shown only when the server runs one) ------------------------------
+
+function until(at, now) {
+  const d = Math.max(0, Math.round(at - now));
+  const h = Math.floor(d / 3600), m = Math.floor((d % 3600) / 60), sec = d % 60;
+  const two = x => String(x).padStart(2, "0");
+  return h ? `${h}:${two(m)}:${two(sec)}` : `${m}:${two(sec)}`;
+}
+
+function schedule(c, skew) {
+  // The countdowns run on the server's clock: `skew` is how far the browser's is off.
+  const now = Date.now() / 1000 - skew;
+  const reached = new Set(c.stamps.map(t => t.phase));
+  const current = c.phases.indexOf(c.phase);
+  return el("table", {class: "grid", testid: "competition-schedule"},
+    el("thead", {}, el("tr", {}, ["Phase", "Starts", "", "What it allows"].map(h => el("th", {}, h)))),
+    el("tbody", {}, c.schedule.map(p => {
+      const index = c.phases.indexOf(p.phase);
+      const stamp = c.stamps.find(t => t.phase === p.phase);
+      let when;
+      if (stamp) when = `began ${ago(stamp.at + skew)}`;
+      else if (index < current) when = "skipped";
+      else if (p.starts === null) when = "not scheduled";
+      else when = el("span", {testid: "countdown", "data-phase": p.phase}, `in ${until(p.starts, now)}`);
+      return el("tr", {class: p.phase === c.phase ? "current" : "", testid: "schedule-row",
+                       "data-phase": p.phase},
+        el("td", {}, p.phase),
+        el("td", {class: "num"}, p.starts === null ? "–" : new Date((p.starts + skew) * 1000).toLocaleTimeString()),
+        el("td", {}, when),
+        el("td", {class: "muted"}, p.rules));
+    })));
+}
+
+function finalTable(c) {
+  const rows = c.standings;
+  const lo = Math.min(0, ...rows.map(r => r.low));
+  const hi = Math.max(50, ...rows.map(r => r.high));
+  const x = v => ((v - lo) / (hi - lo)) * 100;
+  return el("div", {class: "scroll"}, el("table", {class: "grid", testid: "final-table"},
+    el("thead", {}, el("tr", {}, ["#", "Finalist", "μ ± σ", "Interval", "P(above next)", "Matches",
+                                  "Wins", "Absent"].map((h, i) => el("th", {class: i === 3 ? "wide" : ""}, h)))),
+    el("tbody", {}, rows.map(r => {
+      const bar = el("span", {class: "interval"});
+      const span = el("i", {});
+      span.style.left = x(r.low) + "%";
+      span.style.width = (x(r.high) - x(r.low)) + "%";
+      const dot = el("b", {});
+      dot.style.left = x(r.mu) + "%";
+      bar.append(span, dot);
+      return el("tr", {testid: "final-row"},
+        el("td", {class: "num"}, r.rank),
+        el("td", {}, r.name),
+        el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
+        el("td", {class: "wide", title: `${fmt(r.low)} – ${fmt(r.high)}`}, bar),
+        el("td", {class: "num"}, r.p_better === null ? "–" : `${Math.round(100 * r.p_better)}%`),
+        el("td", {class: "num"}, r.matches),
+        el("td", {class: "num"}, r.wins),
+        el("td", {class: "num"}, r.absent));
+    }))));
+}
+
+function finalsMatches(c) {
+  return el("ul", {class: "matches", testid: "finals-matches"}, c.matches.map(m => {
+    const ended = m.status !== "running";
+    return el("li", {},
+      el(ended ? "a" : "span", {href: ended ? `#/replay/${enc(m.match)}` : null,
+                                testid: "finals-replay-link", class: "match-link", "data-status": m.status},
+        el("span", {class: "status status-" + m.status}, m.status),
+        el("span", {class: "finalists"}, m.names.map((n, i) => el("span",
+          {class: m.ranks[i] === 1 ? "winner" : ""}, n))),
+        el("span", {class: "muted when"}, `round ${m.round + 1}`)));
+  }));
+}
+
+async function competitionPage() {
+  const holder = el("div", {});
+  let last = null, skew = 0;
+  const draw = () => {
+    const c = last;
+    if (!c) {
+      holder.replaceChildren(el("p", {class: "muted", testid: "no-competition"},
+        "This server runs no competition."));
+      return;
+    }
+    const parts = [
+      el("p", {}, "Phase: ", el("strong", {testid: "competition-phase"}, c.phase),
+        el("span", {class: "muted"}, ` — ${c.rules}`)),
+      schedule(c, skew),
+    ];
+    if (c.phase === "registration" || c.phase === "ladder") {
+      parts.push(el("p", {testid: "competition-ladder"}, "The ladder decides the finals' field: ",
+        el("a", {href: "#/"}, "its standings"), "."));
+    }
+    if (c.field.length) {
+      parts.push(el("p", {testid: "competition-field"}, `Finalists: ${c.field.join(", ")}`));
+    }
+    if (["finals", "closed"].includes(c.phase) || c.played) {
+      const pct = c.planned ? Math.min(100, Math.round(100 * c.played / c.planned)) : 0;
+      const bar = el("span", {class: "progress"}, el("i", {}));
+      bar.firstChild.style.width = pct + "%";
+      parts.push(el("p", {testid: "finals-progress"},
+        `Finals: ${c.played} of at most ${c.planned} matches played `, bar));
+    }
+    if (c.released) {
+      parts.push(el("h2", {}, "Final table"),
+        el("p", {class: "muted", testid: "final-reason"},
+          `The finals stopped: ${c.final_reason}. The bar draws each finalist's interval; `
+          + `P(above next) is the chance it is better than the next line's finalist.`),
+        finalTable(c), el("h2", {}, "Finals matches"), finalsMatches(c));
+    } else if (["finals", "closed"].includes(c.phase)) {
+      parts.push(el("p", {class: "panel", testid: "results-held"},
+        "The finals' results are held until the organiser releases them."));
+    }
+    holder.replaceChildren(...parts);
+  };
+  const render = async () => {
+    try {
+      last = (await getJSON("/api/competition")).competition;
+      if (last) skew = Date.now() / 1000 - last.now;
+    } catch (e) { holder.replaceChildren(failure(e)); return; }
+    draw();
+  };
+  show(el("h1", {testid: "competition-name"}, "Competition"), holder);
+  await render();
+  if (last) document.querySelector("[data-testid=competition-name]").textContent = `Competition ${last.name}`;
+  every(1000, draw);
+  every(3000, render);
+}
+
+async function competitionNav() {
+  // The tab shows only when the server runs a competition.
+  try {
+    const data = await getJSON("/api/competition");
+    document.querySelector("[data-nav=competition]").hidden = !data.competition;
+  } catch (e) { /* the page works without it */ }
+}
+
 // -- routing -----------------------------------------------------------------------------
 
 function route() {
@@ -455,8 +592,10 @@ function route() {
   if (parts[0] === "matches") return matchesPage(query);
   if (parts[0] === "replay" && parts[1]) return replayPage(parts[1], query);
   if (parts[0] === "live" && parts[1]) return livePage(parts[1]);
+  if (parts[0] === "competition") return competitionPage();
   return ladderPage(query);
 }
 
 window.addEventListener("hashchange", route);
 window.addEventListener("DOMContentLoaded", route);
+window.addEventListener("DOMContentLoaded", competitionNav);

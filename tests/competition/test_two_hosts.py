@@ -1,0 +1,140 @@
+"""docs/examples/quick-competition.toml on PostgreSQL with two hosts: two real
+``mammamia serve --competition`` processes on one database, six built-in bots
+entering the ladder through the CLI, three through each host.
+
+Checked: every phase is stamped once (one host drives the phases at a time, both
+follow the stamps); Register is refused on both hosts once registration has
+closed, naming the phase; the finals, run by one host, seat the bots entered
+through the other through the shared lobby, nobody absent; the finals stop with a
+stated reason and every finals match has its result once; both hosts answer the
+same held status, and the release made through one is seen through the other;
+``mammamia competition export`` from the shared database writes a bundle that
+``mammamia verify`` accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
+from tests.ladder.conftest import MAMMAMIA, wait_until
+from tests.ports import restartable_port
+from tests.storage.test_hosts import logged, rows
+
+from .test_quick_competition import SCHEDULE, competition, quick_file, status
+
+THROUGH_A = {"random-1": "random", "greedy-1": "greedy", "counter-1": "counter"}
+THROUGH_B = {"random-2": "random", "greedy-2": "greedy", "counter-2": "counter"}
+PHASES = ["registration", "ladder", "freeze", "finals", "closed"]
+#: Shorter still than test_quick_competition's, to keep the run under two minutes.
+SHORT = "registration = 0\nladder = 6\nfreeze = 16\nfinals = 18\nclosed = 95\n"
+
+
+def host(port: int, name: str) -> dict[str, Any]:
+    """Returns the serve options of a host with a fixed port and host id."""
+    return {"args": ["--port", str(port), "--advertise", f"127.0.0.1:{port}", "--host-id", name]}
+
+
+def refused_register(address: str) -> grpc.RpcError:
+    """Returns the error a late Register gets from the host at ``address``."""
+    with grpc.insecure_channel(address) as channel, pytest.raises(grpc.RpcError) as refused:
+        pb_grpc.LadderStub(channel).Register(pb.RegisterRequest(name="late-bot"), timeout=10)
+    return refused.value
+
+
+@pytest.mark.timeout(180)
+def test_the_quick_competition_runs_on_two_hosts_on_postgresql(
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    postgres_url: str,
+    tmp_path: Path,
+) -> None:
+    file = quick_file(tmp_path)
+    file.write_text(file.read_text(encoding="utf-8").replace(SCHEDULE, SHORT), encoding="utf-8")
+    options = {"db": postgres_url, "competition": file, "no_web": True}
+    a = start_server(**options, **host(restartable_port(), "host-a"))
+    b = start_server(**options, **host(restartable_port(), "host-b"))
+    ladder_bots(a.address, THROUGH_A)
+    ladder_bots(b.address, THROUGH_B)
+
+    # Registration closes on schedule: Register is refused through either host.
+    wait_until(lambda: status(a.address)["phase"] == "ladder", 60, "the ladder phase")
+    wait_until(lambda: status(b.address)["phase"] == "ladder", 10, "host B following")
+    for address in (a.address, b.address):
+        refused = refused_register(address)
+        assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION, address
+        assert "ladder phase" in (refused.details() or ""), refused.details()
+
+    # The finals end on their own, with a reason, seen alike through both hosts.
+    wait_until(lambda: status(a.address)["phase"] == "closed", 150, "the competition closed")
+    wait_until(lambda: status(b.address)["phase"] == "closed", 10, "host B following")
+    public = status(b.address)
+    assert public["held"] and not public["released"] and public["standings"] == []
+    assert sorted(public["field"]) == sorted({**THROUGH_A, **THROUGH_B})
+
+    seen_a, seen_b = status(a.address, organiser=True), status(b.address, organiser=True)
+    assert [s["phase"] for s in seen_a["stamps"]] == PHASES
+    assert seen_b["stamps"] == seen_a["stamps"]
+    stamped = rows(postgres_url, "SELECT phase, COUNT(*) FROM competition_stamps GROUP BY phase")
+    assert dict(stamped) == dict.fromkeys(PHASES, 1)
+    assert seen_a["final_reason"] in ("settled", "budget"), seen_a["final_reason"]
+    assert seen_b["final_reason"] == seen_a["final_reason"]
+    assert seen_b["standings"] == seen_a["standings"]
+    assert [line["rank"] for line in seen_a["standings"]] == list(range(1, 7))
+    matches = seen_a["matches"]
+    assert len(matches) == seen_a["played"] > 0
+    assert len({m["match"] for m in matches}) == len(matches)
+    # Each finals match ended once, with its ranks; none is left running.
+    assert (
+        rows(
+            postgres_url,
+            "SELECT match_id, status FROM competition_matches"
+            " WHERE status <> 'finished' OR ranks IS NULL",
+        )
+        == []
+    )
+
+    # One host ran the finals; the bots entered through the other were told of their
+    # tables through the shared lobby and played them (nobody marked absent).
+    assert [a for (a,) in rows(postgres_url, "SELECT absent FROM competition_matches")] == [
+        "[]"
+    ] * len(matches)
+    for name in THROUGH_A | THROUGH_B:
+        assigned = {
+            event["match"]
+            for event in logged(tmp_path / "bots" / f"{name}.log")
+            if event.get("event") == "ladder_assignment"
+        }
+        assert {m["match"] for m in matches if name in m["names"]} <= assigned, name
+
+    # Released through B, seen through A.
+    competition(b.address, "release", organiser=True)
+    released = status(a.address)
+    assert released["released"] and not released["held"]
+    assert released["standings"] == seen_a["standings"]
+
+    # The export from the shared database verifies offline.
+    out = tmp_path / "bundle"
+    exported = subprocess.run(
+        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert exported.returncode == 0, exported.stderr
+    checked = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [s["phase"] for s in manifest["stamps"]] == PHASES
+    assert manifest["final_table"]["stop"]["reason"] == seen_a["final_reason"]
+    assert len(manifest["matches"]) == len(matches)
+    assert a.stop() == 0 and b.stop() == 0

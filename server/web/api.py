@@ -39,7 +39,7 @@ from ..ladder.ratings import Rating
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
 from . import live, replay
-from .competition import public_status
+from .competition import held_back, public_status
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
 
@@ -311,6 +311,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     if held is not None and not held.ended:
         # A running match's record would show every hand: only its live view is public.
         return _error(409, f"match {quoted(match_id)} is still being played: watch it live")
+    if await held_back(page.competition, match_id):
+        return _held_finals(match_id)
     cached = page.replays.get(match_id)
     if cached is None:
         stored = await page.reads.run(page.reads.stored, match_id)
@@ -346,6 +348,14 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     return response
 
 
+def _held_finals(match_id: str) -> web.Response:
+    return _error(
+        409,
+        f"match {quoted(match_id)} is a finals match: it shows once the organiser "
+        "releases the competition's results",
+    )
+
+
 def _held(page: Page, match_id: str) -> Any:
     return page.arena.runners.get(match_id)
 
@@ -353,6 +363,8 @@ def _held(page: Page, match_id: str) -> Any:
 async def _live(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     match_id = request.match_info["id"]
+    if await held_back(page.competition, match_id):
+        return _held_finals(match_id)
     match = _held(page, match_id)
     if match is None:
         return await _not_held(page, match_id)
@@ -398,6 +410,8 @@ def _closing(request: web.Request) -> Ending:
 async def _live_stream(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     match_id = request.match_info["id"]
+    if await held_back(page.competition, match_id):
+        return _held_finals(match_id)
     match = _held(page, match_id)
     if match is None:
         return await _not_held(page, match_id)

@@ -69,6 +69,19 @@ def status_json(s: Status) -> dict[str, Any]:
     }
 
 
+async def held_back(run: CompetitionRun | None, match_id: str) -> bool:
+    """Returns whether ``match_id`` is a finals match of the competition whose results
+    are not released yet (its replay or live view would show them). Reads on the
+    competition's writer thread."""
+    if run is None:
+        return False
+    state = await run.writer.run(run.store.state, run.name)
+    if state is not None and state.released is not None:
+        return False
+    matches = await run.writer.run(run.store.matches, run.name)
+    return any(m.match_id == match_id for m in matches)
+
+
 async def public_status(run: CompetitionRun | None) -> dict[str, Any]:
     """Returns ``{"competition": ...}``: the status as anyone sees it, or None when
     the server runs no competition. Reads on the competition's writer thread."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ORGANISER_KEY
-from tests.ladder.conftest import MAMMAMIA
+from tests.ladder.conftest import MAMMAMIA, query
 
 from .conftest import get_json, screenshot, wait_for, web_url
 
@@ -69,6 +69,13 @@ def test_the_competition_view_follows_the_phases(
     assert sorted(public["field"]) == sorted(BOTS)
     assert [s["phase"] for s in public["stamps"]] == public["phases"]
     assert page.get_by_test_id("final-table").count() == 0
+    # Nor does a held finals match show by its id: not its replay, not its live view.
+    finals_id = query(
+        server.db_path, "SELECT match_id FROM competition_matches WHERE status = 'finished'"
+    )[0][0]
+    for route in ("replay", "live"):
+        code, body, _ = get_json(f"{url}api/{route}/{finals_id}")
+        assert code == 409 and "releases" in body["error"], (route, code, body)
     assert f"{public['played']} of at most 6" in page.get_by_test_id("finals-progress").inner_text()
 
     subprocess.run(
@@ -94,6 +101,7 @@ def test_the_competition_view_follows_the_phases(
     finished = page.locator("[data-testid=finals-replay-link][data-status=finished]").first
     finished.click()
     page.get_by_test_id("replay").wait_for()
+    assert get_json(f"{url}api/replay/{finals_id}")[0] == 200
     page.get_by_test_id("replay-caption").wait_for()
 
 

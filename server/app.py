@@ -12,8 +12,10 @@ calls each ``install(arena)`` before the server starts; ``install`` may:
 - use ``arena.runners`` (create matches and await their results, see ``server.runners``),
   ``arena.storage`` (the SQLite database: ``.path``, ``.connect()``, ``.writer``),
   ``arena.draining``, ``arena.organiser_key``, ``arena.operators`` (who a call's key
-  names: ``server.services.checked_operator``) and ``arena.audit`` (the audit trail
-  every operator's change is appended to, and the server's switches).
+  names: ``server.services.checked_operator``), ``arena.audit`` (the audit trail
+  every operator's change is appended to, and the server's switches) and
+  ``arena.metrics`` (``server.metrics``: counters to count on, and ``on_scrape`` for
+  an extension's gauges).
 
 ``mammamia serve`` finds extensions through the entry-point group
 ``mammamia.server``: each entry point names an object (a module is fine) with
@@ -46,6 +48,7 @@ from .db.writer import Writer
 from .guards import Guards
 from .leases import DEFAULT_LEASE_S, Leases
 from .match import DEFAULT_DEADLINE_MS
+from .metrics import Metrics
 from .operators import Operators
 from .quotas import Quotas, Rates, descriptor_limit, server_options
 from .runners import Runners
@@ -83,6 +86,8 @@ class Arena:
     writers: list[Writer] = field(default_factory=list)
     #: This host's lease and takeovers on a shared database (None on an SQLite file).
     leases: Leases | None = None
+    #: This server's Prometheus metrics (``server.metrics``; ``/metrics``).
+    metrics: Metrics = field(default_factory=Metrics)
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Adds a servicer to the server (before it starts) under its full service name."""
@@ -106,6 +111,7 @@ class Arena:
         ``start``, or from it for the server's writer."""
         watched = writer or self.storage.writer
         self.writers.append(watched)
+        watched.timed = self.metrics.write_timer(watched.name)
         loop = asyncio.get_running_loop()
 
         def changed(failing: bool) -> None:  # on the writer thread
@@ -141,6 +147,7 @@ class Arena:
         """Starts the server, then the extensions' background tasks."""
         await self.server.start()
         self.watch_storage()
+        self.metrics.watch_collector()
         await self._set_serving(not self._failing())
         for factory in self.tasks:
             self.running.append(asyncio.ensure_future(factory()))
@@ -169,6 +176,7 @@ class Arena:
             self.leases.close()
         if self.runners.journal is not None:
             self.runners.journal.close()
+        self.metrics.close()
         log.info("drain_done")
         self.stopped.set()
 
@@ -261,7 +269,10 @@ async def create_server(
     adopted = storage.adopt()
     if adopted:
         log.info("matches_adopted", matches=adopted, host=host_id)
-    runners = Runners(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
+    metrics = Metrics()
+    runners = Runners(
+        storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock, metrics=metrics
+    )
     leases: Leases | None = None
     if storage.shared:
         # The lease first: no other host takes over the matches this one resumes.
@@ -304,6 +315,7 @@ async def create_server(
         audit=audit,
         advertise=advertise,
         leases=leases,
+        metrics=metrics,
     )
     if leases is not None:
         arena.add_task(leases.run)

@@ -23,9 +23,6 @@ log = structlog.get_logger()
 
 #: Longest reason an operator may give.
 MAX_REASON: Final = 500
-#: Entries a page of the trail holds by default, and at most.
-PAGE_DEFAULT: Final = 100
-PAGE_MAX: Final = 1000
 
 
 class ReasonError(ValueError):

@@ -17,10 +17,10 @@ import grpc
 from mammamia_pb import admin_pb2 as apb
 from mammamia_pb import admin_pb2_grpc as apb_grpc
 
-from ..audit import PAGE_DEFAULT, PAGE_MAX, Audit, ReasonError, reason_of
-from ..db.admin import LADDER_PAUSED, REGISTRATION_CLOSED
+from ..audit import Audit, ReasonError, reason_of
+from ..db.admin import LADDER_PAUSED, REGISTRATION_CLOSED, AuditRow
 from ..operators import Operators
-from ..quoting import quoted
+from ..paging import BadPageToken, key_of, page_of, page_size
 from ..services import Context, abort, checked_operator
 from . import wire
 from .switches import Switches
@@ -32,16 +32,12 @@ TURNS: Final = {
     "CloseRegistration": (REGISTRATION_CLOSED, True, "registration.close"),
     "OpenRegistration": (REGISTRATION_CLOSED, False, "registration.open"),
 }
+#: The audit trail's listing among the page tokens (``server.paging``).
+AUDIT_LISTING: Final = "audit"
 
 
-def page_after(token: str) -> int | None:
-    """Returns the audit place a page token goes on after (0 for no token), or None
-    for a token this server never gave out."""
-    if not token:
-        return 0
-    if not (token.isascii() and token.isdigit() and len(token) <= 20):
-        return None
-    return int(token)
+def _place(row: AuditRow) -> tuple[int]:
+    return (row.seq,)
 
 
 class AdminServicer(apb_grpc.AdminServicer):
@@ -99,16 +95,12 @@ class AdminServicer(apb_grpc.AdminServicer):
         self, request: apb.ListAuditRequest, context: Context
     ) -> apb.ListAuditResponse:
         await checked_operator(context, self.operators)
-        after = page_after(request.page_token)
-        if after is None:
-            await abort(
-                context,
-                grpc.StatusCode.INVALID_ARGUMENT,
-                f"page token {quoted(request.page_token)} was not given out by this server",
-            )
-        limit = min(request.limit or PAGE_DEFAULT, PAGE_MAX)
+        try:
+            after = key_of(request.page_token, AUDIT_LISTING, (int,))
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        size = page_size(request.limit)
         # One more than the page: whether a next page exists is known without a call.
-        rows = await self.audit.entries(after, limit + 1)
-        page = rows[:limit]
-        more = len(rows) > limit
-        return wire.audit_response(page, str(page[-1].seq) if more else "")
+        rows = await self.audit.entries(0 if after is None else int(after[0]), size + 1)
+        page = page_of(rows, size, AUDIT_LISTING, _place)
+        return wire.audit_response(page.items, page.next_token)

@@ -135,6 +135,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     from ..db.ladder.store import LadderStore
     from .ladder import Ladder
     from .matches import ServerMatches
+    from .metrics import watch as watch_metrics
     from .scheduler import Policy
     from .service import LadderServicer
 
@@ -176,6 +177,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         arena.leases.on_taken(ladder.take_over)
     arena.add_task(ladder.run)
     arena.on_drained(ladder.settled)
+    watch_metrics(arena.metrics, ladder)
     # The ladder's writes (entries, heartbeats, results) failing is the database away
     # for this host too, even with no match running to say so.
     arena.watch_storage(ladder.writer)

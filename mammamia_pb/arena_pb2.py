@@ -4,15 +4,18 @@
 # source: mammamia_pb/arena.proto
 # Protobuf Python Version: 7.35.1
 """Generated protocol buffer code."""
-
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import descriptor_pool as _descriptor_pool
 from google.protobuf import runtime_version as _runtime_version
 from google.protobuf import symbol_database as _symbol_database
 from google.protobuf.internal import builder as _builder
-
 _runtime_version.ValidateProtobufRuntimeVersion(
-    _runtime_version.Domain.PUBLIC, 7, 35, 1, "", "mammamia_pb/arena.proto"
+    _runtime_version.Domain.PUBLIC,
+    7,
+    35,
+    1,
+    '',
+    'mammamia_pb/arena.proto'
 )
 # @@protoc_insertion_point(imports)
 
@@ -22,154 +25,150 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(
-    b'\n\x17mammamia_pb/arena.proto\x12\x0bmammamia.v1\x1a\x1fgoogle/protobuf/timestamp.proto"f\n\x10IngredientCounts\x12\x0e\n\x06salami\x18\x01 \x01(\r\x12\x11\n\tpineapple\x18\x02 \x01(\r\x12\x10\n\x08mushroom\x18\x03 \x01(\r\x12\x0e\n\x06pepper\x18\x04 \x01(\r\x12\r\n\x05olive\x18\x05 \x01(\r"\x81\x01\n\nTurnAction\x12\x0c\n\x04pass\x18\x01 \x01(\x08\x12\x12\n\ningredient\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\r\n\x05order\x18\x04 \x01(\t\x12*\n\x04\x64raw\x18\x05 \x01(\x0e\x32\x17.mammamia.v1.DrawSourceH\x00\x88\x01\x01\x42\x07\n\x05_draw"^\n\rResolveAction\x12\x0c\n\x04\x62\x61ke\x18\x01 \x01(\x08\x12\x12\n\ningredient\x18\x02 \x01(\t\x12+\n\x04hand\x18\x03 \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts"h\n\x06\x41\x63tion\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x17.mammamia.v1.TurnActionH\x00\x12-\n\x07resolve\x18\x02 \x01(\x0b\x32\x1a.mammamia.v1.ResolveActionH\x00\x42\x06\n\x04kind"\xad\x01\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x63olour\x18\x02 \x01(\t\x12\x11\n\thand_size\x18\x03 \x01(\r\x12\x16\n\x0eorders_in_hand\x18\x04 \x01(\r\x12\x13\n\x0bwaiter_size\x18\x05 \x01(\r\x12\x11\n\tdelivered\x18\x06 \x03(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12\x0f\n\x07strikes\x18\x08 \x01(\r\x12\x11\n\tautopilot\x18\t \x01(\x08"\xc5\x03\n\x04View\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12!\n\x05phase\x18\x04 \x01(\x0e\x32\x12.mammamia.v1.Phase\x12\x13\n\x06to_act\x18\x05 \x01(\rH\x01\x88\x01\x01\x12\x10\n\x08\x64\x65\x63iding\x18\x06 \x01(\t\x12\x13\n\x0bsupply_size\x18\x07 \x01(\r\x12\x0c\n\x04oven\x18\x08 \x03(\t\x12\x10\n\x08revealed\x18\t \x01(\r\x12,\n\x05table\x18\n \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x0c\n\x04used\x18\x0b \x03(\t\x12\x1d\n\x10mamma_mia_holder\x18\x0c \x01(\rH\x02\x88\x01\x01\x12$\n\x05seats\x18\r \x03(\x0b\x32\x15.mammamia.v1.SeatInfo\x12+\n\x04hand\x18\x0e \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x13\n\x0bhand_orders\x18\x0f \x03(\t\x12\x0e\n\x06waiter\x18\x10 \x03(\t\x12\x0f\n\x07winners\x18\x11 \x03(\rB\x07\n\x05_seatB\t\n\x07_to_actB\x13\n\x11_mamma_mia_holder"\xb6\x02\n\x0f\x44\x65\x63isionRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.mammamia.v1.DecisionKind\x12\x1f\n\x04view\x18\x03 \x01(\x0b\x32\x11.mammamia.v1.View\x12$\n\x07options\x18\x04 \x03(\x0b\x32\x13.mammamia.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12.\n\ndefault_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rdefault_in_ms\x18\t \x01(\r"d\n\tTurnTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\'\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x17.mammamia.v1.TurnAction\x12\r\n\x05\x64rawn\x18\x03 \x01(\r\x12\x11\n\tmamma_mia\x18\x04 \x01(\x08"1\n\x0cRoundStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x12\n\nfirst_seat\x18\x02 \x01(\r".\n\nRoundEnded\x12\r\n\x05round\x18\x01 \x01(\r\x12\x11\n\tstalemate\x18\x02 \x01(\x08"\xa1\x01\n\rOrderResolved\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05order\x18\x02 \x01(\t\x12\r\n\x05\x62\x61ked\x18\x03 \x01(\x08\x12\x12\n\ningredient\x18\x04 \x01(\t\x12+\n\x04hand\x18\x05 \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x11\n\tautomatic\x18\x06 \x01(\x08\x12\x10\n\x08\x64\x65\x63lined\x18\x07 \x01(\x08"\xd8\x01\n\nMatchEnded\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\x0f\n\x07winners\x18\x02 \x03(\r\x12\x11\n\tdelivered\x18\x03 \x03(\r\x12\r\n\x05ranks\x18\x04 \x03(\r\x12\x1f\n\x04view\x18\x05 \x01(\x0b\x32\x11.mammamia.v1.View\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x13\n\x0bserver_seed\x18\x07 \x01(\t\x12\x14\n\x0c\x63lient_seeds\x18\x08 \x03(\t\x12\x11\n\tgame_seed\x18\t \x01(\x04"\xa9\x01\n\x0e\x44\x65\x61\x64linePassed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\t\x12+\n\x06reason\x18\x03 \x01(\x0e\x32\x1b.mammamia.v1.DeadlineReason\x12\x0f\n\x07strikes\x18\x04 \x01(\r\x12\x11\n\tautopilot\x18\x05 \x01(\x08\x12#\n\x06\x61\x63tion\x18\x06 \x01(\x0b\x32\x13.mammamia.v1.Action"\x98\x01\n\tActResult\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\r\x12\x0f\n\x07message\x18\x04 \x01(\t\x12%\n\x07refusal\x18\x05 \x01(\x0e\x32\x14.mammamia.v1.Refusal\x12\x0c\n\x04rule\x18\x06 \x01(\t\x12\x10\n\x08repeated\x18\x07 \x01(\x08"\xd4\x01\n\x08Snapshot\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12.\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x1c.mammamia.v1.DecisionRequest\x12(\n\x06status\x18\x04 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\'\n\x07history\x18\x05 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\x12\x12\n\ncommitment\x18\x06 \x01(\t"\xfe\x03\n\tSeatEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12)\n\x08snapshot\x18\x02 \x01(\x0b\x32\x15.mammamia.v1.SnapshotH\x00\x12\x30\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x1c.mammamia.v1.DecisionRequestH\x00\x12&\n\x04turn\x18\x04 \x01(\x0b\x32\x16.mammamia.v1.TurnTakenH\x00\x12\x32\n\rround_started\x18\x05 \x01(\x0b\x32\x19.mammamia.v1.RoundStartedH\x00\x12.\n\x0bround_ended\x18\x06 \x01(\x0b\x32\x17.mammamia.v1.RoundEndedH\x00\x12.\n\x08resolved\x18\x07 \x01(\x0b\x32\x1a.mammamia.v1.OrderResolvedH\x00\x12.\n\x0bmatch_ended\x18\x08 \x01(\x0b\x32\x17.mammamia.v1.MatchEndedH\x00\x12,\n\nact_result\x18\t \x01(\x0b\x32\x16.mammamia.v1.ActResultH\x00\x12\x36\n\x0f\x64\x65\x61\x64line_passed\x18\n \x01(\x0b\x32\x1b.mammamia.v1.DeadlinePassedH\x00\x12\'\n\x07waiting\x18\x0b \x01(\x0b\x32\x14.mammamia.v1.WaitingH\x00\x42\x07\n\x05\x65vent"\x18\n\x07Waiting\x12\r\n\x05place\x18\x01 \x01(\t"4\n\nSeatEvents\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent"0\n\x0bJoinRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t"x\n\x0cJoinResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x63olour\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\r\x12\x12\n\ncommitment\x18\x06 \x01(\t":\n\x0eObserveRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x10\n\x08\x62\x61tch_ms\x18\x02 \x01(\r"d\n\nActRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x06option\x18\x02 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x42\x08\n\x06\x63hoice"4\n\x0b\x41\x63tResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x08repeated\x18\x02 \x01(\x08"\xc2\x01\n\x0bPlayRequest\x12.\n\x07observe\x18\x01 \x01(\x0b\x32\x1b.mammamia.v1.ObserveRequestH\x00\x12&\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x17.mammamia.v1.ActRequestH\x00\x12&\n\x03sit\x18\x03 \x01(\x0b\x32\x17.mammamia.v1.SitRequestH\x00\x12(\n\x04wait\x18\x04 \x01(\x0b\x32\x18.mammamia.v1.WaitRequestH\x00\x42\t\n\x07message"-\n\x0bWaitRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x62\x61tch_ms\x18\x02 \x01(\r"m\n\nSitRequest\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x10\n\x08\x62\x61tch_ms\x18\x05 \x01(\r"8\n\x0cWatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04"$\n\x10GetRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t",\n\nGameRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04json\x18\x02 \x01(\t"8\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r"\xcd\x01\n\x12\x43reateMatchRequest\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x11\n\x04seed\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x0f\n\x07\x63olours\x18\x03 \x03(\t\x12\x19\n\x0c\x66irst_player\x18\x04 \x01(\rH\x01\x88\x01\x01\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.mammamia.v1.TimeControl\x12\r\n\x05names\x18\x06 \x03(\t\x12\x0e\n\x06places\x18\x07 \x03(\tB\x07\n\x05_seedB\x0f\n\r_first_player"P\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bseat_tokens\x18\x02 \x03(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t"\xac\x02\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\r\n\x05names\x18\x04 \x03(\t\x12\x0f\n\x07winners\x18\x05 \x03(\r\x12+\n\x07\x63reated\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06ladder\x18\x07 \x01(\x08\x12\x12\n\ncommitment\x18\x08 \x01(\t\x12&\n\x08\x64\x65\x61l_set\x18\t \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\x0e\n\x06voided\x18\n \x01(\x08\x12\x13\n\x0bvoid_reason\x18\x0b \x01(\t\x12\x11\n\tvoided_by\x18\x0c \x01(\t"H\n\x07\x44\x65\x61lSet\x12\x0e\n\x06set_id\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\r\x12\x0c\n\x04size\x18\x03 \x01(\r\x12\x10\n\x08rotation\x18\x04 \x01(\r"#\n\x12ListMatchesRequest\x12\r\n\x05limit\x18\x01 \x01(\r"A\n\x13ListMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.mammamia.v1.MatchSummary"\x1f\n\x0fRegisterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t"-\n\x10RegisterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t"\x1c\n\x0c\x45nterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t"\xa3\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12&\n\x08\x64\x65\x61l_set\x18\x06 \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\x14\n\x0chost_address\x18\x07 \x01(\t"#\n\x10StandingsRequest\x12\x0f\n\x07players\x18\x01 \x01(\r"\xd8\x01\n\x08Standing\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\n\n\x02mu\x18\x04 \x01(\x01\x12\r\n\x05sigma\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x0c\n\x04wins\x18\x07 \x01(\r\x12\x16\n\x0emean_delivered\x18\x08 \x01(\x01\x12\x0b\n\x03low\x18\t \x01(\x01\x12\x0c\n\x04high\x18\n \x01(\x01\x12\x15\n\x08p_better\x18\x0b \x01(\x01H\x00\x88\x01\x01\x12\x11\n\tsuspended\x18\x0c \x01(\tB\x0b\n\t_p_better"W\n\x11StandingsResponse\x12\x18\n\x10matches_finished\x18\x01 \x01(\r\x12(\n\tstandings\x18\x02 \x03(\x0b\x32\x15.mammamia.v1.Standing"-\n\x0eMatchesRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r"=\n\x0fMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.mammamia.v1.MatchSummary"\x1f\n\x0f\x42otStatsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t"K\n\x08\x42otTally\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0c\n\x04wins\x18\x03 \x01(\r\x12\x11\n\tdelivered\x18\x04 \x01(\r"f\n\x11SeatPositionTally\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x10\n\x08position\x18\x02 \x01(\r\x12\r\n\x05games\x18\x03 \x01(\r\x12\x0c\n\x04wins\x18\x04 \x01(\r\x12\x11\n\tmean_rank\x18\x05 \x01(\x01"\xd6\x01\n\x10\x42otStatsResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x07tallies\x18\x02 \x03(\x0b\x32\x15.mammamia.v1.BotTally\x12\x31\n\tpositions\x18\x03 \x03(\x0b\x32\x1e.mammamia.v1.SeatPositionTally\x12\x11\n\tsuspended\x18\x04 \x01(\t\x12\x14\n\x0csuspended_by\x18\x05 \x01(\t\x12\x30\n\x0csuspended_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp"\x1a\n\x18\x43ompetitionStatusRequest"\x7f\n\nPhaseStamp\x12,\n\x05phase\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03who\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t"j\n\x0eScheduledPhase\x12,\n\x05phase\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12*\n\x06starts\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp"\xa6\x01\n\rFinalStanding\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0b\n\x03low\x18\x05 \x01(\x01\x12\x0c\n\x04high\x18\x06 \x01(\x01\x12\x14\n\x0cp_above_next\x18\x07 \x01(\x01\x12\x0f\n\x07matches\x18\x08 \x01(\r\x12\x0c\n\x04wins\x18\t \x01(\r\x12\x0e\n\x06\x61\x62sent\x18\n \x01(\r"\xc7\x01\n\x10\x43ompetitionMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12&\n\x08\x64\x65\x61l_set\x18\x03 \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\r\n\x05names\x18\x04 \x03(\t\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12(\n\x06status\x18\x06 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\r\n\x05ranks\x18\x07 \x03(\r\x12\x0e\n\x06\x61\x62sent\x18\x08 \x03(\t"\xce\x03\n\x19\x43ompetitionStatusResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\x05phase\x18\x02 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12\'\n\x06stamps\x18\x03 \x03(\x0b\x32\x17.mammamia.v1.PhaseStamp\x12-\n\x08schedule\x18\x04 \x03(\x0b\x32\x1b.mammamia.v1.ScheduledPhase\x12\'\n\x03now\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x66ield\x18\x06 \x03(\t\x12\x16\n\x0ematches_played\x18\x07 \x01(\r\x12\x17\n\x0fmatches_planned\x18\x08 \x01(\r\x12\x10\n\x08released\x18\t \x01(\x08\x12\x0c\n\x04held\x18\n \x01(\x08\x12-\n\tstandings\x18\x0b \x03(\x0b\x32\x1a.mammamia.v1.FinalStanding\x12\x14\n\x0c\x66inal_reason\x18\x0c \x01(\t\x12.\n\x07matches\x18\r \x03(\x0b\x32\x1d.mammamia.v1.CompetitionMatch\x12\x0b\n\x03top\x18\x0e \x01(\r\x12\x12\n\nconfidence\x18\x0f \x01(\x01"K\n\x0e\x41\x64vanceRequest\x12)\n\x02to\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12\x0e\n\x06reason\x18\x02 \x01(\t"\x17\n\x15ReleaseResultsRequest*Q\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0e\n\nPHASE_TURN\x10\x01\x12\x11\n\rPHASE_RESOLVE\x10\x02\x12\x0e\n\nPHASE_OVER\x10\x03*Y\n\nDrawSource\x12\x1b\n\x17\x44RAW_SOURCE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44RAW_SOURCE_SUPPLY\x10\x01\x12\x16\n\x12\x44RAW_SOURCE_WAITER\x10\x02*`\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45\x43ISION_KIND_TURN\x10\x01\x12\x19\n\x15\x44\x45\x43ISION_KIND_RESOLVE\x10\x02*m\n\x0e\x44\x65\x61\x64lineReason\x12\x1f\n\x1b\x44\x45\x41\x44LINE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45\x41\x44LINE_REASON_LATE\x10\x01\x12 \n\x1c\x44\x45\x41\x44LINE_REASON_DISCONNECTED\x10\x02*\xd5\x01\n\x07Refusal\x12\x17\n\x13REFUSAL_UNSPECIFIED\x10\x00\x12\x15\n\x11REFUSAL_MALFORMED\x10\x01\x12\x1c\n\x18REFUSAL_UNKNOWN_DECISION\x10\x02\x12\x16\n\x12REFUSAL_OTHER_SEAT\x10\x03\x12\x1c\n\x18REFUSAL_ALREADY_ANSWERED\x10\x04\x12\x15\n\x11REFUSAL_DEFAULTED\x10\x05\x12\x1a\n\x16REFUSAL_NO_SUCH_OPTION\x10\x06\x12\x13\n\x0fREFUSAL_ILLEGAL\x10\x07*\x94\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x04*\xd1\x01\n\x10\x43ompetitionPhase\x12!\n\x1d\x43OMPETITION_PHASE_UNSPECIFIED\x10\x00\x12"\n\x1e\x43OMPETITION_PHASE_REGISTRATION\x10\x01\x12\x1c\n\x18\x43OMPETITION_PHASE_LADDER\x10\x02\x12\x1c\n\x18\x43OMPETITION_PHASE_FREEZE\x10\x03\x12\x1c\n\x18\x43OMPETITION_PHASE_FINALS\x10\x04\x12\x1c\n\x18\x43OMPETITION_PHASE_CLOSED\x10\x05\x32\xc5\x02\n\x04Seat\x12;\n\x04Join\x12\x18.mammamia.v1.JoinRequest\x1a\x19.mammamia.v1.JoinResponse\x12\x41\n\x07Observe\x12\x1b.mammamia.v1.ObserveRequest\x1a\x17.mammamia.v1.SeatEvents0\x01\x12\x38\n\x03\x41\x63t\x12\x17.mammamia.v1.ActRequest\x1a\x18.mammamia.v1.ActResponse\x12=\n\x04Play\x12\x18.mammamia.v1.PlayRequest\x1a\x17.mammamia.v1.SeatEvents(\x01\x30\x01\x12\x44\n\x0bPlayMatches\x12\x18.mammamia.v1.PlayRequest\x1a\x17.mammamia.v1.SeatEvents(\x01\x30\x01\x32\x8e\x01\n\x08Spectate\x12=\n\x05Watch\x12\x19.mammamia.v1.WatchRequest\x1a\x17.mammamia.v1.SeatEvents0\x01\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord2\xcc\x02\n\tOrganiser\x12P\n\x0b\x43reateMatch\x12\x1f.mammamia.v1.CreateMatchRequest\x1a .mammamia.v1.CreateMatchResponse\x12V\n\rCreateMatches\x12\x1f.mammamia.v1.CreateMatchRequest\x1a .mammamia.v1.CreateMatchResponse(\x01\x30\x01\x12P\n\x0bListMatches\x12\x1f.mammamia.v1.ListMatchesRequest\x1a .mammamia.v1.ListMatchesResponse\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord2\xb0\x03\n\x06Ladder\x12G\n\x08Register\x12\x1c.mammamia.v1.RegisterRequest\x1a\x1d.mammamia.v1.RegisterResponse\x12=\n\x05\x45nter\x12\x19.mammamia.v1.EnterRequest\x1a\x17.mammamia.v1.Assignment0\x01\x12J\n\tStandings\x12\x1d.mammamia.v1.StandingsRequest\x1a\x1e.mammamia.v1.StandingsResponse\x12\x44\n\x07Matches\x12\x1b.mammamia.v1.MatchesRequest\x1a\x1c.mammamia.v1.MatchesResponse\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord\x12G\n\x08\x42otStats\x12\x1c.mammamia.v1.BotStatsRequest\x1a\x1d.mammamia.v1.BotStatsResponse2\x8d\x02\n\x0b\x43ompetition\x12W\n\x06Status\x12%.mammamia.v1.CompetitionStatusRequest\x1a&.mammamia.v1.CompetitionStatusResponse\x12N\n\x07\x41\x64vance\x12\x1b.mammamia.v1.AdvanceRequest\x1a&.mammamia.v1.CompetitionStatusResponse\x12U\n\x07Release\x12".mammamia.v1.ReleaseResultsRequest\x1a&.mammamia.v1.CompetitionStatusResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3'
-)
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mammamia_pb/arena.proto\x12\x0bmammamia.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"f\n\x10IngredientCounts\x12\x0e\n\x06salami\x18\x01 \x01(\r\x12\x11\n\tpineapple\x18\x02 \x01(\r\x12\x10\n\x08mushroom\x18\x03 \x01(\r\x12\x0e\n\x06pepper\x18\x04 \x01(\r\x12\r\n\x05olive\x18\x05 \x01(\r\"\x81\x01\n\nTurnAction\x12\x0c\n\x04pass\x18\x01 \x01(\x08\x12\x12\n\ningredient\x18\x02 \x01(\t\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\r\n\x05order\x18\x04 \x01(\t\x12*\n\x04\x64raw\x18\x05 \x01(\x0e\x32\x17.mammamia.v1.DrawSourceH\x00\x88\x01\x01\x42\x07\n\x05_draw\"^\n\rResolveAction\x12\x0c\n\x04\x62\x61ke\x18\x01 \x01(\x08\x12\x12\n\ningredient\x18\x02 \x01(\t\x12+\n\x04hand\x18\x03 \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\"h\n\x06\x41\x63tion\x12\'\n\x04turn\x18\x01 \x01(\x0b\x32\x17.mammamia.v1.TurnActionH\x00\x12-\n\x07resolve\x18\x02 \x01(\x0b\x32\x1a.mammamia.v1.ResolveActionH\x00\x42\x06\n\x04kind\"\xad\x01\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0e\n\x06\x63olour\x18\x02 \x01(\t\x12\x11\n\thand_size\x18\x03 \x01(\r\x12\x16\n\x0eorders_in_hand\x18\x04 \x01(\r\x12\x13\n\x0bwaiter_size\x18\x05 \x01(\r\x12\x11\n\tdelivered\x18\x06 \x03(\t\x12\x0c\n\x04name\x18\x07 \x01(\t\x12\x0f\n\x07strikes\x18\x08 \x01(\r\x12\x11\n\tautopilot\x18\t \x01(\x08\"\xc5\x03\n\x04View\x12\x11\n\x04seat\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12!\n\x05phase\x18\x04 \x01(\x0e\x32\x12.mammamia.v1.Phase\x12\x13\n\x06to_act\x18\x05 \x01(\rH\x01\x88\x01\x01\x12\x10\n\x08\x64\x65\x63iding\x18\x06 \x01(\t\x12\x13\n\x0bsupply_size\x18\x07 \x01(\r\x12\x0c\n\x04oven\x18\x08 \x03(\t\x12\x10\n\x08revealed\x18\t \x01(\r\x12,\n\x05table\x18\n \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x0c\n\x04used\x18\x0b \x03(\t\x12\x1d\n\x10mamma_mia_holder\x18\x0c \x01(\rH\x02\x88\x01\x01\x12$\n\x05seats\x18\r \x03(\x0b\x32\x15.mammamia.v1.SeatInfo\x12+\n\x04hand\x18\x0e \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x13\n\x0bhand_orders\x18\x0f \x03(\t\x12\x0e\n\x06waiter\x18\x10 \x03(\t\x12\x0f\n\x07winners\x18\x11 \x03(\rB\x07\n\x05_seatB\t\n\x07_to_actB\x13\n\x11_mamma_mia_holder\"\xb6\x02\n\x0f\x44\x65\x63isionRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.mammamia.v1.DecisionKind\x12\x1f\n\x04view\x18\x03 \x01(\x0b\x32\x11.mammamia.v1.View\x12$\n\x07options\x18\x04 \x03(\x0b\x32\x13.mammamia.v1.Action\x12,\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12.\n\ndefault_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rdefault_in_ms\x18\t \x01(\r\"d\n\tTurnTaken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\'\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x17.mammamia.v1.TurnAction\x12\r\n\x05\x64rawn\x18\x03 \x01(\r\x12\x11\n\tmamma_mia\x18\x04 \x01(\x08\"1\n\x0cRoundStarted\x12\r\n\x05round\x18\x01 \x01(\r\x12\x12\n\nfirst_seat\x18\x02 \x01(\r\".\n\nRoundEnded\x12\r\n\x05round\x18\x01 \x01(\r\x12\x11\n\tstalemate\x18\x02 \x01(\x08\"\xa1\x01\n\rOrderResolved\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\r\n\x05order\x18\x02 \x01(\t\x12\r\n\x05\x62\x61ked\x18\x03 \x01(\x08\x12\x12\n\ningredient\x18\x04 \x01(\t\x12+\n\x04hand\x18\x05 \x01(\x0b\x32\x1d.mammamia.v1.IngredientCounts\x12\x11\n\tautomatic\x18\x06 \x01(\x08\x12\x10\n\x08\x64\x65\x63lined\x18\x07 \x01(\x08\"\xd8\x01\n\nMatchEnded\x12(\n\x06status\x18\x01 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\x0f\n\x07winners\x18\x02 \x03(\r\x12\x11\n\tdelivered\x18\x03 \x03(\r\x12\r\n\x05ranks\x18\x04 \x03(\r\x12\x1f\n\x04view\x18\x05 \x01(\x0b\x32\x11.mammamia.v1.View\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x13\n\x0bserver_seed\x18\x07 \x01(\t\x12\x14\n\x0c\x63lient_seeds\x18\x08 \x03(\t\x12\x11\n\tgame_seed\x18\t \x01(\x04\"\xa9\x01\n\x0e\x44\x65\x61\x64linePassed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\t\x12+\n\x06reason\x18\x03 \x01(\x0e\x32\x1b.mammamia.v1.DeadlineReason\x12\x0f\n\x07strikes\x18\x04 \x01(\r\x12\x11\n\tautopilot\x18\x05 \x01(\x08\x12#\n\x06\x61\x63tion\x18\x06 \x01(\x0b\x32\x13.mammamia.v1.Action\"\x98\x01\n\tActResult\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x03 \x01(\r\x12\x0f\n\x07message\x18\x04 \x01(\t\x12%\n\x07refusal\x18\x05 \x01(\x0e\x32\x14.mammamia.v1.Refusal\x12\x0c\n\x04rule\x18\x06 \x01(\t\x12\x10\n\x08repeated\x18\x07 \x01(\x08\"\xd4\x01\n\x08Snapshot\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12.\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x1c.mammamia.v1.DecisionRequest\x12(\n\x06status\x18\x04 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\'\n\x07history\x18\x05 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\x12\x12\n\ncommitment\x18\x06 \x01(\t\"\xfe\x03\n\tSeatEvent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12)\n\x08snapshot\x18\x02 \x01(\x0b\x32\x15.mammamia.v1.SnapshotH\x00\x12\x30\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0b\x32\x1c.mammamia.v1.DecisionRequestH\x00\x12&\n\x04turn\x18\x04 \x01(\x0b\x32\x16.mammamia.v1.TurnTakenH\x00\x12\x32\n\rround_started\x18\x05 \x01(\x0b\x32\x19.mammamia.v1.RoundStartedH\x00\x12.\n\x0bround_ended\x18\x06 \x01(\x0b\x32\x17.mammamia.v1.RoundEndedH\x00\x12.\n\x08resolved\x18\x07 \x01(\x0b\x32\x1a.mammamia.v1.OrderResolvedH\x00\x12.\n\x0bmatch_ended\x18\x08 \x01(\x0b\x32\x17.mammamia.v1.MatchEndedH\x00\x12,\n\nact_result\x18\t \x01(\x0b\x32\x16.mammamia.v1.ActResultH\x00\x12\x36\n\x0f\x64\x65\x61\x64line_passed\x18\n \x01(\x0b\x32\x1b.mammamia.v1.DeadlinePassedH\x00\x12\'\n\x07waiting\x18\x0b \x01(\x0b\x32\x14.mammamia.v1.WaitingH\x00\x42\x07\n\x05\x65vent\"\x18\n\x07Waiting\x12\r\n\x05place\x18\x01 \x01(\t\"4\n\nSeatEvents\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\"0\n\x0bJoinRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x02 \x01(\t\"x\n\x0cJoinResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x63olour\x18\x03 \x01(\t\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\r\x12\x12\n\ncommitment\x18\x06 \x01(\t\":\n\x0eObserveRequest\x12\x16\n\x0e\x61\x66ter_sequence\x18\x01 \x01(\x04\x12\x10\n\x08\x62\x61tch_ms\x18\x02 \x01(\r\"d\n\nActRequest\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x06option\x18\x02 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x42\x08\n\x06\x63hoice\"4\n\x0b\x41\x63tResponse\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\t\x12\x10\n\x08repeated\x18\x02 \x01(\x08\"\xc2\x01\n\x0bPlayRequest\x12.\n\x07observe\x18\x01 \x01(\x0b\x32\x1b.mammamia.v1.ObserveRequestH\x00\x12&\n\x03\x61\x63t\x18\x02 \x01(\x0b\x32\x17.mammamia.v1.ActRequestH\x00\x12&\n\x03sit\x18\x03 \x01(\x0b\x32\x17.mammamia.v1.SitRequestH\x00\x12(\n\x04wait\x18\x04 \x01(\x0b\x32\x18.mammamia.v1.WaitRequestH\x00\x42\t\n\x07message\"-\n\x0bWaitRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x62\x61tch_ms\x18\x02 \x01(\r\"m\n\nSitRequest\x12\x12\n\nseat_token\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\t\x12\x10\n\x08\x62\x61tch_ms\x18\x05 \x01(\r\"8\n\x0cWatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\"$\n\x10GetRecordRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\",\n\nGameRecord\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04json\x18\x02 \x01(\t\"8\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x01 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x02 \x01(\r\"\xcd\x01\n\x12\x43reateMatchRequest\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x11\n\x04seed\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x0f\n\x07\x63olours\x18\x03 \x03(\t\x12\x19\n\x0c\x66irst_player\x18\x04 \x01(\rH\x01\x88\x01\x01\x12.\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x18.mammamia.v1.TimeControl\x12\r\n\x05names\x18\x06 \x03(\t\x12\x0e\n\x06places\x18\x07 \x03(\tB\x07\n\x05_seedB\x0f\n\r_first_player\"P\n\x13\x43reateMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bseat_tokens\x18\x02 \x03(\t\x12\x12\n\ncommitment\x18\x03 \x01(\t\"\xac\x02\n\x0cMatchSummary\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12(\n\x06status\x18\x02 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\x0f\n\x07players\x18\x03 \x01(\r\x12\r\n\x05names\x18\x04 \x03(\t\x12\x0f\n\x07winners\x18\x05 \x03(\r\x12+\n\x07\x63reated\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06ladder\x18\x07 \x01(\x08\x12\x12\n\ncommitment\x18\x08 \x01(\t\x12&\n\x08\x64\x65\x61l_set\x18\t \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\x0e\n\x06voided\x18\n \x01(\x08\x12\x13\n\x0bvoid_reason\x18\x0b \x01(\t\x12\x11\n\tvoided_by\x18\x0c \x01(\t\"H\n\x07\x44\x65\x61lSet\x12\x0e\n\x06set_id\x18\x01 \x01(\t\x12\r\n\x05index\x18\x02 \x01(\r\x12\x0c\n\x04size\x18\x03 \x01(\r\x12\x10\n\x08rotation\x18\x04 \x01(\r\"#\n\x12ListMatchesRequest\x12\r\n\x05limit\x18\x01 \x01(\r\"A\n\x13ListMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.mammamia.v1.MatchSummary\"\x1f\n\x0fRegisterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"-\n\x10RegisterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"\x1c\n\x0c\x45nterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xb4\x01\n\nAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12&\n\x08\x64\x65\x61l_set\x18\x06 \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\x14\n\x0chost_address\x18\x07 \x01(\t\x12\x0f\n\x07waiting\x18\x08 \x01(\t\"#\n\x10StandingsRequest\x12\x0f\n\x07players\x18\x01 \x01(\r\"\xd8\x01\n\x08Standing\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06rating\x18\x03 \x01(\x01\x12\n\n\x02mu\x18\x04 \x01(\x01\x12\r\n\x05sigma\x18\x05 \x01(\x01\x12\r\n\x05games\x18\x06 \x01(\r\x12\x0c\n\x04wins\x18\x07 \x01(\r\x12\x16\n\x0emean_delivered\x18\x08 \x01(\x01\x12\x0b\n\x03low\x18\t \x01(\x01\x12\x0c\n\x04high\x18\n \x01(\x01\x12\x15\n\x08p_better\x18\x0b \x01(\x01H\x00\x88\x01\x01\x12\x11\n\tsuspended\x18\x0c \x01(\tB\x0b\n\t_p_better\"W\n\x11StandingsResponse\x12\x18\n\x10matches_finished\x18\x01 \x01(\r\x12(\n\tstandings\x18\x02 \x03(\x0b\x32\x15.mammamia.v1.Standing\"-\n\x0eMatchesRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"=\n\x0fMatchesResponse\x12*\n\x07matches\x18\x01 \x03(\x0b\x32\x19.mammamia.v1.MatchSummary\"\x1f\n\x0f\x42otStatsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"K\n\x08\x42otTally\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0c\n\x04wins\x18\x03 \x01(\r\x12\x11\n\tdelivered\x18\x04 \x01(\r\"f\n\x11SeatPositionTally\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x10\n\x08position\x18\x02 \x01(\r\x12\r\n\x05games\x18\x03 \x01(\r\x12\x0c\n\x04wins\x18\x04 \x01(\r\x12\x11\n\tmean_rank\x18\x05 \x01(\x01\"\xd6\x01\n\x10\x42otStatsResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x07tallies\x18\x02 \x03(\x0b\x32\x15.mammamia.v1.BotTally\x12\x31\n\tpositions\x18\x03 \x03(\x0b\x32\x1e.mammamia.v1.SeatPositionTally\x12\x11\n\tsuspended\x18\x04 \x01(\t\x12\x14\n\x0csuspended_by\x18\x05 \x01(\t\x12\x30\n\x0csuspended_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\x1a\n\x18\x43ompetitionStatusRequest\"\x7f\n\nPhaseStamp\x12,\n\x05phase\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12&\n\x02\x61t\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03who\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"j\n\x0eScheduledPhase\x12,\n\x05phase\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12*\n\x06starts\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa6\x01\n\rFinalStanding\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0b\n\x03low\x18\x05 \x01(\x01\x12\x0c\n\x04high\x18\x06 \x01(\x01\x12\x14\n\x0cp_above_next\x18\x07 \x01(\x01\x12\x0f\n\x07matches\x18\x08 \x01(\r\x12\x0c\n\x04wins\x18\t \x01(\r\x12\x0e\n\x06\x61\x62sent\x18\n \x01(\r\"\xc7\x01\n\x10\x43ompetitionMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05round\x18\x02 \x01(\r\x12&\n\x08\x64\x65\x61l_set\x18\x03 \x01(\x0b\x32\x14.mammamia.v1.DealSet\x12\r\n\x05names\x18\x04 \x03(\t\x12\x12\n\ncommitment\x18\x05 \x01(\t\x12(\n\x06status\x18\x06 \x01(\x0e\x32\x18.mammamia.v1.MatchStatus\x12\r\n\x05ranks\x18\x07 \x03(\r\x12\x0e\n\x06\x61\x62sent\x18\x08 \x03(\t\"\xce\x03\n\x19\x43ompetitionStatusResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\x05phase\x18\x02 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12\'\n\x06stamps\x18\x03 \x03(\x0b\x32\x17.mammamia.v1.PhaseStamp\x12-\n\x08schedule\x18\x04 \x03(\x0b\x32\x1b.mammamia.v1.ScheduledPhase\x12\'\n\x03now\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x66ield\x18\x06 \x03(\t\x12\x16\n\x0ematches_played\x18\x07 \x01(\r\x12\x17\n\x0fmatches_planned\x18\x08 \x01(\r\x12\x10\n\x08released\x18\t \x01(\x08\x12\x0c\n\x04held\x18\n \x01(\x08\x12-\n\tstandings\x18\x0b \x03(\x0b\x32\x1a.mammamia.v1.FinalStanding\x12\x14\n\x0c\x66inal_reason\x18\x0c \x01(\t\x12.\n\x07matches\x18\r \x03(\x0b\x32\x1d.mammamia.v1.CompetitionMatch\x12\x0b\n\x03top\x18\x0e \x01(\r\x12\x12\n\nconfidence\x18\x0f \x01(\x01\"K\n\x0e\x41\x64vanceRequest\x12)\n\x02to\x18\x01 \x01(\x0e\x32\x1d.mammamia.v1.CompetitionPhase\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x17\n\x15ReleaseResultsRequest*Q\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0e\n\nPHASE_TURN\x10\x01\x12\x11\n\rPHASE_RESOLVE\x10\x02\x12\x0e\n\nPHASE_OVER\x10\x03*Y\n\nDrawSource\x12\x1b\n\x17\x44RAW_SOURCE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44RAW_SOURCE_SUPPLY\x10\x01\x12\x16\n\x12\x44RAW_SOURCE_WAITER\x10\x02*`\n\x0c\x44\x65\x63isionKind\x12\x1d\n\x19\x44\x45\x43ISION_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45\x43ISION_KIND_TURN\x10\x01\x12\x19\n\x15\x44\x45\x43ISION_KIND_RESOLVE\x10\x02*m\n\x0e\x44\x65\x61\x64lineReason\x12\x1f\n\x1b\x44\x45\x41\x44LINE_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x44\x45\x41\x44LINE_REASON_LATE\x10\x01\x12 \n\x1c\x44\x45\x41\x44LINE_REASON_DISCONNECTED\x10\x02*\xd5\x01\n\x07Refusal\x12\x17\n\x13REFUSAL_UNSPECIFIED\x10\x00\x12\x15\n\x11REFUSAL_MALFORMED\x10\x01\x12\x1c\n\x18REFUSAL_UNKNOWN_DECISION\x10\x02\x12\x16\n\x12REFUSAL_OTHER_SEAT\x10\x03\x12\x1c\n\x18REFUSAL_ALREADY_ANSWERED\x10\x04\x12\x15\n\x11REFUSAL_DEFAULTED\x10\x05\x12\x1a\n\x16REFUSAL_NO_SUCH_OPTION\x10\x06\x12\x13\n\x0fREFUSAL_ILLEGAL\x10\x07*\x94\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x18\n\x14MATCH_STATUS_ABORTED\x10\x04*\xd1\x01\n\x10\x43ompetitionPhase\x12!\n\x1d\x43OMPETITION_PHASE_UNSPECIFIED\x10\x00\x12\"\n\x1e\x43OMPETITION_PHASE_REGISTRATION\x10\x01\x12\x1c\n\x18\x43OMPETITION_PHASE_LADDER\x10\x02\x12\x1c\n\x18\x43OMPETITION_PHASE_FREEZE\x10\x03\x12\x1c\n\x18\x43OMPETITION_PHASE_FINALS\x10\x04\x12\x1c\n\x18\x43OMPETITION_PHASE_CLOSED\x10\x05\x32\xc5\x02\n\x04Seat\x12;\n\x04Join\x12\x18.mammamia.v1.JoinRequest\x1a\x19.mammamia.v1.JoinResponse\x12\x41\n\x07Observe\x12\x1b.mammamia.v1.ObserveRequest\x1a\x17.mammamia.v1.SeatEvents0\x01\x12\x38\n\x03\x41\x63t\x12\x17.mammamia.v1.ActRequest\x1a\x18.mammamia.v1.ActResponse\x12=\n\x04Play\x12\x18.mammamia.v1.PlayRequest\x1a\x17.mammamia.v1.SeatEvents(\x01\x30\x01\x12\x44\n\x0bPlayMatches\x12\x18.mammamia.v1.PlayRequest\x1a\x17.mammamia.v1.SeatEvents(\x01\x30\x01\x32\x8e\x01\n\x08Spectate\x12=\n\x05Watch\x12\x19.mammamia.v1.WatchRequest\x1a\x17.mammamia.v1.SeatEvents0\x01\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord2\xcc\x02\n\tOrganiser\x12P\n\x0b\x43reateMatch\x12\x1f.mammamia.v1.CreateMatchRequest\x1a .mammamia.v1.CreateMatchResponse\x12V\n\rCreateMatches\x12\x1f.mammamia.v1.CreateMatchRequest\x1a .mammamia.v1.CreateMatchResponse(\x01\x30\x01\x12P\n\x0bListMatches\x12\x1f.mammamia.v1.ListMatchesRequest\x1a .mammamia.v1.ListMatchesResponse\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord2\xb0\x03\n\x06Ladder\x12G\n\x08Register\x12\x1c.mammamia.v1.RegisterRequest\x1a\x1d.mammamia.v1.RegisterResponse\x12=\n\x05\x45nter\x12\x19.mammamia.v1.EnterRequest\x1a\x17.mammamia.v1.Assignment0\x01\x12J\n\tStandings\x12\x1d.mammamia.v1.StandingsRequest\x1a\x1e.mammamia.v1.StandingsResponse\x12\x44\n\x07Matches\x12\x1b.mammamia.v1.MatchesRequest\x1a\x1c.mammamia.v1.MatchesResponse\x12\x43\n\tGetRecord\x12\x1d.mammamia.v1.GetRecordRequest\x1a\x17.mammamia.v1.GameRecord\x12G\n\x08\x42otStats\x12\x1c.mammamia.v1.BotStatsRequest\x1a\x1d.mammamia.v1.BotStatsResponse2\x8d\x02\n\x0b\x43ompetition\x12W\n\x06Status\x12%.mammamia.v1.CompetitionStatusRequest\x1a&.mammamia.v1.CompetitionStatusResponse\x12N\n\x07\x41\x64vance\x12\x1b.mammamia.v1.AdvanceRequest\x1a&.mammamia.v1.CompetitionStatusResponse\x12U\n\x07Release\x12\".mammamia.v1.ReleaseResultsRequest\x1a&.mammamia.v1.CompetitionStatusResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, "mammamia_pb.arena_pb2", _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mammamia_pb.arena_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-    _globals["DESCRIPTOR"]._loaded_options = None
-    _globals[
-        "DESCRIPTOR"
-    ]._serialized_options = b"\n\017org.mammamia.v1P\001Z\026mammamia/v1;mammamiav1"
-    _globals["_PHASE"]._serialized_start = 7254
-    _globals["_PHASE"]._serialized_end = 7335
-    _globals["_DRAWSOURCE"]._serialized_start = 7337
-    _globals["_DRAWSOURCE"]._serialized_end = 7426
-    _globals["_DECISIONKIND"]._serialized_start = 7428
-    _globals["_DECISIONKIND"]._serialized_end = 7524
-    _globals["_DEADLINEREASON"]._serialized_start = 7526
-    _globals["_DEADLINEREASON"]._serialized_end = 7635
-    _globals["_REFUSAL"]._serialized_start = 7638
-    _globals["_REFUSAL"]._serialized_end = 7851
-    _globals["_MATCHSTATUS"]._serialized_start = 7854
-    _globals["_MATCHSTATUS"]._serialized_end = 8002
-    _globals["_COMPETITIONPHASE"]._serialized_start = 8005
-    _globals["_COMPETITIONPHASE"]._serialized_end = 8214
-    _globals["_INGREDIENTCOUNTS"]._serialized_start = 73
-    _globals["_INGREDIENTCOUNTS"]._serialized_end = 175
-    _globals["_TURNACTION"]._serialized_start = 178
-    _globals["_TURNACTION"]._serialized_end = 307
-    _globals["_RESOLVEACTION"]._serialized_start = 309
-    _globals["_RESOLVEACTION"]._serialized_end = 403
-    _globals["_ACTION"]._serialized_start = 405
-    _globals["_ACTION"]._serialized_end = 509
-    _globals["_SEATINFO"]._serialized_start = 512
-    _globals["_SEATINFO"]._serialized_end = 685
-    _globals["_VIEW"]._serialized_start = 688
-    _globals["_VIEW"]._serialized_end = 1141
-    _globals["_DECISIONREQUEST"]._serialized_start = 1144
-    _globals["_DECISIONREQUEST"]._serialized_end = 1454
-    _globals["_TURNTAKEN"]._serialized_start = 1456
-    _globals["_TURNTAKEN"]._serialized_end = 1556
-    _globals["_ROUNDSTARTED"]._serialized_start = 1558
-    _globals["_ROUNDSTARTED"]._serialized_end = 1607
-    _globals["_ROUNDENDED"]._serialized_start = 1609
-    _globals["_ROUNDENDED"]._serialized_end = 1655
-    _globals["_ORDERRESOLVED"]._serialized_start = 1658
-    _globals["_ORDERRESOLVED"]._serialized_end = 1819
-    _globals["_MATCHENDED"]._serialized_start = 1822
-    _globals["_MATCHENDED"]._serialized_end = 2038
-    _globals["_DEADLINEPASSED"]._serialized_start = 2041
-    _globals["_DEADLINEPASSED"]._serialized_end = 2210
-    _globals["_ACTRESULT"]._serialized_start = 2213
-    _globals["_ACTRESULT"]._serialized_end = 2365
-    _globals["_SNAPSHOT"]._serialized_start = 2368
-    _globals["_SNAPSHOT"]._serialized_end = 2580
-    _globals["_SEATEVENT"]._serialized_start = 2583
-    _globals["_SEATEVENT"]._serialized_end = 3093
-    _globals["_WAITING"]._serialized_start = 3095
-    _globals["_WAITING"]._serialized_end = 3119
-    _globals["_SEATEVENTS"]._serialized_start = 3121
-    _globals["_SEATEVENTS"]._serialized_end = 3173
-    _globals["_JOINREQUEST"]._serialized_start = 3175
-    _globals["_JOINREQUEST"]._serialized_end = 3223
-    _globals["_JOINRESPONSE"]._serialized_start = 3225
-    _globals["_JOINRESPONSE"]._serialized_end = 3345
-    _globals["_OBSERVEREQUEST"]._serialized_start = 3347
-    _globals["_OBSERVEREQUEST"]._serialized_end = 3405
-    _globals["_ACTREQUEST"]._serialized_start = 3407
-    _globals["_ACTREQUEST"]._serialized_end = 3507
-    _globals["_ACTRESPONSE"]._serialized_start = 3509
-    _globals["_ACTRESPONSE"]._serialized_end = 3561
-    _globals["_PLAYREQUEST"]._serialized_start = 3564
-    _globals["_PLAYREQUEST"]._serialized_end = 3758
-    _globals["_WAITREQUEST"]._serialized_start = 3760
-    _globals["_WAITREQUEST"]._serialized_end = 3805
-    _globals["_SITREQUEST"]._serialized_start = 3807
-    _globals["_SITREQUEST"]._serialized_end = 3916
-    _globals["_WATCHREQUEST"]._serialized_start = 3918
-    _globals["_WATCHREQUEST"]._serialized_end = 3974
-    _globals["_GETRECORDREQUEST"]._serialized_start = 3976
-    _globals["_GETRECORDREQUEST"]._serialized_end = 4012
-    _globals["_GAMERECORD"]._serialized_start = 4014
-    _globals["_GAMERECORD"]._serialized_end = 4058
-    _globals["_TIMECONTROL"]._serialized_start = 4060
-    _globals["_TIMECONTROL"]._serialized_end = 4116
-    _globals["_CREATEMATCHREQUEST"]._serialized_start = 4119
-    _globals["_CREATEMATCHREQUEST"]._serialized_end = 4324
-    _globals["_CREATEMATCHRESPONSE"]._serialized_start = 4326
-    _globals["_CREATEMATCHRESPONSE"]._serialized_end = 4406
-    _globals["_MATCHSUMMARY"]._serialized_start = 4409
-    _globals["_MATCHSUMMARY"]._serialized_end = 4709
-    _globals["_DEALSET"]._serialized_start = 4711
-    _globals["_DEALSET"]._serialized_end = 4783
-    _globals["_LISTMATCHESREQUEST"]._serialized_start = 4785
-    _globals["_LISTMATCHESREQUEST"]._serialized_end = 4820
-    _globals["_LISTMATCHESRESPONSE"]._serialized_start = 4822
-    _globals["_LISTMATCHESRESPONSE"]._serialized_end = 4887
-    _globals["_REGISTERREQUEST"]._serialized_start = 4889
-    _globals["_REGISTERREQUEST"]._serialized_end = 4920
-    _globals["_REGISTERRESPONSE"]._serialized_start = 4922
-    _globals["_REGISTERRESPONSE"]._serialized_end = 4967
-    _globals["_ENTERREQUEST"]._serialized_start = 4969
-    _globals["_ENTERREQUEST"]._serialized_end = 4997
-    _globals["_ASSIGNMENT"]._serialized_start = 5000
-    _globals["_ASSIGNMENT"]._serialized_end = 5163
-    _globals["_STANDINGSREQUEST"]._serialized_start = 5165
-    _globals["_STANDINGSREQUEST"]._serialized_end = 5200
-    _globals["_STANDING"]._serialized_start = 5203
-    _globals["_STANDING"]._serialized_end = 5419
-    _globals["_STANDINGSRESPONSE"]._serialized_start = 5421
-    _globals["_STANDINGSRESPONSE"]._serialized_end = 5508
-    _globals["_MATCHESREQUEST"]._serialized_start = 5510
-    _globals["_MATCHESREQUEST"]._serialized_end = 5555
-    _globals["_MATCHESRESPONSE"]._serialized_start = 5557
-    _globals["_MATCHESRESPONSE"]._serialized_end = 5618
-    _globals["_BOTSTATSREQUEST"]._serialized_start = 5620
-    _globals["_BOTSTATSREQUEST"]._serialized_end = 5651
-    _globals["_BOTTALLY"]._serialized_start = 5653
-    _globals["_BOTTALLY"]._serialized_end = 5728
-    _globals["_SEATPOSITIONTALLY"]._serialized_start = 5730
-    _globals["_SEATPOSITIONTALLY"]._serialized_end = 5832
-    _globals["_BOTSTATSRESPONSE"]._serialized_start = 5835
-    _globals["_BOTSTATSRESPONSE"]._serialized_end = 6049
-    _globals["_COMPETITIONSTATUSREQUEST"]._serialized_start = 6051
-    _globals["_COMPETITIONSTATUSREQUEST"]._serialized_end = 6077
-    _globals["_PHASESTAMP"]._serialized_start = 6079
-    _globals["_PHASESTAMP"]._serialized_end = 6206
-    _globals["_SCHEDULEDPHASE"]._serialized_start = 6208
-    _globals["_SCHEDULEDPHASE"]._serialized_end = 6314
-    _globals["_FINALSTANDING"]._serialized_start = 6317
-    _globals["_FINALSTANDING"]._serialized_end = 6483
-    _globals["_COMPETITIONMATCH"]._serialized_start = 6486
-    _globals["_COMPETITIONMATCH"]._serialized_end = 6685
-    _globals["_COMPETITIONSTATUSRESPONSE"]._serialized_start = 6688
-    _globals["_COMPETITIONSTATUSRESPONSE"]._serialized_end = 7150
-    _globals["_ADVANCEREQUEST"]._serialized_start = 7152
-    _globals["_ADVANCEREQUEST"]._serialized_end = 7227
-    _globals["_RELEASERESULTSREQUEST"]._serialized_start = 7229
-    _globals["_RELEASERESULTSREQUEST"]._serialized_end = 7252
-    _globals["_SEAT"]._serialized_start = 8217
-    _globals["_SEAT"]._serialized_end = 8542
-    _globals["_SPECTATE"]._serialized_start = 8545
-    _globals["_SPECTATE"]._serialized_end = 8687
-    _globals["_ORGANISER"]._serialized_start = 8690
-    _globals["_ORGANISER"]._serialized_end = 9022
-    _globals["_LADDER"]._serialized_start = 9025
-    _globals["_LADDER"]._serialized_end = 9457
-    _globals["_COMPETITION"]._serialized_start = 9460
-    _globals["_COMPETITION"]._serialized_end = 9729
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\017org.mammamia.v1P\001Z\026mammamia/v1;mammamiav1'
+  _globals['_PHASE']._serialized_start=7271
+  _globals['_PHASE']._serialized_end=7352
+  _globals['_DRAWSOURCE']._serialized_start=7354
+  _globals['_DRAWSOURCE']._serialized_end=7443
+  _globals['_DECISIONKIND']._serialized_start=7445
+  _globals['_DECISIONKIND']._serialized_end=7541
+  _globals['_DEADLINEREASON']._serialized_start=7543
+  _globals['_DEADLINEREASON']._serialized_end=7652
+  _globals['_REFUSAL']._serialized_start=7655
+  _globals['_REFUSAL']._serialized_end=7868
+  _globals['_MATCHSTATUS']._serialized_start=7871
+  _globals['_MATCHSTATUS']._serialized_end=8019
+  _globals['_COMPETITIONPHASE']._serialized_start=8022
+  _globals['_COMPETITIONPHASE']._serialized_end=8231
+  _globals['_INGREDIENTCOUNTS']._serialized_start=73
+  _globals['_INGREDIENTCOUNTS']._serialized_end=175
+  _globals['_TURNACTION']._serialized_start=178
+  _globals['_TURNACTION']._serialized_end=307
+  _globals['_RESOLVEACTION']._serialized_start=309
+  _globals['_RESOLVEACTION']._serialized_end=403
+  _globals['_ACTION']._serialized_start=405
+  _globals['_ACTION']._serialized_end=509
+  _globals['_SEATINFO']._serialized_start=512
+  _globals['_SEATINFO']._serialized_end=685
+  _globals['_VIEW']._serialized_start=688
+  _globals['_VIEW']._serialized_end=1141
+  _globals['_DECISIONREQUEST']._serialized_start=1144
+  _globals['_DECISIONREQUEST']._serialized_end=1454
+  _globals['_TURNTAKEN']._serialized_start=1456
+  _globals['_TURNTAKEN']._serialized_end=1556
+  _globals['_ROUNDSTARTED']._serialized_start=1558
+  _globals['_ROUNDSTARTED']._serialized_end=1607
+  _globals['_ROUNDENDED']._serialized_start=1609
+  _globals['_ROUNDENDED']._serialized_end=1655
+  _globals['_ORDERRESOLVED']._serialized_start=1658
+  _globals['_ORDERRESOLVED']._serialized_end=1819
+  _globals['_MATCHENDED']._serialized_start=1822
+  _globals['_MATCHENDED']._serialized_end=2038
+  _globals['_DEADLINEPASSED']._serialized_start=2041
+  _globals['_DEADLINEPASSED']._serialized_end=2210
+  _globals['_ACTRESULT']._serialized_start=2213
+  _globals['_ACTRESULT']._serialized_end=2365
+  _globals['_SNAPSHOT']._serialized_start=2368
+  _globals['_SNAPSHOT']._serialized_end=2580
+  _globals['_SEATEVENT']._serialized_start=2583
+  _globals['_SEATEVENT']._serialized_end=3093
+  _globals['_WAITING']._serialized_start=3095
+  _globals['_WAITING']._serialized_end=3119
+  _globals['_SEATEVENTS']._serialized_start=3121
+  _globals['_SEATEVENTS']._serialized_end=3173
+  _globals['_JOINREQUEST']._serialized_start=3175
+  _globals['_JOINREQUEST']._serialized_end=3223
+  _globals['_JOINRESPONSE']._serialized_start=3225
+  _globals['_JOINRESPONSE']._serialized_end=3345
+  _globals['_OBSERVEREQUEST']._serialized_start=3347
+  _globals['_OBSERVEREQUEST']._serialized_end=3405
+  _globals['_ACTREQUEST']._serialized_start=3407
+  _globals['_ACTREQUEST']._serialized_end=3507
+  _globals['_ACTRESPONSE']._serialized_start=3509
+  _globals['_ACTRESPONSE']._serialized_end=3561
+  _globals['_PLAYREQUEST']._serialized_start=3564
+  _globals['_PLAYREQUEST']._serialized_end=3758
+  _globals['_WAITREQUEST']._serialized_start=3760
+  _globals['_WAITREQUEST']._serialized_end=3805
+  _globals['_SITREQUEST']._serialized_start=3807
+  _globals['_SITREQUEST']._serialized_end=3916
+  _globals['_WATCHREQUEST']._serialized_start=3918
+  _globals['_WATCHREQUEST']._serialized_end=3974
+  _globals['_GETRECORDREQUEST']._serialized_start=3976
+  _globals['_GETRECORDREQUEST']._serialized_end=4012
+  _globals['_GAMERECORD']._serialized_start=4014
+  _globals['_GAMERECORD']._serialized_end=4058
+  _globals['_TIMECONTROL']._serialized_start=4060
+  _globals['_TIMECONTROL']._serialized_end=4116
+  _globals['_CREATEMATCHREQUEST']._serialized_start=4119
+  _globals['_CREATEMATCHREQUEST']._serialized_end=4324
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=4326
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=4406
+  _globals['_MATCHSUMMARY']._serialized_start=4409
+  _globals['_MATCHSUMMARY']._serialized_end=4709
+  _globals['_DEALSET']._serialized_start=4711
+  _globals['_DEALSET']._serialized_end=4783
+  _globals['_LISTMATCHESREQUEST']._serialized_start=4785
+  _globals['_LISTMATCHESREQUEST']._serialized_end=4820
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=4822
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=4887
+  _globals['_REGISTERREQUEST']._serialized_start=4889
+  _globals['_REGISTERREQUEST']._serialized_end=4920
+  _globals['_REGISTERRESPONSE']._serialized_start=4922
+  _globals['_REGISTERRESPONSE']._serialized_end=4967
+  _globals['_ENTERREQUEST']._serialized_start=4969
+  _globals['_ENTERREQUEST']._serialized_end=4997
+  _globals['_ASSIGNMENT']._serialized_start=5000
+  _globals['_ASSIGNMENT']._serialized_end=5180
+  _globals['_STANDINGSREQUEST']._serialized_start=5182
+  _globals['_STANDINGSREQUEST']._serialized_end=5217
+  _globals['_STANDING']._serialized_start=5220
+  _globals['_STANDING']._serialized_end=5436
+  _globals['_STANDINGSRESPONSE']._serialized_start=5438
+  _globals['_STANDINGSRESPONSE']._serialized_end=5525
+  _globals['_MATCHESREQUEST']._serialized_start=5527
+  _globals['_MATCHESREQUEST']._serialized_end=5572
+  _globals['_MATCHESRESPONSE']._serialized_start=5574
+  _globals['_MATCHESRESPONSE']._serialized_end=5635
+  _globals['_BOTSTATSREQUEST']._serialized_start=5637
+  _globals['_BOTSTATSREQUEST']._serialized_end=5668
+  _globals['_BOTTALLY']._serialized_start=5670
+  _globals['_BOTTALLY']._serialized_end=5745
+  _globals['_SEATPOSITIONTALLY']._serialized_start=5747
+  _globals['_SEATPOSITIONTALLY']._serialized_end=5849
+  _globals['_BOTSTATSRESPONSE']._serialized_start=5852
+  _globals['_BOTSTATSRESPONSE']._serialized_end=6066
+  _globals['_COMPETITIONSTATUSREQUEST']._serialized_start=6068
+  _globals['_COMPETITIONSTATUSREQUEST']._serialized_end=6094
+  _globals['_PHASESTAMP']._serialized_start=6096
+  _globals['_PHASESTAMP']._serialized_end=6223
+  _globals['_SCHEDULEDPHASE']._serialized_start=6225
+  _globals['_SCHEDULEDPHASE']._serialized_end=6331
+  _globals['_FINALSTANDING']._serialized_start=6334
+  _globals['_FINALSTANDING']._serialized_end=6500
+  _globals['_COMPETITIONMATCH']._serialized_start=6503
+  _globals['_COMPETITIONMATCH']._serialized_end=6702
+  _globals['_COMPETITIONSTATUSRESPONSE']._serialized_start=6705
+  _globals['_COMPETITIONSTATUSRESPONSE']._serialized_end=7167
+  _globals['_ADVANCEREQUEST']._serialized_start=7169
+  _globals['_ADVANCEREQUEST']._serialized_end=7244
+  _globals['_RELEASERESULTSREQUEST']._serialized_start=7246
+  _globals['_RELEASERESULTSREQUEST']._serialized_end=7269
+  _globals['_SEAT']._serialized_start=8234
+  _globals['_SEAT']._serialized_end=8559
+  _globals['_SPECTATE']._serialized_start=8562
+  _globals['_SPECTATE']._serialized_end=8704
+  _globals['_ORGANISER']._serialized_start=8707
+  _globals['_ORGANISER']._serialized_end=9039
+  _globals['_LADDER']._serialized_start=9042
+  _globals['_LADDER']._serialized_end=9474
+  _globals['_COMPETITION']._serialized_start=9477
+  _globals['_COMPETITION']._serialized_end=9746
 # @@protoc_insertion_point(module_scope)

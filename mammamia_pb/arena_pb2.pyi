@@ -95,9 +95,7 @@ class _DrawSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _DrawSourceEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_DrawSource.ValueType], _builtins.type
-):
+class _DrawSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DrawSource.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     DRAW_SOURCE_UNSPECIFIED: _DrawSource.ValueType  # 0
     DRAW_SOURCE_SUPPLY: _DrawSource.ValueType  # 1
@@ -119,9 +117,7 @@ class _DecisionKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _DecisionKindEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_DecisionKind.ValueType], _builtins.type
-):
+class _DecisionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DecisionKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     DECISION_KIND_UNSPECIFIED: _DecisionKind.ValueType  # 0
     DECISION_KIND_TURN: _DecisionKind.ValueType  # 1
@@ -148,9 +144,7 @@ class _DeadlineReason:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _DeadlineReasonEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_DeadlineReason.ValueType], _builtins.type
-):
+class _DeadlineReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_DeadlineReason.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     DEADLINE_REASON_UNSPECIFIED: _DeadlineReason.ValueType  # 0
     DEADLINE_REASON_LATE: _DeadlineReason.ValueType  # 1
@@ -172,9 +166,7 @@ class _Refusal:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _RefusalEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_Refusal.ValueType], _builtins.type
-):
+class _RefusalEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Refusal.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     REFUSAL_UNSPECIFIED: _Refusal.ValueType  # 0
     """Not refused."""
@@ -274,9 +266,7 @@ class _MatchStatus:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _MatchStatusEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_MatchStatus.ValueType], _builtins.type
-):
+class _MatchStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchStatus.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     MATCH_STATUS_UNSPECIFIED: _MatchStatus.ValueType  # 0
     MATCH_STATUS_WAITING: _MatchStatus.ValueType  # 1
@@ -319,9 +309,7 @@ class _CompetitionPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _CompetitionPhaseEnumTypeWrapper(
-    _enum_type_wrapper._EnumTypeWrapper[_CompetitionPhase.ValueType], _builtins.type
-):
+class _CompetitionPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompetitionPhase.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     COMPETITION_PHASE_UNSPECIFIED: _CompetitionPhase.ValueType  # 0
     COMPETITION_PHASE_REGISTRATION: _CompetitionPhase.ValueType  # 1
@@ -388,18 +376,7 @@ class IngredientCounts(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "mushroom",
-        b"mushroom",
-        "olive",
-        b"olive",
-        "pepper",
-        b"pepper",
-        "pineapple",
-        b"pineapple",
-        "salami",
-        b"salami",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mushroom", b"mushroom", "olive", b"olive", "pepper", b"pepper", "pineapple", b"pineapple", "salami", b"salami"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -436,26 +413,11 @@ class TurnAction(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_draw", b"_draw", "draw", b"draw"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_draw",
-        b"_draw",
-        "count",
-        b"count",
-        "draw",
-        b"draw",
-        "ingredient",
-        b"ingredient",
-        "order",
-        b"order",
-        "pass",
-        b"pass",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_draw", b"_draw", "count", b"count", "draw", b"draw", "ingredient", b"ingredient", "order", b"order", "pass", b"pass"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__draw: _TypeAlias = _typing.Literal["draw"]  # noqa: Y015
     _WhichOneofArgType__draw: _TypeAlias = _typing.Literal["_draw", b"_draw"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__draw
-    ) -> _WhichOneofReturnType__draw | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__draw) -> _WhichOneofReturnType__draw | None: ...
 
 Global___TurnAction: _TypeAlias = TurnAction  # noqa: Y015
 
@@ -487,9 +449,7 @@ class ResolveAction(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "bake", b"bake", "hand", b"hand", "ingredient", b"ingredient"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bake", b"bake", "hand", b"hand", "ingredient", b"ingredient"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -517,19 +477,13 @@ class Action(_message.Message):
         turn: Global___TurnAction | None = ...,
         resolve: Global___ResolveAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "kind", b"kind", "resolve", b"resolve", "turn", b"turn"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "resolve", b"resolve", "turn", b"turn"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "kind", b"kind", "resolve", b"resolve", "turn", b"turn"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "resolve", b"resolve", "turn", b"turn"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["turn", "resolve"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_kind
-    ) -> _WhichOneofReturnType_kind | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___Action: _TypeAlias = Action  # noqa: Y015
 
@@ -588,26 +542,7 @@ class SeatInfo(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "autopilot",
-        b"autopilot",
-        "colour",
-        b"colour",
-        "delivered",
-        b"delivered",
-        "hand_size",
-        b"hand_size",
-        "name",
-        b"name",
-        "orders_in_hand",
-        b"orders_in_hand",
-        "seat",
-        b"seat",
-        "strikes",
-        b"strikes",
-        "waiter_size",
-        b"waiter_size",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["autopilot", b"autopilot", "colour", b"colour", "delivered", b"delivered", "hand_size", b"hand_size", "name", b"name", "orders_in_hand", b"orders_in_hand", "seat", b"seat", "strikes", b"strikes", "waiter_size", b"waiter_size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -730,88 +665,22 @@ class View(_message.Message):
         waiter: _abc.Iterable[_builtins.str] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "_mamma_mia_holder",
-        b"_mamma_mia_holder",
-        "_seat",
-        b"_seat",
-        "_to_act",
-        b"_to_act",
-        "hand",
-        b"hand",
-        "mamma_mia_holder",
-        b"mamma_mia_holder",
-        "seat",
-        b"seat",
-        "table",
-        b"table",
-        "to_act",
-        b"to_act",
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_mamma_mia_holder", b"_mamma_mia_holder", "_seat", b"_seat", "_to_act", b"_to_act", "hand", b"hand", "mamma_mia_holder", b"mamma_mia_holder", "seat", b"seat", "table", b"table", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_mamma_mia_holder",
-        b"_mamma_mia_holder",
-        "_seat",
-        b"_seat",
-        "_to_act",
-        b"_to_act",
-        "deciding",
-        b"deciding",
-        "hand",
-        b"hand",
-        "hand_orders",
-        b"hand_orders",
-        "mamma_mia_holder",
-        b"mamma_mia_holder",
-        "oven",
-        b"oven",
-        "phase",
-        b"phase",
-        "players",
-        b"players",
-        "revealed",
-        b"revealed",
-        "round",
-        b"round",
-        "seat",
-        b"seat",
-        "seats",
-        b"seats",
-        "supply_size",
-        b"supply_size",
-        "table",
-        b"table",
-        "to_act",
-        b"to_act",
-        "used",
-        b"used",
-        "waiter",
-        b"waiter",
-        "winners",
-        b"winners",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_mamma_mia_holder", b"_mamma_mia_holder", "_seat", b"_seat", "_to_act", b"_to_act", "deciding", b"deciding", "hand", b"hand", "hand_orders", b"hand_orders", "mamma_mia_holder", b"mamma_mia_holder", "oven", b"oven", "phase", b"phase", "players", b"players", "revealed", b"revealed", "round", b"round", "seat", b"seat", "seats", b"seats", "supply_size", b"supply_size", "table", b"table", "to_act", b"to_act", "used", b"used", "waiter", b"waiter", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__mamma_mia_holder: _TypeAlias = _typing.Literal["mamma_mia_holder"]  # noqa: Y015
-    _WhichOneofArgType__mamma_mia_holder: _TypeAlias = _typing.Literal[
-        "_mamma_mia_holder", b"_mamma_mia_holder"
-    ]  # noqa: Y015
+    _WhichOneofArgType__mamma_mia_holder: _TypeAlias = _typing.Literal["_mamma_mia_holder", b"_mamma_mia_holder"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
     @_typing.overload
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__mamma_mia_holder
-    ) -> _WhichOneofReturnType__mamma_mia_holder | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mamma_mia_holder) -> _WhichOneofReturnType__mamma_mia_holder | None: ...
     @_typing.overload
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__seat
-    ) -> _WhichOneofReturnType__seat | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
     @_typing.overload
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__to_act
-    ) -> _WhichOneofReturnType__to_act | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
 
@@ -894,30 +763,9 @@ class DecisionRequest(_message.Message):
         default_at: _timestamp_pb2.Timestamp | None = ...,
         default_in_ms: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "deadline", b"deadline", "default_at", b"default_at", "view", b"view"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "default_at", b"default_at", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "deadline",
-        b"deadline",
-        "deadline_ms",
-        b"deadline_ms",
-        "decision_id",
-        b"decision_id",
-        "default_at",
-        b"default_at",
-        "default_in_ms",
-        b"default_in_ms",
-        "kind",
-        b"kind",
-        "options",
-        b"options",
-        "time_bank_ms",
-        b"time_bank_ms",
-        "view",
-        b"view",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "deadline_ms", b"deadline_ms", "decision_id", b"decision_id", "default_at", b"default_at", "default_in_ms", b"default_in_ms", "kind", b"kind", "options", b"options", "time_bank_ms", b"time_bank_ms", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -953,9 +801,7 @@ class TurnTaken(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "action", b"action", "drawn", b"drawn", "mamma_mia", b"mamma_mia", "seat", b"seat"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "drawn", b"drawn", "mamma_mia", b"mamma_mia", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1060,22 +906,7 @@ class OrderResolved(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "automatic",
-        b"automatic",
-        "baked",
-        b"baked",
-        "declined",
-        b"declined",
-        "hand",
-        b"hand",
-        "ingredient",
-        b"ingredient",
-        "order",
-        b"order",
-        "seat",
-        b"seat",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["automatic", b"automatic", "baked", b"baked", "declined", b"declined", "hand", b"hand", "ingredient", b"ingredient", "order", b"order", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1154,26 +985,7 @@ class MatchEnded(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "client_seeds",
-        b"client_seeds",
-        "delivered",
-        b"delivered",
-        "game_seed",
-        b"game_seed",
-        "ranks",
-        b"ranks",
-        "reason",
-        b"reason",
-        "server_seed",
-        b"server_seed",
-        "status",
-        b"status",
-        "view",
-        b"view",
-        "winners",
-        b"winners",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "delivered", b"delivered", "game_seed", b"game_seed", "ranks", b"ranks", "reason", b"reason", "server_seed", b"server_seed", "status", b"status", "view", b"view", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1225,20 +1037,7 @@ class DeadlinePassed(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "action",
-        b"action",
-        "autopilot",
-        b"autopilot",
-        "decision_id",
-        b"decision_id",
-        "reason",
-        b"reason",
-        "seat",
-        b"seat",
-        "strikes",
-        b"strikes",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "autopilot", b"autopilot", "decision_id", b"decision_id", "reason", b"reason", "seat", b"seat", "strikes", b"strikes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1290,22 +1089,7 @@ class ActResult(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "accepted",
-        b"accepted",
-        "code",
-        b"code",
-        "decision_id",
-        b"decision_id",
-        "message",
-        b"message",
-        "refusal",
-        b"refusal",
-        "repeated",
-        b"repeated",
-        "rule",
-        b"rule",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "code", b"code", "decision_id", b"decision_id", "message", b"message", "refusal", b"refusal", "repeated", b"repeated", "rule", b"rule"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1411,20 +1195,7 @@ class Snapshot(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "commitment",
-        b"commitment",
-        "decision",
-        b"decision",
-        "history",
-        b"history",
-        "match_id",
-        b"match_id",
-        "status",
-        b"status",
-        "view",
-        b"view",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "decision", b"decision", "history", b"history", "match_id", b"match_id", "status", b"status", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1525,74 +1296,13 @@ class SeatEvent(_message.Message):
         deadline_passed: Global___DeadlinePassed | None = ...,
         waiting: Global___Waiting | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "act_result",
-        b"act_result",
-        "deadline_passed",
-        b"deadline_passed",
-        "decision",
-        b"decision",
-        "event",
-        b"event",
-        "match_ended",
-        b"match_ended",
-        "resolved",
-        b"resolved",
-        "round_ended",
-        b"round_ended",
-        "round_started",
-        b"round_started",
-        "snapshot",
-        b"snapshot",
-        "turn",
-        b"turn",
-        "waiting",
-        b"waiting",
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "snapshot", b"snapshot", "turn", b"turn", "waiting", b"waiting"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "act_result",
-        b"act_result",
-        "deadline_passed",
-        b"deadline_passed",
-        "decision",
-        b"decision",
-        "event",
-        b"event",
-        "match_ended",
-        b"match_ended",
-        "resolved",
-        b"resolved",
-        "round_ended",
-        b"round_ended",
-        "round_started",
-        b"round_started",
-        "sequence",
-        b"sequence",
-        "snapshot",
-        b"snapshot",
-        "turn",
-        b"turn",
-        "waiting",
-        b"waiting",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act_result", b"act_result", "deadline_passed", b"deadline_passed", "decision", b"decision", "event", b"event", "match_ended", b"match_ended", "resolved", b"resolved", "round_ended", b"round_ended", "round_started", b"round_started", "sequence", b"sequence", "snapshot", b"snapshot", "turn", b"turn", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal[
-        "snapshot",
-        "decision",
-        "turn",
-        "round_started",
-        "round_ended",
-        "resolved",
-        "match_ended",
-        "act_result",
-        "deadline_passed",
-        "waiting",
-    ]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["snapshot", "decision", "turn", "round_started", "round_ended", "resolved", "match_ended", "act_result", "deadline_passed", "waiting"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_event
-    ) -> _WhichOneofReturnType_event | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
 Global___SeatEvent: _TypeAlias = SeatEvent  # noqa: Y015
 
@@ -1734,20 +1444,7 @@ class JoinResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "colour",
-        b"colour",
-        "commitment",
-        b"commitment",
-        "deadline_ms",
-        b"deadline_ms",
-        "match_id",
-        b"match_id",
-        "players",
-        b"players",
-        "seat",
-        b"seat",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["colour", b"colour", "commitment", b"commitment", "deadline_ms", b"deadline_ms", "match_id", b"match_id", "players", b"players", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1782,9 +1479,7 @@ class ObserveRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "after_sequence", b"after_sequence", "batch_ms", b"batch_ms"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batch_ms", b"batch_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1814,19 +1509,13 @@ class ActRequest(_message.Message):
         option: _builtins.int = ...,
         action: Global___Action | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "action", b"action", "choice", b"choice", "option", b"option"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "option", b"option"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "action", b"action", "choice", b"choice", "decision_id", b"decision_id", "option", b"option"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "decision_id", b"decision_id", "option", b"option"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_choice: _TypeAlias = _typing.Literal["option", "action"]  # noqa: Y015
     _WhichOneofArgType_choice: _TypeAlias = _typing.Literal["choice", b"choice"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_choice
-    ) -> _WhichOneofReturnType_choice | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_choice) -> _WhichOneofReturnType_choice | None: ...
 
 Global___ActRequest: _TypeAlias = ActRequest  # noqa: Y015
 
@@ -1852,9 +1541,7 @@ class ActResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "decision_id", b"decision_id", "repeated", b"repeated"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision_id", b"decision_id", "repeated", b"repeated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1896,19 +1583,13 @@ class PlayRequest(_message.Message):
         sit: Global___SitRequest | None = ...,
         wait: Global___WaitRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["act", b"act", "message", b"message", "observe", b"observe", "sit", b"sit", "wait", b"wait"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_message: _TypeAlias = _typing.Literal["observe", "act", "sit", "wait"]  # noqa: Y015
     _WhichOneofArgType_message: _TypeAlias = _typing.Literal["message", b"message"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_message
-    ) -> _WhichOneofReturnType_message | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_message) -> _WhichOneofReturnType_message | None: ...
 
 Global___PlayRequest: _TypeAlias = PlayRequest  # noqa: Y015
 
@@ -1982,18 +1663,7 @@ class SitRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "after_sequence",
-        b"after_sequence",
-        "batch_ms",
-        b"batch_ms",
-        "client_seed",
-        b"client_seed",
-        "name",
-        b"name",
-        "seat_token",
-        b"seat_token",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "batch_ms", b"batch_ms", "client_seed", b"client_seed", "name", b"name", "seat_token", b"seat_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2021,9 +1691,7 @@ class WatchRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "after_sequence", b"after_sequence", "match_id", b"match_id"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_sequence", b"after_sequence", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2097,9 +1765,7 @@ class TimeControl(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "deadline_ms", b"deadline_ms", "time_bank_ms", b"time_bank_ms"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2162,54 +1828,18 @@ class CreateMatchRequest(_message.Message):
         names: _abc.Iterable[_builtins.str] | None = ...,
         places: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "_first_player",
-        b"_first_player",
-        "_seed",
-        b"_seed",
-        "first_player",
-        b"first_player",
-        "seed",
-        b"seed",
-        "time_control",
-        b"time_control",
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "_seed", b"_seed", "first_player", b"first_player", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_first_player",
-        b"_first_player",
-        "_seed",
-        b"_seed",
-        "colours",
-        b"colours",
-        "first_player",
-        b"first_player",
-        "names",
-        b"names",
-        "places",
-        b"places",
-        "players",
-        b"players",
-        "seed",
-        b"seed",
-        "time_control",
-        b"time_control",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "_seed", b"_seed", "colours", b"colours", "first_player", b"first_player", "names", b"names", "places", b"places", "players", b"players", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_player: _TypeAlias = _typing.Literal["first_player"]  # noqa: Y015
-    _WhichOneofArgType__first_player: _TypeAlias = _typing.Literal[
-        "_first_player", b"_first_player"
-    ]  # noqa: Y015
+    _WhichOneofArgType__first_player: _TypeAlias = _typing.Literal["_first_player", b"_first_player"]  # noqa: Y015
     _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
     _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
     @_typing.overload
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__first_player
-    ) -> _WhichOneofReturnType__first_player | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__first_player) -> _WhichOneofReturnType__first_player | None: ...
     @_typing.overload
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__seed
-    ) -> _WhichOneofReturnType__seed | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___CreateMatchRequest: _TypeAlias = CreateMatchRequest  # noqa: Y015
 
@@ -2239,9 +1869,7 @@ class CreateMatchResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "commitment", b"commitment", "match_id", b"match_id", "seat_tokens", b"seat_tokens"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "match_id", b"match_id", "seat_tokens", b"seat_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2320,32 +1948,7 @@ class MatchSummary(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "commitment",
-        b"commitment",
-        "created",
-        b"created",
-        "deal_set",
-        b"deal_set",
-        "ladder",
-        b"ladder",
-        "match_id",
-        b"match_id",
-        "names",
-        b"names",
-        "players",
-        b"players",
-        "status",
-        b"status",
-        "void_reason",
-        b"void_reason",
-        "voided",
-        b"voided",
-        "voided_by",
-        b"voided_by",
-        "winners",
-        b"winners",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "void_reason", b"void_reason", "voided", b"voided", "voided_by", b"voided_by", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2385,9 +1988,7 @@ class DealSet(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "index", b"index", "rotation", b"rotation", "set_id", b"set_id", "size", b"size"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["index", b"index", "rotation", b"rotation", "set_id", b"set_id", "size", b"size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2527,6 +2128,7 @@ class Assignment(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
     HOST_ADDRESS_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat_token: _builtins.str
@@ -2547,6 +2149,13 @@ class Assignment(_message.Message):
     credentials. Empty: the match runs on this host; play on the connection you
     entered through.
     """
+    waiting: _builtins.str
+    """Set on a message that is no seat (its match_id is empty) but a notice: why the
+    bot waits, e.g. "the ladder is paused: REASON" (docs/operating.md). Sent when
+    an operator pauses the ladder, to each bot entered then and to each bot that
+    enters while it is paused, and "the ladder has resumed" when it resumes. The
+    bot stays entered; skip such a message when looking for seats.
+    """
     @_builtins.property
     def deal_set(self) -> Global___DealSet:
         """The duplicate set the match belongs to; absent for a match played alone."""
@@ -2561,25 +2170,11 @@ class Assignment(_message.Message):
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
         host_address: _builtins.str = ...,
+        waiting: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "commitment",
-        b"commitment",
-        "deal_set",
-        b"deal_set",
-        "host_address",
-        b"host_address",
-        "match_id",
-        b"match_id",
-        "players",
-        b"players",
-        "seat",
-        b"seat",
-        "seat_token",
-        b"seat_token",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2672,44 +2267,13 @@ class Standing(_message.Message):
         p_better: _builtins.float | None = ...,
         suspended: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "_p_better", b"_p_better", "p_better", b"p_better"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_p_better",
-        b"_p_better",
-        "games",
-        b"games",
-        "high",
-        b"high",
-        "low",
-        b"low",
-        "mean_delivered",
-        b"mean_delivered",
-        "mu",
-        b"mu",
-        "name",
-        b"name",
-        "p_better",
-        b"p_better",
-        "rank",
-        b"rank",
-        "rating",
-        b"rating",
-        "sigma",
-        b"sigma",
-        "suspended",
-        b"suspended",
-        "wins",
-        b"wins",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
     _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__p_better
-    ) -> _WhichOneofReturnType__p_better | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__p_better) -> _WhichOneofReturnType__p_better | None: ...
 
 Global___Standing: _TypeAlias = Standing  # noqa: Y015
 
@@ -2735,9 +2299,7 @@ class StandingsResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "matches_finished", b"matches_finished", "standings", b"standings"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches_finished", b"matches_finished", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2843,9 +2405,7 @@ class BotTally(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "delivered", b"delivered", "games", b"games", "players", b"players", "wins", b"wins"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delivered", b"delivered", "games", b"games", "players", b"players", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2885,18 +2445,7 @@ class SeatPositionTally(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "games",
-        b"games",
-        "mean_rank",
-        b"mean_rank",
-        "players",
-        b"players",
-        "position",
-        b"position",
-        "wins",
-        b"wins",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "mean_rank", b"mean_rank", "players", b"players", "position", b"position", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2945,20 +2494,7 @@ class BotStatsResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["suspended_at", b"suspended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "name",
-        b"name",
-        "positions",
-        b"positions",
-        "suspended",
-        b"suspended",
-        "suspended_at",
-        b"suspended_at",
-        "suspended_by",
-        b"suspended_by",
-        "tallies",
-        b"tallies",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "suspended", b"suspended", "suspended_at", b"suspended_at", "suspended_by", b"suspended_by", "tallies", b"tallies"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3010,9 +2546,7 @@ class PhaseStamp(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "at", b"at", "phase", b"phase", "reason", b"reason", "who", b"who"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "phase", b"phase", "reason", b"reason", "who", b"who"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3097,28 +2631,7 @@ class FinalStanding(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "absent",
-        b"absent",
-        "high",
-        b"high",
-        "low",
-        b"low",
-        "matches",
-        b"matches",
-        "mu",
-        b"mu",
-        "name",
-        b"name",
-        "p_above_next",
-        b"p_above_next",
-        "rank",
-        b"rank",
-        "sigma",
-        b"sigma",
-        "wins",
-        b"wins",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3174,24 +2687,7 @@ class CompetitionMatch(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "absent",
-        b"absent",
-        "commitment",
-        b"commitment",
-        "deal_set",
-        b"deal_set",
-        "match_id",
-        b"match_id",
-        "names",
-        b"names",
-        "ranks",
-        b"ranks",
-        "round",
-        b"round",
-        "status",
-        b"status",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "commitment", b"commitment", "deal_set", b"deal_set", "match_id", b"match_id", "names", b"names", "ranks", b"ranks", "round", b"round", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3285,38 +2781,7 @@ class CompetitionStatusResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["now", b"now"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "confidence",
-        b"confidence",
-        "field",
-        b"field",
-        "final_reason",
-        b"final_reason",
-        "held",
-        b"held",
-        "matches",
-        b"matches",
-        "matches_planned",
-        b"matches_planned",
-        "matches_played",
-        b"matches_played",
-        "name",
-        b"name",
-        "now",
-        b"now",
-        "phase",
-        b"phase",
-        "released",
-        b"released",
-        "schedule",
-        b"schedule",
-        "stamps",
-        b"stamps",
-        "standings",
-        b"standings",
-        "top",
-        b"top",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["confidence", b"confidence", "field", b"field", "final_reason", b"final_reason", "held", b"held", "matches", b"matches", "matches_planned", b"matches_planned", "matches_played", b"matches_played", "name", b"name", "now", b"now", "phase", b"phase", "released", b"released", "schedule", b"schedule", "stamps", b"stamps", "standings", b"standings", "top", b"top"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

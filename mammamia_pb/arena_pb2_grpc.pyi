@@ -59,6 +59,7 @@ else:
 _T = _typing.TypeVar("_T")
 
 class _MaybeAsyncIterator(_abc.AsyncIterator[_T], _abc.Iterator[_T], metaclass=_abc_1.ABCMeta): ...
+
 class _ServicerContext(_grpc.ServicerContext, _aio.ServicerContext):  # type: ignore[misc, type-arg]
     ...
 
@@ -318,9 +319,7 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.ObserveRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """Streams the seat's events, one or more per message (SeatEvents), in order.
         The first event is always a Snapshot: the seat's view now, the events of the
         match log after `after_sequence` that the client missed (Snapshot.history),
@@ -358,9 +357,7 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         self,
         request_iterator: _MaybeAsyncIterator[_arena_pb2.PlayRequest],
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """The bidirectional form of Observe + Act. The client's first message must carry
         `observe` (where to resume); a first message without it ends the call with
         INVALID_ARGUMENT. Every later message carries an `act`. The server streams the
@@ -381,9 +378,7 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         self,
         request_iterator: _MaybeAsyncIterator[_arena_pb2.PlayRequest],
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """Play for one seat after another on one call, so that a bot playing many
         matches (a ladder bot, a client holding many seats) opens no new call per
         match. The server sends the response headers as soon as it has taken the call
@@ -418,9 +413,7 @@ class SeatServicer(metaclass=_abc_1.ABCMeta):
         hands that token to a Play call.
         """
 
-def add_SeatServicer_to_server(
-    servicer: SeatServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_SeatServicer_to_server(servicer: SeatServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SpectateStub:
     """Spectate: what anyone may see of any match."""
@@ -464,9 +457,7 @@ class SpectateServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.WatchRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.SeatEvents], _abc.AsyncIterator[_arena_pb2.SeatEvents]]:
         """Streams a match's public events (R-VIEW-1), one or more per message
         (SeatEvents), starting with a spectator Snapshot (no decision), with the same
         sequence numbers as every seat's stream, live until `match_ended` (whose view
@@ -483,9 +474,7 @@ class SpectateServicer(metaclass=_abc_1.ABCMeta):
         it runs, NOT_FOUND for an unknown match).
         """
 
-def add_SpectateServicer_to_server(
-    servicer: SpectateServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_SpectateServicer_to_server(servicer: SpectateServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class OrganiserStub:
     """Organiser: custom matches. Every call needs the `organiser-key` metadata
@@ -496,13 +485,9 @@ class OrganiserStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> OrganiserAsyncStub: ...
-    CreateMatch: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse
-    ]
+    CreateMatch: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]
     """Creates a match and returns its id and one seat token per seat, in seat order."""
-    CreateMatches: _grpc.StreamStreamMultiCallable[
-        _arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse
-    ]
+    CreateMatches: _grpc.StreamStreamMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]
     """CreateMatch for one match after another on one call, so that an organiser
     that keeps creating matches (a tournament runner, a load generator) opens no
     new call per match. Each request is answered, in order, with the response
@@ -512,9 +497,7 @@ class OrganiserStub:
     call opens; the response headers follow as soon as the key is accepted. The
     server closes the call with OK once the client has closed its side.
     """
-    ListMatches: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse
-    ]
+    ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]
     """Lists matches, newest first."""
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
     """Returns the game record of any match; for a running match, the record so far."""
@@ -526,13 +509,9 @@ class OrganiserAsyncStub(OrganiserStub):
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
-    CreateMatch: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse
-    ]  # type: ignore[assignment]
+    CreateMatch: _aio.UnaryUnaryMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """Creates a match and returns its id and one seat token per seat, in seat order."""
-    CreateMatches: _aio.StreamStreamMultiCallable[
-        _arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse
-    ]  # type: ignore[assignment]
+    CreateMatches: _aio.StreamStreamMultiCallable[_arena_pb2.CreateMatchRequest, _arena_pb2.CreateMatchResponse]  # type: ignore[assignment]
     """CreateMatch for one match after another on one call, so that an organiser
     that keeps creating matches (a tournament runner, a load generator) opens no
     new call per match. Each request is answered, in order, with the response
@@ -542,9 +521,7 @@ class OrganiserAsyncStub(OrganiserStub):
     call opens; the response headers follow as soon as the key is accepted. The
     server closes the call with OK once the client has closed its side.
     """
-    ListMatches: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse
-    ]  # type: ignore[assignment]
+    ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]  # type: ignore[assignment]
     """Lists matches, newest first."""
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """Returns the game record of any match; for a running match, the record so far."""
@@ -559,9 +536,7 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.CreateMatchRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _arena_pb2.CreateMatchResponse, _abc.Awaitable[_arena_pb2.CreateMatchResponse]
-    ]:
+    ) -> _typing.Union[_arena_pb2.CreateMatchResponse, _abc.Awaitable[_arena_pb2.CreateMatchResponse]]:
         """Creates a match and returns its id and one seat token per seat, in seat order."""
 
     @_abc_1.abstractmethod
@@ -569,10 +544,7 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
         self,
         request_iterator: _MaybeAsyncIterator[_arena_pb2.CreateMatchRequest],
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.CreateMatchResponse],
-        _abc.AsyncIterator[_arena_pb2.CreateMatchResponse],
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.CreateMatchResponse], _abc.AsyncIterator[_arena_pb2.CreateMatchResponse]]:
         """CreateMatch for one match after another on one call, so that an organiser
         that keeps creating matches (a tournament runner, a load generator) opens no
         new call per match. Each request is answered, in order, with the response
@@ -588,9 +560,7 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.ListMatchesRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _arena_pb2.ListMatchesResponse, _abc.Awaitable[_arena_pb2.ListMatchesResponse]
-    ]:
+    ) -> _typing.Union[_arena_pb2.ListMatchesResponse, _abc.Awaitable[_arena_pb2.ListMatchesResponse]]:
         """Lists matches, newest first."""
 
     @_abc_1.abstractmethod
@@ -601,9 +571,7 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_pb2.GameRecord, _abc.Awaitable[_arena_pb2.GameRecord]]:
         """Returns the game record of any match; for a running match, the record so far."""
 
-def add_OrganiserServicer_to_server(
-    servicer: OrganiserServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_OrganiserServicer_to_server(servicer: OrganiserServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class LadderStub:
     """Ladder: register a bot, enter the ladder, be matched and rated."""
@@ -624,11 +592,12 @@ class LadderStub:
     default policy if the bot does not come back). The response headers are sent
     once the entry is recorded: from then on a newer Enter of the same bot, through
     this server or another host of the same ladder, takes over, and this stream
-    ends with ALREADY_EXISTS.
+    ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+    `waiting` says why the bot waits: the ladder is paused), not a seat.
+    FAILED_PRECONDITION on Register while registration is closed (an operator's
+    switch, or a competition's phase), the message saying why.
     """
-    Standings: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse
-    ]
+    Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]
     """Returns the current standings, best conservative rating first."""
     Matches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MatchesRequest, _arena_pb2.MatchesResponse]
     """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
@@ -659,11 +628,12 @@ class LadderAsyncStub(LadderStub):
     default policy if the bot does not come back). The response headers are sent
     once the entry is recorded: from then on a newer Enter of the same bot, through
     this server or another host of the same ladder, takes over, and this stream
-    ends with ALREADY_EXISTS.
+    ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+    `waiting` says why the bot waits: the ladder is paused), not a seat.
+    FAILED_PRECONDITION on Register while registration is closed (an operator's
+    switch, or a competition's phase), the message saying why.
     """
-    Standings: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse
-    ]  # type: ignore[assignment]
+    Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]  # type: ignore[assignment]
     """Returns the current standings, best conservative rating first."""
     Matches: _aio.UnaryUnaryMultiCallable[_arena_pb2.MatchesRequest, _arena_pb2.MatchesResponse]  # type: ignore[assignment]
     """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
@@ -695,9 +665,7 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.EnterRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _abc.Iterator[_arena_pb2.Assignment], _abc.AsyncIterator[_arena_pb2.Assignment]
-    ]:
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.Assignment], _abc.AsyncIterator[_arena_pb2.Assignment]]:
         """Enters the ladder with the `bot-key` metadata and waits for match assignments.
         Each Assignment names a match and a seat token: play it with the Seat service
         while staying on this stream for the next one. Leaving the stream leaves the
@@ -705,7 +673,10 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         default policy if the bot does not come back). The response headers are sent
         once the entry is recorded: from then on a newer Enter of the same bot, through
         this server or another host of the same ladder, takes over, and this stream
-        ends with ALREADY_EXISTS.
+        ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+        `waiting` says why the bot waits: the ladder is paused), not a seat.
+        FAILED_PRECONDITION on Register while registration is closed (an operator's
+        switch, or a competition's phase), the message saying why.
         """
 
     @_abc_1.abstractmethod
@@ -745,9 +716,7 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         playing first or last shows. NOT_FOUND for a name that is not registered.
         """
 
-def add_LadderServicer_to_server(
-    servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class CompetitionStub:
     """Competition: a competition's phases, schedule and results, on a server started
@@ -760,23 +729,17 @@ class CompetitionStub:
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> CompetitionAsyncStub: ...
-    Status: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse
-    ]
+    Status: _grpc.UnaryUnaryMultiCallable[_arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse]
     """Returns the phase, every phase change so far, the schedule and the finals'
     progress. The finals' standings, final table and matches are in the reply once
     the organiser has released them, or at once for a call with the organiser key.
     """
-    Advance: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse
-    ]
+    Advance: _grpc.UnaryUnaryMultiCallable[_arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse]
     """Moves the competition to a later phase, stamped with the organiser as who and
     the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
     the phase asked for does not come after the current one.
     """
-    Release: _grpc.UnaryUnaryMultiCallable[
-        _arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse
-    ]
+    Release: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse]
     """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
     have their final table; releasing again changes nothing.
     """
@@ -790,23 +753,17 @@ class CompetitionAsyncStub(CompetitionStub):
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
-    Status: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse
-    ]  # type: ignore[assignment]
+    Status: _aio.UnaryUnaryMultiCallable[_arena_pb2.CompetitionStatusRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
     """Returns the phase, every phase change so far, the schedule and the finals'
     progress. The finals' standings, final table and matches are in the reply once
     the organiser has released them, or at once for a call with the organiser key.
     """
-    Advance: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse
-    ]  # type: ignore[assignment]
+    Advance: _aio.UnaryUnaryMultiCallable[_arena_pb2.AdvanceRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
     """Moves the competition to a later phase, stamped with the organiser as who and
     the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
     the phase asked for does not come after the current one.
     """
-    Release: _aio.UnaryUnaryMultiCallable[
-        _arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse
-    ]  # type: ignore[assignment]
+    Release: _aio.UnaryUnaryMultiCallable[_arena_pb2.ReleaseResultsRequest, _arena_pb2.CompetitionStatusResponse]  # type: ignore[assignment]
     """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
     have their final table; releasing again changes nothing.
     """
@@ -823,9 +780,7 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.CompetitionStatusRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]
-    ]:
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
         """Returns the phase, every phase change so far, the schedule and the finals'
         progress. The finals' standings, final table and matches are in the reply once
         the organiser has released them, or at once for a call with the organiser key.
@@ -836,9 +791,7 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.AdvanceRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]
-    ]:
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
         """Moves the competition to a later phase, stamped with the organiser as who and
         the reason given. INVALID_ARGUMENT without a reason; FAILED_PRECONDITION when
         the phase asked for does not come after the current one.
@@ -849,13 +802,9 @@ class CompetitionServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _arena_pb2.ReleaseResultsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]
-    ]:
+    ) -> _typing.Union[_arena_pb2.CompetitionStatusResponse, _abc.Awaitable[_arena_pb2.CompetitionStatusResponse]]:
         """Releases the finals' results to everyone. FAILED_PRECONDITION before the finals
         have their final table; releasing again changes nothing.
         """
 
-def add_CompetitionServicer_to_server(
-    servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_CompetitionServicer_to_server(servicer: CompetitionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -4,15 +4,18 @@
 # source: mammamia_pb/rules.proto
 # Protobuf Python Version: 7.35.1
 """Generated protocol buffer code."""
-
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import descriptor_pool as _descriptor_pool
 from google.protobuf import runtime_version as _runtime_version
 from google.protobuf import symbol_database as _symbol_database
 from google.protobuf.internal import builder as _builder
-
 _runtime_version.ValidateProtobufRuntimeVersion(
-    _runtime_version.Domain.PUBLIC, 7, 35, 1, "", "mammamia_pb/rules.proto"
+    _runtime_version.Domain.PUBLIC,
+    7,
+    35,
+    1,
+    '',
+    'mammamia_pb/rules.proto'
 )
 # @@protoc_insertion_point(imports)
 
@@ -22,56 +25,52 @@ _sym_db = _symbol_database.Default()
 from mammamia_pb import arena_pb2 as mammamia__pb_dot_arena__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(
-    b'\n\x17mammamia_pb/rules.proto\x12\x0bmammamia.v1\x1a\x17mammamia_pb/arena.proto"~\n\tGameState\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12!\n\x05phase\x18\x02 \x01(\x0e\x32\x12.mammamia.v1.Phase\x12\x13\n\x06to_act\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\r\n\x05round\x18\x05 \x01(\rB\t\n\x07_to_act"3\n\nStateReply\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.mammamia.v1.GameState"l\n\x0eNewGameRequest\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12\x0f\n\x07\x63olours\x18\x03 \x03(\t\x12\x19\n\x0c\x66irst_player\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x0f\n\r_first_player"J\n\x11\x46romRecordRequest\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12\x14\n\x07\x61\x63tions\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_actions"Y\n\rSeatKnowledge\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\'\n\x07history\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent"V\n\x0fRecordKnowledge\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x07\x61\x63tions\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_actions"\x9c\x01\n\x12\x44\x65terminizeRequest\x12/\n\tknowledge\x18\x01 \x01(\x0b\x32\x1a.mammamia.v1.SeatKnowledgeH\x00\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x1c.mammamia.v1.RecordKnowledgeH\x00\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\r\n\x05\x63ount\x18\x04 \x01(\rB\x08\n\x06source"=\n\x13\x44\x65terminizeResponse\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.mammamia.v1.GameState"\x1e\n\x0cLegalRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04"~\n\rLegalResponse\x12\x13\n\x06to_act\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.mammamia.v1.DecisionKind\x12$\n\x07options\x18\x03 \x03(\x0b\x32\x13.mammamia.v1.ActionB\t\n\x07_to_act"o\n\x0c\x41pplyRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x10\n\x06option\x18\x02 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x12\x0c\n\x04\x66ork\x18\x04 \x01(\x08\x42\x08\n\x06\x63hoice"^\n\rApplyResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.mammamia.v1.GameState\x12&\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent"\x1e\n\x0c\x43loneRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04"M\n\x0eGetViewRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07history\x18\x03 \x01(\x08\x42\x07\n\x05_seat"[\n\x0fGetViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\'\n\x07history\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent"\x8e\x01\n\x0ePlayoutRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x10\n\x08policies\x18\x02 \x03(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\x16\n\x0c\x66irst_option\x18\x04 \x01(\rH\x00\x12+\n\x0c\x66irst_action\x18\x05 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x42\x07\n\x05\x66irst"l\n\x0fPlayoutResponse\x12\x11\n\tdelivered\x18\x01 \x03(\r\x12\x13\n\x0bingredients\x18\x02 \x03(\r\x12\r\n\x05ranks\x18\x03 \x03(\r\x12\x0f\n\x07winners\x18\x04 \x03(\r\x12\x11\n\tdecisions\x18\x05 \x01(\r"!\n\x0eReleaseRequest\x12\x0f\n\x07handles\x18\x01 \x03(\x04"1\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\r\x12\x0c\n\x04held\x18\x02 \x01(\r2\xf0\x04\n\x05Rules\x12?\n\x07NewGame\x12\x1b.mammamia.v1.NewGameRequest\x1a\x17.mammamia.v1.StateReply\x12\x45\n\nFromRecord\x12\x1e.mammamia.v1.FromRecordRequest\x1a\x17.mammamia.v1.StateReply\x12P\n\x0b\x44\x65terminize\x12\x1f.mammamia.v1.DeterminizeRequest\x1a .mammamia.v1.DeterminizeResponse\x12>\n\x05Legal\x12\x19.mammamia.v1.LegalRequest\x1a\x1a.mammamia.v1.LegalResponse\x12>\n\x05\x41pply\x12\x19.mammamia.v1.ApplyRequest\x1a\x1a.mammamia.v1.ApplyResponse\x12;\n\x05\x43lone\x12\x19.mammamia.v1.CloneRequest\x1a\x17.mammamia.v1.StateReply\x12\x44\n\x07GetView\x12\x1b.mammamia.v1.GetViewRequest\x1a\x1c.mammamia.v1.GetViewResponse\x12\x44\n\x07Playout\x12\x1b.mammamia.v1.PlayoutRequest\x1a\x1c.mammamia.v1.PlayoutResponse\x12\x44\n\x07Release\x12\x1b.mammamia.v1.ReleaseRequest\x1a\x1c.mammamia.v1.ReleaseResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3'
-)
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mammamia_pb/rules.proto\x12\x0bmammamia.v1\x1a\x17mammamia_pb/arena.proto\"~\n\tGameState\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12!\n\x05phase\x18\x02 \x01(\x0e\x32\x12.mammamia.v1.Phase\x12\x13\n\x06to_act\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\r\n\x05round\x18\x05 \x01(\rB\t\n\x07_to_act\"3\n\nStateReply\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.mammamia.v1.GameState\"l\n\x0eNewGameRequest\x12\x0f\n\x07players\x18\x01 \x01(\r\x12\x0c\n\x04seed\x18\x02 \x01(\x04\x12\x0f\n\x07\x63olours\x18\x03 \x03(\t\x12\x19\n\x0c\x66irst_player\x18\x04 \x01(\rH\x00\x88\x01\x01\x42\x0f\n\r_first_player\"J\n\x11\x46romRecordRequest\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12\x14\n\x07\x61\x63tions\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_actions\"Y\n\rSeatKnowledge\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\'\n\x07history\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\"V\n\x0fRecordKnowledge\x12\x13\n\x0brecord_json\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x07\x61\x63tions\x18\x03 \x01(\rH\x00\x88\x01\x01\x42\n\n\x08_actions\"\x9c\x01\n\x12\x44\x65terminizeRequest\x12/\n\tknowledge\x18\x01 \x01(\x0b\x32\x1a.mammamia.v1.SeatKnowledgeH\x00\x12.\n\x06record\x18\x02 \x01(\x0b\x32\x1c.mammamia.v1.RecordKnowledgeH\x00\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\r\n\x05\x63ount\x18\x04 \x01(\rB\x08\n\x06source\"=\n\x13\x44\x65terminizeResponse\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.mammamia.v1.GameState\"\x1e\n\x0cLegalRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\"~\n\rLegalResponse\x12\x13\n\x06to_act\x18\x01 \x01(\rH\x00\x88\x01\x01\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.mammamia.v1.DecisionKind\x12$\n\x07options\x18\x03 \x03(\x0b\x32\x13.mammamia.v1.ActionB\t\n\x07_to_act\"o\n\x0c\x41pplyRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x10\n\x06option\x18\x02 \x01(\rH\x00\x12%\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x12\x0c\n\x04\x66ork\x18\x04 \x01(\x08\x42\x08\n\x06\x63hoice\"^\n\rApplyResponse\x12%\n\x05state\x18\x01 \x01(\x0b\x32\x16.mammamia.v1.GameState\x12&\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\"\x1e\n\x0c\x43loneRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\"M\n\x0eGetViewRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0f\n\x07history\x18\x03 \x01(\x08\x42\x07\n\x05_seat\"[\n\x0fGetViewResponse\x12\x1f\n\x04view\x18\x01 \x01(\x0b\x32\x11.mammamia.v1.View\x12\'\n\x07history\x18\x02 \x03(\x0b\x32\x16.mammamia.v1.SeatEvent\"\x8e\x01\n\x0ePlayoutRequest\x12\x0e\n\x06handle\x18\x01 \x01(\x04\x12\x10\n\x08policies\x18\x02 \x03(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\x16\n\x0c\x66irst_option\x18\x04 \x01(\rH\x00\x12+\n\x0c\x66irst_action\x18\x05 \x01(\x0b\x32\x13.mammamia.v1.ActionH\x00\x42\x07\n\x05\x66irst\"l\n\x0fPlayoutResponse\x12\x11\n\tdelivered\x18\x01 \x03(\r\x12\x13\n\x0bingredients\x18\x02 \x03(\r\x12\r\n\x05ranks\x18\x03 \x03(\r\x12\x0f\n\x07winners\x18\x04 \x03(\r\x12\x11\n\tdecisions\x18\x05 \x01(\r\"!\n\x0eReleaseRequest\x12\x0f\n\x07handles\x18\x01 \x03(\x04\"1\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\r\x12\x0c\n\x04held\x18\x02 \x01(\r2\xf0\x04\n\x05Rules\x12?\n\x07NewGame\x12\x1b.mammamia.v1.NewGameRequest\x1a\x17.mammamia.v1.StateReply\x12\x45\n\nFromRecord\x12\x1e.mammamia.v1.FromRecordRequest\x1a\x17.mammamia.v1.StateReply\x12P\n\x0b\x44\x65terminize\x12\x1f.mammamia.v1.DeterminizeRequest\x1a .mammamia.v1.DeterminizeResponse\x12>\n\x05Legal\x12\x19.mammamia.v1.LegalRequest\x1a\x1a.mammamia.v1.LegalResponse\x12>\n\x05\x41pply\x12\x19.mammamia.v1.ApplyRequest\x1a\x1a.mammamia.v1.ApplyResponse\x12;\n\x05\x43lone\x12\x19.mammamia.v1.CloneRequest\x1a\x17.mammamia.v1.StateReply\x12\x44\n\x07GetView\x12\x1b.mammamia.v1.GetViewRequest\x1a\x1c.mammamia.v1.GetViewResponse\x12\x44\n\x07Playout\x12\x1b.mammamia.v1.PlayoutRequest\x1a\x1c.mammamia.v1.PlayoutResponse\x12\x44\n\x07Release\x12\x1b.mammamia.v1.ReleaseRequest\x1a\x1c.mammamia.v1.ReleaseResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, "mammamia_pb.rules_pb2", _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mammamia_pb.rules_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-    _globals["DESCRIPTOR"]._loaded_options = None
-    _globals[
-        "DESCRIPTOR"
-    ]._serialized_options = b"\n\017org.mammamia.v1P\001Z\026mammamia/v1;mammamiav1"
-    _globals["_GAMESTATE"]._serialized_start = 65
-    _globals["_GAMESTATE"]._serialized_end = 191
-    _globals["_STATEREPLY"]._serialized_start = 193
-    _globals["_STATEREPLY"]._serialized_end = 244
-    _globals["_NEWGAMEREQUEST"]._serialized_start = 246
-    _globals["_NEWGAMEREQUEST"]._serialized_end = 354
-    _globals["_FROMRECORDREQUEST"]._serialized_start = 356
-    _globals["_FROMRECORDREQUEST"]._serialized_end = 430
-    _globals["_SEATKNOWLEDGE"]._serialized_start = 432
-    _globals["_SEATKNOWLEDGE"]._serialized_end = 521
-    _globals["_RECORDKNOWLEDGE"]._serialized_start = 523
-    _globals["_RECORDKNOWLEDGE"]._serialized_end = 609
-    _globals["_DETERMINIZEREQUEST"]._serialized_start = 612
-    _globals["_DETERMINIZEREQUEST"]._serialized_end = 768
-    _globals["_DETERMINIZERESPONSE"]._serialized_start = 770
-    _globals["_DETERMINIZERESPONSE"]._serialized_end = 831
-    _globals["_LEGALREQUEST"]._serialized_start = 833
-    _globals["_LEGALREQUEST"]._serialized_end = 863
-    _globals["_LEGALRESPONSE"]._serialized_start = 865
-    _globals["_LEGALRESPONSE"]._serialized_end = 991
-    _globals["_APPLYREQUEST"]._serialized_start = 993
-    _globals["_APPLYREQUEST"]._serialized_end = 1104
-    _globals["_APPLYRESPONSE"]._serialized_start = 1106
-    _globals["_APPLYRESPONSE"]._serialized_end = 1200
-    _globals["_CLONEREQUEST"]._serialized_start = 1202
-    _globals["_CLONEREQUEST"]._serialized_end = 1232
-    _globals["_GETVIEWREQUEST"]._serialized_start = 1234
-    _globals["_GETVIEWREQUEST"]._serialized_end = 1311
-    _globals["_GETVIEWRESPONSE"]._serialized_start = 1313
-    _globals["_GETVIEWRESPONSE"]._serialized_end = 1404
-    _globals["_PLAYOUTREQUEST"]._serialized_start = 1407
-    _globals["_PLAYOUTREQUEST"]._serialized_end = 1549
-    _globals["_PLAYOUTRESPONSE"]._serialized_start = 1551
-    _globals["_PLAYOUTRESPONSE"]._serialized_end = 1659
-    _globals["_RELEASEREQUEST"]._serialized_start = 1661
-    _globals["_RELEASEREQUEST"]._serialized_end = 1694
-    _globals["_RELEASERESPONSE"]._serialized_start = 1696
-    _globals["_RELEASERESPONSE"]._serialized_end = 1745
-    _globals["_RULES"]._serialized_start = 1748
-    _globals["_RULES"]._serialized_end = 2372
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\017org.mammamia.v1P\001Z\026mammamia/v1;mammamiav1'
+  _globals['_GAMESTATE']._serialized_start=65
+  _globals['_GAMESTATE']._serialized_end=191
+  _globals['_STATEREPLY']._serialized_start=193
+  _globals['_STATEREPLY']._serialized_end=244
+  _globals['_NEWGAMEREQUEST']._serialized_start=246
+  _globals['_NEWGAMEREQUEST']._serialized_end=354
+  _globals['_FROMRECORDREQUEST']._serialized_start=356
+  _globals['_FROMRECORDREQUEST']._serialized_end=430
+  _globals['_SEATKNOWLEDGE']._serialized_start=432
+  _globals['_SEATKNOWLEDGE']._serialized_end=521
+  _globals['_RECORDKNOWLEDGE']._serialized_start=523
+  _globals['_RECORDKNOWLEDGE']._serialized_end=609
+  _globals['_DETERMINIZEREQUEST']._serialized_start=612
+  _globals['_DETERMINIZEREQUEST']._serialized_end=768
+  _globals['_DETERMINIZERESPONSE']._serialized_start=770
+  _globals['_DETERMINIZERESPONSE']._serialized_end=831
+  _globals['_LEGALREQUEST']._serialized_start=833
+  _globals['_LEGALREQUEST']._serialized_end=863
+  _globals['_LEGALRESPONSE']._serialized_start=865
+  _globals['_LEGALRESPONSE']._serialized_end=991
+  _globals['_APPLYREQUEST']._serialized_start=993
+  _globals['_APPLYREQUEST']._serialized_end=1104
+  _globals['_APPLYRESPONSE']._serialized_start=1106
+  _globals['_APPLYRESPONSE']._serialized_end=1200
+  _globals['_CLONEREQUEST']._serialized_start=1202
+  _globals['_CLONEREQUEST']._serialized_end=1232
+  _globals['_GETVIEWREQUEST']._serialized_start=1234
+  _globals['_GETVIEWREQUEST']._serialized_end=1311
+  _globals['_GETVIEWRESPONSE']._serialized_start=1313
+  _globals['_GETVIEWRESPONSE']._serialized_end=1404
+  _globals['_PLAYOUTREQUEST']._serialized_start=1407
+  _globals['_PLAYOUTREQUEST']._serialized_end=1549
+  _globals['_PLAYOUTRESPONSE']._serialized_start=1551
+  _globals['_PLAYOUTRESPONSE']._serialized_end=1659
+  _globals['_RELEASEREQUEST']._serialized_start=1661
+  _globals['_RELEASEREQUEST']._serialized_end=1694
+  _globals['_RELEASERESPONSE']._serialized_start=1696
+  _globals['_RELEASERESPONSE']._serialized_end=1745
+  _globals['_RULES']._serialized_start=1748
+  _globals['_RULES']._serialized_end=2372
 # @@protoc_insertion_point(module_scope)

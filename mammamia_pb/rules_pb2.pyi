@@ -85,26 +85,11 @@ class GameState(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_to_act",
-        b"_to_act",
-        "handle",
-        b"handle",
-        "phase",
-        b"phase",
-        "players",
-        b"players",
-        "round",
-        b"round",
-        "to_act",
-        b"to_act",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "handle", b"handle", "phase", b"phase", "players", b"players", "round", b"round", "to_act", b"to_act"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__to_act
-    ) -> _WhichOneofReturnType__to_act | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
 
 Global___GameState: _TypeAlias = GameState  # noqa: Y015
 
@@ -160,30 +145,13 @@ class NewGameRequest(_message.Message):
         colours: _abc.Iterable[_builtins.str] | None = ...,
         first_player: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "_first_player", b"_first_player", "first_player", b"first_player"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "first_player", b"first_player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_first_player",
-        b"_first_player",
-        "colours",
-        b"colours",
-        "first_player",
-        b"first_player",
-        "players",
-        b"players",
-        "seed",
-        b"seed",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first_player", b"_first_player", "colours", b"colours", "first_player", b"first_player", "players", b"players", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first_player: _TypeAlias = _typing.Literal["first_player"]  # noqa: Y015
-    _WhichOneofArgType__first_player: _TypeAlias = _typing.Literal[
-        "_first_player", b"_first_player"
-    ]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__first_player
-    ) -> _WhichOneofReturnType__first_player | None: ...
+    _WhichOneofArgType__first_player: _TypeAlias = _typing.Literal["_first_player", b"_first_player"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__first_player) -> _WhichOneofReturnType__first_player | None: ...
 
 Global___NewGameRequest: _TypeAlias = NewGameRequest  # noqa: Y015
 
@@ -207,15 +175,11 @@ class FromRecordRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_actions", b"_actions", "actions", b"actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_actions", b"_actions", "actions", b"actions", "record_json", b"record_json"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actions", b"_actions", "actions", b"actions", "record_json", b"record_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__actions: _TypeAlias = _typing.Literal["actions"]  # noqa: Y015
     _WhichOneofArgType__actions: _TypeAlias = _typing.Literal["_actions", b"_actions"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__actions
-    ) -> _WhichOneofReturnType__actions | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__actions) -> _WhichOneofReturnType__actions | None: ...
 
 Global___FromRecordRequest: _TypeAlias = FromRecordRequest  # noqa: Y015
 
@@ -285,22 +249,11 @@ class RecordKnowledge(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_actions", b"_actions", "actions", b"actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_actions",
-        b"_actions",
-        "actions",
-        b"actions",
-        "record_json",
-        b"record_json",
-        "seat",
-        b"seat",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actions", b"_actions", "actions", b"actions", "record_json", b"record_json", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__actions: _TypeAlias = _typing.Literal["actions"]  # noqa: Y015
     _WhichOneofArgType__actions: _TypeAlias = _typing.Literal["_actions", b"_actions"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__actions
-    ) -> _WhichOneofReturnType__actions | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__actions) -> _WhichOneofReturnType__actions | None: ...
 
 Global___RecordKnowledge: _TypeAlias = RecordKnowledge  # noqa: Y015
 
@@ -334,28 +287,13 @@ class DeterminizeRequest(_message.Message):
         seed: _builtins.int = ...,
         count: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "knowledge", b"knowledge", "record", b"record", "source", b"source"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["knowledge", b"knowledge", "record", b"record", "source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "count",
-        b"count",
-        "knowledge",
-        b"knowledge",
-        "record",
-        b"record",
-        "seed",
-        b"seed",
-        "source",
-        b"source",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "knowledge", b"knowledge", "record", b"record", "seed", b"seed", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["knowledge", "record"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_source
-    ) -> _WhichOneofReturnType_source | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
 
 Global___DeterminizeRequest: _TypeAlias = DeterminizeRequest  # noqa: Y015
 
@@ -433,15 +371,11 @@ class LegalResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_to_act", b"_to_act", "kind", b"kind", "options", b"options", "to_act", b"to_act"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "kind", b"kind", "options", b"options", "to_act", b"to_act"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__to_act
-    ) -> _WhichOneofReturnType__to_act | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
 
 Global___LegalResponse: _TypeAlias = LegalResponse  # noqa: Y015
 
@@ -475,28 +409,13 @@ class ApplyRequest(_message.Message):
         action: _arena_pb2.Action | None = ...,
         fork: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "action", b"action", "choice", b"choice", "option", b"option"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "option", b"option"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "action",
-        b"action",
-        "choice",
-        b"choice",
-        "fork",
-        b"fork",
-        "handle",
-        b"handle",
-        "option",
-        b"option",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "fork", b"fork", "handle", b"handle", "option", b"option"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_choice: _TypeAlias = _typing.Literal["option", "action"]  # noqa: Y015
     _WhichOneofArgType_choice: _TypeAlias = _typing.Literal["choice", b"choice"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_choice
-    ) -> _WhichOneofReturnType_choice | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_choice) -> _WhichOneofReturnType_choice | None: ...
 
 Global___ApplyRequest: _TypeAlias = ApplyRequest  # noqa: Y015
 
@@ -580,15 +499,11 @@ class GetViewRequest(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "_seat", b"_seat", "handle", b"handle", "history", b"history", "seat", b"seat"
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "handle", b"handle", "history", b"history", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType__seat
-    ) -> _WhichOneofReturnType__seat | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___GetViewRequest: _TypeAlias = GetViewRequest  # noqa: Y015
 
@@ -664,30 +579,13 @@ class PlayoutRequest(_message.Message):
         first_option: _builtins.int = ...,
         first_action: _arena_pb2.Action | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal[
-        "first", b"first", "first_action", b"first_action", "first_option", b"first_option"
-    ]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "first_action", b"first_action", "first_option", b"first_option"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "first",
-        b"first",
-        "first_action",
-        b"first_action",
-        "first_option",
-        b"first_option",
-        "handle",
-        b"handle",
-        "policies",
-        b"policies",
-        "seed",
-        b"seed",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "first_action", b"first_action", "first_option", b"first_option", "handle", b"handle", "policies", b"policies", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_first: _TypeAlias = _typing.Literal["first_option", "first_action"]  # noqa: Y015
     _WhichOneofArgType_first: _TypeAlias = _typing.Literal["first", b"first"]  # noqa: Y015
-    def WhichOneof(
-        self, oneof_group: _WhichOneofArgType_first
-    ) -> _WhichOneofReturnType_first | None: ...
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_first) -> _WhichOneofReturnType_first | None: ...
 
 Global___PlayoutRequest: _TypeAlias = PlayoutRequest  # noqa: Y015
 
@@ -733,18 +631,7 @@ class PlayoutResponse(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal[
-        "decisions",
-        b"decisions",
-        "delivered",
-        b"delivered",
-        "ingredients",
-        b"ingredients",
-        "ranks",
-        b"ranks",
-        "winners",
-        b"winners",
-    ]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "delivered", b"delivered", "ingredients", b"ingredients", "ranks", b"ranks", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -47,6 +47,7 @@ else:
 _T = _typing.TypeVar("_T")
 
 class _MaybeAsyncIterator(_abc.AsyncIterator[_T], _abc.Iterator[_T], metaclass=_abc_1.ABCMeta): ...
+
 class _ServicerContext(_grpc.ServicerContext, _aio.ServicerContext):  # type: ignore[misc, type-arg]
     ...
 
@@ -73,9 +74,7 @@ class RulesStub:
     first actions, and returns the handle of the state it reaches.
     INVALID_ARGUMENT for a record that does not parse or does not replay.
     """
-    Determinize: _grpc.UnaryUnaryMultiCallable[
-        _rules_pb2.DeterminizeRequest, _rules_pb2.DeterminizeResponse
-    ]
+    Determinize: _grpc.UnaryUnaryMultiCallable[_rules_pb2.DeterminizeRequest, _rules_pb2.DeterminizeResponse]
     """Samples complete games that one seat cannot tell from the real one
     (determinization): the hidden hands, the order of the supply and of the
     waiters are drawn consistently with the seat's view and the public history.
@@ -125,9 +124,7 @@ class RulesAsyncStub(RulesStub):
     first actions, and returns the handle of the state it reaches.
     INVALID_ARGUMENT for a record that does not parse or does not replay.
     """
-    Determinize: _aio.UnaryUnaryMultiCallable[
-        _rules_pb2.DeterminizeRequest, _rules_pb2.DeterminizeResponse
-    ]  # type: ignore[assignment]
+    Determinize: _aio.UnaryUnaryMultiCallable[_rules_pb2.DeterminizeRequest, _rules_pb2.DeterminizeResponse]  # type: ignore[assignment]
     """Samples complete games that one seat cannot tell from the real one
     (determinization): the hidden hands, the order of the supply and of the
     waiters are drawn consistently with the seat's view and the public history.
@@ -192,9 +189,7 @@ class RulesServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _rules_pb2.DeterminizeRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[
-        _rules_pb2.DeterminizeResponse, _abc.Awaitable[_rules_pb2.DeterminizeResponse]
-    ]:
+    ) -> _typing.Union[_rules_pb2.DeterminizeResponse, _abc.Awaitable[_rules_pb2.DeterminizeResponse]]:
         """Samples complete games that one seat cannot tell from the real one
         (determinization): the hidden hands, the order of the supply and of the
         waiters are drawn consistently with the seat's view and the public history.
@@ -262,6 +257,4 @@ class RulesServicer(metaclass=_abc_1.ABCMeta):
         (ReleaseResponse.released counts those that were held).
         """
 
-def add_RulesServicer_to_server(
-    servicer: RulesServicer, server: _typing.Union[_grpc.Server, _aio.Server]
-) -> None: ...
+def add_RulesServicer_to_server(servicer: RulesServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

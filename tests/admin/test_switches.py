@@ -79,20 +79,17 @@ def pause_and_resume(hosts: Sequence[str], count: Count, bots: Path, names: Sequ
     formed = count("")
     time.sleep(QUIET_S)
     assert count("") == formed, "a match formed while the ladder was paused"
-    for name in names:
-        wait_until(
-            lambda name=name: paused_notice("the database moves") in notices(bots, name),
-            10,
-            f"{name} to be told the ladder is paused",
-        )
+    paused = paused_notice("the database moves")
+    wait_until(
+        lambda: all(paused in notices(bots, n) for n in names), 10, "every bot told of the pause"
+    )
     switch(hosts[-1], "resume", "the database moved")
     wait_until(lambda: count("") > formed, 60, "a new match after the resume")
-    for name in names:
-        wait_until(
-            lambda name=name: notices(bots, name)[-1:] == [RESUMED],
-            10,
-            f"{name} to be told the ladder resumed",
-        )
+    wait_until(
+        lambda: all(notices(bots, n)[-1:] == [RESUMED] for n in names),
+        10,
+        "every bot told the ladder resumed",
+    )
 
 
 def close_and_open(hosts: Sequence[str]) -> None:

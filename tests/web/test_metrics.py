@@ -148,3 +148,20 @@ def test_a_crowd_of_names_stays_within_the_bound() -> None:
     # Each bot still has its own times for its page.
     times = metrics.bot_times("bot-499")
     assert times is not None and times.answered == 1 and times.missed == 1
+
+
+def test_a_bots_page_shows_its_decision_times(
+    start_server: Any, ladder_bots: Any, page: Any
+) -> None:
+    server = start_server(ladder_players="2-3", ladder_start_timeout=2, web_port=0)
+    url = web_url(server)
+    ladder_bots(server.address, {"random-1": "random", "greedy-1": "greedy"})
+    wait_for(lambda: finished_on_ladder(url) >= 1, 90, "a finished ladder match")
+    page.goto(url + "#/bot/greedy-1")
+    facts = page.get_by_test_id("decision-times")
+    facts.wait_for()
+    text = facts.inner_text()
+    assert "Decisions answered" in text and "Deadline misses" in text
+    answered = int(text.split("Decisions answered")[1].split()[0])
+    assert answered > 0
+    assert "ms" in text.split("Mean answer")[1]

@@ -158,7 +158,11 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         host_id=arena.storage.host_id,
         advertise=lambda: arena.advertise,
     )
+    from ..admin.serve import install as install_admin
     from ..competition.serve import install as install_competition
+
+    # The operators' switches: a pause or a closed registration outlives a restart.
+    install_admin(arena, ladder)
 
     # First: the finals matches a restart cut off are the competition's to settle.
     install_competition(arena, args, ladder)

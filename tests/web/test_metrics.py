@@ -198,15 +198,13 @@ def test_a_server_without_a_page_serves_metrics_on_its_own_port(start_server: An
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    finished = wait_for(
-        lambda: (
-            (f := scrape(url))
-            and value(f, "mammamia_matches_finished_total", outcome="finished") == 1
-            and f
-        ),
-        30,
-        "the match to end and be counted",
-    )
+
+    def ended() -> dict[str, Metric] | None:
+        families = scrape(url)
+        counted = value(families, "mammamia_matches_finished_total", outcome="finished")
+        return families if counted == 1 else None
+
+    finished = wait_for(ended, 30, "the match to end and be counted")
     assert value(finished, "mammamia_matches_running") == 0
     # Its seats are outside the ladder: one bot label for them all, and no answer.
     misses = value(

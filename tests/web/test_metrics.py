@@ -6,7 +6,9 @@ stay within their bound; a bot's page gives its decision times."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
 import urllib.request
 from typing import Any
 
@@ -14,6 +16,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from server.metrics import NOT_LADDER, OTHER, Metrics
+from tests.conftest import MAMMAMIA
 
 from .conftest import get_json, wait_for, web_url
 
@@ -148,3 +151,64 @@ def test_a_crowd_of_names_stays_within_the_bound() -> None:
     # Each bot still has its own times for its page.
     times = metrics.bot_times("bot-499")
     assert times is not None and times.answered == 1 and times.missed == 1
+
+
+def test_a_bots_page_shows_its_decision_times(
+    start_server: Any, ladder_bots: Any, page: Any
+) -> None:
+    server = start_server(ladder_players="2-3", ladder_start_timeout=2, web_port=0)
+    url = web_url(server)
+    ladder_bots(server.address, {"random-1": "random", "greedy-1": "greedy"})
+    wait_for(lambda: finished_on_ladder(url) >= 1, 90, "a finished ladder match")
+    page.goto(url + "#/bot/greedy-1")
+    facts = page.get_by_test_id("decision-times")
+    facts.wait_for()
+    text = facts.inner_text()
+    assert "Decisions answered" in text and "Deadline misses" in text
+    answered = int(text.split("Decisions answered")[1].split()[0])
+    assert answered > 0
+    assert "ms" in text.split("Mean answer")[1]
+
+
+def test_a_server_without_a_page_serves_metrics_on_its_own_port(start_server: Any) -> None:
+    # The port from the environment, as every serve flag may be given.
+    server = start_server(no_web=True, start_timeout=0.5, env={"MAMMAMIA_METRICS_PORT": "0"})
+    url = f"http://127.0.0.1:{metrics_port(server)}/metrics"
+    families = scrape(url)
+    assert value(families, "mammamia_matches_running") == 0
+    assert '"web_serving"' not in server.logs()
+    # A match no seat joins: it starts after the start timeout, and the server plays
+    # every seat by the default policy (three missed deadlines each, then autopilot).
+    done = subprocess.run(
+        [
+            str(MAMMAMIA),
+            "match",
+            "create",
+            "--server",
+            server.address,
+            "--players",
+            "2",
+            "--deadline",
+            "0.05",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MAMMAMIA_ORGANISER_KEY": server.organiser_key},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+    def ended() -> dict[str, Metric] | None:
+        families = scrape(url)
+        counted = value(families, "mammamia_matches_finished_total", outcome="finished")
+        return families if counted == 1 else None
+
+    finished = wait_for(ended, 30, "the match to end and be counted")
+    assert value(finished, "mammamia_matches_running") == 0
+    # Its seats are outside the ladder: one bot label for them all, and no answer.
+    misses = value(
+        finished, "mammamia_deadline_misses_total", bot=NOT_LADDER, reason="disconnected"
+    )
+    assert misses == 6
+    assert value(finished, "mammamia_decision_seconds_count", bot=NOT_LADDER) == 0

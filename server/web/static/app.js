@@ -259,12 +259,21 @@ async function botPage(name) {
         ? `Suspended by the server (quarantine): most of its last matches were played by the default policy. An operator reinstates it.`
         : `Suspended by ${s.by}: ${s.reason}`) : null;
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
-    suspended, summary,
+    suspended, summary, decisionFacts(data.decisions),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},
       el("section", {class: "panel"}, el("h2", {}, "By player count"), el("div", {class: "scroll"}, byPlayers)),
       el("section", {class: "panel"}, el("h2", {}, "Against each opponent"), el("div", {class: "scroll"}, opponents))),
     el("section", {class: "panel"}, el("h2", {}, "Recent matches"), matchList(data.matches)));
+}
+
+// Its decision times on this server since it started (null: none here yet).
+function decisionFacts(d) {
+  if (!d) return null;
+  return el("div", {class: "facts", testid: "decision-times"},
+    fact("Decisions answered", d.answered), fact("Mean answer", d.mean_ms === null ? "–" : `${fmt(d.mean_ms, 0)} ms`),
+    fact("Slowest answer", d.slowest_ms === null ? "–" : `${fmt(d.slowest_ms, 0)} ms`),
+    fact("Deadline misses", d.deadline_misses));
 }
 
 function fact(label, value) {

@@ -185,11 +185,16 @@ class CompetitionRun:
 
     async def fix_field(self) -> tuple[str, ...]:
         """Fixes the finals field (once: the field stored first stays) and returns it:
-        the names the file lists, or the top K of the ladder's standings now."""
+        the names the file lists, or the top K of the ladder's standings now (the
+        registered bots with no rated match after them, in registration order)."""
         chosen = self.competition.finals.field
         if isinstance(chosen, int):
             _, standings = await self.ladder.standings(ALL_PLAYERS)
             ranked = [s.name for s in standings]
+            # A bot with no rated ladder match yet is in no standings line; it ranks
+            # after those that have one (a short ladder phase would leave none).
+            registered = await self.writer.run(self.store.registered)
+            ranked += [n for n in registered if n not in ranked]
             # Fewer bots than K on the ladder: they all are the field.
             names = finals.field(ranked, min(chosen, len(ranked)))
         else:

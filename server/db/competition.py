@@ -250,6 +250,11 @@ class CompetitionStore:
             row[6],
         )
 
+    def registered(self) -> list[str]:
+        """Returns the names registered on the ladder, in the order they registered."""
+        rows = self._db.execute("SELECT name FROM ladder_bots ORDER BY created, name").fetchall()
+        return [r[0] for r in rows]
+
     def fix_field(self, name: str, field: Sequence[str]) -> tuple[str, ...]:
         """Records the finals field unless one is recorded; returns the field recorded."""
         with self._write() as db:

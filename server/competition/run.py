@@ -170,7 +170,15 @@ class CompetitionRun:
         if state is None or not self.driving:
             return
         if state.phase in FIELD_PHASES and state.field is None:
-            await self.fix_field()
+            try:
+                await self.fix_field()
+            except CompetitionError as e:
+                # Registration has closed, so the field can never grow: the
+                # competition ends here rather than fail at every tick.
+                log.warning("competition_no_finals", competition=self.name, reason=str(e))
+                with contextlib.suppress(StampError):  # closed already
+                    await self.stamp("closed", "finals", f"no finals: {e}")
+                return
         if state.phase == "finals" and state.final is None and self._finals is None:
             self._finals = asyncio.create_task(self._play_finals(), name="competition-finals")
 
@@ -186,7 +194,10 @@ class CompetitionRun:
     async def fix_field(self) -> tuple[str, ...]:
         """Fixes the finals field (once: the field stored first stays) and returns it:
         the names the file lists, or the top K of the ladder's standings now (the
-        registered bots with no rated match after them, in registration order)."""
+        registered bots with no rated match after them, in registration order).
+
+        Raises CompetitionError when fewer than two bots are registered.
+        """
         chosen = self.competition.finals.field
         if isinstance(chosen, int):
             _, standings = await self.ladder.standings(ALL_PLAYERS)
@@ -196,6 +207,11 @@ class CompetitionRun:
             registered = await self.writer.run(self.store.registered)
             ranked += [n for n in registered if n not in ranked]
             # Fewer bots than K on the ladder: they all are the field.
+            if len(ranked) < 2:
+                raise CompetitionError(
+                    f"the finals need two finalists and {len(ranked)} bot"
+                    f"{'' if len(ranked) == 1 else 's'} registered"
+                )
             names = finals.field(ranked, min(chosen, len(ranked)))
         else:
             names = finals.field([], len(chosen), chosen)

@@ -2557,6 +2557,9 @@ class FinalStanding(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     ABSENT_FIELD_NUMBER: _builtins.int
+    SETS_WON_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    SETS_LOST_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    EVIDENCE_ABOVE_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best; by conservative rating (mu - 3 sigma)."""
     name: _builtins.str
@@ -2567,12 +2570,27 @@ class FinalStanding(_message.Message):
     """The rating's interval, mu - 2 sigma to mu + 2 sigma."""
     high: _builtins.float
     p_above_next: _builtins.float
-    """The probability that this finalist is better than the next one (0 for the last)."""
+    """The ratings' probability that this finalist is better than the next one (0 for
+    the last). Shown, not used to stop: see evidence_above_next.
+    """
     matches: _builtins.int
     """Finals matches played, and of them won (rank 1, shared or not)."""
     wins: _builtins.int
     absent: _builtins.int
     """Finals matches it was absent from when they formed (played by the default policy)."""
+    sets_won_against_next: _builtins.int
+    """Duplicate sets (tables) shared with the next line's finalist that this one
+    finished ahead of it, and behind it, by the sum of its ranks over the set's
+    matches; tied sets count for neither (0 for the last line).
+    """
+    sets_lost_against_next: _builtins.int
+    evidence_above_next: _builtins.float
+    """The evidence those sets give that this finalist is the better of the two: the
+    Bayes factor 2^n won! lost! / (n + 1)! of n = won + lost sets, capped at 1e300;
+    0 when it lost more sets than it won, and for the last line. The finals stop
+    "settled" when every line of the top M has at least 1 / (1 - confidence)
+    (20 at 95%) and the table is balanced (docs/competitions.md).
+    """
     def __init__(
         self,
         *,
@@ -2586,10 +2604,13 @@ class FinalStanding(_message.Message):
         matches: _builtins.int = ...,
         wins: _builtins.int = ...,
         absent: _builtins.int = ...,
+        sets_won_against_next: _builtins.int = ...,
+        sets_lost_against_next: _builtins.int = ...,
+        evidence_above_next: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "evidence_above_next", b"evidence_above_next", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sets_lost_against_next", b"sets_lost_against_next", "sets_won_against_next", b"sets_won_against_next", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -130,7 +130,11 @@ def table_json(table: FinalTable, stopped: Stop | str | None) -> dict[str, Any]:
 def results(matches: Sequence[Match]) -> list[Played]:
     """Returns the finished matches' results, in the order given, as the final table
     takes them."""
-    return [Played(m.names, m.ranks, tuple(m.absent)) for m in matches if m.status == "finished"]
+    return [
+        Played(m.names, m.ranks, tuple(m.absent), m.set_id or "")
+        for m in matches
+        if m.status == "finished"
+    ]
 
 
 def write(path: str | Path, bundle: Bundle) -> Path:

@@ -64,7 +64,7 @@ def results_of(matches: Sequence[FinalsMatch]) -> list[finals.Played]:
     """Returns the finished finals matches, in the order played, as the final table
     takes them."""
     return [
-        finals.Played(m.names, m.ranks, m.absent)
+        finals.Played(m.names, m.ranks, m.absent, m.set_id)
         for m in matches
         if m.status == MatchStatus.FINISHED
     ]

@@ -249,27 +249,33 @@ class Line:
 
 @dataclass(frozen=True, slots=True)
 class FinalTable:
-    """The finals' table: one :class:`Line` per finalist, best first, and the number
-    of matches it was computed from."""
+    """The finals' table: one :class:`Line` per finalist, best first, the number of
+    matches it was computed from, and whether every finalist was dealt as many
+    matches as every other (``balanced``: those played, and those cut off)."""
 
     lines: tuple[Line, ...]
     matches: int
-
-    @property
-    def balanced(self) -> bool:
-        """Returns whether every finalist has played as many matches as every other."""
-        return len({line.matches for line in self.lines}) <= 1
+    balanced: bool
 
 
-def final_table(finalists: Sequence[str], results: Iterable[Played]) -> FinalTable:
+def final_table(
+    finalists: Sequence[str], results: Iterable[Played], cut: Iterable[Sequence[str]] = ()
+) -> FinalTable:
     """Returns the final table of ``finalists`` from the finals' ``results`` alone, in
     the order played: ratings afresh, ordered by the conservative rating
     ``mu - 3 sigma`` (as the ladder's standings), equal ratings in the field's order.
+
+    ``cut`` names the seats of the matches that were cut off (aborted by a restart or
+    a takeover): they count for nothing but the table's balance, for their finalists
+    were dealt them as the others were.
 
     Raises ValueError for a result naming someone outside the field.
     """
     known = set(finalists)
     results = list(results)
+    dealt = Counter[str]({n: 0 for n in finalists})
+    for names in cut:
+        dealt.update(names)
     matches = Counter[str]()
     wins = Counter[str]()
     absent = Counter[str]()
@@ -307,7 +313,8 @@ def final_table(finalists: Sequence[str], results: Iterable[Played]) -> FinalTab
                 evidence=None if below is None or won < lost else _shown(evidence(won, lost)),
             )
         )
-    return FinalTable(tuple(lines), len(results))
+    dealt.update(matches)
+    return FinalTable(tuple(lines), len(results), len(set(dealt.values())) <= 1)
 
 
 def head_to_head(results: Sequence[Played], a: str, b: str) -> tuple[int, int]:

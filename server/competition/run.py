@@ -108,18 +108,29 @@ class CompetitionRun:
 
     def recover(self) -> list[str]:
         """Start-up, before the ladder recovers (on the calling thread): takes the
-        drive when it is free, begins the competition when no host has, and marks
-        aborted the finals matches a restart cut off (so that the ladder never
-        settles them as its own); returns their ids."""
+        drive when it is free, begins the competition when no host has, and ends what
+        a restart cut off (:meth:`_cut_off`); returns the ids of the matches aborted."""
         aborted: list[str] = []
         if self.store.drive(self.name):
             self.driving = True
             self._open()
-            aborted = self.store.abort_running(self.name)
-            if aborted:
-                log.info("competition_matches_aborted", matches=aborted, reason="restarted")
+            aborted = self._cut_off("restarted")
         self.state = self.store.state(self.name)
         self.ladder.hold(self.phase not in LADDER_PHASES)
+        return aborted
+
+    def _cut_off(self, why: str) -> list[str]:
+        """Taking the drive (on the writer's thread, or at start-up): marks aborted
+        the finals matches the host that drove before left running (so that the
+        ladder never settles them as its own, and the finals play on from the next
+        round) and reveals the tables it left sealed (their finished matches count
+        and verify); returns the ids of the matches aborted."""
+        aborted = self.store.abort_running(self.name)
+        if aborted:
+            log.info("competition_matches_aborted", matches=aborted, reason=why)
+        for set_id in self.store.sealed(self.name):
+            self.store.reveal_table(set_id)
+            log.info("competition_table_revealed", competition=self.name, set=set_id, reason=why)
         return aborted
 
     def _open(self) -> None:
@@ -158,6 +169,8 @@ class CompetitionRun:
             self.driving = True
             log.info("competition_driving", competition=self.name, host=self.host_id)
             await self.writer.run(self._open)
+            # The host that drove before is gone: what it was playing is cut off.
+            await self.writer.run(self._cut_off, "the host driving it went away")
         state = await self.writer.run(self.store.state, self.name)
         if state is not None and self.driving:
             due = self.competition.due(state.phase, state.started, self.clock())

@@ -238,3 +238,15 @@ def test_settled_needs_the_sets_to_agree_with_the_order_and_enough_of_them() -> 
     # As many sets each way: never settled, however many.
     even = sets("x", "y", 40) + sets("y", "x", 40, start=40)
     assert not settled(final_table(("x", "y"), even), 1, 0.95)
+
+
+def test_a_cut_off_match_counts_for_the_balance_only() -> None:
+    played = [Played(("a", "b"), (1, 2), set_id="s"), Played(("b", "a"), (2, 1), set_id="s")]
+    # Four matches with c were cut off: without them the table looks uneven, with
+    # them every finalist was dealt four, and the cut matches change no line.
+    cut = [("a", "c"), ("c", "b"), ("c", "a"), ("b", "c")]
+    uneven = final_table(("a", "b", "c"), played)
+    even = final_table(("a", "b", "c"), played, cut)
+    assert not uneven.balanced and even.balanced
+    assert even.lines == uneven.lines and even.matches == 2
+    assert not final_table(("a", "b", "c"), played, cut[:3]).balanced

@@ -1890,6 +1890,9 @@ class MatchSummary(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
+    VOIDED_FIELD_NUMBER: _builtins.int
+    VOID_REASON_FIELD_NUMBER: _builtins.int
+    VOIDED_BY_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id."""
     status: Global___MatchStatus.ValueType
@@ -1902,6 +1905,13 @@ class MatchSummary(_message.Message):
     """A ladder match's commitment to its seed (as Snapshot.commitment); empty in
     the Organiser's listings.
     """
+    voided: _builtins.bool
+    """True for a finished ladder match an operator voided (Admin.VoidMatch): it
+    stays listed, but leaves the ratings and tallies.
+    """
+    void_reason: _builtins.str
+    """Why it was voided, and by which operator; empty unless voided."""
+    voided_by: _builtins.str
     @_builtins.property
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Seat names, in seat order."""
@@ -1932,10 +1942,13 @@ class MatchSummary(_message.Message):
         ladder: _builtins.bool = ...,
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
+        voided: _builtins.bool = ...,
+        void_reason: _builtins.str = ...,
+        voided_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "void_reason", b"void_reason", "voided", b"voided", "voided_by", b"voided_by", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2115,6 +2128,7 @@ class Assignment(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
     HOST_ADDRESS_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat_token: _builtins.str
@@ -2135,6 +2149,13 @@ class Assignment(_message.Message):
     credentials. Empty: the match runs on this host; play on the connection you
     entered through.
     """
+    waiting: _builtins.str
+    """Set on a message that is no seat (its match_id is empty) but a notice: why the
+    bot waits, e.g. "the ladder is paused: REASON" (docs/operating.md). Sent when
+    an operator pauses the ladder, to each bot entered then and to each bot that
+    enters while it is paused, and "the ladder has resumed" when it resumes. The
+    bot stays entered; skip such a message when looking for seats.
+    """
     @_builtins.property
     def deal_set(self) -> Global___DealSet:
         """The duplicate set the match belongs to; absent for a match played alone."""
@@ -2149,10 +2170,11 @@ class Assignment(_message.Message):
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
         host_address: _builtins.str = ...,
+        waiting: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2197,6 +2219,7 @@ class Standing(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     P_BETTER_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best conservative rating."""
     name: _builtins.str
@@ -2223,6 +2246,11 @@ class Standing(_message.Message):
     the standings (its skill higher, the two taken as independent); absent for the
     last bot.
     """
+    suspended: _builtins.str
+    """Why the bot is suspended (Admin.SuspendBot; "quarantine" when the server
+    suspended it for matches mostly played by the default policy); empty for a bot
+    in good standing. A suspended bot keeps its line but is never seated.
+    """
     def __init__(
         self,
         *,
@@ -2237,10 +2265,11 @@ class Standing(_message.Message):
         low: _builtins.float = ...,
         high: _builtins.float = ...,
         p_better: _builtins.float | None = ...,
+        suspended: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
     _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
@@ -2433,8 +2462,16 @@ class BotStatsResponse(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     TALLIES_FIELD_NUMBER: _builtins.int
     POSITIONS_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
+    SUSPENDED_BY_FIELD_NUMBER: _builtins.int
+    SUSPENDED_AT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's name."""
+    suspended: _builtins.str
+    """Why the bot is suspended (as Standing.suspended), by which operator ("server"
+    for a quarantine) and since when; empty and absent for a bot in good standing.
+    """
+    suspended_by: _builtins.str
     @_builtins.property
     def tallies(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTally]:
         """All matches first (players 0), then each player count played, ascending."""
@@ -2443,16 +2480,21 @@ class BotStatsResponse(_message.Message):
     def positions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPositionTally]:
         """By player count, then position, ascending; positions never played left out."""
 
+    @_builtins.property
+    def suspended_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         tallies: _abc.Iterable[Global___BotTally] | None = ...,
         positions: _abc.Iterable[Global___SeatPositionTally] | None = ...,
+        suspended: _builtins.str = ...,
+        suspended_by: _builtins.str = ...,
+        suspended_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["suspended_at", b"suspended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "tallies", b"tallies"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "suspended", b"suspended", "suspended_at", b"suspended_at", "suspended_by", b"suspended_by", "tallies", b"tallies"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

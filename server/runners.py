@@ -39,6 +39,7 @@ from .db.journal import Journal
 from .db.matches import Storage
 from .inputs import replay, setup_of, token_hash
 from .match import DEFAULT_DEADLINE_MS, Match, Settings
+from .metrics import Metrics
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
 from .status import MatchStatus
@@ -67,8 +68,10 @@ class Runners:
         max_retired: int = 100_000,
         clock: Clock | None = None,
         journal: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
+        self.metrics = metrics
         # Every match dealt from seeds is written ahead, so a restart resumes it.
         self.journal: Journal | None = storage.open_journal() if journal else None
         self.clock: Clock = clock or SystemClock()
@@ -93,6 +96,11 @@ class Runners:
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
         self.streams_open = Open()  # the streams open on this server, of every match
+        self._unended = 0  # matches held that have not ended
+        if metrics is not None:
+            if self.journal is not None:
+                self.journal.timed = metrics.journal_timer()
+            metrics.count_running(lambda: (self._unended, self.streams_open.count))
 
     def create_match(
         self,
@@ -172,6 +180,7 @@ class Runners:
             token_hashes=hashes,
             journal=journal,
             opened=self.streams_open,
+            metrics=self.metrics,
         )
         self._hold_match(runner)
         # The seed is the whole deal: it is not logged while the match runs (the
@@ -212,6 +221,7 @@ class Runners:
                 journal=self.journal,
                 resumed=True,
                 opened=self.streams_open,
+                metrics=self.metrics,
             )
             self._hold_match(runner)
             resumed.append(runner.id)
@@ -230,12 +240,16 @@ class Runners:
             self._seats[hashed] = (runner, seat)
         task = asyncio.ensure_future(runner.result())
         self._tasks.add(task)
+        self._unended += 1
         task.add_done_callback(functools.partial(self._ended, runner=runner))
 
     def _ended(self, task: asyncio.Task[MatchResult], *, runner: Runner) -> None:
         self._tasks.discard(task)
+        self._unended -= 1
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=runner.id, error=repr(task.exception()))
+        elif self.metrics is not None and not task.cancelled():
+            self.metrics.match_ended(task.result().status)
         if runner.journal is not None and runner.ended:
             runner.journal.forget(runner.id)  # the stored record holds it all now
         # Keep an ended match a while for clients that reconnect to read its end.
@@ -283,6 +297,20 @@ class Runners:
         if found is None or found[1] <= self.clock.now():
             return None
         return found[0]
+
+    def bench(self, match_id: str, seat: int) -> bool:
+        """Hands a seat of a running match to the default policy for the rest of it:
+        its token is no longer held here (a new stream of it is refused as unknown) and
+        its open streams end, so each of its decisions is defaulted at its deadline
+        (as for a seat with no stream). Returns False when the match does not run here."""
+        runner = self.matches.get(match_id)
+        if runner is None or runner.ended or not 0 <= seat < runner.players:
+            return False
+        self._seats.pop(runner.token_hashes[seat], None)
+        for follower in list(runner.streams.followers):
+            if follower.viewer == seat:
+                follower.stop()
+        return True
 
     def get(self, match_id: str) -> Runner | None:
         """Returns the runner of a match held by this server, or None."""

@@ -58,8 +58,10 @@ from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.quoting import quoted
+from server.runners import Runners
 from server.status import MatchStatus
 
+from .discipline import Bounds, Discipline
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
@@ -77,13 +79,21 @@ DEFAULT_MAX_UNENTERED = 10_000
 #: How often names are checked for expiry, at most (a tenth of the expiry if shorter).
 EXPIRY_CHECK_S = 60.0
 
+#: How often the lobby looks again for bots whose hour of matches has passed.
+QUOTA_CHECK_S = 30.0
+
 
 class UnknownBotError(LadderError):
     """A bot name that is not registered, or a key that is not its key."""
 
 
 class RegistrationClosedError(LadderError):
-    """Registration is closed (a competition's phase; the message names it)."""
+    """Registration is closed (an operator's switch or a competition's phase; the
+    message says why)."""
+
+
+#: Returns why registration is closed now, or None while it is open.
+RegistrationCheck = Callable[[], Awaitable[str | None]]
 
 
 class Ladder:
@@ -102,6 +112,8 @@ class Ladder:
         duplicate: bool = False,
         host_id: str = "",
         advertise: Callable[[], str] = str,
+        bounds: Bounds | None = None,
+        runners: Runners | None = None,
     ) -> None:
         self.store = store
         self.duplicate = duplicate
@@ -112,8 +124,15 @@ class Ladder:
         self.clock = clock
         self.name_expiry = name_expiry
         self.max_unentered = max_unentered
-        #: Why registration is closed now (a competition's phase), or None while open.
-        self.registration_closed: Callable[[], str | None] = lambda: None
+        #: What may close registration (an operator's switch, a competition's phase):
+        #: :meth:`registration_closed` asks each, in order.
+        self.registration_checks: list[RegistrationCheck] = []
+        # Who holds the lobby (a competition's freeze, an operator's pause): it forms
+        # no table while any does.
+        self._holds: set[str] = set()
+        #: Why the entered bots wait (the ladder is paused), told to each bot that
+        #: enters; None when nothing holds them but the want of other bots.
+        self.waiting: str | None = None
         # The standings last read per scope, with the count of results rated when the
         # read began: standings change only when a result is rated.
         self._rated = 0
@@ -131,6 +150,13 @@ class Ladder:
         #: The host whose ladder matches this ladder ends, on a shared database: a
         #: match taken over by another host (``server.leases``) is that host's to end.
         self._host = host_id if isinstance(self.lobby, SharedLobby) else None
+        #: Suspensions, voids, aborts, quotas and quarantine (``server.ladder.discipline``).
+        bounds = bounds or Bounds()
+        self.discipline = Discipline(self, bounds, runners, clock)
+        if isinstance(self.lobby, SharedLobby):
+            self.lobby.per_hour = bounds.matches_per_hour
+        else:
+            self.lobby.bench = self.discipline.benched
 
     @property
     def closed(self) -> bool:
@@ -204,19 +230,21 @@ class Ladder:
         """Runs the lobby, playing the tables it forms, and expires names that never
         entered, until cancelled; the lobby then ends every Enter stream."""
         expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
+        waking = asyncio.create_task(self._wake_periodically(), name="ladder-wake")
         try:
             await self.lobby.run(self._play)
         finally:
             self.settling.stopped = True
-            expiring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await expiring
+            for task in (expiring, waking):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def register(self, name: str) -> str:
         """Returns the new bot's secret key; raises RegistrationClosedError,
         NameTakenError, LadderFullError (too many names that never entered) or
         LadderError."""
-        closed = self.registration_closed()
+        closed = await self.registration_closed()
         if closed is not None:
             raise RegistrationClosedError(closed)
         key = await self.writer.run(
@@ -229,8 +257,10 @@ class Ladder:
         """Returns the bot's entrant, recorded before this returns: its assignments,
         for as long as the caller listens, until the caller closes it.
 
-        Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
-        once the ladder has stopped (both at once, before any assignment). The entrant
+        Raises UnknownBotError for an unknown name or a wrong key, SuspendedError for
+        a suspended bot, QuotaError once it has used its entries of the hour,
+        LadderClosedError once the ladder has stopped (all at once, before any
+        assignment). The entrant raises EndedError when the bot is suspended, and
         raises ReplacedError when a newer entry of the same bot takes over (a
         reconnect, or a second copy of the bot: only one plays); the ladder stopping
         ends it without error. A bot's first entry is recorded (through the writer,
@@ -248,7 +278,21 @@ class Ladder:
                 f"bot {quoted(name)} is not registered (it never entered and "
                 "its name expired): register it again"
             )
-        return await self.lobby.enter(name)
+        await self.discipline.admit(name)
+        entrant = await self.lobby.enter(name)
+        if self.waiting is not None:
+            entrant.notify(self.waiting)
+        return entrant
+
+    async def registration_closed(self) -> str | None:
+        """Returns why registration is closed now (the first of
+        :attr:`registration_checks` to say so), or None while it is open: the one
+        check Register goes through."""
+        for check in self.registration_checks:
+            closed = await check()
+            if closed is not None:
+                return closed
+        return None
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
@@ -266,10 +310,21 @@ class Ladder:
             self._standings[players] = (rated, standings)
         return standings
 
-    def hold(self, held: bool) -> None:
-        """Forms no ladder table while ``held`` (a competition's freeze and finals);
-        the matches under way go on."""
-        self.lobby.hold(held)
+    def hold(self, held: bool, by: str = "competition") -> None:
+        """Forms no ladder table while ``held`` by ``by`` or by anyone else (a
+        competition's freeze and finals, an operator's pause); the matches under way
+        go on."""
+        if held:
+            self._holds.add(by)
+        else:
+            self._holds.discard(by)
+        self.lobby.hold(bool(self._holds))
+
+    def notify(self, waiting: str | None, told: str) -> None:
+        """Sets why the entered bots wait (None: nothing but the want of other bots)
+        and tells ``told`` to every bot with an Enter stream on this host."""
+        self.waiting = waiting
+        self.lobby.entries.notify(told)
 
     async def expire_names(self) -> list[str]:
         """Removes the names registered more than ``name_expiry`` seconds ago (on the
@@ -285,6 +340,18 @@ class Ladder:
                 expiry_s=self.name_expiry,
             )
         return expired
+
+    def changed(self) -> None:
+        """Marks the standings read so far stale (a result rated, a match voided, a
+        bot suspended or reinstated)."""
+        self._rated += 1
+
+    async def _wake_periodically(self) -> None:
+        # A bot out of matches for its hour waits with nothing to wake the lobby when
+        # the hour has passed: look again now and then.
+        while True:
+            await asyncio.sleep(QUOTA_CHECK_S)
+            self.lobby.wake()
 
     async def _expire_periodically(self) -> None:
         if self.name_expiry <= 0:
@@ -407,6 +474,7 @@ class Ladder:
             self._rated += 1  # (also when not new: read again, never stale)
             if new:
                 self._log_finished(match_id, end)
+                await self._quarantine(match_id)
         else:
             await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
             log.info("ladder_match_aborted", match=match_id)
@@ -417,6 +485,16 @@ class Ladder:
         # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
         return new
+
+    async def _quarantine(self, match_id: str) -> None:
+        """Quarantines those of the match's bots that qualify (``server.ladder.discipline``)."""
+        try:
+            row = self.store.match(match_id)
+            if row is not None:
+                await self.discipline.after_match(row.names)
+        except Exception:
+            # The result is stored and rated; the next match looks again.
+            log.exception("ladder_quarantine_failed", match=match_id)
 
     def _log_finished(self, match_id: str, end: MatchEnd) -> None:
         row = self.store.match(match_id)

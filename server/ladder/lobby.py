@@ -41,6 +41,10 @@ class ReplacedError(LadderError):
     """The bot entered again on another stream, which takes over from this one."""
 
 
+class EndedError(LadderError):
+    """The bot's entry was ended by the ladder (it was suspended: the message says why)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """A seat the lobby gives a bot: play it with the Seat service and this token, on
@@ -56,11 +60,20 @@ class Assignment:
     host_address: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """What the lobby tells a bot that is no seat: why it waits (the ladder is
+    paused), or that it no longer does."""
+
+    text: str
+
+
 #: Put on an entrant's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
 
-#: An entrant's queue: its assignments, REPLACED, or None when the ladder stops.
-EntrantQueue = asyncio.Queue[Assignment | str | None]
+#: An entrant's queue: its assignments and notices, REPLACED, an EndedError that
+#: ends it, or None when the ladder stops.
+EntrantQueue = asyncio.Queue[Assignment | Notice | str | EndedError | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,19 +128,26 @@ class Entrant:
     def __aiter__(self) -> Entrant:
         return self
 
-    async def __anext__(self) -> Assignment:
-        """Returns the next assignment; raises StopAsyncIteration once the ladder has
-        stopped, ReplacedError once a newer entry took over."""
+    async def __anext__(self) -> Assignment | Notice:
+        """Returns the next assignment or notice; raises StopAsyncIteration once the
+        ladder has stopped, ReplacedError once a newer entry took over, EndedError
+        once the bot was suspended."""
         item = await self._queue.get()
         if item is None:
             self._queue.put_nowait(None)  # stays ended
             raise StopAsyncIteration
-        if isinstance(item, Assignment):
+        if isinstance(item, Assignment | Notice):
             return item
         self._queue.put_nowait(item)
+        if isinstance(item, EndedError):
+            raise item
         raise ReplacedError(
             f"bot {quoted(self.name)} entered the ladder again elsewhere; the newer entry plays"
         )
+
+    def notify(self, text: str) -> None:
+        """Tells this entry's bot ``text`` (a :class:`Notice`)."""
+        self._queue.put_nowait(Notice(text))
 
     def close(self) -> None:
         """Ends the entry (once; later calls do nothing)."""
@@ -177,6 +197,16 @@ class Entries:
         if current is not None:
             current[1].put_nowait(REPLACED)
 
+    def end_one(self, name: str, why: str) -> str | None:
+        """Ends the bot's stream here (if any) with EndedError(``why``); returns its
+        stream id, or None when it had none here."""
+        current = self._open.pop(name, None)
+        self._told.pop(name, None)
+        if current is None:
+            return None
+        current[1].put_nowait(EndedError(why))
+        return current[0]
+
     def streams(self) -> dict[str, str]:
         """Returns the stream id of each bot with a stream here."""
         return {name: stream for name, (stream, _) in self._open.items()}
@@ -199,6 +229,11 @@ class Entries:
         self._told[name] = told
         current[1].put_nowait(assignment)
 
+    def notify(self, text: str) -> None:
+        """Tells every bot with a stream here ``text`` (a :class:`Notice`)."""
+        for _, queue in self._open.values():
+            queue.put_nowait(Notice(text))
+
     def end(self) -> None:
         """Ends every stream here (the ladder has stopped)."""
         for _, queue in self._open.values():
@@ -211,6 +246,8 @@ class Lobby(Protocol):
     #: Whether this host alone rates the ladder's results: standings read after a
     #: result stay true until it rates the next.
     alone: bool
+    #: The bots with an Enter stream open on this host.
+    entries: Entries
 
     def recover(self) -> list[str]:
         """Returns the matches recorded as running that this host settles after a
@@ -249,6 +286,15 @@ class Lobby(Protocol):
         matches its finals seat through :meth:`seat` still are)."""
         ...
 
+    def suspend(self, name: str, why: str) -> None:
+        """Ends the bot's Enter stream on this host, if any, with ``why`` (other hosts
+        end theirs when they read the suspension)."""
+        ...
+
+    def wake(self) -> None:
+        """Looks again soon for tables to form (a quota changed, an hour passed)."""
+        ...
+
 
 class LocalLobby:
     """The lobby of a ladder this process runs alone (see the module)."""
@@ -263,6 +309,8 @@ class LocalLobby:
         self.entries = Entries()
         self.scheduler = Scheduler(policy, self._waiting, settle=settle)
         self._seated: dict[str, Assignment] = {}
+        #: Returns those of the names given not to seat now (the ladder's discipline).
+        self.bench: Callable[[list[str]], set[str]] = lambda names: set()
 
     def recover(self) -> list[str]:
         """Returns every match recorded as running: all were this process's."""
@@ -330,8 +378,20 @@ class LocalLobby:
         """Holds the scheduler (see :class:`Lobby`)."""
         self.scheduler.hold(held)
 
+    def suspend(self, name: str, why: str) -> None:
+        """Ends the bot's stream (see :class:`Lobby`); closing it leaves the scheduler."""
+        self.entries.end_one(name, why)
+
+    def wake(self) -> None:
+        """Wakes the scheduler (see :class:`Lobby`)."""
+        self.scheduler.wake()
+
     def _waiting(self, names: list[str]) -> list[Waiting]:
-        # On the loop: a row per waiting bot, from the ratings and the tallies.
+        # On the loop: a row per waiting bot, from the ratings and the tallies; a
+        # suspended bot (until its stream has ended) or one out of matches for the
+        # hour waits unseated.
+        benched = self.bench(names)
+        names = [n for n in names if n not in benched]
         known = self.store.waiting(names)
         fresh = (initial(), 0)
         return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]

@@ -155,7 +155,9 @@ function standingsTable(scope) {
     bar.append(span, dot);
     return el("tr", {testid: "standings-row"},
       el("td", {class: "num"}, r.rank),
-      el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name)),
+      el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name),
+        r.suspended ? el("span", {class: "status status-suspended", testid: "suspended",
+                                  title: r.suspended}, " suspended") : null),
       el("td", {class: "num strong"}, fmt(r.rating)),
       el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
       el("td", {class: "wide"}, bar),
@@ -175,8 +177,8 @@ function matchList(matches) {
   if (!matches.length) return el("p", {class: "muted", testid: "match-list"}, "No match yet.");
   return el("ul", {class: "matches", testid: "match-list"}, matches.map(m => {
     const href = m.live ? `#/live/${enc(m.match)}` : `#/replay/${enc(m.match)}`;
-    const status = m.live ? "live" : m.status;
-    return el("li", {},
+    const status = m.live ? "live" : m.voided ? "voided" : m.status;
+    return el("li", {title: m.voided ? `voided by ${m.voided_by}: ${m.voided}` : ""},
       el("a", {href, testid: "match-link", class: "match-link", "data-status": status},
         el("span", {class: "status status-" + status}, status),
         el("span", {class: "seats"}, m.names.map((n, i) => el("span",
@@ -251,13 +253,27 @@ async function botPage(name) {
       el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`}, r.name)), el("td", {class: "num"}, r.games),
       el("td", {class: "num good"}, r.ahead), el("td", {class: "num"}, r.tied),
       el("td", {class: "num bad"}, r.behind)))));
+  const s = data.suspended;
+  const suspended = s ? el("p", {class: "notice", testid: "bot-suspended"},
+      s.reason === "quarantine"
+        ? `Suspended by the server (quarantine): most of its last matches were played by the default policy. An operator reinstates it.`
+        : `Suspended by ${s.by}: ${s.reason}`) : null;
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
-    summary,
+    suspended, summary, decisionFacts(data.decisions),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},
       el("section", {class: "panel"}, el("h2", {}, "By player count"), el("div", {class: "scroll"}, byPlayers)),
       el("section", {class: "panel"}, el("h2", {}, "Against each opponent"), el("div", {class: "scroll"}, opponents))),
     el("section", {class: "panel"}, el("h2", {}, "Recent matches"), matchList(data.matches)));
+}
+
+// Its decision times on this server since it started (null: none here yet).
+function decisionFacts(d) {
+  if (!d) return null;
+  return el("div", {class: "facts", testid: "decision-times"},
+    fact("Decisions answered", d.answered), fact("Mean answer", d.mean_ms === null ? "–" : `${fmt(d.mean_ms, 0)} ms`),
+    fact("Slowest answer", d.slowest_ms === null ? "–" : `${fmt(d.slowest_ms, 0)} ms`),
+    fact("Deadline misses", d.deadline_misses));
 }
 
 function fact(label, value) {

@@ -36,13 +36,13 @@ install: $(STAMP) $(NODE_STAMP) ## Create .venv and install the project, its dev
 # The generated package is named by the virtual include path, so the
 # generated imports read `from mammamia_pb import arena_pb2` (rules.proto imports
 # arena.proto as `mammamia_pb/arena.proto`). mypy-protobuf's plugins write the typed
-# stubs (arena_pb2.pyi, arena_pb2_grpc.pyi, rules_pb2.pyi, ...) that mypy reads.
+# stubs (arena_pb2.pyi, arena_pb2_grpc.pyi, rules_pb2.pyi, admin_pb2.pyi, ...) that mypy reads.
 proto: $(STAMP) ## Regenerate the committed gRPC code and typed stubs from protos/ into mammamia_pb/
 	$(PY) -m grpc_tools.protoc -Imammamia_pb=protos/mammamia/v1 \
 	    --plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
 	    --plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
 	    --python_out=. --grpc_python_out=. --mypy_out=. --mypy_grpc_out=. \
-	    mammamia_pb/arena.proto mammamia_pb/rules.proto
+	    mammamia_pb/arena.proto mammamia_pb/rules.proto mammamia_pb/admin.proto
 
 run: $(STAMP) ## Start a server with its embedded database and a demo ladder of bots
 	$(VENV)/bin/mammamia demo

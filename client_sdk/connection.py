@@ -740,6 +740,10 @@ async def play_ladder(
                         log.info("ladder_entered", server=server, name=name)
                     async for msg in stream:
                         backoff.reset()
+                        waiting = wire.notice(msg)
+                        if waiting is not None:
+                            log.info("ladder_notice", server=server, name=name, notice=waiting)
+                            continue
                         assignment = wire.assigned(msg)
                         if (assignment.match_id, assignment.host_address) in seen:
                             continue

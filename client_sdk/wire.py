@@ -412,6 +412,12 @@ def enter_request(name: str) -> pb.EnterRequest:
     return pb.EnterRequest(name=name)
 
 
+def notice(msg: pb.Assignment) -> str | None:
+    """Returns why the bot waits when an Enter stream's message is a notice (no
+    match: the ladder is paused, or has resumed), or None when it is a seat."""
+    return None if msg.match_id else msg.waiting
+
+
 def assigned(msg: pb.Assignment) -> Assigned:
     """Returns a ladder assignment."""
     deal_set = msg.deal_set if msg.HasField("deal_set") else None

@@ -2131,6 +2131,7 @@ class Assignment(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
     HOST_ADDRESS_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
     seat_token: _builtins.str
@@ -2151,6 +2152,13 @@ class Assignment(_message.Message):
     credentials. Empty: the match runs on this host; play on the connection you
     entered through.
     """
+    waiting: _builtins.str
+    """Set on a message that is no seat (its match_id is empty) but a notice: why the
+    bot waits, e.g. "the ladder is paused: REASON" (docs/operating.md). Sent when
+    an operator pauses the ladder, to each bot entered then and to each bot that
+    enters while it is paused, and "the ladder has resumed" when it resumes. The
+    bot stays entered; skip such a message when looking for seats.
+    """
     @_builtins.property
     def deal_set(self) -> Global___DealSet:
         """The duplicate set the match belongs to; absent for a match played alone."""
@@ -2165,10 +2173,11 @@ class Assignment(_message.Message):
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
         host_address: _builtins.str = ...,
+        waiting: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deal_set", b"deal_set", "host_address", b"host_address", "match_id", b"match_id", "players", b"players", "seat", b"seat", "seat_token", b"seat_token", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -802,7 +802,10 @@ class LadderServicer:
         default policy if the bot does not come back). The response headers are sent
         once the entry is recorded: from then on a newer Enter of the same bot, through
         this server or another host of the same ladder, takes over, and this stream
-        ends with ALREADY_EXISTS.
+        ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+        `waiting` says why the bot waits: the ladder is paused), not a seat.
+        FAILED_PRECONDITION on Register while registration is closed (an operator's
+        switch, or a competition's phase), the message saying why.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -601,7 +601,10 @@ class LadderStub:
     default policy if the bot does not come back). The response headers are sent
     once the entry is recorded: from then on a newer Enter of the same bot, through
     this server or another host of the same ladder, takes over, and this stream
-    ends with ALREADY_EXISTS.
+    ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+    `waiting` says why the bot waits: the ladder is paused), not a seat.
+    FAILED_PRECONDITION on Register while registration is closed (an operator's
+    switch, or a competition's phase), the message saying why.
     """
     Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]
     """Returns the current standings, best conservative rating first, a page at a
@@ -644,7 +647,10 @@ class LadderAsyncStub(LadderStub):
     default policy if the bot does not come back). The response headers are sent
     once the entry is recorded: from then on a newer Enter of the same bot, through
     this server or another host of the same ladder, takes over, and this stream
-    ends with ALREADY_EXISTS.
+    ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+    `waiting` says why the bot waits: the ladder is paused), not a seat.
+    FAILED_PRECONDITION on Register while registration is closed (an operator's
+    switch, or a competition's phase), the message saying why.
     """
     Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]  # type: ignore[assignment]
     """Returns the current standings, best conservative rating first, a page at a
@@ -696,7 +702,10 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         default policy if the bot does not come back). The response headers are sent
         once the entry is recorded: from then on a newer Enter of the same bot, through
         this server or another host of the same ladder, takes over, and this stream
-        ends with ALREADY_EXISTS.
+        ends with ALREADY_EXISTS. An Assignment with no match_id is a notice (its
+        `waiting` says why the bot waits: the ladder is paused), not a seat.
+        FAILED_PRECONDITION on Register while registration is closed (an operator's
+        switch, or a competition's phase), the message saying why.
         """
 
     @_abc_1.abstractmethod

@@ -11,7 +11,11 @@ calls each ``install(arena)`` before the server starts; ``install`` may:
   server is serving and cancelled when it drains (after no new match can start);
 - use ``arena.runners`` (create matches and await their results, see ``server.runners``),
   ``arena.storage`` (the SQLite database: ``.path``, ``.connect()``, ``.writer``),
-  ``arena.draining`` and ``arena.organiser_key``.
+  ``arena.draining``, ``arena.organiser_key``, ``arena.operators`` (who a call's key
+  names: ``server.services.checked_operator``), ``arena.audit`` (the audit trail
+  every operator's change is appended to, and the server's switches) and
+  ``arena.metrics`` (``server.metrics``: counters to count on, and ``on_scrape`` for
+  an extension's gauges).
 
 ``mammamia serve`` finds extensions through the entry-point group
 ``mammamia.server``: each entry point names an object (a module is fine) with
@@ -35,13 +39,17 @@ from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
 from . import services
+from .audit import Audit
 from .clock import Clock
+from .db.admin import AdminStore
 from .db.connection import ERRORS, StorageError, is_url
 from .db.matches import Storage
 from .db.writer import Writer
 from .guards import Guards
 from .leases import DEFAULT_LEASE_S, Leases
 from .match import DEFAULT_DEADLINE_MS
+from .metrics import Metrics
+from .operators import Operators
 from .quotas import Quotas, Rates, descriptor_limit, server_options
 from .runners import Runners
 from .status import MatchStatus
@@ -61,6 +69,10 @@ class Arena:
     organiser_key: str
     server: grpc.aio.Server
     health: HealthServicer
+    #: Who may make organiser and admin calls (the organiser key among them).
+    operators: Operators
+    #: The audit trail and the server's switches.
+    audit: Audit
     #: The address this server gives bots entered through other hosts (HOST:PORT).
     advertise: str = ""
     services: list[str] = field(default_factory=list)
@@ -74,6 +86,8 @@ class Arena:
     writers: list[Writer] = field(default_factory=list)
     #: This host's lease and takeovers on a shared database (None on an SQLite file).
     leases: Leases | None = None
+    #: This server's Prometheus metrics (``server.metrics``; ``/metrics``).
+    metrics: Metrics = field(default_factory=Metrics)
 
     def add_service(self, name: str, register: Callable[[grpc.aio.Server], None]) -> None:
         """Adds a servicer to the server (before it starts) under its full service name."""
@@ -97,6 +111,7 @@ class Arena:
         ``start``, or from it for the server's writer."""
         watched = writer or self.storage.writer
         self.writers.append(watched)
+        watched.timed = self.metrics.write_timer(watched.name)
         loop = asyncio.get_running_loop()
 
         def changed(failing: bool) -> None:  # on the writer thread
@@ -132,6 +147,7 @@ class Arena:
         """Starts the server, then the extensions' background tasks."""
         await self.server.start()
         self.watch_storage()
+        self.metrics.watch_collector()
         await self._set_serving(not self._failing())
         for factory in self.tasks:
             self.running.append(asyncio.ensure_future(factory()))
@@ -155,10 +171,12 @@ class Arena:
         await self.server.stop(grace=1.0)
         await self.storage.writer.flush()  # every queued write, off the event loop
         self.storage.close()
+        self.audit.close()
         if self.leases is not None:
             self.leases.close()
         if self.runners.journal is not None:
             self.runners.journal.close()
+        self.metrics.close()
         log.info("drain_done")
         self.stopped.set()
 
@@ -188,6 +206,7 @@ async def create_server(
     host_id: str = "",
     advertise: str = "",
     lease: float = DEFAULT_LEASE_S,
+    operators: Operators | None = None,
 ) -> tuple[Arena, int]:
     """Returns the arena (not yet started) and the bound port for ``address``
     (``host:port``; port 0 picks a free one). ``clock`` is the matches' clock (the
@@ -197,7 +216,9 @@ async def create_server(
     PostgreSQL database (its match rows carry it; see ``server.db.matches.Storage``), and
     ``advertise`` is the address at which the other hosts' bots reach it (kept in
     ``Arena.advertise`` for extensions: the ladder); on PostgreSQL the host holds a
-    lease of ``lease`` seconds, renewed while it runs (``server.leases``). Raises
+    lease of ``lease`` seconds, renewed while it runs (``server.leases``).
+    ``operators`` may make organiser and admin calls (None: the organiser alone,
+    by ``organiser_key``). Raises
     StorageError for a damaged file or one another server claimed (on PostgreSQL:
     the same host id)."""
     quotas = quotas or Quotas()
@@ -239,10 +260,19 @@ async def create_server(
             storage.close()
             await server.stop(None)
             raise
+    try:
+        audit = Audit(AdminStore(db_path))
+    except BaseException:
+        storage.close()
+        await server.stop(None)
+        raise
     adopted = storage.adopt()
     if adopted:
         log.info("matches_adopted", matches=adopted, host=host_id)
-    runners = Runners(storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock)
+    metrics = Metrics()
+    runners = Runners(
+        storage, deadline_ms=deadline_ms, start_timeout=start_timeout, clock=clock, metrics=metrics
+    )
     leases: Leases | None = None
     if storage.shared:
         # The lease first: no other host takes over the matches this one resumes.
@@ -281,12 +311,16 @@ async def create_server(
         organiser_key=organiser_key,
         server=server,
         health=health_servicer,
+        operators=operators or Operators(organiser_key),
+        audit=audit,
         advertise=advertise,
         leases=leases,
+        metrics=metrics,
     )
     if leases is not None:
         arena.add_task(leases.run)
-    arena.services.extend(services.register(server, runners, organiser_key, quotas))
+    arena.services.extend(services.register(server, runners, arena.operators, quotas, arena.audit))
+    arena.watch_storage(audit.writer)
     for install in extensions:
         install(arena)
     reflection.enable_server_reflection(

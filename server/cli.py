@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from . import options
+from .cli_common import Refused, add_call_flags, call, guarded, organiser_key
 from .options import env, env_default
 
 #: The default of ``--host-lease`` (``server.leases.DEFAULT_LEASE_S``, not imported:
@@ -23,16 +24,8 @@ from .options import env, env_default
 DEFAULT_HOST_LEASE_S = 15.0
 
 if TYPE_CHECKING:
-    import grpc
-
-    from mammamia_pb import arena_pb2, arena_pb2_grpc
-
     from .quotas import Quotas
 
-_Request = TypeVar("_Request")
-_Reply = TypeVar("_Reply")
-
-EXIT_RPC_ERROR = 1
 EXIT_BAD_INPUT = 2
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -117,6 +110,15 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         default=env("MAMMAMIA_ORGANISER_KEY_FILE"),
         metavar="PATH",
         help="read the organiser key from the first line of PATH (MAMMAMIA_ORGANISER_KEY_FILE)",
+    )
+    p.add_argument(
+        "--operators",
+        default=env("MAMMAMIA_OPERATORS"),
+        metavar="FILE",
+        help="the operators who may make organiser and admin calls besides the "
+        "organiser: a TOML file of names and key hashes, written by `mammamia admin "
+        "operators add NAME --file FILE`; read at start (MAMMAMIA_OPERATORS; "
+        "docs/operating.md)",
     )
     p.add_argument(
         "--log-format",
@@ -361,9 +363,16 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return EXIT_BAD_INPUT
     try:
-        args.organiser_key = _organiser_key(args)
-    except _Refused as e:
+        args.organiser_key = organiser_key(args)
+    except Refused as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from .operators import OperatorsError, load
+
+    try:
+        args.operator_hashes = load(args.operators) if args.operators else {}
+    except OperatorsError as e:
+        print(f"mammamia serve: --operators: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     logs.configure(args.log_format, cache=True)
     fresh = [
@@ -436,6 +445,7 @@ async def _run(args: argparse.Namespace) -> None:
     from . import garbage
     from .app import create_server, serve_until_signalled
     from .db.connection import StorageError
+    from .operators import Operators
     from .quotas import raise_descriptor_limit
     from .tokens import new_organiser_key
 
@@ -471,6 +481,7 @@ async def _run(args: argparse.Namespace) -> None:
             host_id=args.host_id or "",
             advertise=args.advertise or "",
             lease=args.host_lease,
+            operators=Operators(key, args.operator_hashes),
         )
     except StorageError:
         raise  # the database's own message, not the address's
@@ -510,37 +521,15 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p = sub.add_parser(
         "match",
         help="create and inspect matches on a server (organiser)",
-        description="Organiser commands. The organiser key comes from "
-        "--organiser-key or MAMMAMIA_ORGANISER_KEY.",
+        description="Organiser commands, made as the operator whose key is given: "
+        "--organiser-key (or --operator-key), --organiser-key-file, or "
+        "MAMMAMIA_ORGANISER_KEY. Every match created is on the audit trail "
+        "(`mammamia admin log`).",
     )
     msub = p.add_subparsers(dest="match_command", metavar="ACTION", required=True)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument(
-            "--server",
-            default=env("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-            metavar="ADDR",
-            help="server address host:port (MAMMAMIA_SERVER)",
-        )
-        key = q.add_mutually_exclusive_group()
-        key.add_argument(
-            "--organiser-key",
-            default=env("MAMMAMIA_ORGANISER_KEY"),
-            metavar="KEY",
-            help="organiser key (MAMMAMIA_ORGANISER_KEY)",
-        )
-        key.add_argument(
-            "--organiser-key-file",
-            default=env("MAMMAMIA_ORGANISER_KEY_FILE"),
-            metavar="PATH",
-            help="read the organiser key from the first line of PATH (MAMMAMIA_ORGANISER_KEY_FILE)",
-        )
-        q.add_argument(
-            "--tls-ca",
-            default=env("MAMMAMIA_TLS_CA"),
-            metavar="FILE",
-            help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)",
-        )
+        add_call_flags(q)
 
     q = options.one_line_errors(
         msub.add_parser(
@@ -610,75 +599,15 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     q.set_defaults(func=_list)
 
 
-def _call(
-    args: argparse.Namespace,
-    method: Callable[
-        [arena_pb2_grpc.OrganiserStub], grpc.UnaryUnaryMultiCallable[_Request, _Reply]
-    ],
-    request: _Request,
-) -> _Reply:
-    """Returns the reply of the Organiser ``method`` (picked from the stub) to
-    ``request``; raises _Refused when there is no key or the server refuses."""
-    import grpc
-
+def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """Returns the reply of the Organiser ``method`` to ``request``; raises Refused
+    when there is no key or the server refuses."""
     from mammamia_pb import arena_pb2_grpc
 
-    key = _organiser_key(args)
-    if not key:
-        raise _Refused("no organiser key: set MAMMAMIA_ORGANISER_KEY or pass --organiser-key-file")
-    if args.tls_ca:
-        with open(args.tls_ca, "rb") as f:
-            channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(f.read()))
-    else:
-        channel = grpc.insecure_channel(args.server)
-    with channel:
-        stub = arena_pb2_grpc.OrganiserStub(channel)
-        try:
-            return method(stub)(request, timeout=30, metadata=(("organiser-key", key),))
-        except grpc.RpcError as e:
-            hint = (
-                f": is the server running at {args.server}?"
-                if e.code() == grpc.StatusCode.UNAVAILABLE
-                else ""
-            )
-            raise _Refused(f"{e.code().name}: {e.details()}{hint}") from None
+    return call(args, arena_pb2_grpc.OrganiserStub, method, request)
 
 
-class _Refused(Exception):
-    pass
-
-
-def _organiser_key(args: argparse.Namespace) -> str | None:
-    """Returns the organiser key given by flag, variable or file (None when none is);
-    raises _Refused when the file cannot be read or holds no key."""
-    # The command line wins over the environment: a key file yields only to a key
-    # given as --organiser-key (argparse refuses both flags at once).
-    key_from_env = args.organiser_key == os.environ.get("MAMMAMIA_ORGANISER_KEY")
-    if args.organiser_key_file and (not args.organiser_key or key_from_env):
-        try:
-            with open(args.organiser_key_file, encoding="utf-8") as f:
-                key = f.readline().strip()
-        except OSError as e:
-            raise _Refused(
-                f"--organiser-key-file {args.organiser_key_file!r}: {e.strerror}"
-            ) from None
-        if not key:
-            raise _Refused(
-                f"--organiser-key-file {args.organiser_key_file!r}: the first line is empty"
-            )
-        return key
-    return str(args.organiser_key) if args.organiser_key else None
-
-
-def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except _Refused as e:
-            print(f"mammamia match {args.match_command}: {e}", file=sys.stderr)
-            return EXIT_RPC_ERROR
-
-    return run
+_guard = guarded(lambda args: f"mammamia match {args.match_command}")
 
 
 @_guard
@@ -695,7 +624,7 @@ def _create(args: argparse.Namespace) -> int:
         names=names,
         places=places,
     )
-    print(json.dumps(cli_wire.created(_call(args, lambda stub: stub.CreateMatch, req))))
+    print(json.dumps(cli_wire.created(_call(args, "CreateMatch", req))))
     return 0
 
 
@@ -703,7 +632,7 @@ def _create(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace) -> int:
     from . import cli_wire
 
-    resp = _call(args, lambda stub: stub.GetRecord, cli_wire.record_request(args.match_id))
+    resp = _call(args, "GetRecord", cli_wire.record_request(args.match_id))
     print(resp.json)
     return 0
 
@@ -715,8 +644,8 @@ def _list(args: argparse.Namespace) -> int:
 
     size = min(args.limit or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
 
-    def read(token: str) -> tuple[Sequence[arena_pb2.MatchSummary], str]:
-        resp = _call(args, lambda stub: stub.ListMatches, cli_wire.list_request(size, token))
+    def read(token: str) -> tuple[Sequence[Any], str]:
+        resp = _call(args, "ListMatches", cli_wire.list_request(size, token))
         return resp.matches, resp.next_page_token
 
     for m in follow(read, args.limit or None):

@@ -42,6 +42,7 @@ from .db.matches import Storage
 from .events import Defaulted, Ended, Entry
 from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
 from .match import Match, iso
+from .metrics import Metrics
 from .status import MatchStatus
 from .streams import Open, Streams
 
@@ -90,8 +91,10 @@ class Runner:
         journal: Journal | None = None,
         resumed: bool = False,
         opened: Open | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.match = match
+        self.metrics = metrics
         self.id = match.id
         self.tokens = tokens  # empty for a resumed match: only hashes are kept
         self.token_hashes = token_hashes
@@ -169,10 +172,14 @@ class Runner:
         before = len(self.match.log)
         now = self.clock.now()
         applied = len(self.match.actions)
+        asked = self.match.decision
         ruling = apply(self.match, Answer(seat, decision_id, action, now, option))
         if ruling.accepted and not ruling.repeated:
             # The answer is the first action it appended (seats on autopilot may follow).
             self._write(Answer(seat, decision_id, self.match.actions[applied][1], now))
+            if self.metrics is not None and asked is not None:
+                match = self.match
+                self.metrics.answered(match.names[seat], match.settings.ladder, now - asked.asked)
         self._after(before)
         for hook in self.on_answer:
             hook(seat, decision_id, ruling)
@@ -222,6 +229,10 @@ class Runner:
         apply(self.match, step)
         for entry in self.match.log[before:]:
             if isinstance(entry, Defaulted):
+                if self.metrics is not None:
+                    self.metrics.missed(
+                        self.match.names[entry.seat], self.match.settings.ladder, entry.reason
+                    )
                 log.info(
                     "deadline_passed",
                     match=self.id,

@@ -39,6 +39,7 @@ from .db.journal import Journal
 from .db.matches import Storage
 from .inputs import replay, setup_of, token_hash
 from .match import DEFAULT_DEADLINE_MS, Match, Settings
+from .metrics import Metrics
 from .options import MAX_DEADLINE_MS, MAX_TIME_BANK_MS
 from .runner import MatchResult, Runner
 from .status import MatchStatus
@@ -67,8 +68,10 @@ class Runners:
         max_retired: int = 100_000,
         clock: Clock | None = None,
         journal: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         self.storage = storage
+        self.metrics = metrics
         # Every match dealt from seeds is written ahead, so a restart resumes it.
         self.journal: Journal | None = storage.open_journal() if journal else None
         self.clock: Clock = clock or SystemClock()
@@ -93,6 +96,11 @@ class Runners:
         self._tasks: set[asyncio.Task[MatchResult]] = set()
         self.accepting = True
         self.streams_open = Open()  # the streams open on this server, of every match
+        self._unended = 0  # matches held that have not ended
+        if metrics is not None:
+            if self.journal is not None:
+                self.journal.timed = metrics.journal_timer()
+            metrics.count_running(lambda: (self._unended, self.streams_open.count))
 
     def create_match(
         self,
@@ -172,6 +180,7 @@ class Runners:
             token_hashes=hashes,
             journal=journal,
             opened=self.streams_open,
+            metrics=self.metrics,
         )
         self._hold_match(runner)
         # The seed is the whole deal: it is not logged while the match runs (the
@@ -212,6 +221,7 @@ class Runners:
                 journal=self.journal,
                 resumed=True,
                 opened=self.streams_open,
+                metrics=self.metrics,
             )
             self._hold_match(runner)
             resumed.append(runner.id)
@@ -230,12 +240,16 @@ class Runners:
             self._seats[hashed] = (runner, seat)
         task = asyncio.ensure_future(runner.result())
         self._tasks.add(task)
+        self._unended += 1
         task.add_done_callback(functools.partial(self._ended, runner=runner))
 
     def _ended(self, task: asyncio.Task[MatchResult], *, runner: Runner) -> None:
         self._tasks.discard(task)
+        self._unended -= 1
         if not task.cancelled() and task.exception() is not None:
             log.error("match_failed", match=runner.id, error=repr(task.exception()))
+        elif self.metrics is not None and not task.cancelled():
+            self.metrics.match_ended(task.result().status)
         if runner.journal is not None and runner.ended:
             runner.journal.forget(runner.id)  # the stored record holds it all now
         # Keep an ended match a while for clients that reconnect to read its end.

@@ -24,7 +24,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from . import seating, streams, wire
+from .audit import Audit
 from .db.connection import StorageError, storable
+from .operators import Operators
 from .paging import MAX_PAGE_SIZE, BadPageToken, page_size
 from .places import Places
 from .quotas import Quotas
@@ -33,7 +35,6 @@ from .runner import Runner
 from .runners import Runners
 from .seating import STATUS_OF, Refused, Seats
 from .streams import Follower, holding, messages
-from .tokens import same_secret
 
 log = structlog.get_logger()
 
@@ -286,41 +287,65 @@ class SpectateService:
 # -- Organiser -------------------------------------------------------------------------
 
 
+def operator_of(context: Context, operators: Operators) -> str | Refused:
+    """Returns the name of the operator whose key the call's ``organiser-key``
+    metadata is, or why the call is refused: UNAUTHENTICATED without the metadata,
+    PERMISSION_DENIED for a key that names no operator. The one place a key becomes
+    an operator's name (the Organiser, Competition and Admin services)."""
+    key = metadata(context, ORGANISER_KEY)
+    if not key:
+        return Refused(grpc.StatusCode.UNAUTHENTICATED, f"missing '{ORGANISER_KEY}' metadata")
+    name = operators.resolve(key)
+    if name is None:
+        return Refused(grpc.StatusCode.PERMISSION_DENIED, f"wrong '{ORGANISER_KEY}'")
+    return name
+
+
+async def checked_operator(context: Context, operators: Operators) -> str:
+    """Returns the call's operator (see :func:`operator_of`); aborts the call when
+    its key names none."""
+    found = operator_of(context, operators)
+    if isinstance(found, Refused):
+        await abort(context, found.code, found.message)
+    return found
+
+
 class OrganiserService(pb_grpc.OrganiserServicer):
-    """Organiser: create, list and read matches, with the organiser key."""
+    """Organiser: create, list and read matches, as an operator; every match
+    created is appended to the audit trail."""
 
-    def __init__(self, runners: Runners, organiser_key: str, places: Places) -> None:
+    def __init__(
+        self, runners: Runners, operators: Operators, places: Places, audit: Audit
+    ) -> None:
         self.runners = runners
-        self.key = organiser_key
+        self.operators = operators
         self.places = places
+        self.audit = audit
 
-    def _refusal(self, context: Context) -> Refused | None:
-        """Returns why the call's organiser key is refused, or None when it is right."""
-        key = metadata(context, ORGANISER_KEY)
-        if not key:
-            return Refused(grpc.StatusCode.UNAUTHENTICATED, f"missing '{ORGANISER_KEY}' metadata")
-        if not same_secret(key, self.key):
-            return Refused(grpc.StatusCode.PERMISSION_DENIED, f"wrong '{ORGANISER_KEY}'")
-        return None
+    async def _check(self, context: Context) -> str:
+        return await checked_operator(context, self.operators)
 
-    async def _check(self, context: Context) -> None:
-        if (refusal := self._refusal(context)) is not None:
-            await abort(context, refusal.code, refusal.message)
+    def _created(self, who: str, response: pb.CreateMatchResponse) -> pb.CreateMatchResponse:
+        runner = self.runners.get(response.match_id)
+        players = runner.match.players if runner is not None else len(response.seat_tokens)
+        self.audit.send(who, "match.create", response.match_id, "", {"players": players})
+        return response
 
     async def CreateMatch(
         self, request: pb.CreateMatchRequest, context: Context
     ) -> pb.CreateMatchResponse:
-        await self._check(context)
+        who = await self._check(context)
         try:
-            return seating.create_match(self.runners, self.places, request)
+            return self._created(who, seating.create_match(self.runners, self.places, request))
         except Refused as e:
             await abort(context, e.code, e.message)
 
     async def CreateMatches(
         self, requests: AsyncIterator[pb.CreateMatchRequest], context: Context
     ) -> AsyncIterator[pb.CreateMatchResponse]:
-        if (refusal := self._refusal(context)) is not None:
-            await _refuse_opening(requests, context, refusal)
+        who = operator_of(context, self.operators)
+        if isinstance(who, Refused):
+            await _refuse_opening(requests, context, who)
             return
         await context.send_initial_metadata(())  # taken up: see PlayMatches
         async for request in requests:
@@ -329,7 +354,7 @@ class OrganiserService(pb_grpc.OrganiserServicer):
             except Refused as e:
                 _refuse_stream(context, e)
                 return
-            yield response
+            yield self._created(who, response)
 
     async def ListMatches(
         self, request: pb.ListMatchesRequest, context: Context
@@ -352,10 +377,11 @@ class OrganiserService(pb_grpc.OrganiserServicer):
 
 
 def register(
-    server: grpc.aio.Server, runners: Runners, organiser_key: str, quotas: Quotas
+    server: grpc.aio.Server, runners: Runners, operators: Operators, quotas: Quotas, audit: Audit
 ) -> list[str]:
     """Returns the full names of the services added to ``server`` (Seat, Spectate,
-    Organiser), whose calls keep ``quotas``."""
+    Organiser), whose calls keep ``quotas``; the Organiser's calls are made by
+    ``operators`` and its changes appended to ``audit``."""
     places = Places()
     seat = SeatService(runners, quotas, places)
     spectate = SpectateService(runners)
@@ -380,7 +406,7 @@ def register(
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, methods),))
         server.add_registered_method_handlers(name, methods)
     pb_grpc.add_OrganiserServicer_to_server(
-        OrganiserService(runners, organiser_key, places), server
+        OrganiserService(runners, operators, places, audit), server
     )
     return [*handlers, "mammamia.v1.Organiser"]
 

@@ -369,18 +369,26 @@ WIRE_MODULES = {
         "server/ladder/wire.py",
         # The Competition service's messages.
         "server/competition/wire.py",
+        # The Admin service's messages.
+        "server/admin/wire.py",
         # The Rules service's messages, built on the core's codec.
         "server/rules_service/wire.py",
-        # The client side of `mammamia match`, `mammamia ladder` and `mammamia competition`.
+        # The client side of `mammamia match`, `ladder`, `competition` and `admin`.
         "server/cli_wire.py",
         "server/ladder/cli_wire.py",
         "server/competition/cli_wire.py",
+        "server/admin/cli_wire.py",
     },
     "client_sdk": {"client_sdk/wire.py"},
     "bots": set(),
 }
-COMMAND_CODECS = ("server.cli_wire", "server.ladder.cli_wire", "server.competition.cli_wire")
-_GENERATED = ("pb", "rpb")  # the names the generated modules are imported as
+COMMAND_CODECS = (
+    "server.cli_wire",
+    "server.ladder.cli_wire",
+    "server.competition.cli_wire",
+    "server.admin.cli_wire",
+)
+_GENERATED = ("pb", "rpb", "apb")  # the names the generated modules are imported as
 _CODEC_NAMES = {
     "FromString",
     "SerializeToString",
@@ -490,7 +498,8 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
     tables (``server.db.ladder``), the ladder's own storage, kept with the rest of the
     storage layer (they apply the ladder's ratings), and the competition
     (``server.competition``, ``server.db.competition``), which sits on the ladder as the
-    ladder sits on the core (its finals are rated and seated as ladder matches are)."""
+    ladder sits on the core (its finals are rated and seated as ladder matches are),
+    and the operators' service (``server.admin``), whose switches hold the ladder."""
     return sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
@@ -502,6 +511,7 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
                 "server.db.ladder",
                 "server.competition",
                 "server.db.competition",
+                "server.admin",
             )
         )
         for target in targets

@@ -11,16 +11,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
+from ..cli_common import add_call_flags, call, guarded
 from .config import PHASES
-
-EXIT_REFUSED = 1
-
-
-class _Refused(Exception):
-    pass
 
 
 def register_competition(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,32 +29,7 @@ def register_competition(sub: argparse._SubParsersAction[argparse.ArgumentParser
     cmds = p.add_subparsers(dest="competition_command", metavar="SUBCOMMAND", required=True)
 
     def common(q: argparse.ArgumentParser, *, organiser: bool) -> None:
-        q.add_argument(
-            "--server",
-            default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-            metavar="ADDR",
-            help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-        )
-        key = q.add_mutually_exclusive_group()
-        key.add_argument(
-            "--organiser-key",
-            default=os.environ.get("MAMMAMIA_ORGANISER_KEY"),
-            metavar="KEY",
-            help="organiser key (MAMMAMIA_ORGANISER_KEY)"
-            + ("" if organiser else "; with it, results not yet released show too"),
-        )
-        key.add_argument(
-            "--organiser-key-file",
-            default=os.environ.get("MAMMAMIA_ORGANISER_KEY_FILE"),
-            metavar="PATH",
-            help="read the organiser key from the first line of PATH",
-        )
-        q.add_argument(
-            "--tls-ca",
-            default=os.environ.get("MAMMAMIA_TLS_CA"),
-            metavar="FILE",
-            help="connect with TLS, trusting this PEM CA (MAMMAMIA_TLS_CA)",
-        )
+        add_call_flags(q, "" if organiser else "; with it, results not yet released show too")
         q.add_argument("--json", action="store_true", help="print the status as JSON")
 
     s = cmds.add_parser(
@@ -100,54 +69,13 @@ def register_competition(sub: argparse._SubParsersAction[argparse.ArgumentParser
     e.set_defaults(func=_export)
 
 
-def _key(args: argparse.Namespace) -> str | None:
-    if args.organiser_key_file and not args.organiser_key:
-        try:
-            with open(args.organiser_key_file, encoding="utf-8") as f:
-                return f.readline().strip() or None
-        except OSError as e:
-            raise _Refused(
-                f"--organiser-key-file {args.organiser_key_file!r}: {e.strerror}"
-            ) from None
-    return str(args.organiser_key) if args.organiser_key else None
-
-
 def _call(args: argparse.Namespace, method: str, request: Any, *, organiser: bool) -> Any:
-    import grpc
-
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-    key = _key(args)
-    if organiser and not key:
-        raise _Refused("no organiser key: set MAMMAMIA_ORGANISER_KEY or pass --organiser-key-file")
-    if args.tls_ca:
-        with open(args.tls_ca, "rb") as f:
-            channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(f.read()))
-    else:
-        channel = grpc.insecure_channel(args.server)
-    with channel:
-        stub = pb_grpc.CompetitionStub(channel)
-        metadata = (("organiser-key", key),) if key else ()
-        try:
-            return getattr(stub, method)(request, timeout=30, metadata=metadata)
-        except grpc.RpcError as e:
-            hint = (
-                f": is the server running at {args.server}?"
-                if e.code() == grpc.StatusCode.UNAVAILABLE
-                else ""
-            )
-            raise _Refused(f"{e.code().name}: {e.details()}{hint}") from None
+    return call(args, pb_grpc.CompetitionStub, method, request, key_required=organiser)
 
 
-def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except _Refused as e:
-            print(f"mammamia competition {args.competition_command}: {e}", file=sys.stderr)
-            return EXIT_REFUSED
-
-    return run
+_guard = guarded(lambda args: f"mammamia competition {args.competition_command}")
 
 
 def _when(at: float | None) -> str:

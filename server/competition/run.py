@@ -90,14 +90,14 @@ class CompetitionRun:
         #: Whether this host drives the phases and the finals.
         self.driving = False
         self._finals: asyncio.Task[None] | None = None
-        ladder.registration_closed = self._registration_closed
+        ladder.registration_checks.append(self._registration_closed)
 
     @property
     def phase(self) -> str:
         """Returns the competition's phase as last read."""
         return self.state.phase if self.state is not None else PHASES[0]
 
-    def _registration_closed(self) -> str | None:
+    async def _registration_closed(self) -> str | None:
         phase = self.phase
         if phase == PHASES[0]:
             return None

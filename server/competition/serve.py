@@ -65,7 +65,7 @@ def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
     # The web page (server.web.serve, installed after the ladder) shows this run.
     args.competition_run = None
     if competition is None:
-        idle = CompetitionServicer(None, arena.organiser_key)
+        idle = CompetitionServicer(None, arena.operators, arena.audit)
         arena.add_service(
             "mammamia.v1.Competition",
             lambda server: pb_grpc.add_CompetitionServicer_to_server(idle, server),
@@ -82,7 +82,7 @@ def install(arena: Arena, args: argparse.Namespace, ladder: Ladder) -> None:
     )
     run.recover()
     args.competition_run = run
-    servicer = CompetitionServicer(run, arena.organiser_key)
+    servicer = CompetitionServicer(run, arena.operators, arena.audit)
     arena.add_service(
         "mammamia.v1.Competition",
         lambda server: pb_grpc.add_CompetitionServicer_to_server(servicer, server),

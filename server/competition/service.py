@@ -2,7 +2,8 @@
 :class:`~server.competition.run.CompetitionRun` (messages: ``server.competition.wire``).
 
 Status codes: UNAUTHENTICATED without the ``organiser-key`` metadata and
-PERMISSION_DENIED for a wrong key (Advance, Release); INVALID_ARGUMENT for an
+PERMISSION_DENIED for a key that names no operator (Advance, Release: each made as
+the operator the key names, and appended to the audit trail); INVALID_ARGUMENT for an
 Advance without a reason or to an unknown phase; FAILED_PRECONDITION for an Advance
 to a phase that does not come after the current one, and a Release before the
 finals have their final table, and for every call on a server that runs no
@@ -16,8 +17,9 @@ import grpc
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
-from ..services import ORGANISER_KEY, Context, abort, metadata
-from ..tokens import same_secret
+from ..audit import Audit
+from ..operators import Operators
+from ..services import Context, abort, checked_operator, operator_of
 from . import wire
 from .run import CompetitionError, CompetitionRun
 from .view import status
@@ -29,9 +31,10 @@ MAX_REASON = 500
 class CompetitionServicer(pb_grpc.CompetitionServicer):
     """Status, Advance and Release over one CompetitionRun."""
 
-    def __init__(self, run: CompetitionRun | None, organiser_key: str) -> None:
+    def __init__(self, run: CompetitionRun | None, operators: Operators, audit: Audit) -> None:
         self.run = run
-        self.key = organiser_key
+        self.operators = operators
+        self.audit = audit
 
     async def _running(self, context: Context) -> CompetitionRun:
         """Returns the server's competition; aborts when it runs none."""
@@ -44,17 +47,7 @@ class CompetitionServicer(pb_grpc.CompetitionServicer):
         return self.run
 
     def _organiser(self, context: Context) -> bool:
-        key = metadata(context, ORGANISER_KEY)
-        return bool(key) and same_secret(key or "", self.key)
-
-    async def _check(self, context: Context) -> None:
-        key = metadata(context, ORGANISER_KEY)
-        if not key:
-            await abort(
-                context, grpc.StatusCode.UNAUTHENTICATED, f"missing '{ORGANISER_KEY}' metadata"
-            )
-        if not same_secret(key, self.key):
-            await abort(context, grpc.StatusCode.PERMISSION_DENIED, f"wrong '{ORGANISER_KEY}'")
+        return isinstance(operator_of(context, self.operators), str)
 
     async def Status(
         self, request: pb.CompetitionStatusRequest, context: Context
@@ -65,7 +58,7 @@ class CompetitionServicer(pb_grpc.CompetitionServicer):
     async def Advance(
         self, request: pb.AdvanceRequest, context: Context
     ) -> pb.CompetitionStatusResponse:
-        await self._check(context)
+        who = await checked_operator(context, self.operators)
         run = await self._running(context)
         reason = request.reason.strip()
         if not reason:
@@ -80,18 +73,23 @@ class CompetitionServicer(pb_grpc.CompetitionServicer):
         if request.to and to is None:
             await abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"unknown phase {request.to}")
         try:
-            await run.advance(reason, to)
+            stamp = await run.advance(reason, to, who)
         except CompetitionError as e:
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
+        await self.audit.record(
+            who, "competition.advance", run.name, reason, {"phase": stamp.phase}
+        )
         return wire.status_response(await status(run, True))
 
     async def Release(
         self, request: pb.ReleaseResultsRequest, context: Context
     ) -> pb.CompetitionStatusResponse:
-        await self._check(context)
+        who = await checked_operator(context, self.operators)
         run = await self._running(context)
         try:
-            await run.release()
+            released = await run.release(who)
         except CompetitionError as e:
             await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
+        if released:
+            await self.audit.record(who, "competition.release", run.name)
         return wire.status_response(await status(run, True))

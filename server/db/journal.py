@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import structlog
@@ -49,6 +50,8 @@ class Journal(ABC):
 
     def __init__(self) -> None:
         self._count: dict[str, int] = {}  # inputs written per match
+        #: Called with each input's seconds from written ahead to committed (server.metrics).
+        self.timed: Callable[[float], None] | None = None
 
     @abstractmethod
     def close(self) -> None:
@@ -82,7 +85,16 @@ class Journal(ABC):
         match given before it (failed with StorageError when it cannot be)."""
         n = self._count.get(match_id, 0)
         self._count[match_id] = n + 1
-        return self._append(match_id, n, json.dumps(to_json(step)))
+        timed = self.timed
+        if timed is None:
+            return self._append(match_id, n, json.dumps(to_json(step)))
+        start = time.perf_counter()
+        done = self._append(match_id, n, json.dumps(to_json(step)))
+        if done.done():
+            timed(time.perf_counter() - start)
+        else:
+            done.add_done_callback(lambda _: timed(time.perf_counter() - start))
+        return done
 
     def forget(self, match_id: str) -> None:
         """Queues removing an ended match's setup and inputs (its record is stored)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -57,8 +58,11 @@ class Writer:
     """
 
     def __init__(self, name: str = "db-writer") -> None:
+        self.name = name
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self.failing = False
+        #: Called on the writer thread with each write's seconds (``server.metrics``).
+        self.timed: Callable[[float], None] | None = None
         self._watchers: list[Callable[[bool], None]] = []
 
     def watch(self, changed: Callable[[bool], None]) -> None:
@@ -68,12 +72,16 @@ class Writer:
         self._watchers.append(changed)
 
     def _watched(self, write: Callable[[], T]) -> T:
+        start = time.perf_counter()
         try:
             result = write()
         except Exception as e:
             if database_failed(e):
                 self._set_failing(True)
             raise
+        finally:
+            if self.timed is not None:
+                self.timed(time.perf_counter() - start)
         self._set_failing(False)
         return result
 

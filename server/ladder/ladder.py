@@ -83,7 +83,12 @@ class UnknownBotError(LadderError):
 
 
 class RegistrationClosedError(LadderError):
-    """Registration is closed (a competition's phase; the message names it)."""
+    """Registration is closed (an operator's switch or a competition's phase; the
+    message says why)."""
+
+
+#: Returns why registration is closed now, or None while it is open.
+RegistrationCheck = Callable[[], Awaitable[str | None]]
 
 
 class Ladder:
@@ -112,8 +117,15 @@ class Ladder:
         self.clock = clock
         self.name_expiry = name_expiry
         self.max_unentered = max_unentered
-        #: Why registration is closed now (a competition's phase), or None while open.
-        self.registration_closed: Callable[[], str | None] = lambda: None
+        #: What may close registration (an operator's switch, a competition's phase):
+        #: :meth:`registration_closed` asks each, in order.
+        self.registration_checks: list[RegistrationCheck] = []
+        # Who holds the lobby (a competition's freeze, an operator's pause): it forms
+        # no table while any does.
+        self._holds: set[str] = set()
+        #: Why the entered bots wait (the ladder is paused), told to each bot that
+        #: enters; None when nothing holds them but the want of other bots.
+        self.waiting: str | None = None
         # The standings last read per scope, with the count of results rated when the
         # read began: standings change only when a result is rated.
         self._rated = 0
@@ -216,7 +228,7 @@ class Ladder:
         """Returns the new bot's secret key; raises RegistrationClosedError,
         NameTakenError, LadderFullError (too many names that never entered) or
         LadderError."""
-        closed = self.registration_closed()
+        closed = await self.registration_closed()
         if closed is not None:
             raise RegistrationClosedError(closed)
         key = await self.writer.run(
@@ -248,7 +260,20 @@ class Ladder:
                 f"bot {quoted(name)} is not registered (it never entered and "
                 "its name expired): register it again"
             )
-        return await self.lobby.enter(name)
+        entrant = await self.lobby.enter(name)
+        if self.waiting is not None:
+            entrant.notify(self.waiting)
+        return entrant
+
+    async def registration_closed(self) -> str | None:
+        """Returns why registration is closed now (the first of
+        :attr:`registration_checks` to say so), or None while it is open: the one
+        check Register goes through."""
+        for check in self.registration_checks:
+            closed = await check()
+            if closed is not None:
+                return closed
+        return None
 
     async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
@@ -266,10 +291,21 @@ class Ladder:
             self._standings[players] = (rated, standings)
         return standings
 
-    def hold(self, held: bool) -> None:
-        """Forms no ladder table while ``held`` (a competition's freeze and finals);
-        the matches under way go on."""
-        self.lobby.hold(held)
+    def hold(self, held: bool, by: str = "competition") -> None:
+        """Forms no ladder table while ``held`` by ``by`` or by anyone else (a
+        competition's freeze and finals, an operator's pause); the matches under way
+        go on."""
+        if held:
+            self._holds.add(by)
+        else:
+            self._holds.discard(by)
+        self.lobby.hold(bool(self._holds))
+
+    def notify(self, waiting: str | None, told: str) -> None:
+        """Sets why the entered bots wait (None: nothing but the want of other bots)
+        and tells ``told`` to every bot with an Enter stream on this host."""
+        self.waiting = waiting
+        self.lobby.entries.notify(told)
 
     async def expire_names(self) -> list[str]:
         """Removes the names registered more than ``name_expiry`` seconds ago (on the

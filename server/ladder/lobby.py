@@ -56,11 +56,19 @@ class Assignment:
     host_address: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """What the lobby tells a bot that is no seat: why it waits (the ladder is
+    paused), or that it no longer does."""
+
+    text: str
+
+
 #: Put on an entrant's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
 
-#: An entrant's queue: its assignments, REPLACED, or None when the ladder stops.
-EntrantQueue = asyncio.Queue[Assignment | str | None]
+#: An entrant's queue: its assignments and notices, REPLACED, or None when the ladder stops.
+EntrantQueue = asyncio.Queue[Assignment | Notice | str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,19 +123,23 @@ class Entrant:
     def __aiter__(self) -> Entrant:
         return self
 
-    async def __anext__(self) -> Assignment:
-        """Returns the next assignment; raises StopAsyncIteration once the ladder has
-        stopped, ReplacedError once a newer entry took over."""
+    async def __anext__(self) -> Assignment | Notice:
+        """Returns the next assignment or notice; raises StopAsyncIteration once the
+        ladder has stopped, ReplacedError once a newer entry took over."""
         item = await self._queue.get()
         if item is None:
             self._queue.put_nowait(None)  # stays ended
             raise StopAsyncIteration
-        if isinstance(item, Assignment):
+        if isinstance(item, Assignment | Notice):
             return item
         self._queue.put_nowait(item)
         raise ReplacedError(
             f"bot {quoted(self.name)} entered the ladder again elsewhere; the newer entry plays"
         )
+
+    def notify(self, text: str) -> None:
+        """Tells this entry's bot ``text`` (a :class:`Notice`)."""
+        self._queue.put_nowait(Notice(text))
 
     def close(self) -> None:
         """Ends the entry (once; later calls do nothing)."""
@@ -199,6 +211,11 @@ class Entries:
         self._told[name] = told
         current[1].put_nowait(assignment)
 
+    def notify(self, text: str) -> None:
+        """Tells every bot with a stream here ``text`` (a :class:`Notice`)."""
+        for _, queue in self._open.values():
+            queue.put_nowait(Notice(text))
+
     def end(self) -> None:
         """Ends every stream here (the ladder has stopped)."""
         for _, queue in self._open.values():
@@ -211,6 +228,8 @@ class Lobby(Protocol):
     #: Whether this host alone rates the ladder's results: standings read after a
     #: result stay true until it rates the next.
     alone: bool
+    #: The bots with an Enter stream open on this host.
+    entries: Entries
 
     def recover(self) -> list[str]:
         """Returns the matches recorded as running that this host settles after a

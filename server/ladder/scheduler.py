@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -127,6 +128,7 @@ class Scheduler:
         self._settle = settle
         self._joined: dict[str, int] = {}
         self._busy: set[str] = set()
+        self._idle_since: dict[str, float] = {}  # waiting bot -> since (time.monotonic)
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._held = False
@@ -141,6 +143,8 @@ class Scheduler:
     def join(self, name: str) -> None:
         """Makes ``name`` available for matches (counted: one per open Enter stream)."""
         self._joined[name] = self._joined.get(name, 0) + 1
+        if name not in self._busy:
+            self._idle_since.setdefault(name, time.monotonic())
         self._wake.set()
 
     def leave(self, name: str) -> None:
@@ -150,6 +154,7 @@ class Scheduler:
             self._joined[name] = left
         else:
             self._joined.pop(name, None)
+            self._idle_since.pop(name, None)
         self._wake.set()
 
     def is_joined(self, name: str) -> bool:
@@ -160,6 +165,13 @@ class Scheduler:
     def waiting(self) -> list[str]:
         """Returns the joined bots not in a match."""
         return [n for n in self._joined if n not in self._busy]
+
+    def longest_wait(self) -> float:
+        """Returns how many seconds the bot waiting longest has waited (0 when none
+        waits): since it joined, or since its last match ended."""
+        if not self._idle_since:
+            return 0.0
+        return time.monotonic() - min(self._idle_since.values())
 
     @property
     def running(self) -> int:
@@ -192,6 +204,8 @@ class Scheduler:
             return
         for names in form_matches(self._describe(idle), self.policy, self.running, self._rng):
             self._busy.update(names)
+            for name in names:
+                self._idle_since.pop(name, None)
             task = asyncio.create_task(self._match(names, play), name=f"ladder-match-{names}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -208,4 +222,8 @@ class Scheduler:
             log.exception("ladder_match_failed", names=list(names))
         finally:
             self._busy.difference_update(names)
+            now = time.monotonic()
+            for name in names:
+                if name in self._joined:
+                    self._idle_since.setdefault(name, now)
             self._wake.set()

@@ -135,6 +135,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     from ..db.ladder.store import LadderStore
     from .ladder import Ladder
     from .matches import ServerMatches
+    from .metrics import watch as watch_metrics
     from .scheduler import Policy
     from .service import LadderServicer
 
@@ -157,7 +158,11 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         host_id=arena.storage.host_id,
         advertise=lambda: arena.advertise,
     )
+    from ..admin.serve import install as install_admin
     from ..competition.serve import install as install_competition
+
+    # The operators' switches: a pause or a closed registration outlives a restart.
+    install_admin(arena, ladder)
 
     # First: the finals matches a restart cut off are the competition's to settle.
     install_competition(arena, args, ladder)
@@ -172,6 +177,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         arena.leases.on_taken(ladder.take_over)
     arena.add_task(ladder.run)
     arena.on_drained(ladder.settled)
+    watch_metrics(arena.metrics, ladder)
     # The ladder's writes (entries, heartbeats, results) failing is the database away
     # for this host too, even with no match running to say so.
     arena.watch_storage(ladder.writer)

@@ -12,7 +12,9 @@ bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FO
 for a match that is not a ladder match, or a bot that is not registered (BotStats);
 INVALID_ARGUMENT also for a page token a list did not give (``server.paging``);
 FAILED_PRECONDITION for a record asked for while its match runs, and for a
-Register after a competition's registration has closed (the message names its phase).
+Register while registration is closed (an operator closed it, or a competition's
+registration phase has ended: the message says which, and why). An Enter stream
+also carries notices (an Assignment with no match: why the bot waits).
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
@@ -39,7 +41,7 @@ from ..services import abort, metadata
 from ..status import MatchStatus
 from . import wire
 from .ladder import Ladder, RegistrationClosedError, UnknownBotError
-from .lobby import ReplacedError
+from .lobby import Notice, ReplacedError
 from .matches import LadderClosedError
 
 DEFAULT_MATCHES = 20
@@ -90,8 +92,11 @@ class LadderServicer(pb_grpc.LadderServicer):
             # Headers now, the entry recorded: the bot knows it has entered (and that
             # a later entry replaces this one) before its first assignment.
             await context.send_initial_metadata(())
-            async for assignment in entrant:
-                yield wire.assignment_message(assignment)
+            async for item in entrant:
+                if isinstance(item, Notice):
+                    yield wire.notice_message(item.text)
+                else:
+                    yield wire.assignment_message(item)
         except ReplacedError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         except LadderClosedError as e:

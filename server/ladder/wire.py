@@ -46,6 +46,12 @@ def assignment_message(a: Assignment) -> pb.Assignment:
     return msg
 
 
+def notice_message(text: str) -> pb.Assignment:
+    """Returns a notice on an Enter stream: an Assignment with no match, ``waiting``
+    saying why the bot waits."""
+    return pb.Assignment(waiting=text)
+
+
 def deal_set_message(set_id: str, index: int, players: int) -> pb.DealSet:
     """Returns a match's place in a duplicate set of ``players`` matches."""
     return pb.DealSet(set_id=set_id, index=index, size=players, rotation=index)

@@ -10,6 +10,7 @@ Routes (docs/web.md lists every field):
     GET /api/live/{id}             a held match now, as a spectator sees it
     GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
     GET /api/competition           the competition this server runs, as anyone sees it
+    GET /metrics                   the server's Prometheus metrics (server.metrics)
 
 Everything comes from public information: the ladder's tables, stored records of
 ended matches, and the spectator view of running ones (``server.web.live``).
@@ -21,6 +22,7 @@ import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,12 +38,14 @@ from ..db.ladder.rows import LadderMatch, Standing
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
+from ..metrics import BotTimes
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
 from . import live, replay
 from .competition import held_back, public_status
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
+from .scrape import handler as metrics_handler
 
 if TYPE_CHECKING:
     from ..competition.run import CompetitionRun
@@ -100,6 +104,7 @@ def make_app(
     r.add_get("/api/live/{id}", _live)
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
+    r.add_get("/metrics", metrics_handler(arena))
     r.add_static("/static/", STATIC, append_version=False)
     return app, page
 
@@ -288,8 +293,23 @@ async def _bot(request: web.Request) -> web.StreamResponse:
             "history": [history_json(p) for p in got["history"]],
             "history_behind": got["behind"],
             "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows],
+            "decisions": decisions_json(page.arena.metrics.bot_times(name)),
         }
     )
+
+
+def decisions_json(times: BotTimes | None) -> dict[str, Any] | None:
+    """Returns a bot's decisions on this server since it started (``server.metrics``)
+    as JSON, or None when it has had none here."""
+    if times is None:
+        return None
+    return {
+        "answered": times.answered,
+        "mean_ms": round(1000 * times.seconds / times.answered, 1) if times.answered else None,
+        "slowest_ms": round(1000 * times.slowest, 1) if times.answered else None,
+        "deadline_misses": times.missed,
+        "since": datetime.fromtimestamp(times.since, UTC).isoformat(timespec="seconds"),
+    }
 
 
 # -- competition -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ import sysconfig
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOS = ("arena", "rules")
+PROTOS = ("arena", "rules", "admin")
 GENERATED = tuple(
     f"{proto}{end}"
     for proto in PROTOS

@@ -189,10 +189,17 @@ class Entries:
         the matches to start (names in seat order); ``reserve(n)`` returns a new match
         id and ``n`` seat tokens for each. The seats are recorded with their tokens,
         not yet announced:
-        :meth:`publish` announces them once the match exists."""
+        :meth:`publish` announces them once the match exists. No match forms while
+        the ladder is paused (the ``ladder_paused`` switch)."""
         formed: list[Formed] = []
         present, params = (_PRESENT, (host, LADDER_HOST_LOCK)) if self._postgresql else ("", ())
         with self._write() as db:
+            # An operator's pause (server.db.admin, turned under the same lock) holds on
+            # every host from the pass after it: read in the pass's own transaction.
+            if db.execute(
+                "SELECT 1 FROM switches WHERE name = 'ladder_paused' AND value = 'on'"
+            ).fetchone():
+                return formed
             names = [
                 n
                 for (n,) in db.execute(

@@ -498,6 +498,10 @@ class LadderReader(Reader):
 
         return await self.run(read)
 
+    async def unrated(self) -> int:
+        """Returns :meth:`LadderReads.unrated`, read on the reader's thread."""
+        return await self.run(self._reads.unrated)
+
     async def is_registered(self, name: str) -> bool:
         """Returns whether ``name`` is a registered bot, read on the reader's thread."""
         return await self.run(self._reads.is_registered, name)

@@ -252,12 +252,21 @@ async function botPage(name) {
       el("td", {class: "num good"}, r.ahead), el("td", {class: "num"}, r.tied),
       el("td", {class: "num bad"}, r.behind)))));
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
-    summary,
+    summary, decisionFacts(data.decisions),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},
       el("section", {class: "panel"}, el("h2", {}, "By player count"), el("div", {class: "scroll"}, byPlayers)),
       el("section", {class: "panel"}, el("h2", {}, "Against each opponent"), el("div", {class: "scroll"}, opponents))),
     el("section", {class: "panel"}, el("h2", {}, "Recent matches"), matchList(data.matches)));
+}
+
+// Its decision times on this server since it started (null: none here yet).
+function decisionFacts(d) {
+  if (!d) return null;
+  return el("div", {class: "facts", testid: "decision-times"},
+    fact("Decisions answered", d.answered), fact("Mean answer", d.mean_ms === null ? "–" : `${fmt(d.mean_ms, 0)} ms`),
+    fact("Slowest answer", d.slowest_ms === null ? "–" : `${fmt(d.slowest_ms, 0)} ms`),
+    fact("Deadline misses", d.deadline_misses));
 }
 
 function fact(label, value) {

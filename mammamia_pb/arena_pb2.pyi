@@ -1890,6 +1890,9 @@ class MatchSummary(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     DEAL_SET_FIELD_NUMBER: _builtins.int
+    VOIDED_FIELD_NUMBER: _builtins.int
+    VOID_REASON_FIELD_NUMBER: _builtins.int
+    VOIDED_BY_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match id."""
     status: Global___MatchStatus.ValueType
@@ -1902,6 +1905,13 @@ class MatchSummary(_message.Message):
     """A ladder match's commitment to its seed (as Snapshot.commitment); empty in
     the Organiser's listings.
     """
+    voided: _builtins.bool
+    """True for a finished ladder match an operator voided (Admin.VoidMatch): it
+    stays listed, but leaves the ratings and tallies.
+    """
+    void_reason: _builtins.str
+    """Why it was voided, and by which operator; empty unless voided."""
+    voided_by: _builtins.str
     @_builtins.property
     def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Seat names, in seat order."""
@@ -1932,10 +1942,13 @@ class MatchSummary(_message.Message):
         ladder: _builtins.bool = ...,
         commitment: _builtins.str = ...,
         deal_set: Global___DealSet | None = ...,
+        voided: _builtins.bool = ...,
+        void_reason: _builtins.str = ...,
+        voided_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "deal_set", b"deal_set"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ladder", b"ladder", "match_id", b"match_id", "names", b"names", "players", b"players", "status", b"status", "void_reason", b"void_reason", "voided", b"voided", "voided_by", b"voided_by", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2206,6 +2219,7 @@ class Standing(_message.Message):
     LOW_FIELD_NUMBER: _builtins.int
     HIGH_FIELD_NUMBER: _builtins.int
     P_BETTER_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best conservative rating."""
     name: _builtins.str
@@ -2232,6 +2246,11 @@ class Standing(_message.Message):
     the standings (its skill higher, the two taken as independent); absent for the
     last bot.
     """
+    suspended: _builtins.str
+    """Why the bot is suspended (Admin.SuspendBot; "quarantine" when the server
+    suspended it for matches mostly played by the default policy); empty for a bot
+    in good standing. A suspended bot keeps its line but is never seated.
+    """
     def __init__(
         self,
         *,
@@ -2246,10 +2265,11 @@ class Standing(_message.Message):
         low: _builtins.float = ...,
         high: _builtins.float = ...,
         p_better: _builtins.float | None = ...,
+        suspended: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
     _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
@@ -2442,8 +2462,16 @@ class BotStatsResponse(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     TALLIES_FIELD_NUMBER: _builtins.int
     POSITIONS_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
+    SUSPENDED_BY_FIELD_NUMBER: _builtins.int
+    SUSPENDED_AT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's name."""
+    suspended: _builtins.str
+    """Why the bot is suspended (as Standing.suspended), by which operator ("server"
+    for a quarantine) and since when; empty and absent for a bot in good standing.
+    """
+    suspended_by: _builtins.str
     @_builtins.property
     def tallies(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotTally]:
         """All matches first (players 0), then each player count played, ascending."""
@@ -2452,16 +2480,21 @@ class BotStatsResponse(_message.Message):
     def positions(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPositionTally]:
         """By player count, then position, ascending; positions never played left out."""
 
+    @_builtins.property
+    def suspended_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         tallies: _abc.Iterable[Global___BotTally] | None = ...,
         positions: _abc.Iterable[Global___SeatPositionTally] | None = ...,
+        suspended: _builtins.str = ...,
+        suspended_by: _builtins.str = ...,
+        suspended_at: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["suspended_at", b"suspended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "tallies", b"tallies"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "suspended", b"suspended", "suspended_at", b"suspended_at", "suspended_by", b"suspended_by", "tallies", b"tallies"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2566,6 +2599,9 @@ class FinalStanding(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     ABSENT_FIELD_NUMBER: _builtins.int
+    SETS_WON_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    SETS_LOST_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    EVIDENCE_ABOVE_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best; by conservative rating (mu - 3 sigma)."""
     name: _builtins.str
@@ -2576,12 +2612,27 @@ class FinalStanding(_message.Message):
     """The rating's interval, mu - 2 sigma to mu + 2 sigma."""
     high: _builtins.float
     p_above_next: _builtins.float
-    """The probability that this finalist is better than the next one (0 for the last)."""
+    """The ratings' probability that this finalist is better than the next one (0 for
+    the last). Shown, not used to stop: see evidence_above_next.
+    """
     matches: _builtins.int
     """Finals matches played, and of them won (rank 1, shared or not)."""
     wins: _builtins.int
     absent: _builtins.int
     """Finals matches it was absent from when they formed (played by the default policy)."""
+    sets_won_against_next: _builtins.int
+    """Duplicate sets (tables) shared with the next line's finalist that this one
+    finished ahead of it, and behind it, by the sum of its ranks over the set's
+    matches; tied sets count for neither (0 for the last line).
+    """
+    sets_lost_against_next: _builtins.int
+    evidence_above_next: _builtins.float
+    """The evidence those sets give that this finalist is the better of the two: the
+    Bayes factor 2^n won! lost! / (n + 1)! of n = won + lost sets, capped at 1e300;
+    0 when it lost more sets than it won, and for the last line. The finals stop
+    "settled" when every line of the top M has at least 1 / (1 - confidence)
+    (20 at 95%) and the table is balanced (docs/competitions.md).
+    """
     def __init__(
         self,
         *,
@@ -2595,10 +2646,13 @@ class FinalStanding(_message.Message):
         matches: _builtins.int = ...,
         wins: _builtins.int = ...,
         absent: _builtins.int = ...,
+        sets_won_against_next: _builtins.int = ...,
+        sets_lost_against_next: _builtins.int = ...,
+        evidence_above_next: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "evidence_above_next", b"evidence_above_next", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sets_lost_against_next", b"sets_lost_against_next", "sets_won_against_next", b"sets_won_against_next", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

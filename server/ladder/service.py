@@ -8,8 +8,11 @@ Status codes: INVALID_ARGUMENT for a bad name or player count; ALREADY_EXISTS fo
 a taken name, and to end an entry that a newer entry of the same bot took over;
 RESOURCE_EXHAUSTED for a name registered while too many names never entered;
 UNAUTHENTICATED without the ``bot-key`` metadata; PERMISSION_DENIED for an unknown
-bot or a wrong key; UNAVAILABLE for an entry while the server shuts down; NOT_FOUND
-for a match that is not a ladder match, or a bot that is not registered (BotStats);
+bot or a wrong key, and for a suspended bot (also to end the entry of a bot
+suspended while entered; the message gives the reason); RESOURCE_EXHAUSTED for an
+Enter past the bot's quota of entries an hour (the message names it); UNAVAILABLE
+for an entry while the server shuts down; NOT_FOUND for a match that is not a
+ladder match, or a bot that is not registered (BotStats);
 FAILED_PRECONDITION for a record asked for while its match runs, and for a
 Register while registration is closed (an operator closed it, or a competition's
 registration phase has ended: the message says which, and why). An Enter stream
@@ -37,8 +40,9 @@ from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
 from . import wire
+from .discipline import QuotaError, SuspendedError
 from .ladder import Ladder, RegistrationClosedError, UnknownBotError
-from .lobby import Notice, ReplacedError
+from .lobby import EndedError, Notice, ReplacedError
 from .matches import LadderClosedError
 
 DEFAULT_MATCHES = 20
@@ -82,8 +86,10 @@ class LadderServicer(pb_grpc.LadderServicer):
             )
         try:
             entrant = await self.ladder.enter(request.name, key)
-        except UnknownBotError as e:
+        except (UnknownBotError, SuspendedError) as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
+        except QuotaError as e:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         try:
@@ -97,6 +103,8 @@ class LadderServicer(pb_grpc.LadderServicer):
                     yield wire.assignment_message(item)
         except ReplacedError as e:
             await abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        except EndedError as e:  # suspended while entered
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
         finally:
@@ -173,5 +181,5 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.NOT_FOUND,
                 f"bot {quoted(request.name)} is not registered on this ladder",
             )
-        tallies, positions = await self.ladder.reader.bot_stats(request.name)
-        return wire.bot_stats_response(request.name, tallies, positions)
+        tallies, positions, suspension = await self.ladder.reader.bot_stats(request.name)
+        return wire.bot_stats_response(request.name, tallies, positions, suspension)

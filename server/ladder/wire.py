@@ -17,6 +17,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 
+from ..db.ladder.discipline import Suspension
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
@@ -69,6 +70,7 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
         mean_delivered=s.mean_delivered,
         low=low,
         high=high,
+        suspended=s.suspended or "",
     )
     if p_better is not None:
         msg.p_better = p_better
@@ -105,6 +107,9 @@ def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
         created=created,
         ladder=True,
         commitment=m.commitment,
+        voided=m.void_reason is not None,
+        void_reason=m.void_reason or "",
+        voided_by=m.voided_by,
     )
     if m.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
@@ -112,11 +117,14 @@ def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
 
 
 def bot_stats_response(
-    name: str, tallies: dict[int, Tally], positions: Sequence[PositionTally]
+    name: str,
+    tallies: dict[int, Tally],
+    positions: Sequence[PositionTally],
+    suspension: Suspension | None = None,
 ) -> pb.BotStatsResponse:
     """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
-    the positions by player count and position."""
-    return pb.BotStatsResponse(
+    the positions by player count and position, and the bot's suspension, if any."""
+    msg = pb.BotStatsResponse(
         name=name,
         tallies=[
             pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
@@ -133,3 +141,8 @@ def bot_stats_response(
             for p in positions
         ],
     )
+    if suspension is not None:
+        msg.suspended = suspension.reason
+        msg.suspended_by = suspension.by
+        msg.suspended_at.FromNanoseconds(int(suspension.at * 1e9))
+    return msg

@@ -165,6 +165,7 @@ def standing_json(line: standings.Line) -> dict[str, Any]:
         "games": s.games,
         "wins": s.wins,
         "pizzas": s.mean_delivered,
+        "suspended": s.suspended,
     }
 
 
@@ -223,6 +224,8 @@ def match_json(page: Page, row: LadderMatch, delivered: tuple[int, ...] | None) 
         "winners": list(row.winners),
         "delivered": None if delivered is None else list(delivered),
         "live": held is not None and not held.ended,
+        "voided": row.void_reason,
+        "voided_by": row.voided_by or None,
     }
 
 
@@ -253,6 +256,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
             "matches": (rows, delivered),
             "history": history,
             "behind": page.history.behind,
+            "suspended": reads.ladder().suspension(name),
         }
 
     got = await reads.run(read)
@@ -278,6 +282,13 @@ async def _bot(request: web.Request) -> web.StreamResponse:
     return _json(
         {
             "name": name,
+            "suspended": None
+            if got["suspended"] is None
+            else {
+                "reason": got["suspended"].reason,
+                "by": got["suspended"].by,
+                "at": got["suspended"].at,
+            },
             "overall": None if overall is None else standing_json(overall),
             "by_players": by_players,
             "opponents": [

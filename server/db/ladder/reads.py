@@ -20,6 +20,7 @@ from ...ladder.ratings import Rating, Result
 from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
 from ..reader import Reader
+from .discipline import Suspension, suspensions
 from .rows import (
     ALL_PLAYERS,
     DealSetRow,
@@ -222,6 +223,14 @@ class LadderReads:
             for name, match_id, seat, players, token, host, address, commitment in rows
         }
 
+    def suspended(self, names: Sequence[str]) -> dict[str, Suspension]:
+        """Returns the suspension of each of ``names`` that is suspended."""
+        return suspensions(self._db, names)
+
+    def suspension(self, name: str) -> Suspension | None:
+        """Returns the bot's suspension, or None (in good standing, or unknown)."""
+        return suspensions(self._db, [name]).get(name)
+
     def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Returns (host, stream id) of the Enter stream each of ``names`` has open
         (those with one)."""
@@ -235,15 +244,23 @@ class LadderReads:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
             "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
-            " AND (? = 0 OR players = ?) ORDER BY finish_order",
+            " AND voided IS NULL AND (? = 0 OR players = ?) ORDER BY finish_order",
             (players, players),
         ).fetchall()
         return [_result_of(self._db, match_id) for (match_id,) in ids]
+
+    def voids(self) -> int:
+        """Returns how many matches were voided (read from their index)."""
+        (n,) = self._db.execute(
+            "SELECT COUNT(*) FROM ladder_matches WHERE voided IS NOT NULL"
+        ).fetchone()
+        return int(n)
 
     def unrated(self) -> int:
         """Returns how many finished results wait to be rated."""
         (n,) = self._db.execute(
             "SELECT COUNT(*) FROM ladder_matches WHERE status = 'finished' AND rated = 0"
+            " AND voided IS NULL"
         ).fetchone()
         return int(n)
 
@@ -284,8 +301,8 @@ class LadderReads:
         ).fetchall()
         rated = sorted(
             (
-                (Rating(mu, sigma), name, games, wins, delivered)
-                for name, mu, sigma, games, wins, delivered in json.loads(lines)
+                (Rating(mu, sigma), name, games, wins, delivered, suspended)
+                for name, mu, sigma, games, wins, delivered, suspended in json.loads(lines)
             ),
             key=lambda line: (-line[0].conservative, line[1]),
         )
@@ -299,8 +316,9 @@ class LadderReads:
                 games,
                 wins,
                 delivered / games if games else 0.0,
+                suspended,
             )
-            for rank, (r, name, games, wins, delivered) in enumerate(rated, start=1)
+            for rank, (r, name, games, wins, delivered, suspended) in enumerate(rated, start=1)
         ]
 
     def matches(
@@ -344,6 +362,7 @@ class LadderReads:
             " FROM (SELECT match_id, rank FROM ladder_results WHERE name = ?"
             "       ORDER BY created DESC, match_id LIMIT ?) me"
             " JOIN ladder_matches m ON m.match_id = me.match_id AND m.status = 'finished'"
+            " AND m.voided IS NULL"
             " JOIN ladder_results o ON o.match_id = me.match_id AND o.name != ?"
             " GROUP BY o.name ORDER BY COUNT(*) DESC, o.name",
             (name, limit, name),
@@ -387,9 +406,18 @@ class LadderReads:
             (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page), params
         ).fetchall()
         rows = []
-        for match_id, players, status, created, commitment, set_id, set_index, seats in json.loads(
-            listed
-        ):
+        for (
+            match_id,
+            players,
+            status,
+            created,
+            commitment,
+            set_id,
+            set_index,
+            void_reason,
+            voided_by,
+            seats,
+        ) in json.loads(listed):
             seated = sorted(seats)
             winners = tuple(seat for seat, _, rank in seated if rank == 1)
             rows.append(
@@ -403,6 +431,8 @@ class LadderReads:
                     commitment or "",
                     set_id,
                     int(set_index or 0),
+                    void_reason,
+                    voided_by or "",
                 )
             )
         return rows
@@ -432,13 +462,19 @@ class LadderReader(Reader):
         """Returns :meth:`LadderReads.match`, read on the reader's thread."""
         return await self.run(self._reads.match, match_id)
 
-    async def bot_stats(self, name: str) -> tuple[dict[int, Tally], list[PositionTally]]:
-        """Returns the bot's tallies per scope and by seat position, read in one
-        snapshot on the reader's thread."""
+    async def bot_stats(
+        self, name: str
+    ) -> tuple[dict[int, Tally], list[PositionTally], Suspension | None]:
+        """Returns the bot's tallies per scope and by seat position, and its
+        suspension, read in one snapshot on the reader's thread."""
 
-        def read() -> tuple[dict[int, Tally], list[PositionTally]]:
+        def read() -> tuple[dict[int, Tally], list[PositionTally], Suspension | None]:
             with self._reads.snapshot():
-                return self._reads.bot_tallies(name), self._reads.positions(name)
+                return (
+                    self._reads.bot_tallies(name),
+                    self._reads.positions(name),
+                    self._reads.suspension(name),
+                )
 
         return await self.run(read)
 
@@ -452,16 +488,21 @@ class LadderReader(Reader):
 
     async def streams(
         self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
-        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
-        read on the reader's thread in one snapshot."""
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
+        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`,
+        :meth:`LadderReads.suspended`) of ``names``, read on the reader's thread in one
+        snapshot."""
         return await self.run(self._streams, names)
 
     def _streams(
         self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
         with self._reads.snapshot():
-            return self._reads.seats(names), self._reads.entries(names)
+            return (
+                self._reads.seats(names),
+                self._reads.entries(names),
+                self._reads.suspended(names),
+            )
 
 
 def _connect(path: str) -> Connection:
@@ -482,29 +523,32 @@ def _connect(path: str) -> Connection:
 _STANDINGS = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
     " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended)) FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?1"
 )
 _STANDINGS_POSTGRESQL = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?), 0),"
     " COALESCE(json_agg(json_build_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0)))::text, '[]') FROM ladder_ratings r"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended))::text, '[]')"
+    " FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?"
 )
 
 #: The matches whose ids the query ``{page}`` selects, with their seats, in one JSON text.
 _ROWS = (
     "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
-    " m.commitment, m.set_id, m.set_index,"
+    " m.commitment, m.set_id, m.set_index, m.void_reason, m.voided_by,"
     " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
     " FROM ladder_results r WHERE r.match_id = m.match_id))))"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"
 )
 _ROWS_POSTGRESQL = (
     "SELECT COALESCE(json_agg(json_build_array(m.match_id, m.players, m.status, m.created,"
-    " m.commitment, m.set_id, m.set_index,"
+    " m.commitment, m.set_id, m.set_index, m.void_reason, m.voided_by,"
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"

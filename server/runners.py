@@ -298,6 +298,20 @@ class Runners:
             return None
         return found[0]
 
+    def bench(self, match_id: str, seat: int) -> bool:
+        """Hands a seat of a running match to the default policy for the rest of it:
+        its token is no longer held here (a new stream of it is refused as unknown) and
+        its open streams end, so each of its decisions is defaulted at its deadline
+        (as for a seat with no stream). Returns False when the match does not run here."""
+        runner = self.matches.get(match_id)
+        if runner is None or runner.ended or not 0 <= seat < runner.players:
+            return False
+        self._seats.pop(runner.token_hashes[seat], None)
+        for follower in list(runner.streams.followers):
+            if follower.viewer == seat:
+                follower.stop()
+        return True
+
     def get(self, match_id: str) -> Runner | None:
         """Returns the runner of a match held by this server, or None."""
         return self.matches.get(match_id)

@@ -58,8 +58,10 @@ from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.quoting import quoted
+from server.runners import Runners
 from server.status import MatchStatus
 
+from .discipline import Bounds, Discipline
 from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
@@ -76,6 +78,9 @@ DEFAULT_MAX_UNENTERED = 10_000
 
 #: How often names are checked for expiry, at most (a tenth of the expiry if shorter).
 EXPIRY_CHECK_S = 60.0
+
+#: How often the lobby looks again for bots whose hour of matches has passed.
+QUOTA_CHECK_S = 30.0
 
 
 class UnknownBotError(LadderError):
@@ -107,6 +112,8 @@ class Ladder:
         duplicate: bool = False,
         host_id: str = "",
         advertise: Callable[[], str] = str,
+        bounds: Bounds | None = None,
+        runners: Runners | None = None,
     ) -> None:
         self.store = store
         self.duplicate = duplicate
@@ -143,6 +150,13 @@ class Ladder:
         #: The host whose ladder matches this ladder ends, on a shared database: a
         #: match taken over by another host (``server.leases``) is that host's to end.
         self._host = host_id if isinstance(self.lobby, SharedLobby) else None
+        #: Suspensions, voids, aborts, quotas and quarantine (``server.ladder.discipline``).
+        bounds = bounds or Bounds()
+        self.discipline = Discipline(self, bounds, runners, clock)
+        if isinstance(self.lobby, SharedLobby):
+            self.lobby.per_hour = bounds.matches_per_hour
+        else:
+            self.lobby.bench = self.discipline.benched
 
     @property
     def closed(self) -> bool:
@@ -216,13 +230,15 @@ class Ladder:
         """Runs the lobby, playing the tables it forms, and expires names that never
         entered, until cancelled; the lobby then ends every Enter stream."""
         expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
+        waking = asyncio.create_task(self._wake_periodically(), name="ladder-wake")
         try:
             await self.lobby.run(self._play)
         finally:
             self.settling.stopped = True
-            expiring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await expiring
+            for task in (expiring, waking):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def register(self, name: str) -> str:
         """Returns the new bot's secret key; raises RegistrationClosedError,
@@ -241,8 +257,10 @@ class Ladder:
         """Returns the bot's entrant, recorded before this returns: its assignments,
         for as long as the caller listens, until the caller closes it.
 
-        Raises UnknownBotError for an unknown name or a wrong key, LadderClosedError
-        once the ladder has stopped (both at once, before any assignment). The entrant
+        Raises UnknownBotError for an unknown name or a wrong key, SuspendedError for
+        a suspended bot, QuotaError once it has used its entries of the hour,
+        LadderClosedError once the ladder has stopped (all at once, before any
+        assignment). The entrant raises EndedError when the bot is suspended, and
         raises ReplacedError when a newer entry of the same bot takes over (a
         reconnect, or a second copy of the bot: only one plays); the ladder stopping
         ends it without error. A bot's first entry is recorded (through the writer,
@@ -260,6 +278,7 @@ class Ladder:
                 f"bot {quoted(name)} is not registered (it never entered and "
                 "its name expired): register it again"
             )
+        await self.discipline.admit(name)
         entrant = await self.lobby.enter(name)
         if self.waiting is not None:
             entrant.notify(self.waiting)
@@ -321,6 +340,18 @@ class Ladder:
                 expiry_s=self.name_expiry,
             )
         return expired
+
+    def changed(self) -> None:
+        """Marks the standings read so far stale (a result rated, a match voided, a
+        bot suspended or reinstated)."""
+        self._rated += 1
+
+    async def _wake_periodically(self) -> None:
+        # A bot out of matches for its hour waits with nothing to wake the lobby when
+        # the hour has passed: look again now and then.
+        while True:
+            await asyncio.sleep(QUOTA_CHECK_S)
+            self.lobby.wake()
 
     async def _expire_periodically(self) -> None:
         if self.name_expiry <= 0:
@@ -443,6 +474,7 @@ class Ladder:
             self._rated += 1  # (also when not new: read again, never stale)
             if new:
                 self._log_finished(match_id, end)
+                await self._quarantine(match_id)
         else:
             await self.settling.stored(match_id, self.store.abort_match, match_id, self._host)
             log.info("ladder_match_aborted", match=match_id)
@@ -453,6 +485,16 @@ class Ladder:
         # Also when not new: a first try may have stored the result and then failed.
         self.store.apply_ratings()
         return new
+
+    async def _quarantine(self, match_id: str) -> None:
+        """Quarantines those of the match's bots that qualify (``server.ladder.discipline``)."""
+        try:
+            row = self.store.match(match_id)
+            if row is not None:
+                await self.discipline.after_match(row.names)
+        except Exception:
+            # The result is stored and rated; the next match looks again.
+            log.exception("ladder_quarantine_failed", match=match_id)
 
     def _log_finished(self, match_id: str, end: MatchEnd) -> None:
         row = self.store.match(match_id)

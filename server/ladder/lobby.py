@@ -41,6 +41,10 @@ class ReplacedError(LadderError):
     """The bot entered again on another stream, which takes over from this one."""
 
 
+class EndedError(LadderError):
+    """The bot's entry was ended by the ladder (it was suspended: the message says why)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Assignment:
     """A seat the lobby gives a bot: play it with the Seat service and this token, on
@@ -67,8 +71,9 @@ class Notice:
 #: Put on an entrant's queue to end it because a newer entry of the same bot took over.
 REPLACED = "replaced"
 
-#: An entrant's queue: its assignments and notices, REPLACED, or None when the ladder stops.
-EntrantQueue = asyncio.Queue[Assignment | Notice | str | None]
+#: An entrant's queue: its assignments and notices, REPLACED, an EndedError that
+#: ends it, or None when the ladder stops.
+EntrantQueue = asyncio.Queue[Assignment | Notice | str | EndedError | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +130,8 @@ class Entrant:
 
     async def __anext__(self) -> Assignment | Notice:
         """Returns the next assignment or notice; raises StopAsyncIteration once the
-        ladder has stopped, ReplacedError once a newer entry took over."""
+        ladder has stopped, ReplacedError once a newer entry took over, EndedError
+        once the bot was suspended."""
         item = await self._queue.get()
         if item is None:
             self._queue.put_nowait(None)  # stays ended
@@ -133,6 +139,8 @@ class Entrant:
         if isinstance(item, Assignment | Notice):
             return item
         self._queue.put_nowait(item)
+        if isinstance(item, EndedError):
+            raise item
         raise ReplacedError(
             f"bot {quoted(self.name)} entered the ladder again elsewhere; the newer entry plays"
         )
@@ -188,6 +196,16 @@ class Entries:
         self._told.pop(name, None)
         if current is not None:
             current[1].put_nowait(REPLACED)
+
+    def end_one(self, name: str, why: str) -> str | None:
+        """Ends the bot's stream here (if any) with EndedError(``why``); returns its
+        stream id, or None when it had none here."""
+        current = self._open.pop(name, None)
+        self._told.pop(name, None)
+        if current is None:
+            return None
+        current[1].put_nowait(EndedError(why))
+        return current[0]
 
     def streams(self) -> dict[str, str]:
         """Returns the stream id of each bot with a stream here."""
@@ -268,6 +286,15 @@ class Lobby(Protocol):
         matches its finals seat through :meth:`seat` still are)."""
         ...
 
+    def suspend(self, name: str, why: str) -> None:
+        """Ends the bot's Enter stream on this host, if any, with ``why`` (other hosts
+        end theirs when they read the suspension)."""
+        ...
+
+    def wake(self) -> None:
+        """Looks again soon for tables to form (a quota changed, an hour passed)."""
+        ...
+
 
 class LocalLobby:
     """The lobby of a ladder this process runs alone (see the module)."""
@@ -282,6 +309,8 @@ class LocalLobby:
         self.entries = Entries()
         self.scheduler = Scheduler(policy, self._waiting, settle=settle)
         self._seated: dict[str, Assignment] = {}
+        #: Returns those of the names given not to seat now (the ladder's discipline).
+        self.bench: Callable[[list[str]], set[str]] = lambda names: set()
 
     def recover(self) -> list[str]:
         """Returns every match recorded as running: all were this process's."""
@@ -349,8 +378,20 @@ class LocalLobby:
         """Holds the scheduler (see :class:`Lobby`)."""
         self.scheduler.hold(held)
 
+    def suspend(self, name: str, why: str) -> None:
+        """Ends the bot's stream (see :class:`Lobby`); closing it leaves the scheduler."""
+        self.entries.end_one(name, why)
+
+    def wake(self) -> None:
+        """Wakes the scheduler (see :class:`Lobby`)."""
+        self.scheduler.wake()
+
     def _waiting(self, names: list[str]) -> list[Waiting]:
-        # On the loop: a row per waiting bot, from the ratings and the tallies.
+        # On the loop: a row per waiting bot, from the ratings and the tallies; a
+        # suspended bot (until its stream has ended) or one out of matches for the
+        # hour waits unseated.
+        benched = self.bench(names)
+        names = [n for n in names if n not in benched]
         known = self.store.waiting(names)
         fresh = (initial(), 0)
         return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]

@@ -25,19 +25,23 @@ class LadderClosedError(LadderError):
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
     """How a match ended: ``finished`` with ranks and pizzas per seat, or ``aborted``;
-    ``first_player`` is the seat that began round 1 (None: not known)."""
+    ``first_player`` is the seat that began round 1 (None: not known); ``autopilot``
+    the seats the server's default policy played to the end (strikes in a row)."""
 
     status: str
     ranks: tuple[int, ...] = ()
     delivered: tuple[int, ...] = ()
     first_player: int | None = None
+    autopilot: frozenset[int] = frozenset()
 
     def seats(self) -> list[SeatResult]:
         """Returns the seats' results with their positions in round 1's order."""
         n = len(self.ranks)
         first = self.first_player
         return [
-            SeatResult(rank, delivered, None if first is None else (s - first) % n + 1)
+            SeatResult(
+                rank, delivered, None if first is None else (s - first) % n + 1, s in self.autopilot
+            )
             for s, (rank, delivered) in enumerate(zip(self.ranks, self.delivered, strict=True))
         ]
 
@@ -116,9 +120,14 @@ class ServerMatches:
 
     async def result(self, match_id: str) -> MatchEnd:
         """Returns how the match ended, once the server has stored its record."""
+        runner = self.runners.get(match_id)
         result = await self.runners.result(match_id)
         return MatchEnd(
-            result.status, tuple(result.ranks), tuple(result.delivered), result.first_player
+            result.status,
+            tuple(result.ranks),
+            tuple(result.delivered),
+            result.first_player,
+            frozenset(runner.match.autopilot) if runner is not None else frozenset(),
         )
 
     def stored_result(self, match_id: str) -> MatchEnd | None:
@@ -128,11 +137,15 @@ class ServerMatches:
         if row is None or not row.status.ended:
             return None
         record = self.runners.storage.record(match_id)
+        first, autopilot = None, frozenset[int]()
         try:
-            first = loads(record).first_player if record else None
-        except RecordError:
-            first = None
-        return MatchEnd(row.status, tuple(row.ranks), tuple(row.delivered), first)
+            if record:
+                loaded = loads(record)
+                first = loaded.first_player
+                autopilot = frozenset(int(a["seat"]) for a in loaded.meta.get("autopilot", ()))
+        except (RecordError, KeyError, TypeError, ValueError):
+            pass
+        return MatchEnd(row.status, tuple(row.ranks), tuple(row.delivered), first, autopilot)
 
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match, or None."""

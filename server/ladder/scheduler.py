@@ -140,6 +140,10 @@ class Scheduler:
         if not held:
             self._wake.set()
 
+    def wake(self) -> None:
+        """Forms matches again soon, though no bot came or went (a quota changed)."""
+        self._wake.set()
+
     def join(self, name: str) -> None:
         """Makes ``name`` available for matches (counted: one per open Enter stream)."""
         self._joined[name] = self._joined.get(name, 0) + 1

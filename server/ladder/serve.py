@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 #: The defaults of the name flags (as in server.ladder.ladder, which is not imported here).
 DEFAULT_NAME_EXPIRY_S = 86400
 DEFAULT_MAX_UNENTERED = 10_000
+DEFAULT_QUARANTINE = 10  # as server.ladder.discipline.DEFAULT_QUARANTINE
 MAX_NAME_EXPIRY_S = 366 * 86400
 
 
@@ -58,7 +59,8 @@ def _on_off(text: str) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
     ``--ladder-start-timeout``, ``--ladder-name-expiry``, ``--ladder-max-unentered``
-    and ``--ladder-duplicate`` to ``mammamia serve``."""
+    ``--ladder-duplicate``, the quotas ``--ladder-quota-matches`` and
+    ``--ladder-quota-entries``, and ``--ladder-quarantine`` to ``mammamia serve``."""
     g = parser.add_argument_group(
         "ladder", "the server-run ladder (bots enter with `mammamia bot SPEC --ladder --name NAME`)"
     )
@@ -122,6 +124,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
         "default off)",
     )
+    g.add_argument(
+        "--ladder-quota-matches",
+        type=options.count,
+        default=env_default("MAMMAMIA_LADDER_QUOTA_MATCHES", "0"),
+        metavar="N",
+        help="ladder matches a bot plays in any hour, at most: the scheduler does not "
+        "seat it beyond (a bot's own quota, `mammamia admin quota`, comes first) "
+        "(MAMMAMIA_LADDER_QUOTA_MATCHES, default 0: no quota)",
+    )
+    g.add_argument(
+        "--ladder-quota-entries",
+        type=options.count,
+        default=env_default("MAMMAMIA_LADDER_QUOTA_ENTRIES", "0"),
+        metavar="N",
+        help="Ladder.Enter calls a bot makes in an hour, at most: RESOURCE_EXHAUSTED "
+        "beyond (MAMMAMIA_LADDER_QUOTA_ENTRIES, default 0: no quota)",
+    )
+    g.add_argument(
+        "--ladder-quarantine",
+        type=options.count,
+        default=env_default("MAMMAMIA_LADDER_QUARANTINE", str(DEFAULT_QUARANTINE)),
+        metavar="N",
+        help="a bot whose last N finished matches were mostly played by the default "
+        "policy (late answers, strikes, no stream) is suspended as `quarantine` "
+        f"(MAMMAMIA_LADDER_QUARANTINE, default {DEFAULT_QUARANTINE}; 0: never)",
+    )
     from ..competition.serve import add_arguments as add_competition
 
     add_competition(g)
@@ -133,6 +161,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
 
     from ..competition.serve import adjust
     from ..db.ladder.store import LadderStore
+    from .discipline import Bounds
     from .ladder import Ladder
     from .matches import ServerMatches
     from .metrics import watch as watch_metrics
@@ -157,6 +186,12 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         duplicate=args.ladder_duplicate,
         host_id=arena.storage.host_id,
         advertise=lambda: arena.advertise,
+        bounds=Bounds(
+            matches_per_hour=args.ladder_quota_matches,
+            entries_per_hour=args.ladder_quota_entries,
+            quarantine=args.ladder_quarantine,
+        ),
+        runners=arena.runners,
     )
     from ..admin.serve import install as install_admin
     from ..competition.serve import install as install_competition

@@ -62,6 +62,7 @@ from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.tokens import new_match_id, new_token
 
+from .discipline import refusal
 from .lobby import Assignment, Entrant, Entries, Play, StartedMatch, Table, new_stream
 from .ratings import Rating
 from .scheduler import Policy, Waiting, form_matches
@@ -121,6 +122,8 @@ class SharedLobby:
         self.entries = Entries()
         self._playing: set[asyncio.Future[None]] = set()  # the tables formed here
         self._held = False  # see hold
+        #: The server's default quota of matches per bot and hour (0: none).
+        self.per_hour = 0
 
     def recover(self) -> list[str]:
         """Removes this host's entries (its streams ended with its last run), takes the
@@ -203,9 +206,12 @@ class SharedLobby:
         read = self.entries.streams()
         if not read:
             return
-        seats, entries = await self.reader.streams(list(read))
+        seats, entries, suspended = await self.reader.streams(list(read))
         for name, stream in read.items():
             if self.entries.stream_of(name) != stream:
+                continue
+            if name in suspended:  # suspended through any host: its stream ends here
+                self.suspend(name, refusal(name, suspended[name]))
                 continue
             entry = entries.get(name)
             if entry is not None and entry[1] != stream:
@@ -239,7 +245,14 @@ class SharedLobby:
 
     async def _pass(self, now: float, play: Play) -> None:
         formed = await self.writer.run(
-            self.store.take, self.host_id, self.advertise(), now - self.stale, self._form, reserve
+            self.store.take,
+            self.host_id,
+            self.advertise(),
+            now - self.stale,
+            self._form,
+            reserve,
+            now=now,
+            per_hour=self.per_hour,
         )
         for match in formed:
             task = self.settling.start(play(Table(match.names, match.match_id, match.tokens)))
@@ -272,6 +285,15 @@ class SharedLobby:
     def hold(self, held: bool) -> None:
         """Runs no scheduling pass while ``held`` (see :class:`Lobby`)."""
         self._held = held
+
+    def suspend(self, name: str, why: str) -> None:
+        """Ends the bot's stream here, its entry row removed (see :class:`Lobby`)."""
+        stream = self.entries.end_one(name, why)
+        if stream is not None:
+            self.writer.send(self.store.leave, name, stream)
+
+    def wake(self) -> None:
+        """Nothing to do: every tick looks for tables (see :class:`Lobby`)."""
 
     async def release(self, table: Table) -> None:
         """Marks the table's match, recorded by the pass, aborted: its bots wait again."""

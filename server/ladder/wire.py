@@ -1,9 +1,9 @@
 """The ladder's messages: where its values become protobuf messages.
 
-Out: assignments (a seat to play), registrations, standings with their intervals,
-a bot's statistics, and the ladder's match listings. The game itself never passes
-through the ladder (seats are played with the Seat service; a record is stored
-text, answered with the core's ``GameRecord``).
+Out: assignments (a seat to play), registrations, standings with their intervals
+(a page of them), a bot's statistics, the ladder's match listings and its results.
+The game itself never passes through the ladder (seats are played with the Seat
+service; a record is stored text, answered with the core's ``GameRecord``).
 
 The core's codec (``server.wire``) knows nothing of the ladder; this module builds
 on it (match statuses, game records), so the arrow runs from the ladder down.
@@ -11,17 +11,25 @@ on it (match statuses, game records), so the arrow runs from the ladder down.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
+from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 
+from ..db.ladder.discipline import Suspension
+from ..db.ladder.results import ResultRow
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
+from ..paging import Key, token_of
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
 from . import standings
 from .lobby import Assignment
+
+STANDINGS: Final = "ladder.standings"
+"""The listing a Standings page token belongs to (``server.paging``)."""
 
 
 def assignment_message(a: Assignment) -> pb.Assignment:
@@ -69,6 +77,7 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
         mean_delivered=s.mean_delivered,
         low=low,
         high=high,
+        suspended=s.suspended or "",
     )
     if p_better is not None:
         msg.p_better = p_better
@@ -87,9 +96,62 @@ def standings_response(finished: int, table: Sequence[Standing]) -> pb.Standings
     )
 
 
-def matches_response(rows: Sequence[LadderMatch]) -> pb.MatchesResponse:
-    """Returns the reply to Ladder.Matches."""
-    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
+def standings_page(
+    reply: pb.StandingsResponse, after: Key | None, size: int, players: int
+) -> pb.StandingsResponse:
+    """Returns the page of the Standings ``reply`` (every line, best first) that
+    starts after the line ``after`` names (its rating and name; None: the first
+    page), at most ``size`` lines, with the next page's token."""
+    lines = reply.standings
+    start = 0
+    if after is not None:
+        rating, name = float(after[0]), str(after[1])
+        # The lines are in (-rating, name) order: the first past the cursor.
+        start = bisect.bisect_right([(-line.rating, line.name) for line in lines], (-rating, name))
+    shown = lines[start : start + size]
+    more = start + size < len(lines)
+    return pb.StandingsResponse(
+        matches_finished=reply.matches_finished,
+        standings=shown,
+        next_page_token=token_of(STANDINGS, (shown[-1].rating, shown[-1].name), str(players))
+        if more and shown
+        else "",
+    )
+
+
+def matches_response(rows: Sequence[LadderMatch], next_token: str = "") -> pb.MatchesResponse:
+    """Returns the reply to Ladder.Matches: a page of ``rows``, then the next page's
+    token."""
+    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows], next_page_token=next_token)
+
+
+def results_response(rows: Sequence[ResultRow], next_token: str = "") -> pb.ResultsResponse:
+    """Returns the reply to Ladder.Results: a page of ``rows``, then the next page's
+    token."""
+    return pb.ResultsResponse(matches=[ladder_result(r) for r in rows], next_page_token=next_token)
+
+
+def ladder_result(r: ResultRow) -> pb.LadderResult:
+    """Returns an ended ladder match and its seats (times in UNIX seconds) as sent."""
+    msg = pb.LadderResult(
+        match_id=r.match_id,
+        status=STATUSES[r.status],
+        players=r.players,
+        finish_order=r.finish_order or 0,
+        rated=r.rated,
+        commitment=r.commitment,
+        void_reason=r.void_reason or "",
+    )
+    msg.created.FromNanoseconds(int(r.created * 1e9))
+    if r.ended is not None:
+        msg.ended.FromNanoseconds(int(r.ended * 1e9))
+    if r.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(r.set_id, r.set_index, r.players))
+    for s in r.seats:
+        seat = msg.seats.add(seat=s.seat, name=s.name, rank=s.rank or 0, position=s.position or 0)
+        if s.delivered is not None:
+            seat.delivered = s.delivered
+    return msg
 
 
 def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
@@ -105,6 +167,9 @@ def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
         created=created,
         ladder=True,
         commitment=m.commitment,
+        voided=m.void_reason is not None,
+        void_reason=m.void_reason or "",
+        voided_by=m.voided_by,
     )
     if m.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(m.set_id, m.set_index, m.players))
@@ -112,11 +177,14 @@ def ladder_summary(m: LadderMatch) -> pb.MatchSummary:
 
 
 def bot_stats_response(
-    name: str, tallies: dict[int, Tally], positions: Sequence[PositionTally]
+    name: str,
+    tallies: dict[int, Tally],
+    positions: Sequence[PositionTally],
+    suspension: Suspension | None = None,
 ) -> pb.BotStatsResponse:
     """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
-    the positions by player count and position."""
-    return pb.BotStatsResponse(
+    the positions by player count and position, and the bot's suspension, if any."""
+    msg = pb.BotStatsResponse(
         name=name,
         tallies=[
             pb.BotTally(players=p, games=t.games, wins=t.wins, delivered=t.delivered)
@@ -133,3 +201,8 @@ def bot_stats_response(
             for p in positions
         ],
     )
+    if suspension is not None:
+        msg.suspended = suspension.reason
+        msg.suspended_by = suspension.by
+        msg.suspended_at.FromNanoseconds(int(suspension.at * 1e9))
+    return msg

@@ -42,13 +42,23 @@ class RatingsHistory:
     """Ratings replayed from the rated results; used by the reader's thread only."""
 
     def __init__(self) -> None:
+        self._voids = 0  # the voided matches when the replay began
+        self._reset()
+
+    def _reset(self) -> None:
         self._ratings: dict[str, Rating] = {}
         self._points: dict[str, deque[Point]] = {}
         self._last = -1  # finish_order of the last result applied
         self.behind = False  # True while results wait beyond the last batch
 
     def catch_up(self, ladder: LadderReads) -> None:
-        """Applies the rated results after the last one applied (``BATCH`` at most)."""
+        """Applies the rated results after the last one applied (``BATCH`` at most);
+        starts again from the first once a match was voided since (the ratings were
+        replayed without it)."""
+        voids = ladder.voids()
+        if voids != self._voids:
+            self._reset()
+            self._voids = voids
         matches: list[tuple[int, float, list[tuple[str, int]]]] = []
         for seat in ladder.rated_seats(self._last, BATCH):
             if not matches or matches[-1][0] != seat.finish_order:

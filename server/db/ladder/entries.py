@@ -24,6 +24,7 @@ from ..connection import (
     connect,
     shown,
 )
+from .discipline import benched
 from .reads import _waiting
 from .rows import Formed
 
@@ -175,6 +176,9 @@ class Entries:
         alive_since: float,
         form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
         reserve: Callable[[int], tuple[str, Sequence[str]]],
+        *,
+        now: float | None = None,
+        per_hour: int = 0,
     ) -> list[Formed]:
         """Returns the matches formed from the bots waiting on any host, recorded as
         running on ``host``: one transaction under the ladder's lock, so that no other
@@ -190,7 +194,9 @@ class Entries:
         id and ``n`` seat tokens for each. The seats are recorded with their tokens,
         not yet announced:
         :meth:`publish` announces them once the match exists. No match forms while
-        the ladder is paused (the ``ladder_paused`` switch)."""
+        the ladder is paused (the ``ladder_paused`` switch). A suspended bot, and
+        one that has played its matches of the hour before ``now`` (its quota, or
+        ``per_hour``), is passed over (``server.db.ladder.discipline.benched``)."""
         formed: list[Formed] = []
         present, params = (_PRESENT, (host, LADDER_HOST_LOCK)) if self._postgresql else ("", ())
         with self._write() as db:
@@ -211,6 +217,9 @@ class Entries:
                     (alive_since, *params),
                 ).fetchall()
             ]
+            if names:
+                out = benched(db, names, time.time() if now is None else now, per_hour)
+                names = [n for n in names if n not in out]
             if not names:
                 return formed
             known = _waiting(db, names)

@@ -13,11 +13,11 @@ from .rows import ALL_PLAYERS
 
 
 def apply_next(db: Connection) -> bool:
-    """Applies the first finished, unrated result in finish order, in the caller's
-    transaction; returns False when there is none."""
+    """Applies the first finished, unrated result in finish order (a voided one never
+    counts), in the caller's transaction; returns False when there is none."""
     row = db.execute(
         "SELECT match_id, players FROM ladder_matches"
-        " WHERE status = 'finished' AND rated = 0"
+        " WHERE status = 'finished' AND rated = 0 AND voided IS NULL"
         " ORDER BY finish_order LIMIT 1"
     ).fetchone()
     if row is None:

@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...ladder.ratings import Rating, Result
+from ...paging import Page, key_of, page_of
 from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
 from ..reader import Reader
+from .discipline import Suspension, suspensions
 from .rows import (
     ALL_PLAYERS,
     DealSetRow,
@@ -222,6 +224,14 @@ class LadderReads:
             for name, match_id, seat, players, token, host, address, commitment in rows
         }
 
+    def suspended(self, names: Sequence[str]) -> dict[str, Suspension]:
+        """Returns the suspension of each of ``names`` that is suspended."""
+        return suspensions(self._db, names)
+
+    def suspension(self, name: str) -> Suspension | None:
+        """Returns the bot's suspension, or None (in good standing, or unknown)."""
+        return suspensions(self._db, [name]).get(name)
+
     def entries(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """Returns (host, stream id) of the Enter stream each of ``names`` has open
         (those with one)."""
@@ -235,15 +245,23 @@ class LadderReads:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
             "SELECT match_id FROM ladder_matches WHERE status = 'finished' AND rated = 1"
-            " AND (? = 0 OR players = ?) ORDER BY finish_order",
+            " AND voided IS NULL AND (? = 0 OR players = ?) ORDER BY finish_order",
             (players, players),
         ).fetchall()
         return [_result_of(self._db, match_id) for (match_id,) in ids]
+
+    def voids(self) -> int:
+        """Returns how many matches were voided (read from their index)."""
+        (n,) = self._db.execute(
+            "SELECT COUNT(*) FROM ladder_matches WHERE voided IS NOT NULL"
+        ).fetchone()
+        return int(n)
 
     def unrated(self) -> int:
         """Returns how many finished results wait to be rated."""
         (n,) = self._db.execute(
             "SELECT COUNT(*) FROM ladder_matches WHERE status = 'finished' AND rated = 0"
+            " AND voided IS NULL"
         ).fetchone()
         return int(n)
 
@@ -284,8 +302,8 @@ class LadderReads:
         ).fetchall()
         rated = sorted(
             (
-                (Rating(mu, sigma), name, games, wins, delivered)
-                for name, mu, sigma, games, wins, delivered in json.loads(lines)
+                (Rating(mu, sigma), name, games, wins, delivered, suspended)
+                for name, mu, sigma, games, wins, delivered, suspended in json.loads(lines)
             ),
             key=lambda line: (-line[0].conservative, line[1]),
         )
@@ -299,8 +317,9 @@ class LadderReads:
                 games,
                 wins,
                 delivered / games if games else 0.0,
+                suspended,
             )
-            for rank, (r, name, games, wins, delivered) in enumerate(rated, start=1)
+            for rank, (r, name, games, wins, delivered, suspended) in enumerate(rated, start=1)
         ]
 
     def matches(
@@ -344,6 +363,7 @@ class LadderReads:
             " FROM (SELECT match_id, rank FROM ladder_results WHERE name = ?"
             "       ORDER BY created DESC, match_id LIMIT ?) me"
             " JOIN ladder_matches m ON m.match_id = me.match_id AND m.status = 'finished'"
+            " AND m.voided IS NULL"
             " JOIN ladder_results o ON o.match_id = me.match_id AND o.name != ?"
             " GROUP BY o.name ORDER BY COUNT(*) DESC, o.name",
             (name, limit, name),
@@ -364,6 +384,61 @@ class LadderReads:
         ):
             seats.setdefault(match_id, []).append(-1 if delivered is None else int(delivered))
         return {k: tuple(v) for k, v in seats.items() if all(d >= 0 for d in v)}
+
+    def matches_page(
+        self, name: str | None, size: int, token: str = "", status: MatchStatus | None = None
+    ) -> Page[LadderMatch]:
+        """Returns a page of at most ``size`` ladder matches in :meth:`matches`'s
+        order (all, or those ``name`` played in; of any status, or of ``status``):
+        the first, or the one after the page whose next token is ``token``.
+
+        Raises BadPageToken for a token this list (the same name and status) did not
+        give.
+        """
+        # Newest first by creation time then id: neither changes for a match, so a
+        # match created (or finished) meanwhile never comes twice nor pushes
+        # another out of the pages still to come.
+        scope = json.dumps([name, status])
+        after = key_of(token, "ladder.matches", (float, str), scope)
+        table = "r" if name is not None else "m"
+        cursor = (
+            ""
+            if after is None
+            else f" AND ({table}.created < ? OR ({table}.created = ? AND {table}.match_id > ?))"
+        )
+        params: list[object] = [] if name is None else [name]
+        if status is not None:
+            params.append(status)
+        if after is not None:
+            params += [after[0], after[0], after[1]]
+        if name is not None:
+            page = (
+                "SELECT m.match_id, r.created FROM ladder_results r"
+                " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
+                + (" AND m.status = ?" if status is not None else "")
+                + cursor
+                + " ORDER BY r.created DESC, r.match_id LIMIT ?"
+            )
+        else:
+            page = (
+                "SELECT m.match_id, m.created FROM ladder_matches m WHERE "
+                + ("m.status = ?" if status is not None else "1 = 1")
+                + cursor
+                + " ORDER BY m.created DESC, m.match_id LIMIT ?"
+            )
+        with self.snapshot():
+            # The keys as stored (the rows' JSON text would round the times).
+            keyed = self._db.execute(page, (*params, size + 1)).fetchall()
+            found = page_of(
+                keyed, size, "ladder.matches", lambda r: (float(r[1]), str(r[0])), scope
+            )
+            ids = [str(r[0]) for r in found.items]
+            test, listed = among(self._db, ids)
+            rows = self._rows(
+                f"SELECT match_id FROM ladder_matches WHERE match_id {test}", (listed,)
+            )
+        by_id = {m.match_id: m for m in rows}
+        return Page([by_id[i] for i in ids if i in by_id], found.next_token)
 
     def rated_seats(self, after: int, limit: int) -> list[RatedSeat]:
         """Returns the seats of the first ``limit`` rated matches after finish order
@@ -387,9 +462,18 @@ class LadderReads:
             (_ROWS_POSTGRESQL if self._postgresql else _ROWS).format(page=page), params
         ).fetchall()
         rows = []
-        for match_id, players, status, created, commitment, set_id, set_index, seats in json.loads(
-            listed
-        ):
+        for (
+            match_id,
+            players,
+            status,
+            created,
+            commitment,
+            set_id,
+            set_index,
+            void_reason,
+            voided_by,
+            seats,
+        ) in json.loads(listed):
             seated = sorted(seats)
             winners = tuple(seat for seat, _, rank in seated if rank == 1)
             rows.append(
@@ -403,6 +487,8 @@ class LadderReads:
                     commitment or "",
                     set_id,
                     int(set_index or 0),
+                    void_reason,
+                    voided_by or "",
                 )
             )
         return rows
@@ -432,13 +518,19 @@ class LadderReader(Reader):
         """Returns :meth:`LadderReads.match`, read on the reader's thread."""
         return await self.run(self._reads.match, match_id)
 
-    async def bot_stats(self, name: str) -> tuple[dict[int, Tally], list[PositionTally]]:
-        """Returns the bot's tallies per scope and by seat position, read in one
-        snapshot on the reader's thread."""
+    async def bot_stats(
+        self, name: str
+    ) -> tuple[dict[int, Tally], list[PositionTally], Suspension | None]:
+        """Returns the bot's tallies per scope and by seat position, and its
+        suspension, read in one snapshot on the reader's thread."""
 
-        def read() -> tuple[dict[int, Tally], list[PositionTally]]:
+        def read() -> tuple[dict[int, Tally], list[PositionTally], Suspension | None]:
             with self._reads.snapshot():
-                return self._reads.bot_tallies(name), self._reads.positions(name)
+                return (
+                    self._reads.bot_tallies(name),
+                    self._reads.positions(name),
+                    self._reads.suspension(name),
+                )
 
         return await self.run(read)
 
@@ -452,16 +544,27 @@ class LadderReader(Reader):
 
     async def streams(
         self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
-        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`) of ``names``,
-        read on the reader's thread in one snapshot."""
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
+        """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`,
+        :meth:`LadderReads.suspended`) of ``names``, read on the reader's thread in one
+        snapshot."""
         return await self.run(self._streams, names)
 
     def _streams(
         self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]]]:
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
         with self._reads.snapshot():
-            return self._reads.seats(names), self._reads.entries(names)
+            return (
+                self._reads.seats(names),
+                self._reads.entries(names),
+                self._reads.suspended(names),
+            )
+
+    async def matches_page(
+        self, name: str | None, size: int, token: str = "", status: MatchStatus | None = None
+    ) -> Page[LadderMatch]:
+        """Returns :meth:`LadderReads.matches_page`, read on the reader's thread."""
+        return await self.run(self._reads.matches_page, name, size, token, status)
 
 
 def _connect(path: str) -> Connection:
@@ -482,29 +585,32 @@ def _connect(path: str) -> Connection:
 _STANDINGS = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
     " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0))) FROM ladder_ratings r"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended)) FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?1"
 )
 _STANDINGS_POSTGRESQL = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?), 0),"
     " COALESCE(json_agg(json_build_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0)))::text, '[]') FROM ladder_ratings r"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended))::text, '[]')"
+    " FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?"
 )
 
 #: The matches whose ids the query ``{page}`` selects, with their seats, in one JSON text.
 _ROWS = (
     "SELECT json_group_array(json_array(m.match_id, m.players, m.status, m.created,"
-    " m.commitment, m.set_id, m.set_index,"
+    " m.commitment, m.set_id, m.set_index, m.void_reason, m.voided_by,"
     " json((SELECT json_group_array(json_array(r.seat, r.name, r.rank))"
     " FROM ladder_results r WHERE r.match_id = m.match_id))))"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"
 )
 _ROWS_POSTGRESQL = (
     "SELECT COALESCE(json_agg(json_build_array(m.match_id, m.players, m.status, m.created,"
-    " m.commitment, m.set_id, m.set_index,"
+    " m.commitment, m.set_id, m.set_index, m.void_reason, m.voided_by,"
     " (SELECT COALESCE(json_agg(json_build_array(r.seat, r.name, r.rank)), '[]'::json)"
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"

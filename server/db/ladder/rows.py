@@ -30,12 +30,14 @@ class LadderFullError(LadderError):
 
 @dataclass(frozen=True, slots=True)
 class SeatResult:
-    """One seat's outcome: rank (1 best, ties share), pizzas delivered, and where the
-    seat came in round 1's playing order (1: the first player; None: not known)."""
+    """One seat's outcome: rank (1 best, ties share), pizzas delivered, where the
+    seat came in round 1's playing order (1: the first player; None: not known), and
+    whether the server's default policy played it to the end (``autopilot``)."""
 
     rank: int
     delivered: int
     position: int | None = None
+    autopilot: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,7 @@ class Standing:
     games: int
     wins: int
     mean_delivered: float
+    suspended: str | None = None  # why the bot is suspended (None: in good standing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,8 @@ class LadderMatch:
     commitment: str = ""
     set_id: str | None = None
     set_index: int = 0
+    void_reason: str | None = None  # why a finished match was voided (None: it counts)
+    voided_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

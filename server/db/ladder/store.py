@@ -17,13 +17,14 @@ from ...status import MatchStatus
 from .. import schema
 from ..connection import ERRORS, INTEGRITY_ERRORS, LADDER_LOCK, Connection, transaction
 from ..matches import reveal_records
+from .discipline import Discipline
 from .entries import Entries, _start_match
 from .rating import apply_next
 from .reads import LadderReader, LadderReads, _connect
 from .rows import LadderError, LadderFullError, NameTakenError, SeatResult, check_name, hash_key
 
 
-class LadderStore(Entries, LadderReads):
+class LadderStore(Entries, Discipline, LadderReads):
     """The ladder's tables in one database (an SQLite file or a ``postgresql://`` URL);
     every method is one short transaction.
 
@@ -216,9 +217,12 @@ class LadderStore(Entries, LadderReads):
             )
             db.executemany(
                 "UPDATE ladder_results SET rank = ?, delivered = ?, position = ?,"
-                " token = NULL"
+                " autopilot = ?, token = NULL"
                 " WHERE match_id = ? AND seat = ?",
-                [(r.rank, r.delivered, r.position, match_id, s) for s, r in enumerate(seats)],
+                [
+                    (r.rank, r.delivered, r.position, int(r.autopilot), match_id, s)
+                    for s, r in enumerate(seats)
+                ],
             )
         return True
 

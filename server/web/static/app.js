@@ -155,7 +155,9 @@ function standingsTable(scope) {
     bar.append(span, dot);
     return el("tr", {testid: "standings-row"},
       el("td", {class: "num"}, r.rank),
-      el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name)),
+      el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name),
+        r.suspended ? el("span", {class: "status status-suspended", testid: "suspended",
+                                  title: r.suspended}, " suspended") : null),
       el("td", {class: "num strong"}, fmt(r.rating)),
       el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
       el("td", {class: "wide"}, bar),
@@ -175,8 +177,8 @@ function matchList(matches) {
   if (!matches.length) return el("p", {class: "muted", testid: "match-list"}, "No match yet.");
   return el("ul", {class: "matches", testid: "match-list"}, matches.map(m => {
     const href = m.live ? `#/live/${enc(m.match)}` : `#/replay/${enc(m.match)}`;
-    const status = m.live ? "live" : m.status;
-    return el("li", {},
+    const status = m.live ? "live" : m.voided ? "voided" : m.status;
+    return el("li", {title: m.voided ? `voided by ${m.voided_by}: ${m.voided}` : ""},
       el("a", {href, testid: "match-link", class: "match-link", "data-status": status},
         el("span", {class: "status status-" + status}, status),
         el("span", {class: "seats"}, m.names.map((n, i) => el("span",
@@ -251,8 +253,13 @@ async function botPage(name) {
       el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`}, r.name)), el("td", {class: "num"}, r.games),
       el("td", {class: "num good"}, r.ahead), el("td", {class: "num"}, r.tied),
       el("td", {class: "num bad"}, r.behind)))));
+  const s = data.suspended;
+  const suspended = s ? el("p", {class: "notice", testid: "bot-suspended"},
+      s.reason === "quarantine"
+        ? `Suspended by the server (quarantine): most of its last matches were played by the default policy. An operator reinstates it.`
+        : `Suspended by ${s.by}: ${s.reason}`) : null;
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
-    summary, decisionFacts(data.decisions),
+    suspended, summary, decisionFacts(data.decisions),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},
       el("section", {class: "panel"}, el("h2", {}, "By player count"), el("div", {class: "scroll"}, byPlayers)),
@@ -487,8 +494,8 @@ function finalTable(c) {
   const hi = Math.max(50, ...rows.map(r => r.high));
   const x = v => ((v - lo) / (hi - lo)) * 100;
   return el("div", {class: "scroll"}, el("table", {class: "grid", testid: "final-table"},
-    el("thead", {}, el("tr", {}, ["#", "Finalist", "μ ± σ", "Interval", "P(above next)", "Matches",
-                                  "Wins", "Absent"].map((h, i) => el("th", {class: i === 3 ? "wide" : ""}, h)))),
+    el("thead", {}, el("tr", {}, ["#", "Finalist", "μ ± σ", "Interval", "P(above next)",
+                                  "Sets vs next", "Evidence", "Matches", "Wins", "Absent"].map((h, i) => el("th", {class: i === 3 ? "wide" : ""}, h)))),
     el("tbody", {}, rows.map(r => {
       const bar = el("span", {class: "interval"});
       const span = el("i", {});
@@ -503,6 +510,11 @@ function finalTable(c) {
         el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
         el("td", {class: "wide", title: `${fmt(r.low)} – ${fmt(r.high)}`}, bar),
         el("td", {class: "num"}, r.p_better === null ? "–" : `${Math.round(100 * r.p_better)}%`),
+        el("td", {class: "num", title: "duplicate sets won–lost against the next finalist"},
+           r.rank === rows.length ? "–" : `${r.sets_won}–${r.sets_lost}`),
+        el("td", {class: "num", title: "the sets' evidence that it is the better (20 is 95%)"},
+           r.evidence === null ? "–"
+             : r.evidence < 1000 ? fmt(r.evidence) : r.evidence.toExponential(1)),
         el("td", {class: "num"}, r.matches),
         el("td", {class: "num"}, r.wins),
         el("td", {class: "num"}, r.absent));

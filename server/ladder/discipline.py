@@ -1,0 +1,302 @@
+"""Discipline on the ladder: suspended bots, voided matches, aborted matches, per-bot
+quotas and quarantine (stored by ``server.db.ladder.discipline``).
+
+- A **suspended** bot's ``Enter`` is refused (PERMISSION_DENIED with the reason), it
+  is never seated, and a suspension ends its Enter stream on whichever host holds it
+  (this host at once; another host of a shared database at its next tick). Its
+  running match, if any, is finished by the default policy (its seat is benched:
+  ``Runners.bench``) or aborted, as the operator chooses. Its line in the standings
+  and its bot page say it is suspended, and why.
+- A **voided** match leaves the ratings, the tallies and the counts: they are
+  replayed without it (``server.db.ladder.discipline.rerate``); it stays listed, marked
+  voided, with its reason.
+- An **aborted** match ends as aborted and never counts (``Runner.abort``).
+- **Quotas**: a bot plays at most ``matches_per_hour`` matches in any hour (the
+  scheduler does not seat it meanwhile) and opens at most ``entries_per_hour`` Enter
+  calls an hour (RESOURCE_EXHAUSTED beyond, naming the quota). A bot's own quota
+  (``Admin.SetQuota``) replaces the server's default; 0 is no quota.
+- **Quarantine**: after each match, a bot whose last ``quarantine`` finished
+  matches were mostly (more than half) played by the default policy (its seat put
+  on autopilot by strikes in a row: late answers, or no stream open) is suspended
+  with the reason ``quarantine``, by the operator ``server``; an operator
+  reinstates it.
+
+Every change is written with its audit row in one transaction, on the ladder's
+writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from server.db.ladder.discipline import (
+    QUARANTINE,
+    SERVER_OPERATOR,
+    NotFoundError,
+    NotVoidableError,
+    Quota,
+    Suspension,
+)
+from server.db.ladder.rows import LadderError
+from server.quoting import quoted
+from server.status import MatchStatus
+
+if TYPE_CHECKING:
+    from server.db.ladder.reads import LadderReader
+    from server.db.ladder.store import LadderStore
+    from server.db.writer import Writer
+    from server.runners import Runners
+
+    from .lobby import Lobby
+    from .settling import Settling
+
+log = structlog.get_logger()
+
+#: A bot quarantined after this many matches mostly played by the default policy.
+DEFAULT_QUARANTINE = 10
+
+__all__ = [
+    "DEFAULT_QUARANTINE",
+    "QUARANTINE",
+    "Bounds",
+    "Discipline",
+    "ElsewhereError",
+    "NotFoundError",
+    "NotVoidableError",
+    "QuotaError",
+    "SuspendedError",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The server's defaults: matches a bot plays per hour, Enter calls it makes per
+    hour (0: no quota), and the matches quarantine looks back over (0: off)."""
+
+    matches_per_hour: int = 0
+    entries_per_hour: int = 0
+    quarantine: int = DEFAULT_QUARANTINE
+
+
+class SuspendedError(LadderError):
+    """The bot is suspended (the message gives the reason)."""
+
+
+class QuotaError(LadderError):
+    """The bot has used a quota (the message names it)."""
+
+
+class ElsewhereError(LadderError):
+    """The match runs on another host of the shared database (the message names it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Suspended:
+    """What a suspension did: whether the bot was in good standing before, and the
+    running match it held (and whether it was aborted, else benched), if any."""
+
+    new: bool
+    match_id: str | None = None
+    aborted: bool = False
+
+
+def refusal(name: str, suspension: Suspension) -> str:
+    """Returns what a suspended bot is told."""
+    return f"bot {quoted(name)} is suspended: {suspension.reason}" + (
+        " (too many of its last matches were played by the default policy; "
+        "an operator reinstates it)"
+        if suspension.reason == QUARANTINE
+        else ""
+    )
+
+
+class Governed(Protocol):
+    """What discipline needs of the ladder (``server.ladder.ladder.Ladder``)."""
+
+    store: LadderStore
+    writer: Writer
+    reader: LadderReader
+    settling: Settling
+    lobby: Lobby
+
+    def changed(self) -> None:
+        """Marks the standings read so far stale."""
+        ...
+
+
+class Discipline:
+    """The discipline of one ladder (see the module); ``runners`` are the server's
+    matches (None: a ladder whose matches are not the server's, in tests)."""
+
+    def __init__(
+        self,
+        ladder: Governed,
+        bounds: Bounds,
+        runners: Runners | None,
+        clock: Callable[[], float],
+    ) -> None:
+        self.ladder = ladder
+        self.bounds = bounds
+        self.runners = runners
+        self.clock = clock
+
+    # Checks
+
+    async def admit(self, name: str) -> None:
+        """Raises SuspendedError for a suspended bot, QuotaError once it has used its
+        Enter calls of the hour; else counts this one."""
+        store = self.ladder.store
+        suspension = store.suspension(name)  # one row, on the loop
+        if suspension is not None:
+            raise SuspendedError(refusal(name, suspension))
+        spent = await self.ladder.writer.run(
+            store.count_entry, name, self.clock(), self.bounds.entries_per_hour
+        )
+        if spent is not None:
+            raise QuotaError(
+                f"bot {quoted(name)} has used its quota of entries: {spent} Enter calls an "
+                "hour; enter again within the hour's quota, or ask the organiser"
+            )
+
+    def benched(self, names: Sequence[str]) -> set[str]:
+        """Returns those of ``names`` not to seat now: suspended, or out of matches for
+        the hour (a row each, on the loop)."""
+        return self.ladder.store.benched(names, self.clock(), self.bounds.matches_per_hour)
+
+    async def after_match(self, names: Sequence[str]) -> list[str]:
+        """Quarantines those of a finished match's bots that qualify (see the module);
+        returns them, their Enter streams here ended."""
+        if self.bounds.quarantine <= 0:
+            return []
+        quarantined = await self.ladder.writer.run(
+            self.ladder.store.quarantine, list(names), self.bounds.quarantine, self.clock()
+        )
+        for name in quarantined:
+            log.warning(
+                "ladder_bot_quarantined",
+                bot=name,
+                matches=self.bounds.quarantine,
+                operator=SERVER_OPERATOR,
+            )
+            self._changed()
+            suspension = Suspension(QUARANTINE, self.clock(), SERVER_OPERATOR)
+            self.ladder.lobby.suspend(name, refusal(name, suspension))
+        return quarantined
+
+    # An operator's changes
+
+    async def suspend(self, name: str, reason: str, operator: str, *, abort: bool) -> Suspended:
+        """Suspends the bot: ends its Enter stream, and finishes its running match by
+        the default policy, or aborts it (``abort``). Raises NotFoundError for a bot
+        not registered, LadderError for an empty reason."""
+        _reason(reason)
+        store = self.ladder.store
+        new = await self.ladder.writer.run(store.suspend, name, reason, operator, self.clock())
+        self._changed()
+        self.ladder.lobby.suspend(name, refusal(name, Suspension(reason, self.clock(), operator)))
+        seated = store.seats([name]).get(name)  # one row, on the loop
+        done = Suspended(new)
+        if seated is not None and self.runners is not None:
+            why = f"{name} was suspended by {operator}: {reason}"
+            if abort and self._abort_here(seated.match_id, why):
+                done = Suspended(new, seated.match_id, aborted=True)
+            elif self.runners.bench(seated.match_id, seated.seat):
+                done = Suspended(new, seated.match_id)
+        log.info(
+            "ladder_bot_suspended",
+            bot=name,
+            operator=operator,
+            reason=reason,
+            match=done.match_id,
+            aborted=done.aborted,
+        )
+        return done
+
+    async def reinstate(self, name: str, reason: str, operator: str) -> bool:
+        """Lifts the bot's suspension; returns False when it was not suspended. Raises
+        NotFoundError for a bot not registered."""
+        _reason(reason)
+        store = self.ladder.store
+        was = await self.ladder.writer.run(store.reinstate, name, reason, operator, self.clock())
+        self._changed()
+        log.info("ladder_bot_reinstated", bot=name, operator=operator, reason=reason)
+        return was
+
+    async def void(self, match_id: str, reason: str, operator: str) -> bool:
+        """Voids a finished ladder match (its ratings, tallies and counts replayed
+        without it); returns False when it was voided already. Raises NotFoundError,
+        NotVoidableError (not finished)."""
+        _reason(reason)
+        store = self.ladder.store
+        new = await self.ladder.settling.stored(
+            match_id, store.void_match, match_id, reason, operator, self.clock()
+        )
+        self._changed()
+        if new and self.runners is not None and self.runners.metrics is not None:
+            self.runners.metrics.match_voided()
+        log.info("ladder_match_voided", match=match_id, operator=operator, reason=reason, new=new)
+        return new
+
+    async def abort(self, match_id: str, reason: str, operator: str) -> None:
+        """Aborts a running match on this host (a ladder match, or an organiser's):
+        it ends as aborted and never counts. Raises NotFoundError (no such match
+        running), ElsewhereError (a ladder match another host runs)."""
+        _reason(reason)
+        if self._abort_here(match_id, f"aborted by {operator}: {reason}"):
+            log.info("match_aborted_by_operator", match=match_id, operator=operator, reason=reason)
+            return
+        row = await self.ladder.reader.match(match_id)
+        if row is not None and row.status == MatchStatus.RUNNING:
+            host = self.ladder.store.host_of(match_id)  # one row, on the loop
+            raise ElsewhereError(
+                f"match {quoted(match_id)} runs on another host"
+                + (f" ({host[1]})" if host and host[1] else "")
+                + ": abort it there"
+            )
+        raise NotFoundError(f"match {quoted(match_id)} is not running")
+
+    async def set_quota(
+        self,
+        name: str,
+        per_hour: int | None,
+        entries: int | None,
+        reason: str,
+        operator: str,
+    ) -> Quota:
+        """Sets the bot's own quotas (None: the server's default, 0: none); returns
+        the quotas it had. Raises NotFoundError, LadderError (a negative quota)."""
+        _reason(reason)
+        before = await self.ladder.writer.run(
+            self.ladder.store.set_quota, name, per_hour, entries, reason, operator, self.clock()
+        )
+        self.ladder.lobby.wake()
+        log.info(
+            "ladder_quota_set",
+            bot=name,
+            per_hour=per_hour,
+            entries=entries,
+            operator=operator,
+            reason=reason,
+        )
+        return before
+
+    def _abort_here(self, match_id: str, why: str) -> bool:
+        runner = self.runners.get(match_id) if self.runners is not None else None
+        if runner is None or runner.ended:
+            return False
+        runner.abort(why)
+        return True
+
+    def _changed(self) -> None:
+        # The standings say who is suspended, and a void changes the ratings: the
+        # standings read before are stale.
+        self.ladder.changed()
+
+
+def _reason(reason: str) -> None:
+    if not reason.strip():
+        raise LadderError("a reason is required")

@@ -201,23 +201,22 @@ def database_source(db: str, page_size: int = PAGE_SIZE) -> tuple[Source, Callab
 
     Raises ExportError when the database cannot be opened.
     """
-    from ..db.connection import ERRORS, connect_read_only, is_url
-    from ..db.ladder.results import LadderResults
+    from ..db.connection import ERRORS, is_url
+    from ..db.ladder.results import open_read_only
 
     if not is_url(db) and not Path(db).is_file():
         raise ExportError(f"{db}: no such database file")
     try:
-        connection = connect_read_only(db)
+        reads = open_read_only(db)
     except ERRORS as e:
         raise ExportError(f"{db}: {e}") from e
-    reads = LadderResults(connection)
 
     def read(token: str) -> Page:
         page = reads.page(page_size, token)
         texts = reads.records([r.match_id for r in page.items])
         return [_row_data(r) for r in page.items], texts, page.next_token
 
-    return read, connection.close
+    return read, reads.close
 
 
 def _row_data(r: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ FILLED = 600  # finished, rated matches with records (bench's fill)
 ABORTED = 3  # and aborted ones, through the store's own writes
 
 
-def _ladder(path: Path) -> None:
+def _ladder(path: Path | str) -> None:
     """Fills the database at ``path``: FILLED finished matches, then ABORTED aborted
     and two more finished matches written as the server writes them."""
     fill(path, matches=FILLED, bots=12)
@@ -314,3 +314,52 @@ def test_the_list_commands_follow_the_pages(ladder_server: RunningServer) -> Non
     listed = lines("match", "list", "--server", address, "--organiser-key", key, "--limit", "0")
     assert len(listed) == FILLED
     assert len(lines("match", "list", "--server", address, "--organiser-key", key)) == 50
+
+
+def test_the_reads_page_and_export_alike_on_sqlite_and_postgresql(
+    database: str, tmp_path: Path
+) -> None:
+    from server.db.ladder.results import open_read_only
+    from server.db.matches import Storage
+    from server.status import MatchStatus
+
+    _ladder(database)
+    store = LadderStore(database)
+    storage = Storage(database)
+    reader = open_read_only(database)
+    try:
+
+        def finished(token: str) -> tuple[list[str], str]:
+            page = store.matches_page(None, 45, token, MatchStatus.FINISHED)
+            return [m.match_id for m in page.items], page.next_token
+
+        def mine(token: str) -> tuple[list[str], str]:
+            page = store.matches_page("bot-003", 6, token)
+            return [m.match_id for m in page.items], page.next_token
+
+        def results(token: str) -> tuple[list[str], str]:
+            page = reader.page(77, token)
+            return [m.match_id for m in page.items], page.next_token
+
+        def organised(token: str) -> tuple[list[str], str]:
+            page = storage.matches_page(64, token)
+            return [m.id for m in page.items], page.next_token
+
+        listed = _pages(finished)
+        assert len(listed) == len(set(listed)) == FILLED + 2
+        assert listed == [m.match_id for m in store.matches(None, 10_000, MatchStatus.FINISHED)]
+        assert _pages(mine) == [m.match_id for m in store.matches("bot-003", 10_000)]
+        ended = _pages(results)
+        assert len(ended) == len(set(ended)) == FILLED + 2 + ABORTED
+        assert len(set(_pages(organised))) == FILLED
+    finally:
+        reader.close()
+        storage.close()
+        store.close()
+
+    export = _export("--db", database, "--every", "1000", str(tmp_path / "out"))
+    assert export.returncode == 0, export.stderr
+    rows, records = _read_export(tmp_path / "out")
+    assert len({r["match_id"] for r in rows}) == FILLED + 2 + ABORTED
+    assert len(records) == FILLED
+    assert "wrote 605 matches" in export.stderr

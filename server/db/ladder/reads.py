@@ -241,6 +241,23 @@ class LadderReads:
         ).fetchall()
         return {name: (host, stream) for name, host, stream in rows}
 
+    def waiting_since(self, host: str, alive_since: float) -> list[float]:
+        """Returns, for each bot whose Enter stream is on ``host`` (its entry beat at
+        ``alive_since`` or later) and that holds no seat in a running match, since
+        when it waits (UNIX time): the end of its newest match, or its entry when
+        later. A waiting bot's newest match is read from its newest result (an index)."""
+        rows = self._db.execute(
+            "SELECT e.entered, (SELECT m.ended FROM ladder_results r"
+            " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = e.name"
+            " ORDER BY r.created DESC LIMIT 1)"
+            " FROM ladder_entries e WHERE e.host = ? AND e.heartbeat >= ?"
+            " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
+            " WHERE m.status = 'running')",
+            (host, alive_since),
+        ).fetchall()
+        return [max(entered, ended or entered) for entered, ended in rows]
+
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
@@ -533,6 +550,10 @@ class LadderReader(Reader):
                 )
 
         return await self.run(read)
+
+    async def waiting_since(self, host: str, alive_since: float) -> list[float]:
+        """Returns :meth:`LadderReads.waiting_since`, read on the reader's thread."""
+        return await self.run(self._reads.waiting_since, host, alive_since)
 
     async def unrated(self) -> int:
         """Returns :meth:`LadderReads.unrated`, read on the reader's thread."""

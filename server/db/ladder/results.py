@@ -15,7 +15,7 @@ from typing import Final, cast
 
 from ...paging import Page, key_of, page_of
 from ...status import MatchStatus
-from ..connection import Connection, among
+from ..connection import Connection, among, connect_read_only, is_url
 from .reads import LadderReader, LadderReads
 
 LISTING: Final = "ladder.results"
@@ -67,6 +67,10 @@ class LadderResults:
     def __init__(self, db: Connection) -> None:
         self._db = db
         self._reads = LadderReads(db)
+
+    def close(self) -> None:
+        """Closes the connection."""
+        self._db.close()
 
     def page(self, size: int, token: str = "") -> Page[ResultRow]:
         """Returns a page of at most ``size`` ended matches, newest first: the first,
@@ -138,6 +142,17 @@ class LadderResults:
                 (listed,),
             )
         }
+
+
+def open_read_only(db: str) -> LadderResults:
+    """Returns the results of the database ``db`` (an SQLite file, opened read-only,
+    or a ``postgresql://`` URL, whose every transaction is made read-only); raises
+    what ``server.db.connection.ERRORS`` names when it cannot be opened."""
+    connection = connect_read_only(db)
+    if is_url(db):
+        # Every statement reads only, inside a snapshot or not.
+        connection.execute("SET default_transaction_read_only = on")
+    return LadderResults(connection)
 
 
 async def read_page(reader: LadderReader, size: int, token: str = "") -> Page[ResultRow]:

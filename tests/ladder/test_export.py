@@ -168,13 +168,14 @@ def test_an_interrupted_export_leaves_no_file_under_its_name(
         assert "mammamia ladder export: 5 matches" in line
         export.send_signal(signal.SIGINT)
         export.wait(timeout=30)
+        assert "interrupted; nothing written" in export.stderr.read()
     finally:
         if export.poll() is None:
             export.kill()
             export.wait()
         if export.stderr is not None:
             export.stderr.close()
-    assert export.returncode != 0
+    assert export.returncode == 130
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [tmp_path / "server"]  # no partial left either
 

@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, dict[str, Any]] = {
     "ladder": {"bots": 3, "seconds": 1.0, "warmup": 0.0, "repetitions": 50},
     "ladder_reads": {"matches": 2000, "repetitions": 20, "seconds": 1.0, "warmup": 1.0},
     "search": {"budgets": (50.0,), "games": 1},
+    "metrics": {"seconds": 0.4, "rounds": 2},
 }
 
 

@@ -149,13 +149,13 @@ def run_finals(index: int, config: Config) -> Trial:
     while len(results) + per_round <= config.budget:
         r = next_round(field, config.tables, played, seed=f"finals_sim/{index}")
         played.append(r)
-        for table in r.tables:
+        for number, table in enumerate(r.tables):
             seed = deals.randrange(2**62)
             for seats in rotations(table):
                 outcome = play_local(
                     [makers[n] for n in seats], seed=seed, faults=FaultLog(quiet=True)
                 )
-                results.append(Played(seats, outcome.ranks))
+                results.append(Played(seats, outcome.ranks, set_id=f"{r.index}/{number}"))
         now = final_table(field, results)
         order = [line.name for line in now.lines]
         is_right = order == list(reversed(field))

@@ -2001,16 +2001,28 @@ class ListMatchesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LIMIT_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     limit: _builtins.int
-    """At most this many (0: 50)."""
+    """The page size of a client that sends no page_size (older clients): at most this
+    many (0: 50).
+    """
+    page_size: _builtins.int
+    """At most this many matches in the page (0: `limit`, else 50; at most 1000)."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page. The other
+    fields must be the same as for the previous page.
+    """
     def __init__(
         self,
         *,
         limit: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2023,6 +2035,9 @@ class ListMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page (send it as page_token); empty on the last page."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]:
         """The matches."""
@@ -2031,10 +2046,11 @@ class ListMatchesResponse(_message.Message):
         self,
         *,
         matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2187,16 +2203,27 @@ class StandingsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYERS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     players: _builtins.int
     """Only matches with this many players (0: all matches)."""
+    page_size: _builtins.int
+    """At most this many lines in the page (0: 1000, the most a page holds)."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page. Standings
+    move as results are rated: a page continues after the previous page's last
+    line (its rating and name) in the standings of the moment it is read.
+    """
     def __init__(
         self,
         *,
         players: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2285,8 +2312,11 @@ class StandingsResponse(_message.Message):
 
     MATCHES_FINISHED_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     matches_finished: _builtins.int
     """Finished, rated ladder matches so far."""
+    next_page_token: _builtins.str
+    """The token of the next page (send it as page_token); empty on the last page."""
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
         """Standings, best first."""
@@ -2296,10 +2326,11 @@ class StandingsResponse(_message.Message):
         *,
         matches_finished: _builtins.int = ...,
         standings: _abc.Iterable[Global___Standing] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches_finished", b"matches_finished", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches_finished", b"matches_finished", "next_page_token", b"next_page_token", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2313,19 +2344,31 @@ class MatchesRequest(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's name; empty for the recent matches of every bot."""
     limit: _builtins.int
-    """At most this many (0: 20)."""
+    """The page size of a client that sends no page_size (older clients): at most this
+    many (0: 20).
+    """
+    page_size: _builtins.int
+    """At most this many matches in the page (0: `limit`, else 20; at most 1000)."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page. The name
+    must be the same as for the previous page.
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         limit: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "name", b"name", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2338,6 +2381,9 @@ class MatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page (send it as page_token); empty on the last page."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]:
         """The matches."""
@@ -2346,14 +2392,181 @@ class MatchesResponse(_message.Message):
         self,
         *,
         matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MatchesResponse: _TypeAlias = MatchesResponse  # noqa: Y015
+
+@_typing.final
+class ResultsRequest(_message.Message):
+    """Ask for the ladder's results."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many matches in the page (0: 100; at most 1000)."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page."""
+    def __init__(
+        self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResultsRequest: _TypeAlias = ResultsRequest  # noqa: Y015
+
+@_typing.final
+class LadderSeatResult(_message.Message):
+    """One seat's result in an ended ladder match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    DELIVERED_FIELD_NUMBER: _builtins.int
+    POSITION_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat, 0-based."""
+    name: _builtins.str
+    """The bot's name."""
+    rank: _builtins.int
+    """Its rank, 1 best (ties share a rank); 0 when the match has no result (aborted)."""
+    delivered: _builtins.int
+    """Pizzas delivered; absent when the match has no result."""
+    position: _builtins.int
+    """The seat's place in round 1's playing order (1: the first player); 0 when not
+    known.
+    """
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        name: _builtins.str = ...,
+        rank: _builtins.int = ...,
+        delivered: _builtins.int | None = ...,
+        position: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_delivered", b"_delivered", "delivered", b"delivered"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_delivered", b"_delivered", "delivered", b"delivered", "name", b"name", "position", b"position", "rank", b"rank", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__delivered: _TypeAlias = _typing.Literal["delivered"]  # noqa: Y015
+    _WhichOneofArgType__delivered: _TypeAlias = _typing.Literal["_delivered", b"_delivered"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__delivered) -> _WhichOneofReturnType__delivered | None: ...
+
+Global___LadderSeatResult: _TypeAlias = LadderSeatResult  # noqa: Y015
+
+@_typing.final
+class LadderResult(_message.Message):
+    """An ended ladder match and its result."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    FINISH_ORDER_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    DEAL_SET_FIELD_NUMBER: _builtins.int
+    VOID_REASON_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match id."""
+    status: Global___MatchStatus.ValueType
+    """MATCH_STATUS_FINISHED or MATCH_STATUS_ABORTED."""
+    players: _builtins.int
+    """Number of players."""
+    finish_order: _builtins.int
+    """Its place in the order results were stored, 1 first (the order they are rated
+    in); 0 for an aborted match.
+    """
+    rated: _builtins.bool
+    """Whether its result has been applied to the ratings."""
+    commitment: _builtins.str
+    """The match's commitment to its seed (as Snapshot.commitment)."""
+    void_reason: _builtins.str
+    """Set when an operator voided the match: why (it then counts in no rating)."""
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp:
+        """When it was created, and when it ended."""
+
+    @_builtins.property
+    def ended(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def deal_set(self) -> Global___DealSet:
+        """The duplicate set it belongs to; absent for a match played alone."""
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderSeatResult]:
+        """Each seat, in seat order."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        status: Global___MatchStatus.ValueType = ...,
+        players: _builtins.int = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        ended: _timestamp_pb2.Timestamp | None = ...,
+        finish_order: _builtins.int = ...,
+        rated: _builtins.bool = ...,
+        commitment: _builtins.str = ...,
+        deal_set: Global___DealSet | None = ...,
+        void_reason: _builtins.str = ...,
+        seats: _abc.Iterable[Global___LadderSeatResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "deal_set", b"deal_set", "ended", b"ended"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "created", b"created", "deal_set", b"deal_set", "ended", b"ended", "finish_order", b"finish_order", "match_id", b"match_id", "players", b"players", "rated", b"rated", "seats", b"seats", "status", b"status", "void_reason", b"void_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderResult: _TypeAlias = LadderResult  # noqa: Y015
+
+@_typing.final
+class ResultsResponse(_message.Message):
+    """A page of the ladder's results, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page (send it as page_token); empty on the last page."""
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderResult]:
+        """The matches."""
+
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___LadderResult] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResultsResponse: _TypeAlias = ResultsResponse  # noqa: Y015
 
 @_typing.final
 class BotStatsRequest(_message.Message):
@@ -2599,6 +2812,9 @@ class FinalStanding(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     WINS_FIELD_NUMBER: _builtins.int
     ABSENT_FIELD_NUMBER: _builtins.int
+    SETS_WON_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    SETS_LOST_AGAINST_NEXT_FIELD_NUMBER: _builtins.int
+    EVIDENCE_ABOVE_NEXT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best; by conservative rating (mu - 3 sigma)."""
     name: _builtins.str
@@ -2609,12 +2825,27 @@ class FinalStanding(_message.Message):
     """The rating's interval, mu - 2 sigma to mu + 2 sigma."""
     high: _builtins.float
     p_above_next: _builtins.float
-    """The probability that this finalist is better than the next one (0 for the last)."""
+    """The ratings' probability that this finalist is better than the next one (0 for
+    the last). Shown, not used to stop: see evidence_above_next.
+    """
     matches: _builtins.int
     """Finals matches played, and of them won (rank 1, shared or not)."""
     wins: _builtins.int
     absent: _builtins.int
     """Finals matches it was absent from when they formed (played by the default policy)."""
+    sets_won_against_next: _builtins.int
+    """Duplicate sets (tables) shared with the next line's finalist that this one
+    finished ahead of it, and behind it, by the sum of its ranks over the set's
+    matches; tied sets count for neither (0 for the last line).
+    """
+    sets_lost_against_next: _builtins.int
+    evidence_above_next: _builtins.float
+    """The evidence those sets give that this finalist is the better of the two: the
+    Bayes factor 2^n won! lost! / (n + 1)! of n = won + lost sets, capped at 1e300;
+    0 when it lost more sets than it won, and for the last line. The finals stop
+    "settled" when every line of the top M has at least 1 / (1 - confidence)
+    (20 at 95%) and the table is balanced (docs/competitions.md).
+    """
     def __init__(
         self,
         *,
@@ -2628,10 +2859,13 @@ class FinalStanding(_message.Message):
         matches: _builtins.int = ...,
         wins: _builtins.int = ...,
         absent: _builtins.int = ...,
+        sets_won_against_next: _builtins.int = ...,
+        sets_lost_against_next: _builtins.int = ...,
+        evidence_above_next: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "evidence_above_next", b"evidence_above_next", "high", b"high", "low", b"low", "matches", b"matches", "mu", b"mu", "name", b"name", "p_above_next", b"p_above_next", "rank", b"rank", "sets_lost_against_next", b"sets_lost_against_next", "sets_won_against_next", b"sets_won_against_next", "sigma", b"sigma", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -575,7 +575,9 @@ class OrganiserServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMatches(self, request, context):
-        """Lists matches, newest first.
+        """Lists matches, newest first, a page at a time (docs/protocol.md, "Paging"): a
+        call without a page token returns the first page, and the token of the next
+        while there is one. INVALID_ARGUMENT for a page token this list did not give.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -763,6 +765,11 @@ class LadderStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.MatchesRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.MatchesResponse.FromString,
                 _registered_method=True)
+        self.Results = channel.unary_unary(
+                '/mammamia.v1.Ladder/Results',
+                request_serializer=mammamia__pb_dot_arena__pb2.ResultsRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.ResultsResponse.FromString,
+                _registered_method=True)
         self.GetRecord = channel.unary_unary(
                 '/mammamia.v1.Ladder/GetRecord',
                 request_serializer=mammamia__pb_dot_arena__pb2.GetRecordRequest.SerializeToString,
@@ -805,15 +812,28 @@ class LadderServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Standings(self, request, context):
-        """Returns the current standings, best conservative rating first.
+        """Returns the current standings, best conservative rating first, a page at a
+        time (docs/protocol.md, "Paging"; the default page holds 1000 lines).
+        INVALID_ARGUMENT for a page token this list did not give.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Matches(self, request, context):
-        """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
-        or any caller for public results).
+        """Returns a bot's (or every bot's) finished matches, newest first, a page at a
+        time (docs/protocol.md, "Paging"); results are public. INVALID_ARGUMENT for a
+        page token this list did not give.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Results(self, request, context):
+        """Returns every ended ladder match (finished or aborted) with each seat's
+        result, newest first, a page at a time (docs/protocol.md, "Paging"): what
+        `mammamia ladder export` writes. Public, as the results are. INVALID_ARGUMENT
+        for a page token this list did not give.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -857,6 +877,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.Matches,
                     request_deserializer=mammamia__pb_dot_arena__pb2.MatchesRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.MatchesResponse.SerializeToString,
+            ),
+            'Results': grpc.unary_unary_rpc_method_handler(
+                    servicer.Results,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.ResultsRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.ResultsResponse.SerializeToString,
             ),
             'GetRecord': grpc.unary_unary_rpc_method_handler(
                     servicer.GetRecord,
@@ -978,6 +1003,33 @@ class Ladder:
             '/mammamia.v1.Ladder/Matches',
             mammamia__pb_dot_arena__pb2.MatchesRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.MatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Results(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Ladder/Results',
+            mammamia__pb_dot_arena__pb2.ResultsRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.ResultsResponse.FromString,
             options,
             channel_credentials,
             insecure,

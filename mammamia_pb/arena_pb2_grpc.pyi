@@ -498,7 +498,10 @@ class OrganiserStub:
     server closes the call with OK once the client has closed its side.
     """
     ListMatches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]
-    """Lists matches, newest first."""
+    """Lists matches, newest first, a page at a time (docs/protocol.md, "Paging"): a
+    call without a page token returns the first page, and the token of the next
+    while there is one. INVALID_ARGUMENT for a page token this list did not give.
+    """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
     """Returns the game record of any match; for a running match, the record so far."""
 
@@ -522,7 +525,10 @@ class OrganiserAsyncStub(OrganiserStub):
     server closes the call with OK once the client has closed its side.
     """
     ListMatches: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListMatchesRequest, _arena_pb2.ListMatchesResponse]  # type: ignore[assignment]
-    """Lists matches, newest first."""
+    """Lists matches, newest first, a page at a time (docs/protocol.md, "Paging"): a
+    call without a page token returns the first page, and the token of the next
+    while there is one. INVALID_ARGUMENT for a page token this list did not give.
+    """
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """Returns the game record of any match; for a running match, the record so far."""
 
@@ -561,7 +567,10 @@ class OrganiserServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.ListMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.ListMatchesResponse, _abc.Awaitable[_arena_pb2.ListMatchesResponse]]:
-        """Lists matches, newest first."""
+        """Lists matches, newest first, a page at a time (docs/protocol.md, "Paging"): a
+        call without a page token returns the first page, and the token of the next
+        while there is one. INVALID_ARGUMENT for a page token this list did not give.
+        """
 
     @_abc_1.abstractmethod
     def GetRecord(
@@ -598,10 +607,20 @@ class LadderStub:
     switch, or a competition's phase), the message saying why.
     """
     Standings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]
-    """Returns the current standings, best conservative rating first."""
+    """Returns the current standings, best conservative rating first, a page at a
+    time (docs/protocol.md, "Paging"; the default page holds 1000 lines).
+    INVALID_ARGUMENT for a page token this list did not give.
+    """
     Matches: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MatchesRequest, _arena_pb2.MatchesResponse]
-    """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
-    or any caller for public results).
+    """Returns a bot's (or every bot's) finished matches, newest first, a page at a
+    time (docs/protocol.md, "Paging"); results are public. INVALID_ARGUMENT for a
+    page token this list did not give.
+    """
+    Results: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ResultsRequest, _arena_pb2.ResultsResponse]
+    """Returns every ended ladder match (finished or aborted) with each seat's
+    result, newest first, a page at a time (docs/protocol.md, "Paging"): what
+    `mammamia ladder export` writes. Public, as the results are. INVALID_ARGUMENT
+    for a page token this list did not give.
     """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
     """Returns a finished ladder match's game record (to anyone once it has ended)."""
@@ -634,10 +653,20 @@ class LadderAsyncStub(LadderStub):
     switch, or a competition's phase), the message saying why.
     """
     Standings: _aio.UnaryUnaryMultiCallable[_arena_pb2.StandingsRequest, _arena_pb2.StandingsResponse]  # type: ignore[assignment]
-    """Returns the current standings, best conservative rating first."""
+    """Returns the current standings, best conservative rating first, a page at a
+    time (docs/protocol.md, "Paging"; the default page holds 1000 lines).
+    INVALID_ARGUMENT for a page token this list did not give.
+    """
     Matches: _aio.UnaryUnaryMultiCallable[_arena_pb2.MatchesRequest, _arena_pb2.MatchesResponse]  # type: ignore[assignment]
-    """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
-    or any caller for public results).
+    """Returns a bot's (or every bot's) finished matches, newest first, a page at a
+    time (docs/protocol.md, "Paging"); results are public. INVALID_ARGUMENT for a
+    page token this list did not give.
+    """
+    Results: _aio.UnaryUnaryMultiCallable[_arena_pb2.ResultsRequest, _arena_pb2.ResultsResponse]  # type: ignore[assignment]
+    """Returns every ended ladder match (finished or aborted) with each seat's
+    result, newest first, a page at a time (docs/protocol.md, "Paging"): what
+    `mammamia ladder export` writes. Public, as the results are. INVALID_ARGUMENT
+    for a page token this list did not give.
     """
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """Returns a finished ladder match's game record (to anyone once it has ended)."""
@@ -685,7 +714,10 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.StandingsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.StandingsResponse, _abc.Awaitable[_arena_pb2.StandingsResponse]]:
-        """Returns the current standings, best conservative rating first."""
+        """Returns the current standings, best conservative rating first, a page at a
+        time (docs/protocol.md, "Paging"; the default page holds 1000 lines).
+        INVALID_ARGUMENT for a page token this list did not give.
+        """
 
     @_abc_1.abstractmethod
     def Matches(
@@ -693,8 +725,21 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.MatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.MatchesResponse, _abc.Awaitable[_arena_pb2.MatchesResponse]]:
-        """Returns a bot's most recent finished matches (`bot-key` metadata of that bot,
-        or any caller for public results).
+        """Returns a bot's (or every bot's) finished matches, newest first, a page at a
+        time (docs/protocol.md, "Paging"); results are public. INVALID_ARGUMENT for a
+        page token this list did not give.
+        """
+
+    @_abc_1.abstractmethod
+    def Results(
+        self,
+        request: _arena_pb2.ResultsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ResultsResponse, _abc.Awaitable[_arena_pb2.ResultsResponse]]:
+        """Returns every ended ladder match (finished or aborted) with each seat's
+        result, newest first, a page at a time (docs/protocol.md, "Paging"): what
+        `mammamia ladder export` writes. Public, as the results are. INVALID_ARGUMENT
+        for a page token this list did not give.
         """
 
     @_abc_1.abstractmethod

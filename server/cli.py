@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -298,7 +298,7 @@ def _add_quotas(p: argparse.ArgumentParser) -> None:
         _rate,
         q.public_rate,
         "RATE",
-        "calls without a key (Spectate, Ladder standings, matches and records) per "
+        "calls without a key (Spectate, Ladder standings, matches, results and records) per "
         "client address; '' for no limit",
     )
 
@@ -585,15 +585,16 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="list matches, newest first (JSON lines)",
         description="List the server's matches, newest first, one JSON "
         "object per line: id, status, players, names, when it was created and, "
-        "once finished, the winners.",
+        "once finished, the winners. Read a page at a time (docs/protocol.md, "
+        "Paging).",
     )
     common(q)
     q.add_argument(
         "--limit",
-        type=options.positive,
+        type=options.count,
         default=50,
         metavar="N",
-        help="at most N matches (default 50)",
+        help="at most N matches (default 50; 0: every match)",
     )
     q.set_defaults(func=_list)
 
@@ -639,8 +640,14 @@ def _record(args: argparse.Namespace) -> int:
 @_guard
 def _list(args: argparse.Namespace) -> int:
     from . import cli_wire
+    from .paging import MAX_PAGE_SIZE, follow
 
-    resp = _call(args, "ListMatches", cli_wire.list_request(args.limit))
-    for m in resp.matches:
+    size = min(args.limit or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
+
+    def read(token: str) -> tuple[Sequence[Any], str]:
+        resp = _call(args, "ListMatches", cli_wire.list_request(size, token))
+        return resp.matches, resp.next_page_token
+
+    for m in follow(read, args.limit or None):
         print(json.dumps(cli_wire.summary_data(m)))
     return 0

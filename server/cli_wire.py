@@ -45,9 +45,10 @@ def record_request(match_id: str) -> pb.GetRecordRequest:
     return pb.GetRecordRequest(match_id=match_id)
 
 
-def list_request(limit: int) -> pb.ListMatchesRequest:
-    """Returns the request for the ``limit`` newest matches (Organiser.ListMatches)."""
-    return pb.ListMatchesRequest(limit=limit)
+def list_request(size: int, token: str = "") -> pb.ListMatchesRequest:
+    """Returns the request for a page of ``size`` matches, newest first
+    (Organiser.ListMatches): the first, or the one ``token`` names."""
+    return pb.ListMatchesRequest(page_size=size, page_token=token)
 
 
 def created(msg: pb.CreateMatchResponse) -> dict[str, Any]:

@@ -29,6 +29,7 @@ RATE_KINDS: Final = {
     "/mammamia.v1.Ladder/Register": "register",
     "/mammamia.v1.Ladder/Standings": "public",
     "/mammamia.v1.Ladder/Matches": "public",
+    "/mammamia.v1.Ladder/Results": "public",
     "/mammamia.v1.Ladder/GetRecord": "public",
     "/mammamia.v1.Ladder/BotStats": "public",
     "/mammamia.v1.Spectate/Watch": "public",

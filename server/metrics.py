@@ -14,8 +14,8 @@ What is counted where:
 - the writers (``server.db.writer``) and the journal (``server.db.journal``): how long
   each write takes to commit;
 - the garbage collector: each collection's pause (a ``gc.callbacks`` entry that only
-  notes the time; the pauses enter the histogram at the next scrape, because
-  prometheus-client's locks are not reentrant and a collection may start inside one);
+  notes the time, on whichever thread collects; the pauses enter the histogram on the
+  event loop at the next scrape);
 - extensions (the ladder) set their own gauges before each scrape
   (:meth:`Metrics.on_scrape`).
 
@@ -31,13 +31,16 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 BOTS_MAX: Final = 100
 """Ladder bots with series of their own at most, by default (``--metrics-bots``)."""
@@ -46,7 +49,8 @@ OTHER: Final = "(other)"
 NOT_LADDER: Final = "(none)"
 """The ``bot`` label of the seats of matches outside the ladder."""
 STATS_MAX: Final = 10_000
-"""Ladder bots whose decision times the bot page can show, at most (oldest forgotten)."""
+"""Ladder bots whose decision times the bot page can show, at most (the first to
+have played forgotten first)."""
 PAUSES_HELD: Final = 10_000
 """Collector pauses noted between two scrapes at most (the oldest go first)."""
 
@@ -58,6 +62,78 @@ PAUSE_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 Refresh = Callable[[], Awaitable[None]]
 """Sets an extension's gauges before a scrape (on the event loop)."""
+
+
+class Histogram:
+    """One histogram series, counted by one thread at a time (the event loop, or one
+    writer thread): an observation is a bisection and two additions, with no lock.
+
+    prometheus-client's own ``Histogram.observe`` takes two locks and walks every
+    bucket, about ten times the cost, on the path of every decision; its exposition
+    reads these counts through :class:`Histograms`, a collector of the library's.
+    """
+
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: Sequence[float]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)  # per bucket, not cumulative; +Inf last
+        self.sum = 0.0
+
+    def observe(self, value: float) -> None:
+        """Counts ``value`` in the first bucket whose bound is at least it."""
+        self.counts[bisect_left(self.bounds, value)] += 1
+        self.sum += value
+
+
+class Histograms(Collector):
+    """A histogram metric whose series are :class:`Histogram` s, one per label values,
+    exposed by prometheus-client as any histogram (``_bucket``, ``_count``, ``_sum``)."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self.bounds = tuple(buckets)
+        self._series: dict[tuple[str, ...], Histogram] = {}
+        registry.register(self)
+
+    def labels(self, *values: str) -> Histogram:
+        """Returns the series of the label ``values`` (made on first use)."""
+        series = self._series.get(values)
+        if series is None:
+            series = self._series[values] = Histogram(self.bounds)
+        return series
+
+    def observe(self, value: float) -> None:
+        """Counts ``value`` in the series of a metric without labels."""
+        self.labels().observe(value)
+
+    def describe(self) -> Iterable[Metric]:
+        """Returns the metric with no samples (for the registry's name checks)."""
+        return [HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterable[Metric]:
+        """Returns the metric with every series' cumulative buckets, count and sum (on
+        the scrape's thread: each list is copied whole, the sum read once)."""
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, series in list(self._series.items()):
+            counts, total = list(series.counts), series.sum
+            buckets: list[tuple[str, float]] = []
+            cumulative = 0
+            for bound, count in zip((*self.bounds, float("inf")), counts, strict=True):
+                cumulative += count
+                buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+            family.add_metric(list(values), buckets, total)
+        return [family]
 
 
 @dataclass(slots=True)
@@ -88,7 +164,7 @@ class Metrics:
         )
         for outcome in OUTCOMES:
             self.matches_finished.labels(outcome)
-        self.decision_seconds = Histogram(
+        self.decision_seconds = Histograms(
             "mammamia_decision_seconds",
             "A bot's time from a decision asked to its answer accepted, by bot "
             f"(ladder bots; {OTHER} past the bound, {NOT_LADDER} outside the ladder).",
@@ -126,20 +202,20 @@ class Metrics:
             "Finished ladder results stored and not rated yet.",
             registry=r,
         )
-        self.db_write_seconds = Histogram(
+        self.db_write_seconds = Histograms(
             "mammamia_db_write_seconds",
             "A database write's time on its writer thread (one transaction), by writer.",
             ["writer"],
             buckets=WRITE_BUCKETS_LONG,
             registry=r,
         )
-        self.journal_write_seconds = Histogram(
+        self.journal_write_seconds = Histograms(
             "mammamia_journal_write_seconds",
             "A journalled input's time from written ahead to committed.",
             buckets=WRITE_BUCKETS_LONG,
             registry=r,
         )
-        self.collector_pause_seconds = Histogram(
+        self.collector_pause_seconds = Histograms(
             "mammamia_collector_pause_seconds",
             "The garbage collector's pauses, by generation.",
             ["generation"],
@@ -147,8 +223,9 @@ class Metrics:
             registry=r,
         )
         self._labels: dict[str, str] = {}  # the ladder bots with series of their own
-        self._answered: dict[str, Histogram] = {}  # label -> its child
-        self._times: dict[str, BotTimes] = {}
+        # Ladder bot -> (its decision series, its figures for its page): one lookup
+        # per answer. Oldest first, at most STATS_MAX.
+        self._bots: dict[str, tuple[Histogram, BotTimes]] = {}
         self._refresh: list[Refresh] = []
         self._running: Callable[[], tuple[int, int]] | None = None
         self._pauses: deque[tuple[int, float]] = deque(maxlen=PAUSES_HELD)
@@ -170,34 +247,36 @@ class Metrics:
 
     def answered(self, name: str, ladder: bool, seconds: float) -> None:
         """Counts an accepted answer that came ``seconds`` after its decision was asked."""
-        label = self.bot_label(name, ladder)
-        child = self._answered.get(label)
-        if child is None:
-            child = self._answered[label] = self.decision_seconds.labels(label)
-        child.observe(seconds)
-        if ladder:
-            times = self._times_of(name)
-            times.answered += 1
-            times.seconds += seconds
-            times.slowest = max(times.slowest, seconds)
+        if not ladder:
+            self.decision_seconds.labels(NOT_LADDER).observe(seconds)
+            return
+        bot = self._bots.get(name) or self._bot(name)
+        bot[0].observe(seconds)
+        times = bot[1]
+        times.answered += 1
+        times.seconds += seconds
+        if seconds > times.slowest:
+            times.slowest = seconds
 
     def missed(self, name: str, ladder: bool, reason: str) -> None:
         """Counts a decision the server defaulted (``reason``: late or disconnected)."""
         self.deadline_misses.labels(self.bot_label(name, ladder), reason).inc()
         if ladder:
-            self._times_of(name).missed += 1
+            (self._bots.get(name) or self._bot(name))[1].missed += 1
 
-    def _times_of(self, name: str) -> BotTimes:
-        times = self._times.get(name)
-        if times is None:
-            if len(self._times) >= STATS_MAX:
-                del self._times[next(iter(self._times))]
-            times = self._times[name] = BotTimes(since=time.time())
-        return times
+    def _bot(self, name: str) -> tuple[Histogram, BotTimes]:
+        if len(self._bots) >= STATS_MAX:
+            del self._bots[next(iter(self._bots))]
+        bot = self._bots[name] = (
+            self.decision_seconds.labels(self.bot_label(name, True)),
+            BotTimes(since=time.time()),
+        )
+        return bot
 
     def bot_times(self, name: str) -> BotTimes | None:
         """Returns a ladder bot's decisions on this server, or None when it has had none."""
-        return self._times.get(name)
+        bot = self._bots.get(name)
+        return None if bot is None else bot[1]
 
     # -- matches -----------------------------------------------------------------------
 
@@ -217,11 +296,12 @@ class Metrics:
 
     def write_timer(self, writer: str) -> Callable[[float], None]:
         """Returns what a writer calls with each write's seconds (``writer``: its name)."""
+        # Each writer counts on its own thread, in a series of its own.
         return self.db_write_seconds.labels(writer).observe
 
     def journal_timer(self) -> Callable[[float], None]:
         """Returns what the journal calls with each input's seconds to commit."""
-        return self.journal_write_seconds.observe
+        return self.journal_write_seconds.labels().observe
 
     # -- the collector -----------------------------------------------------------------
 
@@ -232,7 +312,8 @@ class Metrics:
             self._gc_watched = True
 
     def _collecting(self, phase: str, info: dict[str, Any]) -> None:
-        # Inside a collection: no lock is taken and (almost) nothing allocated.
+        # Inside a collection, on whichever thread allocated: nothing is counted here
+        # (a collection may interrupt a count), only noted; refresh counts on the loop.
         if phase == "start":
             self._gc_started = time.perf_counter()
         else:

@@ -27,6 +27,7 @@ from . import seating, streams, wire
 from .audit import Audit
 from .db.connection import StorageError, storable
 from .operators import Operators
+from .paging import MAX_PAGE_SIZE, BadPageToken, page_size
 from .places import Places
 from .quotas import Quotas
 from .quoting import fitted, quoted
@@ -39,7 +40,6 @@ log = structlog.get_logger()
 
 SEAT_TOKEN = "seat-token"
 ORGANISER_KEY = "organiser-key"
-LIST_LIMIT_MAX = 1000
 FIRST_MESSAGE_SECONDS = 5.0
 """How long a streaming call refused as it opens (a bad seat token or organiser key)
 may take to send its first message."""
@@ -360,10 +360,13 @@ class OrganiserService(pb_grpc.OrganiserServicer):
         self, request: pb.ListMatchesRequest, context: Context
     ) -> pb.ListMatchesResponse:
         await self._check(context)
-        limit = min(request.limit or 50, LIST_LIMIT_MAX)
+        size = page_size(request.page_size or request.limit, 50, MAX_PAGE_SIZE)
         await self.runners.storage.writer.flush()  # list the matches just created, too
-        rows = self.runners.storage.matches(limit)
-        return wire.list_response(rows)
+        try:
+            page = self.runners.storage.matches_page(size, request.page_token)
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return wire.list_response(page.items, page.next_token)
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
         await self._check(context)

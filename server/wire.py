@@ -408,9 +408,11 @@ def create_response(match: Match, tokens: Sequence[str]) -> pb.CreateMatchRespon
     )
 
 
-def list_response(rows: Sequence[MatchRow]) -> pb.ListMatchesResponse:
-    """Returns the reply to ListMatches."""
-    return pb.ListMatchesResponse(matches=[match_summary(r) for r in rows])
+def list_response(rows: Sequence[MatchRow], next_token: str = "") -> pb.ListMatchesResponse:
+    """Returns the reply to ListMatches: a page of ``rows``, then the next page's token."""
+    return pb.ListMatchesResponse(
+        matches=[match_summary(r) for r in rows], next_page_token=next_token
+    )
 
 
 def match_summary(row: MatchRow) -> pb.MatchSummary:

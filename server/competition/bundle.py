@@ -127,10 +127,21 @@ def table_json(table: FinalTable, stopped: Stop | str | None) -> dict[str, Any]:
     return {"matches": table.matches, "stop": reason, "lines": [asdict(x) for x in table.lines]}
 
 
+def computed_table(field: Sequence[str], matches: Sequence[Match]) -> FinalTable:
+    """Returns the final table of ``matches`` (the finished ones; the aborted ones
+    count for its balance only). Raises ValueError as ``finals.final_table``."""
+    cut = [m.names for m in matches if m.status == "aborted"]
+    return final_table(field, results(matches), cut)
+
+
 def results(matches: Sequence[Match]) -> list[Played]:
     """Returns the finished matches' results, in the order given, as the final table
     takes them."""
-    return [Played(m.names, m.ranks, tuple(m.absent)) for m in matches if m.status == "finished"]
+    return [
+        Played(m.names, m.ranks, tuple(m.absent), m.set_id or "")
+        for m in matches
+        if m.status == "finished"
+    ]
 
 
 def write(path: str | Path, bundle: Bundle) -> Path:
@@ -178,7 +189,7 @@ def write(path: str | Path, bundle: Bundle) -> Path:
                 "record": name,
             }
         )
-    table = final_table(bundle.field, results(bundle.matches))
+    table = computed_table(bundle.field, bundle.matches)
     manifest = {
         "format": FORMAT,
         "competition": {"name": bundle.name, "file": bundle.competition},
@@ -356,7 +367,7 @@ def _check_table(
     if not isinstance(stated, dict):
         raise Fault(f"{MANIFEST}: no final_table")
     try:
-        table = final_table(field, results(matches))
+        table = computed_table(field, matches)
     except ValueError as e:
         raise Fault(f"the final table cannot be computed: {e}") from None
     # The finals look at the stopping rule after every round: none but the last
@@ -368,7 +379,7 @@ def _check_table(
     rounds = sorted({m.round for m in matches})
     for r in rounds[:-1]:
         early = stop(
-            final_table(field, results([m for m in matches if m.round <= r])),
+            computed_table(field, [m for m in matches if m.round <= r]),
             rule.top,
             rule.confidence,
             rule.budget,

@@ -106,6 +106,8 @@ def _show(data: dict[str, Any], as_json: bool) -> None:
             f"  {line['rank']:>3}. {line['name']:<24} {line['mu']:7.2f} ± {2 * line['sigma']:5.2f}"
             f"  p>next {line['p_above_next']:.3f}  {line['matches']} matches"
             f", {line['wins']} won, {line['absent']} absent"
+            f"  sets against next {line['sets_won_against_next']}-"
+            f"{line['sets_lost_against_next']} (evidence {line['evidence_above_next']:.3g})"
         )
 
 

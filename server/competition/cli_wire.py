@@ -74,6 +74,9 @@ def status_data(msg: pb.CompetitionStatusResponse) -> dict[str, Any]:
                 "matches": s.matches,
                 "wins": s.wins,
                 "absent": s.absent,
+                "sets_won_against_next": s.sets_won_against_next,
+                "sets_lost_against_next": s.sets_lost_against_next,
+                "evidence_above_next": s.evidence_above_next,
             }
             for s in msg.standings
         ],

@@ -21,11 +21,22 @@ computes come from one piece of code.
   Everything is deterministic from the seed and the rounds already played.
 - **The final table** (:func:`final_table`): ratings afresh (every finalist starts at
   the model's initial rating) from the finals' results alone, in the order played
-  (``ratings.replay``); each line with its interval and the probability it is
-  better than the next line's finalist (``confidence.py``).
+  (``ratings.replay``); each line with its interval, the probability it is better
+  than the next line's finalist (``confidence.py``), and its head-to-head record
+  against that finalist: the duplicate sets it won and lost against it, and the
+  evidence they give that it is the better of the two (:func:`evidence`).
 - **Stopping** (:func:`stop`): after a balanced round, the finals stop when the top M
   are *settled* (:func:`settled`); after any round, when another round would spend
   more than the match budget.
+
+Why the head-to-head evidence decides, and not the ratings' ``p_better``: the rule
+looks after every round, and a probability that is right at one look is crossed by
+chance sooner or later over many; two equal finalists would be declared ordered in
+most long finals. The evidence is a test martingale (a Bayes factor against "the
+two are equal", :func:`evidence`): for two equal finalists, the chance that it
+*ever* reaches ``1 / (1 - confidence)``, however many rounds are looked at, is at
+most ``1 - confidence`` (Ville's inequality). So a ``settled`` stop at 95% is wrong
+about a pair at most 5% of the time, looks included.
 """
 
 from __future__ import annotations
@@ -34,6 +45,8 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from math import factorial
 from typing import Literal
 
 from ..ladder.confidence import interval, p_better
@@ -44,6 +57,10 @@ CONFIDENCE = 0.95
 
 #: How many seeded draws of a round's tables are compared (fewest repeated meetings wins).
 DRAWS = 32
+
+#: The largest evidence a line shows (beyond it the float would overflow; the rule
+#: compares against far smaller bounds).
+EVIDENCE_SHOWN = 1e300
 
 
 def field(
@@ -190,12 +207,14 @@ def balanced(finalists: Sequence[str], played: Sequence[Round]) -> bool:
 @dataclass(frozen=True, slots=True)
 class Played:
     """One finished finals match as the final table sees it: names and ranks in seat
-    order (1 best, ties share, R-END-2), and the names of finalists who were absent
-    (their seat played by the default policy; the result counts for them)."""
+    order (1 best, ties share, R-END-2), the names of finalists who were absent
+    (their seat played by the default policy; the result counts for them), and its
+    duplicate set's id (empty: a set of its own)."""
 
     names: tuple[str, ...]
     ranks: tuple[int, ...]
     absent: tuple[str, ...] = ()
+    set_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,10 +222,14 @@ class Line:
     """One finalist's line of the final table.
 
     ``rank`` is its place (1 best); ``low`` and ``high`` bound its interval
-    (``mu ± 2 sigma``); ``p_better`` is the probability that it is better than the
-    next line's finalist (None for the last line); ``matches``, ``wins`` (matches it
-    ranked first in, shared firsts included) and ``absent`` (matches it was absent
-    from) count its finals matches.
+    (``mu ± 2 sigma``); ``p_better`` is the ratings' probability that it is better
+    than the next line's finalist (None for the last line); ``matches``, ``wins``
+    (matches it ranked first in, shared firsts included) and ``absent`` (matches it
+    was absent from) count its finals matches. ``sets_won`` and ``sets_lost`` are
+    the duplicate sets it finished ahead of and behind the next line's finalist
+    (:func:`head_to_head`), and ``evidence`` what they say for its place above it
+    (:func:`evidence`; None when the sets say the next finalist is the better, and
+    for the last line).
     """
 
     rank: int
@@ -219,31 +242,40 @@ class Line:
     matches: int
     wins: int
     absent: int
+    sets_won: int = 0
+    sets_lost: int = 0
+    evidence: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class FinalTable:
-    """The finals' table: one :class:`Line` per finalist, best first, and the number
-    of matches it was computed from."""
+    """The finals' table: one :class:`Line` per finalist, best first, the number of
+    matches it was computed from, and whether every finalist was dealt as many
+    matches as every other (``balanced``: those played, and those cut off)."""
 
     lines: tuple[Line, ...]
     matches: int
-
-    @property
-    def balanced(self) -> bool:
-        """Returns whether every finalist has played as many matches as every other."""
-        return len({line.matches for line in self.lines}) <= 1
+    balanced: bool
 
 
-def final_table(finalists: Sequence[str], results: Iterable[Played]) -> FinalTable:
+def final_table(
+    finalists: Sequence[str], results: Iterable[Played], cut: Iterable[Sequence[str]] = ()
+) -> FinalTable:
     """Returns the final table of ``finalists`` from the finals' ``results`` alone, in
     the order played: ratings afresh, ordered by the conservative rating
     ``mu - 3 sigma`` (as the ladder's standings), equal ratings in the field's order.
+
+    ``cut`` names the seats of the matches that were cut off (aborted by a restart or
+    a takeover): they count for nothing but the table's balance, for their finalists
+    were dealt them as the others were.
 
     Raises ValueError for a result naming someone outside the field.
     """
     known = set(finalists)
     results = list(results)
+    dealt = Counter[str]({n: 0 for n in finalists})
+    for names in cut:
+        dealt.update(names)
     matches = Counter[str]()
     wins = Counter[str]()
     absent = Counter[str]()
@@ -263,6 +295,7 @@ def final_table(finalists: Sequence[str], results: Iterable[Played]) -> FinalTab
         rating = ratings[name]
         low, high = interval(rating)
         below: Rating | None = ratings[order[i + 1]] if i + 1 < len(order) else None
+        won, lost = head_to_head(results, name, order[i + 1]) if below else (0, 0)
         lines.append(
             Line(
                 rank=i + 1,
@@ -275,15 +308,61 @@ def final_table(finalists: Sequence[str], results: Iterable[Played]) -> FinalTab
                 matches=matches[name],
                 wins=wins[name],
                 absent=absent[name],
+                sets_won=won,
+                sets_lost=lost,
+                evidence=None if below is None or won < lost else _shown(evidence(won, lost)),
             )
         )
-    return FinalTable(tuple(lines), len(results))
+    dealt.update(matches)
+    return FinalTable(tuple(lines), len(results), len(set(dealt.values())) <= 1)
+
+
+def head_to_head(results: Sequence[Played], a: str, b: str) -> tuple[int, int]:
+    """Returns ``(won, lost)``: the duplicate sets in which ``a``'s ranks, summed over
+    the set's matches that both played, were better (lower) than ``b``'s, and worse.
+
+    A set is one deal played from every rotation of its seats, so its sum is fair to
+    both seats; sets they tie, or did not both sit at, count for neither. Matches
+    without a set id are each a set of their own.
+    """
+    sums: dict[str, list[int]] = {}
+    for i, result in enumerate(results):
+        if a in result.names and b in result.names:
+            both = sums.setdefault(result.set_id or f"#{i}", [0, 0])
+            both[0] += result.ranks[result.names.index(a)]
+            both[1] += result.ranks[result.names.index(b)]
+    won = sum(1 for mine, theirs in sums.values() if mine < theirs)
+    lost = sum(1 for mine, theirs in sums.values() if mine > theirs)
+    return won, lost
+
+
+def evidence(won: int, lost: int) -> Fraction:
+    """Returns the evidence, exactly, that of two finalists the one that ``won`` of
+    their ``won + lost`` decided sets is the better: the Bayes factor of "it wins a
+    set with some chance p, any p from 0 to 1 alike" against "p is 1/2" (equal):
+    ``2^n won! lost! / (n + 1)!`` for ``n = won + lost``.
+
+    1 before any set; 2^n / (n + 1) after n sets won in a row. Under "equal" it is a
+    test martingale, so the chance it ever reaches 1/alpha is at most alpha (Ville's
+    inequality), however often it is looked at. Raises ValueError for a negative count.
+    """
+    if won < 0 or lost < 0:
+        raise ValueError(f"sets won {won} and lost {lost}: neither can be negative")
+    n = won + lost
+    return Fraction(2**n * factorial(won) * factorial(lost), factorial(n + 1))
+
+
+def _shown(value: Fraction) -> float:
+    return EVIDENCE_SHOWN if value >= EVIDENCE_SHOWN else float(value)
 
 
 def settled(table: FinalTable, top_m: int, confidence: float = CONFIDENCE) -> bool:
     """Returns whether the top ``top_m`` places of ``table`` are ordered with at least
-    ``confidence``: every line of the top M is at least that likely better than the
-    line below it (so the M-th is also sure against the (M+1)-th, when there is one).
+    ``confidence``: every line of the top M has won more duplicate sets than it lost
+    against the line below it, with evidence of at least ``1 / (1 - confidence)``
+    (:func:`evidence`; so the M-th is also sure against the (M+1)-th, when there is
+    one). For two equal finalists the chance of ever being called ordered is then
+    at most ``1 - confidence``.
 
     Raises ValueError for ``top_m`` below 1 or a confidence outside (0, 1).
     """
@@ -291,7 +370,11 @@ def settled(table: FinalTable, top_m: int, confidence: float = CONFIDENCE) -> bo
         raise ValueError(f"finals top {top_m}: need at least 1")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"finals confidence {confidence}: need more than 0 and less than 1")
-    return all(line.p_better is None or line.p_better >= confidence for line in table.lines[:top_m])
+    needed = 1.0 / (1.0 - confidence)
+    return all(
+        line is table.lines[-1] or (line.evidence is not None and line.evidence >= needed)
+        for line in table.lines[:top_m]
+    )
 
 
 @dataclass(frozen=True, slots=True)

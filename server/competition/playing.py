@@ -64,15 +64,17 @@ def results_of(matches: Sequence[FinalsMatch]) -> list[finals.Played]:
     """Returns the finished finals matches, in the order played, as the final table
     takes them."""
     return [
-        finals.Played(m.names, m.ranks, m.absent)
+        finals.Played(m.names, m.ranks, m.absent, m.set_id)
         for m in matches
         if m.status == MatchStatus.FINISHED
     ]
 
 
 def table_of(field: Sequence[str], matches: Sequence[FinalsMatch]) -> finals.FinalTable:
-    """Returns the finals' table from the finished matches alone."""
-    return finals.final_table(field, results_of(matches))
+    """Returns the finals' table from the finished matches alone (the aborted ones
+    count for its balance only)."""
+    cut = [m.names for m in matches if m.status == MatchStatus.ABORTED]
+    return finals.final_table(field, results_of(matches), cut)
 
 
 def standings_of(field: Sequence[str], matches: Sequence[FinalsMatch]) -> list[dict[str, Any]]:

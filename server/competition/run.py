@@ -108,18 +108,29 @@ class CompetitionRun:
 
     def recover(self) -> list[str]:
         """Start-up, before the ladder recovers (on the calling thread): takes the
-        drive when it is free, begins the competition when no host has, and marks
-        aborted the finals matches a restart cut off (so that the ladder never
-        settles them as its own); returns their ids."""
+        drive when it is free, begins the competition when no host has, and ends what
+        a restart cut off (:meth:`_cut_off`); returns the ids of the matches aborted."""
         aborted: list[str] = []
         if self.store.drive(self.name):
             self.driving = True
             self._open()
-            aborted = self.store.abort_running(self.name)
-            if aborted:
-                log.info("competition_matches_aborted", matches=aborted, reason="restarted")
+            aborted = self._cut_off("restarted")
         self.state = self.store.state(self.name)
         self.ladder.hold(self.phase not in LADDER_PHASES)
+        return aborted
+
+    def _cut_off(self, why: str) -> list[str]:
+        """Taking the drive (on the writer's thread, or at start-up): marks aborted
+        the finals matches the host that drove before left running (so that the
+        ladder never settles them as its own, and the finals play on from the next
+        round) and reveals the tables it left sealed (their finished matches count
+        and verify); returns the ids of the matches aborted."""
+        aborted = self.store.abort_running(self.name)
+        if aborted:
+            log.info("competition_matches_aborted", matches=aborted, reason=why)
+        for set_id in self.store.sealed(self.name):
+            self.store.reveal_table(set_id)
+            log.info("competition_table_revealed", competition=self.name, set=set_id, reason=why)
         return aborted
 
     def _open(self) -> None:
@@ -158,6 +169,8 @@ class CompetitionRun:
             self.driving = True
             log.info("competition_driving", competition=self.name, host=self.host_id)
             await self.writer.run(self._open)
+            # The host that drove before is gone: what it was playing is cut off.
+            await self.writer.run(self._cut_off, "the host driving it went away")
         state = await self.writer.run(self.store.state, self.name)
         if state is not None and self.driving:
             due = self.competition.due(state.phase, state.started, self.clock())
@@ -170,7 +183,15 @@ class CompetitionRun:
         if state is None or not self.driving:
             return
         if state.phase in FIELD_PHASES and state.field is None:
-            await self.fix_field()
+            try:
+                await self.fix_field()
+            except CompetitionError as e:
+                # Registration has closed, so the field can never grow: the
+                # competition ends here rather than fail at every tick.
+                log.warning("competition_no_finals", competition=self.name, reason=str(e))
+                with contextlib.suppress(StampError):  # closed already
+                    await self.stamp("closed", "finals", f"no finals: {e}")
+                return
         if state.phase == "finals" and state.final is None and self._finals is None:
             self._finals = asyncio.create_task(self._play_finals(), name="competition-finals")
 
@@ -185,12 +206,25 @@ class CompetitionRun:
 
     async def fix_field(self) -> tuple[str, ...]:
         """Fixes the finals field (once: the field stored first stays) and returns it:
-        the names the file lists, or the top K of the ladder's standings now."""
+        the names the file lists, or the top K of the ladder's standings now (the
+        registered bots with no rated match after them, in registration order).
+
+        Raises CompetitionError when fewer than two bots are registered.
+        """
         chosen = self.competition.finals.field
         if isinstance(chosen, int):
             _, standings = await self.ladder.standings(ALL_PLAYERS)
             ranked = [s.name for s in standings]
+            # A bot with no rated ladder match yet is in no standings line; it ranks
+            # after those that have one (a short ladder phase would leave none).
+            registered = await self.writer.run(self.store.registered)
+            ranked += [n for n in registered if n not in ranked]
             # Fewer bots than K on the ladder: they all are the field.
+            if len(ranked) < 2:
+                raise CompetitionError(
+                    f"the finals need two finalists and {len(ranked)} bot"
+                    f"{'' if len(ranked) == 1 else 's'} registered"
+                )
             names = finals.field(ranked, min(chosen, len(ranked)))
         else:
             names = finals.field([], len(chosen), chosen)

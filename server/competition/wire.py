@@ -47,6 +47,9 @@ def standing_message(line: dict[str, Any]) -> pb.FinalStanding:
         matches=int(line.get("matches", 0)),
         wins=int(line.get("wins", 0)),
         absent=int(line.get("absent", 0)),
+        sets_won_against_next=int(line.get("sets_won", 0)),
+        sets_lost_against_next=int(line.get("sets_lost", 0)),
+        evidence_above_next=float(line.get("evidence") or 0.0),
     )
 
 

@@ -250,6 +250,11 @@ class CompetitionStore:
             row[6],
         )
 
+    def registered(self) -> list[str]:
+        """Returns the names registered on the ladder, in the order they registered."""
+        rows = self._db.execute("SELECT name FROM ladder_bots ORDER BY created, name").fetchall()
+        return [r[0] for r in rows]
+
     def fix_field(self, name: str, field: Sequence[str]) -> tuple[str, ...]:
         """Records the finals field unless one is recorded; returns the field recorded."""
         with self._write() as db:
@@ -393,6 +398,15 @@ class CompetitionStore:
                 _forget_ladder_row(db, match_id)
         return running
 
+    def sealed(self, name: str) -> list[str]:
+        """Returns the sets of the competition's finals tables not yet revealed."""
+        rows = self._db.execute(
+            "SELECT set_id FROM competition_tables WHERE competition = ? AND revealed = 0"
+            " ORDER BY round, table_no",
+            (name,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
     def reveal_table(self, set_id: str) -> bool:
         """Completes the sealed records of a finals table's ended matches with its
         seed (mammamia.fairness.unseal); returns False when it was revealed already."""
@@ -444,9 +458,23 @@ class CompetitionStore:
         ]
 
     def record(self, match_id: str) -> str | None:
-        """Returns the stored game record of a match, or None."""
-        row = self._db.execute("SELECT record FROM matches WHERE id = ?", (match_id,)).fetchone()
-        return None if row is None or row[0] is None else str(row[0])
+        """Returns the stored game record of a match, or None; a finals match's record
+        completed with its table's seed once the table is revealed.
+
+        (A match cut off when its host went away may still be finished by another
+        host's takeover after its table was revealed: its record is stored sealed,
+        and completed here.)
+        """
+        row = self._db.execute(
+            "SELECT s.record, t.server_seed FROM matches s"
+            " LEFT JOIN competition_matches m ON m.match_id = s.id"
+            " LEFT JOIN competition_tables t ON t.set_id = m.set_id AND t.revealed = 1"
+            " WHERE s.id = ?",
+            (match_id,),
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return str(row[0]) if row[1] is None else unseal(str(row[0]), str(row[1]))
 
     def connected(self, names: Sequence[str], since: float) -> set[str]:
         """Returns which of ``names`` have a ladder entry open on any host whose last

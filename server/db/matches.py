@@ -27,10 +27,11 @@ import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import structlog
 
+from ..paging import Page, key_of, page_of
 from ..status import MatchStatus
 from . import schema
 from .connection import (
@@ -425,6 +426,29 @@ class Storage:
             f"SELECT {_COLUMNS} FROM matches ORDER BY created DESC, {order} DESC LIMIT ?", (limit,)
         )
         return [_row(r) for r in rows]
+
+    def matches_page(self, size: int, token: str = "") -> Page[MatchRow]:
+        """Returns a page of at most ``size`` matches, newest first: the first page, or
+        the one after the page whose next token is ``token`` (``server.paging``).
+
+        Raises BadPageToken for a token this list did not give.
+        """
+        # The order of :meth:`matches`, creation time then insertion, both of which
+        # never change for a match: a match created meanwhile goes before the pages
+        # still to come, never into them.
+        order = "rowid" if self.dialect == SQLITE else "seq"
+        after = key_of(token, "organiser.matches", (str, int))
+        where, params = "", cast(tuple[object, ...], ())
+        if after is not None:
+            where = f" WHERE (created < ? OR (created = ? AND {order} < ?))"
+            params = (after[0], after[0], after[1])
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS}, {order} FROM matches{where}"
+            f" ORDER BY created DESC, {order} DESC LIMIT ?",
+            (*params, size + 1),
+        ).fetchall()
+        page = page_of(rows, size, "organiser.matches", lambda r: (r[5], int(r[-1])))
+        return Page([_row(r[:-1]) for r in page.items], page.next_token)
 
     def counts(self) -> dict[str, Any]:
         """Returns how many matches there are per status."""

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
@@ -19,6 +19,7 @@ from .cli_standings import connect_command, fetch_standings, standings_table
 if TYPE_CHECKING:
     import grpc
 
+    from mammamia_pb import arena_pb2 as pb
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
     from ..db.ladder.store import LadderStore
@@ -26,8 +27,12 @@ if TYPE_CHECKING:
 _Reply = TypeVar("_Reply")
 
 
+class _Refused(Exception):
+    """A call of a command that pages failed (the failure already printed)."""
+
+
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds ``mammamia ladder standings|matches|bot|record|rerate``."""
+    """Adds ``mammamia ladder standings|matches|bot|record|export|rerate``."""
     p = sub.add_parser(
         "ladder",
         help="ladder standings, matches, records and ratings",
@@ -66,7 +71,8 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "matches, newest "
         "first: one JSON object per line (match, players, names, winners, "
         "commitment, and set: id, index, size, rotation for a match of a "
-        "duplicate set, else null).",
+        "duplicate set, else null). Read a page at a time (docs/protocol.md, "
+        "Paging); `mammamia ladder export` writes every result.",
     )
     m.add_argument(
         "--server",
@@ -77,7 +83,13 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     m.add_argument(
         "--name", default="", help="the bot's ladder name (default: every bot's matches)"
     )
-    m.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    m.add_argument(
+        "--limit",
+        type=options.count,
+        default=20,
+        metavar="N",
+        help="at most N (default 20; 0: every match)",
+    )
     m.add_argument(
         "--json",
         action="store_true",
@@ -115,6 +127,48 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
+    x = cmds.add_parser(
+        "export",
+        help="write every ladder result (CSV) and game record (JSON lines)",
+        description="Write every ended ladder match, from a live server or "
+        "straight from its database (read-only), to the new directory OUT: "
+        "results.csv, one row per seat (match_id, finish_order, status, voided, "
+        "void_reason, rated, players, created, ended, set_id, set_index, "
+        "commitment, seat, name, rank, delivered, position), and records.jsonl, "
+        "one game record per line; newest match first (docs/operating.md, "
+        "Exporting). Progress goes to stderr. OUT appears only once complete.",
+    )
+    source = x.add_mutually_exclusive_group(required=True)
+    source.add_argument("--server", metavar="ADDR", help="a live server's address host:port")
+    source.add_argument(
+        "--db",
+        metavar="PATH|URL",
+        help="the server's database: its SQLite file, or a postgresql:// URL",
+    )
+    x.add_argument("out", metavar="OUT", help="the directory to write (must not exist)")
+    x.add_argument(
+        "--organiser-key",
+        default=os.environ.get("MAMMAMIA_ORGANISER_KEY", ""),
+        metavar="KEY",
+        help="with --server: read the records as the organiser, whose calls are not "
+        "rate-limited (MAMMAMIA_ORGANISER_KEY; without it, the export waits as the "
+        "server's public rate asks)",
+    )
+    x.add_argument(
+        "--every",
+        type=options.positive,
+        default=100,
+        metavar="N",
+        help="a progress line after each N matches (default 100)",
+    )
+    x.add_argument(
+        "--page-size",
+        type=options.positive,
+        default=500,
+        metavar="N",
+        help="matches read per page (default 500; the server gives at most 1000)",
+    )
+    x.set_defaults(func=_export)
     r = cmds.add_parser(
         "rerate",
         help="recompute every rating from the stored results",
@@ -234,15 +288,30 @@ def _hint(e: grpc.RpcError, server: str) -> str:
 
 
 def _matches(args: argparse.Namespace) -> int:
+    from ..paging import MAX_PAGE_SIZE, follow
     from . import cli_wire
 
-    request = cli_wire.matches_request(args.name, args.limit)
-    reply = _ladder_call(args, lambda stub: stub.Matches(request, timeout=30))
-    if reply is None:
-        return 1
-    for m in reply.matches:
-        print(json.dumps(cli_wire.ladder_match_data(m)))
+    size = min(args.limit or MAX_PAGE_SIZE, MAX_PAGE_SIZE)
+
+    def read(token: str) -> tuple[Sequence[pb.MatchSummary], str]:
+        request = cli_wire.matches_request(args.name, size, token)
+        reply = _ladder_call(args, lambda stub: stub.Matches(request, timeout=30))
+        if reply is None:
+            raise _Refused
+        return reply.matches, reply.next_page_token
+
+    try:
+        for m in follow(read, args.limit or None):
+            print(json.dumps(cli_wire.ladder_match_data(m)))
+    except _Refused:
+        return 1  # said on stderr
     return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export import main
+
+    return main(args.server, args.db, args.out, args.every, args.page_size, args.organiser_key)
 
 
 def _bot(args: argparse.Namespace) -> int:

@@ -14,7 +14,8 @@ HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games"
 
 
 def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder.
+    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder,
+    every page of it (``matches_finished`` as the first page says).
 
     Raises grpc.RpcError when the server cannot be reached or refuses.
     """
@@ -22,13 +23,23 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
 
     from mammamia_pb import arena_pb2_grpc as pb_grpc
 
+    from ..paging import follow
     from . import cli_wire
 
+    first: dict[str, Any] = {}
+
     with grpc.insecure_channel(server) as channel:
-        reply = pb_grpc.LadderStub(channel).Standings(
-            cli_wire.standings_request(players), timeout=timeout
-        )
-    return cli_wire.standings_data(reply)
+        stub = pb_grpc.LadderStub(channel)
+
+        def read(token: str) -> tuple[list[dict[str, Any]], str]:
+            data = cli_wire.standings_data(
+                stub.Standings(cli_wire.standings_request(players, token), timeout=timeout)
+            )
+            first.setdefault("matches_finished", data["matches_finished"])
+            return data["standings"], data["next_page_token"]
+
+        lines = list(follow(read))
+    return {"matches_finished": first["matches_finished"], "standings": lines}
 
 
 def standings_table(data: dict[str, Any]) -> list[str]:

@@ -15,9 +15,10 @@ from mammamia_pb import arena_pb2 as pb
 from ..cli_wire import record_request as record_request  # Ladder.GetRecord takes the same
 
 
-def standings_request(players: int = 0) -> pb.StandingsRequest:
-    """Returns the request for the ladder's standings (0: over all player counts)."""
-    return pb.StandingsRequest(players=players)
+def standings_request(players: int = 0, token: str = "") -> pb.StandingsRequest:
+    """Returns the request for a page of the ladder's standings (0: over all player
+    counts): the first, or the one ``token`` names."""
+    return pb.StandingsRequest(players=players, page_token=token)
 
 
 def bot_stats_request(name: str) -> pb.BotStatsRequest:
@@ -25,9 +26,17 @@ def bot_stats_request(name: str) -> pb.BotStatsRequest:
     return pb.BotStatsRequest(name=name)
 
 
-def matches_request(name: str, limit: int) -> pb.MatchesRequest:
-    """Returns the request for a ladder bot's ``limit`` most recent finished matches."""
-    return pb.MatchesRequest(name=name, limit=limit)
+def matches_request(name: str, size: int, token: str = "") -> pb.MatchesRequest:
+    """Returns the request for a page of ``size`` of a ladder bot's (every bot's, for
+    an empty name) finished matches, newest first: the first, or the one ``token``
+    names."""
+    return pb.MatchesRequest(name=name, page_size=size, page_token=token)
+
+
+def results_request(size: int, token: str = "") -> pb.ResultsRequest:
+    """Returns the request for a page of ``size`` of the ladder's results, newest
+    first: the first, or the one ``token`` names."""
+    return pb.ResultsRequest(page_size=size, page_token=token)
 
 
 def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
@@ -77,10 +86,12 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
-    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...]}`` from
-    a Standings reply (``p_better`` None for the last bot)."""
+    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...],
+    "next_page_token"}`` from a page of a Standings reply (``p_better`` None for the
+    last bot)."""
     return {
         "matches_finished": msg.matches_finished,
+        "next_page_token": msg.next_page_token,
         "standings": [
             {
                 "rank": s.rank,
@@ -96,5 +107,37 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "p_better": s.p_better if s.HasField("p_better") else None,
             }
             for s in msg.standings
+        ],
+    }
+
+
+def result_data(msg: pb.LadderResult) -> dict[str, Any]:
+    """Returns a page entry of Ladder.Results as ``server.ladder.export`` writes it:
+    ``{"match_id", "status" ("finished" or "aborted"), "players", "created_ns",
+    "ended_ns" (None without an end), "finish_order" (None for 0), "rated",
+    "commitment", "set_id", "set_index" (None outside a set), "void_reason" (None
+    unless voided), "seats": [{"seat", "name", "rank" (None for 0), "delivered"
+    (None when absent), "position" (None for 0)}, ...]}``."""
+    return {
+        "match_id": msg.match_id,
+        "status": pb.MatchStatus.Name(msg.status).removeprefix("MATCH_STATUS_").lower(),
+        "players": msg.players,
+        "created_ns": msg.created.ToNanoseconds(),
+        "ended_ns": msg.ended.ToNanoseconds() if msg.HasField("ended") else None,
+        "finish_order": msg.finish_order or None,
+        "rated": msg.rated,
+        "commitment": msg.commitment,
+        "set_id": msg.deal_set.set_id if msg.HasField("deal_set") else None,
+        "set_index": msg.deal_set.index if msg.HasField("deal_set") else None,
+        "void_reason": msg.void_reason or None,
+        "seats": [
+            {
+                "seat": s.seat,
+                "name": s.name,
+                "rank": s.rank or None,
+                "delivered": s.delivered if s.HasField("delivered") else None,
+                "position": s.position or None,
+            }
+            for s in msg.seats
         ],
     }

@@ -236,6 +236,8 @@ class Discipline:
             match_id, store.void_match, match_id, reason, operator, self.clock()
         )
         self._changed()
+        if new and self.runners is not None and self.runners.metrics is not None:
+            self.runners.metrics.match_voided()
         log.info("ladder_match_voided", match=match_id, operator=operator, reason=reason, new=new)
         return new
 

@@ -1,7 +1,8 @@
 """The ladder's gauges on the server's metrics (``server.metrics``), set before each
-scrape: the bots waiting and the scheduling lag (a ladder this host runs alone: its
-lobby is in memory), and the results stored but not rated yet (read from the
-database, on the ladder's reader thread)."""
+scrape: the bots entered on this host and waiting, how long the one waiting longest
+has waited (from the lobby in memory, on a ladder this host runs alone; else from
+the shared lobby's entries in the database), and the results stored but not rated
+yet. The database is read on the ladder's reader thread."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..db.connection import ERRORS
 from ..metrics import Metrics
 from .ladder import Ladder
 from .lobby import LocalLobby
+from .shared_lobby import SharedLobby
 
 log = structlog.get_logger()
 
@@ -20,14 +22,19 @@ def watch(metrics: Metrics, ladder: Ladder) -> None:
 
     async def refresh() -> None:
         lobby = ladder.lobby
-        if isinstance(lobby, LocalLobby):
-            scheduler = lobby.scheduler
-            metrics.bots_waiting.set(len(scheduler.waiting))
-            metrics.scheduling_lag.set(scheduler.longest_wait())
         try:
+            if isinstance(lobby, LocalLobby):
+                scheduler = lobby.scheduler
+                metrics.bots_waiting.set(len(scheduler.waiting))
+                metrics.scheduling_lag.set(scheduler.longest_wait())
+            elif isinstance(lobby, SharedLobby):
+                now = lobby.clock()
+                since = await ladder.reader.waiting_since(lobby.host_id, now - lobby.stale)
+                metrics.bots_waiting.set(len(since))
+                metrics.scheduling_lag.set(max(0.0, now - min(since)) if since else 0.0)
             metrics.unrated.set(await ladder.reader.unrated())
         except ERRORS as e:
-            # The scrape goes on with the last count; the storage's own health says why.
-            log.warning("metrics_read_failed", read="unrated", error=str(e))
+            # The scrape goes on with the last figures; the storage's own health says why.
+            log.warning("metrics_read_failed", error=str(e))
 
     metrics.on_scrape(refresh)

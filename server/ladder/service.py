@@ -12,7 +12,8 @@ bot or a wrong key, and for a suspended bot (also to end the entry of a bot
 suspended while entered; the message gives the reason); RESOURCE_EXHAUSTED for an
 Enter past the bot's quota of entries an hour (the message names it); UNAVAILABLE
 for an entry while the server shuts down; NOT_FOUND for a match that is not a
-ladder match, or a bot that is not registered (BotStats);
+ladder match, or a bot that is not registered (BotStats); INVALID_ARGUMENT also
+for a page token a list did not give (``server.paging``);
 FAILED_PRECONDITION for a record asked for while its match runs, and for a
 Register while registration is closed (an operator closed it, or a competition's
 registration phase has ended: the message says which, and why). An Enter stream
@@ -35,7 +36,9 @@ from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..db.connection import storable
+from ..db.ladder import results
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
+from ..paging import MAX_PAGE_SIZE, BadPageToken, key_of, page_size
 from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
@@ -46,7 +49,6 @@ from .lobby import EndedError, Notice, ReplacedError
 from .matches import LadderClosedError
 
 DEFAULT_MATCHES = 20
-MAX_MATCHES = 500
 
 
 class LadderServicer(pb_grpc.LadderServicer):
@@ -126,20 +128,43 @@ class LadderServicer(pb_grpc.LadderServicer):
         if known is None or known[0] is not standings:  # built once per reading
             known = (standings, wire.standings_response(*standings))
             self._standings[request.players] = known
-        return known[1]
+        size = page_size(request.page_size, MAX_PAGE_SIZE)
+        if not request.page_token and len(known[0][1]) <= size:
+            return known[1]  # one page: the reply as built
+        try:
+            after = key_of(request.page_token, wire.STANDINGS, (float, str), str(request.players))
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return wire.standings_page(known[1], after, size, request.players)
 
     async def Matches(
         self,
         request: pb.MatchesRequest,
         context: grpc.aio.ServicerContext[pb.MatchesRequest, pb.MatchesResponse],
     ) -> pb.MatchesResponse:
-        limit = min(request.limit or DEFAULT_MATCHES, MAX_MATCHES)
+        size = page_size(request.page_size or request.limit, DEFAULT_MATCHES, MAX_PAGE_SIZE)
         if not storable(request.name):
             return wire.matches_response([])  # a name no bot has
-        rows = await self.ladder.reader.matches(
-            request.name or None, limit, status=MatchStatus.FINISHED
-        )
-        return wire.matches_response(rows)
+        try:
+            page = await self.ladder.reader.matches_page(
+                request.name or None, size, request.page_token, status=MatchStatus.FINISHED
+            )
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return wire.matches_response(page.items, page.next_token)
+
+    async def Results(
+        self,
+        request: pb.ResultsRequest,
+        context: grpc.aio.ServicerContext[pb.ResultsRequest, pb.ResultsResponse],
+    ) -> pb.ResultsResponse:
+        try:
+            page = await results.read_page(
+                self.ladder.reader, page_size(request.page_size), request.page_token
+            )
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return wire.results_response(page.items, page.next_token)
 
     async def GetRecord(
         self,

@@ -1,9 +1,9 @@
 """The ladder's messages: where its values become protobuf messages.
 
-Out: assignments (a seat to play), registrations, standings with their intervals,
-a bot's statistics, and the ladder's match listings. The game itself never passes
-through the ladder (seats are played with the Seat service; a record is stored
-text, answered with the core's ``GameRecord``).
+Out: assignments (a seat to play), registrations, standings with their intervals
+(a page of them), a bot's statistics, the ladder's match listings and its results.
+The game itself never passes through the ladder (seats are played with the Seat
+service; a record is stored text, answered with the core's ``GameRecord``).
 
 The core's codec (``server.wire``) knows nothing of the ladder; this module builds
 on it (match statuses, game records), so the arrow runs from the ladder down.
@@ -11,18 +11,25 @@ on it (match statuses, game records), so the arrow runs from the ladder down.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
+from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from mammamia_pb import arena_pb2 as pb
 
 from ..db.ladder.discipline import Suspension
+from ..db.ladder.results import ResultRow
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
+from ..paging import Key, token_of
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
 from . import standings
 from .lobby import Assignment
+
+STANDINGS: Final = "ladder.standings"
+"""The listing a Standings page token belongs to (``server.paging``)."""
 
 
 def assignment_message(a: Assignment) -> pb.Assignment:
@@ -89,9 +96,62 @@ def standings_response(finished: int, table: Sequence[Standing]) -> pb.Standings
     )
 
 
-def matches_response(rows: Sequence[LadderMatch]) -> pb.MatchesResponse:
-    """Returns the reply to Ladder.Matches."""
-    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows])
+def standings_page(
+    reply: pb.StandingsResponse, after: Key | None, size: int, players: int
+) -> pb.StandingsResponse:
+    """Returns the page of the Standings ``reply`` (every line, best first) that
+    starts after the line ``after`` names (its rating and name; None: the first
+    page), at most ``size`` lines, with the next page's token."""
+    lines = reply.standings
+    start = 0
+    if after is not None:
+        rating, name = float(after[0]), str(after[1])
+        # The lines are in (-rating, name) order: the first past the cursor.
+        start = bisect.bisect_right([(-line.rating, line.name) for line in lines], (-rating, name))
+    shown = lines[start : start + size]
+    more = start + size < len(lines)
+    return pb.StandingsResponse(
+        matches_finished=reply.matches_finished,
+        standings=shown,
+        next_page_token=token_of(STANDINGS, (shown[-1].rating, shown[-1].name), str(players))
+        if more and shown
+        else "",
+    )
+
+
+def matches_response(rows: Sequence[LadderMatch], next_token: str = "") -> pb.MatchesResponse:
+    """Returns the reply to Ladder.Matches: a page of ``rows``, then the next page's
+    token."""
+    return pb.MatchesResponse(matches=[ladder_summary(m) for m in rows], next_page_token=next_token)
+
+
+def results_response(rows: Sequence[ResultRow], next_token: str = "") -> pb.ResultsResponse:
+    """Returns the reply to Ladder.Results: a page of ``rows``, then the next page's
+    token."""
+    return pb.ResultsResponse(matches=[ladder_result(r) for r in rows], next_page_token=next_token)
+
+
+def ladder_result(r: ResultRow) -> pb.LadderResult:
+    """Returns an ended ladder match and its seats (times in UNIX seconds) as sent."""
+    msg = pb.LadderResult(
+        match_id=r.match_id,
+        status=STATUSES[r.status],
+        players=r.players,
+        finish_order=r.finish_order or 0,
+        rated=r.rated,
+        commitment=r.commitment,
+        void_reason=r.void_reason or "",
+    )
+    msg.created.FromNanoseconds(int(r.created * 1e9))
+    if r.ended is not None:
+        msg.ended.FromNanoseconds(int(r.ended * 1e9))
+    if r.set_id is not None:
+        msg.deal_set.CopyFrom(deal_set_message(r.set_id, r.set_index, r.players))
+    for s in r.seats:
+        seat = msg.seats.add(seat=s.seat, name=s.name, rank=s.rank or 0, position=s.position or 0)
+        if s.delivered is not None:
+            seat.delivered = s.delivered
+    return msg
 
 
 def ladder_summary(m: LadderMatch) -> pb.MatchSummary:

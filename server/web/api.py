@@ -5,7 +5,8 @@ Routes (docs/web.md lists every field):
     GET /                          the page (static/index.html); the rest of static/
     GET /api/standings             standings overall and per player count
     GET /api/bots/{name}           a bot: ratings, rating history, results, matches
-    GET /api/matches?bot=&limit=   the newest ladder matches, live and ended
+    GET /api/matches?bot=&limit=&page_token=
+                                   the newest ladder matches, live and ended, a page
     GET /api/replay/{id}           an ended match's record as replay steps
     GET /api/live/{id}             a held match now, as a spectator sees it
     GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
@@ -39,6 +40,7 @@ from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
 from ..metrics import BotTimes
+from ..paging import BadPageToken
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
 from . import live, replay
@@ -232,9 +234,19 @@ def match_json(page: Page, row: LadderMatch, delivered: tuple[int, ...] | None) 
 async def _matches(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     bot = request.query.get("bot") or None
-    rows, delivered = await page.reads.run(page.reads.matches, bot, _limit(request))
+    token = request.query.get("page_token", "")
+    try:
+        found, delivered = await page.reads.run(
+            page.reads.matches_page, bot, _limit(request), token
+        )
+    except BadPageToken as e:
+        return _error(400, str(e))
     return _json(
-        {"bot": bot, "matches": [match_json(page, r, delivered.get(r.match_id)) for r in rows]}
+        {
+            "bot": bot,
+            "matches": [match_json(page, r, delivered.get(r.match_id)) for r in found.items],
+            "next_page_token": found.next_token,
+        }
     )
 
 

@@ -28,6 +28,9 @@ def _line(line: dict[str, Any]) -> dict[str, Any]:
         "matches": int(line.get("matches", 0)),
         "wins": int(line.get("wins", 0)),
         "absent": int(line.get("absent", 0)),
+        "sets_won": int(line.get("sets_won", 0)),
+        "sets_lost": int(line.get("sets_lost", 0)),
+        "evidence": None if line.get("evidence") is None else float(line["evidence"]),
     }
 
 

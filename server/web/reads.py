@@ -17,6 +17,7 @@ from ..db.ladder.reads import LadderReads
 from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally
 from ..db.matches import MatchRow, stored_match
 from ..db.reader import Reader
+from ..paging import Page
 
 #: A bot's results against each opponent count its most recent matches only.
 OPPONENT_MATCHES = 500
@@ -72,6 +73,20 @@ class Reads(Reader):
         with ladder.snapshot():
             rows = ladder.matches(name, limit)
             return rows, ladder.delivered([r.match_id for r in rows])
+
+    def matches_page(
+        self, name: str | None, size: int, token: str
+    ) -> tuple[Page[LadderMatch], dict[str, tuple[int, ...]]]:
+        """Returns a page of :meth:`matches`: the first, or the one after the page
+        whose next token is ``token`` (``server.paging``), with the pizzas each seat
+        delivered in those that ended.
+
+        Raises BadPageToken for a token this list did not give.
+        """
+        ladder = self.ladder()
+        with ladder.snapshot():
+            page = ladder.matches_page(name, size, token)
+            return page, ladder.delivered([r.match_id for r in page.items])
 
     def stored(self, match_id: str) -> MatchRow | None:
         """Returns the match as the server stored it, record included, or None."""

@@ -168,3 +168,10 @@ def test_search_times_its_decisions_and_counts_rollouts(tmp_path: Path) -> None:
     assert 0 <= row["within_budget_plus_10pct"] <= 1
     # On a busy machine a decision may get no rollout in; a game's worth gets some.
     assert row["rollouts"] > 0 and row["rollouts_per_second"] > 0
+
+
+def test_metrics_reports_what_counting_costs_a_decision(tmp_path: Path) -> None:
+    fig = quick(tmp_path, "metrics")["metrics"]
+    assert fig["answer_us_without"] > 0 and fig["answer_us_with"] > 0
+    assert fig["cost_us"] == round(fig["answer_us_with"] - fig["answer_us_without"], 1)
+    assert 0 < fig["answered_us"] < fig["answer_us_with"]

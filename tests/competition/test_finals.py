@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 
@@ -11,8 +12,10 @@ from server.competition.finals import (
     Round,
     Stop,
     balanced,
+    evidence,
     field,
     final_table,
+    head_to_head,
     next_round,
     rotations,
     round_matches,
@@ -160,3 +163,90 @@ def test_settled_waits_for_a_balanced_table_and_the_budget_is_never_overrun() ->
         settled(uneven, 0)
     with pytest.raises(ValueError, match=r"confidence 1\.5"):
         settled(uneven, 1, 1.5)
+
+
+def test_evidence_is_exact_and_a_fair_bet_between_equal_finalists() -> None:
+    assert evidence(0, 0) == 1
+    for n in range(1, 30):
+        assert evidence(n, 0) == Fraction(2**n, n + 1)
+    # A test martingale under "equal": after any record, the next set leaves the
+    # expected evidence where it was, so no way of looking can inflate it.
+    for won in range(25):
+        for lost in range(25):
+            after = (evidence(won + 1, lost) + evidence(won, lost + 1)) / 2
+            assert after == evidence(won, lost), (won, lost)
+    with pytest.raises(ValueError, match="negative"):
+        evidence(-1, 3)
+
+
+def test_equal_finalists_are_called_ordered_at_most_one_time_in_twenty_however_long() -> None:
+    # Every path of 300 fair sets, weighed exactly: the chance that the evidence for
+    # either finalist ever reaches 20 (the 95% rule) on the way.
+    steps, bound = 300, 20
+    reached = Fraction(0)
+    alive = {(0, 0): Fraction(1)}
+    for _ in range(steps):
+        following: dict[tuple[int, int], Fraction] = {}
+        for (won, lost), p in alive.items():
+            for record in ((won + 1, lost), (won, lost + 1)):
+                ahead, behind = max(record), min(record)
+                if evidence(ahead, behind) >= bound:
+                    reached += p / 2
+                else:
+                    following[record] = following.get(record, Fraction(0)) + p / 2
+        alive = following
+    assert 0.01 < reached <= Fraction(1, 20)
+
+
+def test_head_to_head_sums_each_duplicate_set_and_skips_ties_and_absent_pairs() -> None:
+    results = [
+        # One set of three rotations: a's, b's and c's ranks each sum to 6: ties.
+        Played(("a", "b", "c"), (1, 2, 3), set_id="s1"),
+        Played(("c", "a", "b"), (1, 2, 3), set_id="s1"),
+        Played(("b", "c", "a"), (1, 2, 3), set_id="s1"),
+        # a ahead of b in both matches of a set of two.
+        Played(("a", "b"), (1, 2), set_id="s2"),
+        Played(("b", "a"), (2, 1), set_id="s2"),
+        # b ahead: matches without a set are sets of their own.
+        Played(("b", "a"), (1, 2)),
+        Played(("a", "c"), (1, 2)),
+    ]
+    assert head_to_head(results, "a", "b") == (1, 1)
+    assert head_to_head(results, "b", "a") == (1, 1)
+    assert head_to_head(results, "a", "c") == (1, 0)
+    assert head_to_head(results, "b", "c") == (0, 0)
+
+
+def test_settled_needs_the_sets_to_agree_with_the_order_and_enough_of_them() -> None:
+    def sets(winner: str, loser: str, count: int, start: int = 0) -> list[Played]:
+        return [
+            m
+            for i in range(start, start + count)
+            for m in (
+                Played((winner, loser), (1, 2), set_id=f"s{i}"),
+                Played((loser, winner), (2, 1), set_id=f"s{i}"),
+            )
+        ]
+
+    # 2^n / (n + 1) first reaches 20 at n = 8 sets won in a row.
+    assert not settled(final_table(("x", "y"), sets("x", "y", 7)), 1, 0.95)
+    table = final_table(("x", "y"), sets("x", "y", 8))
+    assert (table.lines[0].sets_won, table.lines[0].sets_lost) == (8, 0)
+    assert table.lines[0].evidence == pytest.approx(256 / 9)
+    assert settled(table, 1, 0.95)
+    assert table.lines[-1].evidence is None
+    # As many sets each way: never settled, however many.
+    even = sets("x", "y", 40) + sets("y", "x", 40, start=40)
+    assert not settled(final_table(("x", "y"), even), 1, 0.95)
+
+
+def test_a_cut_off_match_counts_for_the_balance_only() -> None:
+    played = [Played(("a", "b"), (1, 2), set_id="s"), Played(("b", "a"), (2, 1), set_id="s")]
+    # Four matches with c were cut off: without them the table looks uneven, with
+    # them every finalist was dealt four, and the cut matches change no line.
+    cut = [("a", "c"), ("c", "b"), ("c", "a"), ("b", "c")]
+    uneven = final_table(("a", "b", "c"), played)
+    even = final_table(("a", "b", "c"), played, cut)
+    assert not uneven.balanced and even.balanced
+    assert even.lines == uneven.lines and even.matches == 2
+    assert not final_table(("a", "b", "c"), played, cut[:3]).balanced

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,63 @@ def test_advance_names_only_known_phases(phase: str) -> None:
 
     request = advance_request("why", phase)
     assert request.to != pb.COMPETITION_PHASE_UNSPECIFIED
+
+
+TOP_K = LATER.replace('field = ["ann", "bo"]', "field = 4")
+
+
+def status(address: str) -> dict[str, Any]:
+    reply = subprocess.run(
+        [str(MAMMAMIA), "competition", "status", "--server", address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    data: dict[str, Any] = json.loads(reply.stdout)
+    return data
+
+
+def until(address: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Returns the competition's status once ``done`` holds (the server's tick acts
+    on a phase change within a quarter second); fails after about 30 s."""
+    data = status(address)
+    for _ in range(300):
+        if done(data):
+            return data
+        time.sleep(0.1)
+        data = status(address)
+    raise AssertionError(f"the competition never got there: {data}")
+
+
+def test_bots_with_no_ladder_match_make_the_field_at_a_freeze_before_any_match(
+    start_server: Callable[..., Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "top.toml"
+    path.write_text(TOP_K, encoding="utf-8")
+    server = start_server(competition=path, no_web=True)
+    for name in ("cy", "ann", "bo"):
+        assert register(server.address, name) == grpc.StatusCode.OK
+    assert advance(server.address, "--reason", "now", "--to", "freeze").returncode == 0
+
+    frozen = until(server.address, lambda d: bool(d["field"]))
+    # No ladder match was played: the field is every registered bot, in the order
+    # they registered, and the competition stays in its freeze.
+    assert frozen["field"] == ["cy", "ann", "bo"]
+    assert frozen["phase"] == "freeze"
+
+
+def test_a_freeze_with_one_bot_registered_closes_the_competition_with_why(
+    start_server: Callable[..., Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "top.toml"
+    path.write_text(TOP_K, encoding="utf-8")
+    server = start_server(competition=path, no_web=True)
+    assert register(server.address, "ann") == grpc.StatusCode.OK
+    assert advance(server.address, "--reason", "now", "--to", "freeze").returncode == 0
+
+    closed = until(server.address, lambda d: d["phase"] == "closed")
+    last = closed["stamps"][-1]
+    assert last["who"] == "finals"
+    assert "two finalists" in last["reason"] and "1 bot registered" in last["reason"]
+    assert not closed["field"]

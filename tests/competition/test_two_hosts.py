@@ -138,3 +138,62 @@ def test_the_quick_competition_runs_on_two_hosts_on_postgresql(
     assert manifest["final_table"]["stop"]["reason"] == seen_a["final_reason"]
     assert len(manifest["matches"]) == len(matches)
     assert a.stop() == 0 and b.stop() == 0
+
+
+@pytest.mark.timeout(240)
+def test_the_finals_outlive_the_host_that_drives_them(
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    postgres_url: str,
+    tmp_path: Path,
+) -> None:
+    """Host A drives the competition and is killed (SIGKILL) with a finals match
+    running: host B takes the drive, marks the cut-off match aborted, reveals the
+    tables A left sealed, plays on (A's bots now absent) to a stated end, and the
+    export verifies."""
+    file = quick_file(tmp_path)
+    file.write_text(file.read_text(encoding="utf-8").replace(SCHEDULE, SHORT), encoding="utf-8")
+    # Absent finalists (A's bots, once A is gone) cost a short start timeout only.
+    options = {"db": postgres_url, "competition": file, "no_web": True}
+    quick = ["--ladder-start-timeout", "2"]
+    a = start_server(**options, args=[*host(restartable_port(), "host-a")["args"], *quick])
+    b = start_server(**options, args=[*host(restartable_port(), "host-b")["args"], *quick])
+    ladder_bots(a.address, THROUGH_A)
+    ladder_bots(b.address, THROUGH_B)
+
+    def under_way() -> bool:
+        ended = rows(postgres_url, "SELECT status FROM competition_matches")
+        return ("finished",) in ended and ("running",) in ended
+
+    wait_until(under_way, 90, "a finals match finished and another running")
+    assert '"competition_driving"' not in b.logs()  # A drives: it started first
+    a.kill()
+
+    # (Closed by the schedule, the finals end the round under way first.)
+    wait_until(lambda: status(b.address, organiser=True)["final_reason"], 180, "the finals' end")
+    assert '"competition_driving"' in b.logs()
+    seen = status(b.address, organiser=True)
+    assert seen["final_reason"] in ("settled", "budget", "closed"), seen["final_reason"]
+    assert [s["phase"] for s in seen["stamps"]] == PHASES
+    # Nothing is left running or sealed: the cut-off match is aborted, the rest ended.
+    statuses = [s for (s,) in rows(postgres_url, "SELECT status FROM competition_matches")]
+    assert "running" not in statuses
+    assert "aborted" in statuses
+    assert statuses.count("finished") == seen["played"] > 0
+    assert rows(postgres_url, "SELECT set_id FROM competition_tables WHERE revealed = 0") == []
+
+    out = tmp_path / "bundle"
+    exported = subprocess.run(
+        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert exported.returncode == 0, exported.stderr
+    checked = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert "aborted" in [m["status"] for m in manifest["matches"]]
+    assert b.stop() == 0

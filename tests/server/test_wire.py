@@ -477,10 +477,13 @@ def test_create_requests_carry_what_the_organiser_asked_for() -> None:
 
 def test_the_commands_requests_are_their_messages() -> None:
     assert cli_wire.record_request("m-1") == pb.GetRecordRequest(match_id="m-1")
-    assert cli_wire.list_request(7) == pb.ListMatchesRequest(limit=7)
+    assert cli_wire.list_request(7) == pb.ListMatchesRequest(page_size=7)
+    assert cli_wire.list_request(7, "t") == pb.ListMatchesRequest(page_size=7, page_token="t")
     assert ladder_cli_wire.standings_request(3) == pb.StandingsRequest(players=3)
     assert ladder_cli_wire.standings_request() == pb.StandingsRequest()
-    assert ladder_cli_wire.matches_request("ann", 5) == pb.MatchesRequest(name="ann", limit=5)
+    assert ladder_cli_wire.matches_request("ann", 5) == pb.MatchesRequest(name="ann", page_size=5)
+    assert ladder_cli_wire.standings_request(0, "t") == pb.StandingsRequest(page_token="t")
+    assert ladder_cli_wire.results_request(9, "t") == pb.ResultsRequest(page_size=9, page_token="t")
 
 
 @pytest.mark.parametrize(

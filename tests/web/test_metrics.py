@@ -212,3 +212,44 @@ def test_a_server_without_a_page_serves_metrics_on_its_own_port(start_server: An
     )
     assert misses == 6
     assert value(finished, "mammamia_decision_seconds_count", bot=NOT_LADDER) == 0
+
+
+def test_two_hosts_on_postgresql_add_up_to_the_ladder(
+    start_server: Any, ladder_bots: Any, postgres_url: str
+) -> None:
+    hosts = [
+        start_server(
+            db=postgres_url,
+            host_id=f"host-{i}",
+            ladder_players="2",
+            ladder_start_timeout=2,
+            web_port=0,
+        )
+        for i in range(2)
+    ]
+    urls = [web_url(host) for host in hosts]
+    bots: dict[str, Any] = {}
+    for i, host in enumerate(hosts):  # two bots entered through each host
+        bots |= ladder_bots(host.address, {f"random-{i}": "random", f"greedy-{i}": "greedy"})
+
+    wait_for(lambda: finished_on_ladder(urls[0]) >= 6, 120, "six finished ladder matches")
+    for process in bots.values():
+        process.send_signal(signal.SIGINT)
+    for process in bots.values():
+        process.wait(timeout=30)
+
+    # Each host counts the matches it ran; together they are the ladder's.
+    def added_up() -> list[dict[str, Metric]] | None:
+        scraped = [scrape(u + "metrics") for u in urls]
+        counted = sum(
+            value(f, "mammamia_matches_finished_total", outcome="finished") for f in scraped
+        )
+        running = sum(value(f, "mammamia_matches_running") for f in scraped)
+        return scraped if running == 0 and counted == finished_on_ladder(urls[0]) else None
+
+    scraped = wait_for(added_up, 60, "both hosts' counts to add up to the ladder's")
+    answered = [value(f, "mammamia_decision_seconds_count", bot="random-0") for f in scraped]
+    assert sum(answered) > 0
+    # One database: both hosts read the same unrated count, and nobody waits now.
+    assert [value(f, "mammamia_ladder_unrated_results") for f in scraped] == [0, 0]
+    assert all(value(f, "mammamia_ladder_bots_waiting") == 0 for f in scraped)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...ladder.ratings import Rating, Result
+from ...paging import Page, key_of, page_of
 from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
 from ..reader import Reader
@@ -240,6 +241,23 @@ class LadderReads:
         ).fetchall()
         return {name: (host, stream) for name, host, stream in rows}
 
+    def waiting_since(self, host: str, alive_since: float) -> list[float]:
+        """Returns, for each bot whose Enter stream is on ``host`` (its entry beat at
+        ``alive_since`` or later) and that holds no seat in a running match, since
+        when it waits (UNIX time): the end of its newest match, or its entry when
+        later. A waiting bot's newest match is read from its newest result (an index)."""
+        rows = self._db.execute(
+            "SELECT e.entered, (SELECT m.ended FROM ladder_results r"
+            " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = e.name"
+            " ORDER BY r.created DESC LIMIT 1)"
+            " FROM ladder_entries e WHERE e.host = ? AND e.heartbeat >= ?"
+            " AND e.name NOT IN (SELECT r.name FROM ladder_matches m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
+            " WHERE m.status = 'running')",
+            (host, alive_since),
+        ).fetchall()
+        return [max(entered, ended or entered) for entered, ended in rows]
+
     def rated_results(self, players: int = ALL_PLAYERS) -> list[Result]:
         """Returns the rated results in finish order (all, or one player count)."""
         ids = self._db.execute(
@@ -384,6 +402,61 @@ class LadderReads:
             seats.setdefault(match_id, []).append(-1 if delivered is None else int(delivered))
         return {k: tuple(v) for k, v in seats.items() if all(d >= 0 for d in v)}
 
+    def matches_page(
+        self, name: str | None, size: int, token: str = "", status: MatchStatus | None = None
+    ) -> Page[LadderMatch]:
+        """Returns a page of at most ``size`` ladder matches in :meth:`matches`'s
+        order (all, or those ``name`` played in; of any status, or of ``status``):
+        the first, or the one after the page whose next token is ``token``.
+
+        Raises BadPageToken for a token this list (the same name and status) did not
+        give.
+        """
+        # Newest first by creation time then id: neither changes for a match, so a
+        # match created (or finished) meanwhile never comes twice nor pushes
+        # another out of the pages still to come.
+        scope = json.dumps([name, status])
+        after = key_of(token, "ladder.matches", (float, str), scope)
+        table = "r" if name is not None else "m"
+        cursor = (
+            ""
+            if after is None
+            else f" AND ({table}.created < ? OR ({table}.created = ? AND {table}.match_id > ?))"
+        )
+        params: list[object] = [] if name is None else [name]
+        if status is not None:
+            params.append(status)
+        if after is not None:
+            params += [after[0], after[0], after[1]]
+        if name is not None:
+            page = (
+                "SELECT m.match_id, r.created FROM ladder_results r"
+                " JOIN ladder_matches m ON m.match_id = r.match_id WHERE r.name = ?"
+                + (" AND m.status = ?" if status is not None else "")
+                + cursor
+                + " ORDER BY r.created DESC, r.match_id LIMIT ?"
+            )
+        else:
+            page = (
+                "SELECT m.match_id, m.created FROM ladder_matches m WHERE "
+                + ("m.status = ?" if status is not None else "1 = 1")
+                + cursor
+                + " ORDER BY m.created DESC, m.match_id LIMIT ?"
+            )
+        with self.snapshot():
+            # The keys as stored (the rows' JSON text would round the times).
+            keyed = self._db.execute(page, (*params, size + 1)).fetchall()
+            found = page_of(
+                keyed, size, "ladder.matches", lambda r: (float(r[1]), str(r[0])), scope
+            )
+            ids = [str(r[0]) for r in found.items]
+            test, listed = among(self._db, ids)
+            rows = self._rows(
+                f"SELECT match_id FROM ladder_matches WHERE match_id {test}", (listed,)
+            )
+        by_id = {m.match_id: m for m in rows}
+        return Page([by_id[i] for i in ids if i in by_id], found.next_token)
+
     def rated_seats(self, after: int, limit: int) -> list[RatedSeat]:
         """Returns the seats of the first ``limit`` rated matches after finish order
         ``after``, in finish order then seat order (``ended``: UNIX time, the creation
@@ -478,6 +551,10 @@ class LadderReader(Reader):
 
         return await self.run(read)
 
+    async def waiting_since(self, host: str, alive_since: float) -> list[float]:
+        """Returns :meth:`LadderReads.waiting_since`, read on the reader's thread."""
+        return await self.run(self._reads.waiting_since, host, alive_since)
+
     async def unrated(self) -> int:
         """Returns :meth:`LadderReads.unrated`, read on the reader's thread."""
         return await self.run(self._reads.unrated)
@@ -503,6 +580,12 @@ class LadderReader(Reader):
                 self._reads.entries(names),
                 self._reads.suspended(names),
             )
+
+    async def matches_page(
+        self, name: str | None, size: int, token: str = "", status: MatchStatus | None = None
+    ) -> Page[LadderMatch]:
+        """Returns :meth:`LadderReads.matches_page`, read on the reader's thread."""
+        return await self.run(self._reads.matches_page, name, size, token, status)
 
 
 def _connect(path: str) -> Connection:

@@ -494,8 +494,8 @@ function finalTable(c) {
   const hi = Math.max(50, ...rows.map(r => r.high));
   const x = v => ((v - lo) / (hi - lo)) * 100;
   return el("div", {class: "scroll"}, el("table", {class: "grid", testid: "final-table"},
-    el("thead", {}, el("tr", {}, ["#", "Finalist", "μ ± σ", "Interval", "P(above next)", "Matches",
-                                  "Wins", "Absent"].map((h, i) => el("th", {class: i === 3 ? "wide" : ""}, h)))),
+    el("thead", {}, el("tr", {}, ["#", "Finalist", "μ ± σ", "Interval", "P(above next)",
+                                  "Sets vs next", "Evidence", "Matches", "Wins", "Absent"].map((h, i) => el("th", {class: i === 3 ? "wide" : ""}, h)))),
     el("tbody", {}, rows.map(r => {
       const bar = el("span", {class: "interval"});
       const span = el("i", {});
@@ -510,6 +510,11 @@ function finalTable(c) {
         el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
         el("td", {class: "wide", title: `${fmt(r.low)} – ${fmt(r.high)}`}, bar),
         el("td", {class: "num"}, r.p_better === null ? "–" : `${Math.round(100 * r.p_better)}%`),
+        el("td", {class: "num", title: "duplicate sets won–lost against the next finalist"},
+           r.rank === rows.length ? "–" : `${r.sets_won}–${r.sets_lost}`),
+        el("td", {class: "num", title: "the sets' evidence that it is the better (20 is 95%)"},
+           r.evidence === null ? "–"
+             : r.evidence < 1000 ? fmt(r.evidence) : r.evidence.toExponential(1)),
         el("td", {class: "num"}, r.matches),
         el("td", {class: "num"}, r.wins),
         el("td", {class: "num"}, r.absent));

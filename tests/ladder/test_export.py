@@ -37,7 +37,8 @@ ABORTED = 3  # and aborted ones, through the store's own writes
 
 def _ladder(path: Path | str) -> None:
     """Fills the database at ``path``: FILLED finished matches, then ABORTED aborted
-    and two more finished matches written as the server writes them."""
+    and two more finished matches written as the server writes them, the last one
+    voided by an operator."""
     fill(path, matches=FILLED, bots=12)
     store = LadderStore(path)
     try:
@@ -46,6 +47,7 @@ def _ladder(path: Path | str) -> None:
             assert store.abort_match(f"cut-{i}")
         for i in range(2):
             _finish(store, f"late-{i}", ["bot-002", "bot-003", "bot-004"])
+        assert store.void_match("late-1", "a server fault", "alice", time.time())
     finally:
         store.close()
 
@@ -106,6 +108,8 @@ def test_export_writes_every_match_from_the_database_and_from_the_server(
     statuses = Counter(r["status"] for r in rows if r["seat"] == "0")
     assert statuses == {"finished": FILLED + 2, "aborted": ABORTED}
     assert {r["finish_order"] for r in rows if r["status"] == "aborted"} == {""}
+    voided = {(r["match_id"], r["void_reason"], r["rated"]) for r in rows if r["voided"] == "1"}
+    assert voided == {("late-1", "a server fault", "0")}
     # Newest first, as every ladder list.
     created = [r["created"] for r in rows]
     assert created == sorted(created, reverse=True)

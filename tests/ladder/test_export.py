@@ -368,3 +368,29 @@ def test_the_reads_page_and_export_alike_on_sqlite_and_postgresql(
     assert len({r["match_id"] for r in rows}) == FILLED + 2 + ABORTED
     assert len(records) == FILLED
     assert "wrote 605 matches" in export.stderr
+
+
+def test_standings_longer_than_a_page_are_read_whole_by_the_command(
+    tmp_path: Path, start_server: Callable[..., RunningServer]
+) -> None:
+    directory = tmp_path / "server"
+    directory.mkdir()
+    fill(directory / "arena.db", matches=900, bots=1200)
+    rated = query(directory / "arena.db", "SELECT COUNT(*) FROM ladder_ratings WHERE players = 0")
+    assert rated[0][0] > 1000
+    server = start_server(directory)
+    with grpc.insecure_channel(server.address) as channel:
+        first = pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(), timeout=10)
+    assert len(first.standings) == 1000 and first.next_page_token
+
+    run = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert set(data) == {"matches_finished", "standings"}  # the shape it always had
+    assert [s["rank"] for s in data["standings"]] == list(range(1, rated[0][0] + 1))
+    assert data["matches_finished"] == first.matches_finished

@@ -295,10 +295,6 @@ class Discipline:
         ).fetchone()
         return None if row is None or row[0] is None else (row[0], row[1] or "")
 
-    def spent(self, names: Sequence[str], now: float, default: int) -> set[str]:
-        """Returns those of ``names`` out of matches for the hour (see :func:`spent`)."""
-        return spent(self._db, names, now, default)
-
     def benched(self, names: Sequence[str], now: float, default: int) -> set[str]:
         """Returns those of ``names`` the scheduler must not seat (:func:`benched`)."""
         return benched(self._db, names, now, default)

@@ -145,6 +145,10 @@ def _said(args: argparse.Namespace, reply: Any) -> tuple[dict[str, Any], str]:
             if data["aborted"]
             else f"; the default policy plays its seat in match {data['match_id']}"
         )
+        if data["host_address"]:
+            line += f" on the host at {data['host_address']}" + (
+                " (abort it there: mammamia admin abort)" if args.abort else ""
+            )
     return data, line
 
 

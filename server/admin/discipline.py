@@ -58,7 +58,7 @@ class DisciplineCalls:
             )
         except LadderError as e:
             await _refuse(context, e)
-        return wire.discipline_response(who, done.new, done.match_id, done.aborted)
+        return wire.discipline_response(who, done.new, done.match_id, done.aborted, done.elsewhere)
 
     async def ReinstateBot(
         self, request: apb.BotChangeRequest, context: Context

@@ -103,11 +103,13 @@ class ElsewhereError(LadderError):
 @dataclass(frozen=True, slots=True)
 class Suspended:
     """What a suspension did: whether the bot was in good standing before, and the
-    running match it held (and whether it was aborted, else benched), if any."""
+    running match it held (and whether it was aborted, else benched), if any; a match
+    another host runs is benched there (``elsewhere`` names that host)."""
 
     new: bool
     match_id: str | None = None
     aborted: bool = False
+    elsewhere: str = ""  # the address of the host that runs the match, when another
 
 
 def refusal(name: str, suspension: Suspension) -> str:
@@ -149,6 +151,8 @@ class Discipline:
         self.bounds = bounds
         self.runners = runners
         self.clock = clock
+        # The seats benched here, by (match, seat): each is benched once.
+        self._benched: set[tuple[str, int]] = set()
 
     # Checks
 
@@ -196,6 +200,29 @@ class Discipline:
             self.ladder.lobby.suspend(name, refusal(name, suspension))
         return quarantined
 
+    async def bench_suspended(self) -> None:
+        """Hands to the default policy the seats of suspended bots in the ladder
+        matches this host runs: on a shared database, a bot suspended through another
+        host (which could not reach its match) is benched here within a beat."""
+        if self.runners is None:
+            return
+        seats = {
+            (runner.id, seat): name
+            for runner in self.runners.running
+            if runner.match.settings.ladder
+            for seat, name in enumerate(runner.match.names)
+            if (runner.id, seat) not in self._benched
+        }
+        if not seats:
+            return
+        suspended = self.ladder.store.suspended(sorted(set(seats.values())))  # a row each
+        for (match_id, seat), name in seats.items():
+            if name in suspended and self.runners.bench(match_id, seat):
+                self._benched.add((match_id, seat))
+                log.info("ladder_seat_benched", match=match_id, seat=seat, bot=name)
+        running = {runner.id for runner in self.runners.running}
+        self._benched = {(m, s) for m, s in self._benched if m in running}
+
     # An operator's changes
 
     async def suspend(self, name: str, reason: str, operator: str, *, abort: bool) -> Suspended:
@@ -214,7 +241,11 @@ class Discipline:
             if abort and self._abort_here(seated.match_id, why):
                 done = Suspended(new, seated.match_id, aborted=True)
             elif self.runners.bench(seated.match_id, seated.seat):
+                self._benched.add((seated.match_id, seated.seat))
                 done = Suspended(new, seated.match_id)
+            elif seated.host and self.runners.get(seated.match_id) is None:
+                # Another host runs it: that host benches the seat (bench_suspended).
+                done = Suspended(new, seated.match_id, elsewhere=seated.address or seated.host)
         log.info(
             "ladder_bot_suspended",
             bot=name,

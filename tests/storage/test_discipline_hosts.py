@@ -1,11 +1,13 @@
 """Discipline on two hosts sharing one PostgreSQL database (the hosts of
-tests/storage/test_hosts.py): a bot suspended through one host has its entry on the
-other ended and is refused on both; a match voided through one host leaves the
+tests/storage/test_hosts.py): a bot suspended through one host while the other runs
+its match has its seat played by the default policy there, its entry ended, and is
+refused on both; a match voided through one host leaves the
 ratings both answer, and `ladder rerate` agrees with them; an abort through the host
 that does not run the match names the one that does."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -25,6 +27,21 @@ from .test_hosts import MAMMAMIA, host_flags, rated, rows, same_standings, wait
 THROUGH_A = {"random-a": "random", "greedy-a": "greedy", "counter-a": "counter"}
 THROUGH_B = {"greedy-b": "greedy", "random-b": "random"}
 
+#: A bot that thinks a while each turn (in time), so that its matches last seconds.
+PONDERING_BOT = """
+import time
+
+from client_sdk import Bot
+
+
+class Pondering(Bot):
+    name = "pondering"
+
+    def turn(self, view):
+        time.sleep(0.1)
+        return view.legal[0]
+"""
+
 
 def test_suspensions_and_voids_hold_on_both_hosts(
     start_server: Callable[..., Any],
@@ -36,22 +53,54 @@ def test_suspensions_and_voids_hold_on_both_hosts(
     options = {"db": postgres_url, "ladder_players": "2", "no_web": True}
     a = start_server(**options, ladder_concurrency=2, **host_flags(port_a, "host-a"))
     b = start_server(**options, ladder_concurrency=1, **host_flags(port_b, "host-b"))
-    ladder_bots(a.address, THROUGH_A)
-    through_b = ladder_bots(b.address, THROUGH_B)
+    pondering = tmp_path / "pondering.py"
+    pondering.write_text(PONDERING_BOT)
+    through_b = {**THROUGH_B, "slow-b": f"{pondering}:Pondering"}
+    bots = {**ladder_bots(a.address, THROUGH_A), **ladder_bots(b.address, through_b)}
     wait(lambda: rated(a.address) >= 6, 90, "6 rated matches")
 
-    # Suspended through A, the bot entered through B: B ends its entry, both refuse it.
-    done = admin(a.address, "suspend", "random-b", "--reason", "a fault on its side")
+    # Suspended through A while it plays a match B runs: B plays its seat by the
+    # default policy, the host of its entry ends it, and both hosts refuse it.
+    def slow_on_b() -> list[tuple[Any, ...]]:
+        return rows(
+            postgres_url,
+            "SELECT r.name, m.match_id FROM ladder_matches m JOIN ladder_results r"
+            " ON r.match_id = m.match_id WHERE m.status = 'running' AND m.host = 'host-b'"
+            " AND r.name = 'slow-b' AND m.created > ?",
+            time.time() - 1,
+        )
+
+    name, match_id = wait(slow_on_b, 90, "a match of slow-b starting on host B")[0]
+    done = admin(a.address, "suspend", name, "--reason", "a fault on its side", "--json")
     assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "operator": "organiser",
+        "changed": True,
+        "match_id": match_id,
+        "aborted": False,
+        "host_address": f"127.0.0.1:{port_b}",
+    }
     suspended_at = time.time()
-    assert through_b["random-b"].wait(timeout=30) != 0
-    key = (tmp_path / "random-b.key").read_text().strip()
+    wait(
+        lambda: any(
+            e.get("bot") == name and e.get("match") == match_id
+            for e in (
+                json.loads(line)
+                for line in b.logs().splitlines()
+                if '"ladder_seat_benched"' in line
+            )
+        ),
+        10,
+        "host B to bench the seat",
+    )
+    assert bots[name].wait(timeout=30) != 0
+    key = (tmp_path / f"{name}.key").read_text().strip()
     for host in (a, b):
-        refused = enter(host.address, "random-b", key)
+        refused = enter(host.address, name, key)
         assert refused is not None and refused.code() == grpc.StatusCode.PERMISSION_DENIED
         assert "a fault on its side" in str(refused.details())
         lines = {s.name: s.suspended for s in standings_of(host.address).standings}
-        assert lines["random-b"] == "a fault on its side"
+        assert lines[name] == "a fault on its side"
 
     # An abort through the host that does not run the match names the one that does.
     for _attempt in range(10):
@@ -92,7 +141,8 @@ def test_suspensions_and_voids_hold_on_both_hosts(
     # The suspended bot played no match that began after its suspension.
     later = rows(
         postgres_url,
-        "SELECT COUNT(*) FROM ladder_results WHERE name = 'random-b' AND created > ?",
+        "SELECT COUNT(*) FROM ladder_results WHERE name = ? AND created > ?",
+        name,
         suspended_at + 1,
     )
     assert later == [(0,)]

@@ -42,6 +42,24 @@ def host(port: int, name: str) -> dict[str, Any]:
     return {"args": ["--port", str(port), "--advertise", f"127.0.0.1:{port}", "--host-id", name]}
 
 
+def exported_and_verified(db: str, out: Path) -> dict[str, Any]:
+    """Returns the manifest of the bundle ``mammamia competition export`` writes from
+    ``db`` to ``out``, once ``mammamia verify`` has accepted it."""
+    exported = subprocess.run(
+        [str(MAMMAMIA), "competition", "export", "--db", db, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert exported.returncode == 0, exported.stderr
+    checked = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    manifest: dict[str, Any] = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return manifest
+
+
 def refused_register(address: str) -> grpc.RpcError:
     """Returns the error a late Register gets from the host at ``address``."""
     with grpc.insecure_channel(address) as channel, pytest.raises(grpc.RpcError) as refused:
@@ -121,19 +139,7 @@ def test_the_quick_competition_runs_on_two_hosts_on_postgresql(
     assert released["standings"] == seen_a["standings"]
 
     # The export from the shared database verifies offline.
-    out = tmp_path / "bundle"
-    exported = subprocess.run(
-        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert exported.returncode == 0, exported.stderr
-    checked = subprocess.run(
-        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest = exported_and_verified(postgres_url, tmp_path / "bundle")
     assert [s["phase"] for s in manifest["stamps"]] == PHASES
     assert manifest["final_table"]["stop"]["reason"] == seen_a["final_reason"]
     assert len(manifest["matches"]) == len(matches)
@@ -182,18 +188,6 @@ def test_the_finals_outlive_the_host_that_drives_them(
     assert statuses.count("finished") == seen["played"] > 0
     assert rows(postgres_url, "SELECT set_id FROM competition_tables WHERE revealed = 0") == []
 
-    out = tmp_path / "bundle"
-    exported = subprocess.run(
-        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert exported.returncode == 0, exported.stderr
-    checked = subprocess.run(
-        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest = exported_and_verified(postgres_url, tmp_path / "bundle")
     assert "aborted" in [m["status"] for m in manifest["matches"]]
     assert b.stop() == 0

@@ -59,6 +59,12 @@ log = structlog.get_logger()
 #: A bot quarantined after this many matches mostly played by the default policy.
 DEFAULT_QUARANTINE = 10
 
+#: What a bot out of matches for the hour is told (a notice on its Enter stream).
+RESTING = (
+    "the bot has played its quota of matches for the hour; "
+    "it is seated again once the hour has room"
+)
+
 __all__ = [
     "DEFAULT_QUARANTINE",
     "QUARANTINE",
@@ -164,8 +170,11 @@ class Discipline:
 
     def benched(self, names: Sequence[str]) -> set[str]:
         """Returns those of ``names`` not to seat now: suspended, or out of matches for
-        the hour (a row each, on the loop)."""
-        return self.ladder.store.benched(names, self.clock(), self.bounds.matches_per_hour)
+        the hour (a row each, on the loop); tells the latter why they wait."""
+        store = self.ladder.store
+        spent = store.spent(names, self.clock(), self.bounds.matches_per_hour)
+        self.ladder.lobby.rest(spent, RESTING)
+        return spent | set(store.suspended(names))
 
     async def after_match(self, names: Sequence[str]) -> list[str]:
         """Quarantines those of a finished match's bots that qualify (see the module);

@@ -138,7 +138,7 @@ class Discipline:
                 " WHERE name = ?",
                 (reason, now, operator, name),
             )
-            audit(db, now, operator, "suspend", name, reason)
+            audit(db, now, operator, "bot.suspend", name, reason)
         return row[0] is None
 
     def reinstate(self, name: str, reason: str, operator: str, now: float) -> bool:
@@ -154,7 +154,7 @@ class Discipline:
                 " suspended_by = NULL WHERE name = ?",
                 (name,),
             )
-            audit(db, now, operator, "reinstate", name, reason, was=row[0])
+            audit(db, now, operator, "bot.reinstate", name, reason, was=row[0])
         return row[0] is not None
 
     # Quarantine
@@ -188,7 +188,7 @@ class Discipline:
                     db,
                     now,
                     SERVER_OPERATOR,
-                    "suspend",
+                    "bot.suspend",
                     name,
                     QUARANTINE,
                     defaulted=defaulted,
@@ -223,7 +223,7 @@ class Discipline:
                 (now, operator, reason, match_id),
             )
             replayed = rerate(db)
-            audit(db, now, operator, "void", match_id, reason, replayed=replayed)
+            audit(db, now, operator, "match.void", match_id, reason, replayed=replayed)
         return True
 
     # Quotas
@@ -253,7 +253,7 @@ class Discipline:
                 "UPDATE ladder_bots SET quota_per_hour = ?, quota_entries = ? WHERE name = ?",
                 (per_hour, entries, name),
             )
-            audit(db, now, operator, "quota", name, reason, per_hour=per_hour, entries=entries)
+            audit(db, now, operator, "bot.quota", name, reason, per_hour=per_hour, entries=entries)
         return Quota(row[0], row[1])
 
     def quota(self, name: str) -> Quota | None:
@@ -294,10 +294,6 @@ class Discipline:
             "SELECT host, address FROM ladder_matches WHERE match_id = ?", (match_id,)
         ).fetchone()
         return None if row is None or row[0] is None else (row[0], row[1] or "")
-
-    def spent(self, names: Sequence[str], now: float, default: int) -> set[str]:
-        """Returns those of ``names`` out of matches for the hour (see :func:`spent`)."""
-        return spent(self._db, names, now, default)
 
     def benched(self, names: Sequence[str], now: float, default: int) -> set[str]:
         """Returns those of ``names`` the scheduler must not seat (:func:`benched`)."""

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from ...quoting import quoted
 from ...status import MatchStatus
 from ..connection import Connection, among
 from .rating import apply_next
@@ -132,7 +133,7 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = ?, suspended_at = ?, suspended_by = ?"
                 " WHERE name = ?",
@@ -148,7 +149,7 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = NULL, suspended_at = NULL,"
                 " suspended_by = NULL WHERE name = ?",
@@ -209,10 +210,10 @@ class Discipline:
                 "SELECT status, voided FROM ladder_matches WHERE match_id = ?", (match_id,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"match {match_id!r} is not a ladder match")
+                raise NotFoundError(f"match {quoted(match_id)} is not a ladder match")
             if row[0] != MatchStatus.FINISHED:
                 raise NotVoidableError(
-                    f"match {match_id!r} is {row[0]}: only a finished match can be voided"
+                    f"match {quoted(match_id)} is {row[0]}: only a finished match can be voided"
                     + (" (abort a running one)" if row[0] == MatchStatus.RUNNING else "")
                 )
             if row[1] is not None:
@@ -248,7 +249,7 @@ class Discipline:
                 "SELECT quota_per_hour, quota_entries FROM ladder_bots WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET quota_per_hour = ?, quota_entries = ? WHERE name = ?",
                 (per_hour, entries, name),

@@ -70,13 +70,20 @@ def _finished(stub: pb_grpc.LadderStub) -> int:
 
 
 def _aborted(server: Server) -> int:
+    aborted, token = 0, ""
     with grpc.insecure_channel(server.address) as channel:
-        listed = pb_grpc.OrganiserStub(channel).ListMatches(
-            pb.ListMatchesRequest(limit=1000),
-            timeout=10,
-            metadata=(("organiser-key", server.organiser_key),),
-        )
-    return sum(1 for m in listed.matches if m.ladder and m.status == pb.MATCH_STATUS_ABORTED)
+        while True:  # every page
+            listed = pb_grpc.OrganiserStub(channel).ListMatches(
+                pb.ListMatchesRequest(page_size=1000, page_token=token),
+                timeout=10,
+                metadata=(("organiser-key", server.organiser_key),),
+            )
+            aborted += sum(
+                1 for m in listed.matches if m.ladder and m.status == pb.MATCH_STATUS_ABORTED
+            )
+            token = listed.next_page_token
+            if not token:
+                return aborted
 
 
 def throughput(

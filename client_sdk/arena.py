@@ -30,6 +30,7 @@ from mammamia import IllegalActionError
 from .bot import Bot, Fault, FaultLog
 from .loader import BotFactory, load_bot
 from .local import play_local
+from .sprt import PAIR_SCORES, Decision, Sprt, elo, game_variance, pair_halves, variance
 
 log = structlog.get_logger()
 
@@ -451,3 +452,208 @@ def _pairs(names: Sequence[str], outcomes: Sequence[_Game]) -> dict[str, dict[st
     for (a, b), n in sorted(met.items()):
         pairs.setdefault(names[a], {})[names[b]] = halves[a, b] / 2 / n
     return pairs
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    """A sequential test between two bots (``client_sdk.sprt``): ``a`` the baseline,
+    ``b`` the candidate; the pentanomial of B's pair scores, B's games lost, tied and
+    won (``trinomial``), the LLR after each pair and its bounds, and the decision
+    (None when the game cap came first or the run was ``interrupted``)."""
+
+    a: str
+    b: str
+    test: Sprt
+    pentanomial: tuple[int, ...]
+    trinomial: tuple[int, int, int]
+    llr_by_pair: tuple[float, ...]
+    decision: Decision | None
+    games: int
+    cap: int
+    seed: int
+    interrupted: bool = False
+
+    @property
+    def llr(self) -> float:
+        """Returns the LLR after the last pair (0 before any)."""
+        return self.llr_by_pair[-1] if self.llr_by_pair else 0.0
+
+    @property
+    def fixed_games(self) -> int:
+        """Returns the games a fixed-count arena (independent games, each its own
+        deal) needs for the same error rates, at the game score's variance measured."""
+        return self.test.fixed_count(game_variance(self.trinomial))
+
+    @property
+    def fixed_pair_games(self) -> int:
+        """Returns the games a fixed number of deal pairs needs for the same error
+        rates, at the pair score's variance measured."""
+        return 2 * self.test.fixed_count(variance(self.pentanomial))
+
+    @property
+    def score(self) -> float:
+        """Returns B's mean score per game (a win 1, a shared first 1/2), 0.5 before any."""
+        pairs = sum(self.pentanomial)
+        return sum(k * c for k, c in enumerate(self.pentanomial)) / (4 * pairs) if pairs else 0.5
+
+    def to_json(self) -> dict[str, Any]:
+        """Returns the result as JSON: the names, the test, the decision, the counts
+        and the running LLR."""
+        lower, upper = self.test.bounds
+        return {
+            "a": self.a,
+            "b": self.b,
+            "elo0": self.test.elo0,
+            "elo1": self.test.elo1,
+            "alpha": self.test.alpha,
+            "beta": self.test.beta,
+            "bounds": [lower, upper],
+            "decision": self.decision,
+            "llr": self.llr,
+            "games": self.games,
+            "pairs": len(self.llr_by_pair),
+            "cap": self.cap,
+            "seed": self.seed,
+            "interrupted": self.interrupted,
+            "pentanomial": list(self.pentanomial),
+            "score": self.score,
+            "elo": elo(self.score),
+            "trinomial": list(self.trinomial),
+            "fixed_games": self.fixed_games,
+            "fixed_pair_games": self.fixed_pair_games,
+            "llr_by_pair": list(self.llr_by_pair),
+        }
+
+    def summary(self) -> str:
+        """Returns the result as a few lines of text."""
+        lower, upper = self.test.bounds
+        t = self.test
+        verdict = (
+            f"{self.b} is {self.decision} than {self.a}"
+            if self.decision == "better"
+            else f"{self.b} is not better than {self.a}"
+            if self.decision
+            else "undecided" + (" (interrupted)" if self.interrupted else " at the game cap")
+        )
+        gain = elo(self.score)
+        return "\n".join(
+            [
+                f"sprt: {self.b} against {self.a}: elo0 {t.elo0:g}, elo1 {t.elo1:g}, "
+                f"alpha {t.alpha:g}, beta {t.beta:g}",
+                f"LLR {self.llr:.3f}, bounds ({lower:.3f}, {upper:.3f}), after "
+                f"{self.games} games ({len(self.llr_by_pair)} deal pairs): {verdict}",
+                f"pentanomial (pairs that scored 0, 1/2, 1, 3/2, 2 for {self.b}): "
+                + " ".join(str(c) for c in self.pentanomial),
+                f"score {self.score:.3f} per game for {self.b} (Elo {gain:+.0f})",
+                f"a fixed count with the same error rates, at the variance measured: "
+                f"{self.fixed_games} independent games (the arena without --sprt), or "
+                f"{self.fixed_pair_games} in deal pairs",
+            ]
+        )
+
+
+def sprt_plan(seed: int, cap: int) -> Iterator[tuple[int, tuple[int, ...], int]]:
+    """Yields the games of a sequential test: deal pairs, each deal (one seed) played
+    with A in seat 0, then with the seats swapped; at most ``cap`` games."""
+    for game in range(cap - cap % 2):
+        yield game, ((0, 1) if game % 2 == 0 else (1, 0)), game_seed(seed, game // 2)
+
+
+def run_sprt(
+    a: str,
+    b: str,
+    test: Sprt,
+    cap: int = 20_000,
+    jobs: int | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    configure: Callable[[], None] | None = None,
+    deadline_ms: int | None = DEADLINE_MS,
+    on_fault: Callable[[Fault], None] | None = None,
+    on_pair: Callable[[int, float], None] | None = None,
+) -> SprtResult:
+    """Returns the sequential test of bot ``b`` against bot ``a`` (SPECs, as
+    :func:`run_arena` takes them): two-player deal pairs until the LLR leaves the
+    bounds of ``test`` or ``cap`` games are played (``client_sdk.sprt``).
+
+    The pairs are weighed in order, whatever order the workers finish them in, so a
+    seed gives the same decision after the same pairs. ``on_pair(pairs, llr)`` is
+    called after each pair. Ctrl-C stops at once, the result marked ``interrupted``.
+    Raises BotSpecError for a bad SPEC and ValueError for a cap under 2 or a bad
+    ``jobs``/``deadline_ms``.
+    """
+    if cap < 2:
+        raise ValueError(f"the game cap must be 2 or more (one deal pair), got {cap!r}")
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        raise ValueError(f"jobs must be 1 or more, got {jobs!r}")
+    if deadline_ms is not None and deadline_ms < 1:
+        raise ValueError(f"deadline_ms must be 1 or more, got {deadline_ms!r}")
+    names = _names([_bot_class(a), _bot_class(b)])
+    setup = _Setup((a, b), deadline_ms, None, None, len(str(cap)))
+    report = on_fault or _log_fault
+    reported: set[str] = set()
+    counts = [0] * PAIR_SCORES
+    games = [0, 0, 0]
+    llrs: list[float] = []
+    waiting: dict[int, _Game] = {}
+    decision: Decision | None = None
+
+    from tqdm import tqdm
+
+    lower, upper = test.bounds
+    bar = tqdm(total=cap, desc="sprt", unit="game", file=sys.stderr, disable=not progress)
+
+    class _Decided(Exception):
+        pass
+
+    def done(game: _Game) -> None:
+        nonlocal decision
+        for fault in game.faults:
+            if fault.key not in reported:
+                reported.add(fault.key)
+                report(fault)
+        bar.update()
+        waiting[game.number] = game
+        # Weigh the pairs in order: the next pair once both its games are in.
+        while 2 * len(llrs) in waiting and 2 * len(llrs) + 1 in waiting:
+            first, second = waiting.pop(2 * len(llrs)), waiting.pop(2 * len(llrs) + 1)
+            ranks = ((first.ranks[0], first.ranks[1]), (second.ranks[1], second.ranks[0]))
+            counts[pair_halves(*ranks)] += 1
+            for a_rank, b_rank in ranks:
+                games[0 if b_rank > a_rank else 1 if b_rank == a_rank else 2] += 1
+            llrs.append(test.llr(counts))
+            bar.set_postfix_str(f"LLR {llrs[-1]:.2f} ({lower:.2f}, {upper:.2f})")
+            if on_pair is not None:
+                on_pair(len(llrs), llrs[-1])
+            decision = test.decide(llrs[-1])
+            if decision is not None:
+                raise _Decided
+
+    interrupted = False
+    plan = sprt_plan(seed, cap)
+    try:
+        if jobs == 1:
+            for task in plan:
+                done(_play(setup, *task))
+        else:
+            _run_pool(setup, plan, min(jobs, cap), configure, done)
+    except _Decided:
+        pass
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    return SprtResult(
+        a=names[0],
+        b=names[1],
+        test=test,
+        pentanomial=tuple(counts),
+        trinomial=(games[0], games[1], games[2]),
+        llr_by_pair=tuple(llrs),
+        decision=decision,
+        games=2 * len(llrs),
+        cap=cap,
+        seed=seed,
+        interrupted=interrupted,
+    )

@@ -103,11 +103,17 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "the deadline) and replaced (late, raised or illegal; each distinct fault is "
         "shown once, with its traceback). With fewer SPECs than players, seats cycle "
         "through the SPECs. The same --seed gives the same games. Ctrl-C stops at once "
-        "and prints the statistics of the games finished.",
+        "and prints the statistics of the games finished. With --sprt and two SPECs A B, "
+        "a sequential test instead: deal pairs (each deal twice, seats swapped) until "
+        "the evidence says B is at least --elo1 better than A, or not better than "
+        "--elo0 (docs/bots.md).",
     )
     p.add_argument("specs", metavar="SPEC", nargs="+", help=_SPEC_HELP)
     p.add_argument(
-        "--games", type=_positive, default=100, metavar="N", help="games to play (default 100)"
+        "--games",
+        type=_positive,
+        metavar="N",
+        help="games to play (default 100); with --sprt, the most it may play (default 20000)",
     )
     p.add_argument(
         "--players",
@@ -151,7 +157,77 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    sprt = p.add_argument_group("sequential test (two SPECs, A then B)")
+    sprt.add_argument(
+        "--sprt",
+        action="store_true",
+        help="play deal pairs until B is shown at least --elo1 better than A, or not "
+        "better than --elo0; print the LLR, its bounds and the decision",
+    )
+    sprt.add_argument(
+        "--elo0", type=float, default=0.0, metavar="E", help="the no-gain hypothesis (default 0)"
+    )
+    sprt.add_argument(
+        "--elo1", type=float, default=50.0, metavar="E", help="the gain to detect (default 50)"
+    )
+    sprt.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        metavar="P",
+        help="chance of calling B better when it is not (default 0.05)",
+    )
+    sprt.add_argument(
+        "--beta",
+        type=float,
+        default=0.05,
+        metavar="P",
+        help="chance of missing a gain of --elo1 (default 0.05)",
+    )
     p.set_defaults(func=_cmd_arena)
+
+
+def _cmd_sprt(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .arena import run_sprt
+    from .bot import Fault
+    from .logs import configure_quiet
+    from .sprt import Sprt
+
+    def show_fault(fault: Fault) -> None:
+        tqdm.write(f"mammamia arena: {fault.describe()}", file=sys.stderr)
+
+    if len(args.specs) != 2 or (args.players or 2) != 2:
+        print(
+            "mammamia arena: --sprt compares two bots in two-player games: give two "
+            "SPECs (A, the baseline, then B) and no --players other than 2",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.out is not None or args.pairs:
+        print("mammamia arena: --sprt does not take --out or --pairs", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    configure_quiet()
+    try:
+        test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+        result = run_sprt(
+            args.specs[0],
+            args.specs[1],
+            test,
+            cap=args.games or 20_000,
+            jobs=args.jobs,
+            seed=args.seed,
+            progress=not args.no_progress,
+            configure=configure_quiet,
+            deadline_ms=args.deadline_ms,
+            on_fault=show_fault,
+        )
+    except ValueError as e:
+        print(f"mammamia arena: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(json.dumps(result.to_json()) if args.json else result.summary())
+    return EXIT_INTERRUPTED if result.interrupted else 0
 
 
 def _cmd_arena(args: argparse.Namespace) -> int:
@@ -168,6 +244,8 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
 
+    if args.sprt:
+        return _cmd_sprt(args)
     if args.out_lost is not None and args.out is None:
         print("mammamia arena: --out-lost NAME needs --out DIR", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -175,7 +253,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     try:
         result = run_arena(
             args.specs,
-            games=args.games,
+            games=args.games or 100,
             players=args.players,
             jobs=args.jobs,
             seed=args.seed,

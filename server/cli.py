@@ -298,7 +298,7 @@ def _add_quotas(p: argparse.ArgumentParser) -> None:
         _rate,
         q.public_rate,
         "RATE",
-        "calls without a key (Spectate, Ladder standings, matches and records) per "
+        "calls without a key (Spectate, Ladder standings, matches, results and records) per "
         "client address; '' for no limit",
     )
 

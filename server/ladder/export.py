@@ -62,9 +62,10 @@ RECORDS_FILE: Final = "records.jsonl"
 PAGE_SIZE: Final = 500
 """Matches read per page."""
 
-# A page from a source: the matches (``cli_wire.result_data``'s shape), the records of
-# those that have one (by match id), and the next page's token ("" at the end).
-Page = tuple[list[dict[str, Any]], dict[str, str], str]
+# A page from a source: the matches (``cli_wire.result_data``'s shape), the function
+# that returns the record of one of them by id (None: it has none), and the next
+# page's token ("" at the end).
+Page = tuple[list[dict[str, Any]], Callable[[str], str | None], str]
 Source = Callable[[str], Page]
 
 
@@ -158,12 +159,12 @@ def write(source: Source, out: Path, progress: TextIO | None = None, every: int 
             writer.writerow(RESULT_COLUMNS)
             token = ""
             while True:
-                matches, texts, next_token = source(token)
+                matches, record_of, next_token = source(token)
                 for match in matches:
                     rows = list(seat_rows(match))
                     writer.writerows(rows)
                     counts.seats += len(rows)
-                    text = texts.get(match["match_id"])
+                    text = record_of(match["match_id"])
                     if text is None:
                         counts.without_record.append(match["match_id"])
                     else:
@@ -214,7 +215,7 @@ def database_source(db: str, page_size: int = PAGE_SIZE) -> tuple[Source, Callab
     def read(token: str) -> Page:
         page = reads.page(page_size, token)
         texts = reads.records([r.match_id for r in page.items])
-        return [_row_data(r) for r in page.items], texts, page.next_token
+        return [_row_data(r) for r in page.items], texts.get, page.next_token
 
     return read, reads.close
 
@@ -287,11 +288,8 @@ def server_source(
     def read(token: str) -> Page:
         request = cli_wire.results_request(page_size, token)
         reply = _patient(lambda: ladder.Results(request, timeout=timeout))
-        matches = [cli_wire.result_data(m) for m in reply.matches]
-        texts = {
-            m["match_id"]: text for m in matches if (text := record(m["match_id"])) is not None
-        }
-        return matches, texts, reply.next_page_token
+        # Each record is read as its match is written, so progress shows at once.
+        return [cli_wire.result_data(m) for m in reply.matches], record, reply.next_page_token
 
     return read
 
@@ -349,6 +347,9 @@ def main(
     except ExportError as e:
         print(f"mammamia ladder export: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"mammamia ladder export: interrupted; nothing written to {out}", file=sys.stderr)
+        return 130
     except grpc.RpcError as e:
         code = e.code().name if isinstance(e, grpc.Call) else "ERROR"
         details = e.details() if isinstance(e, grpc.Call) else str(e)

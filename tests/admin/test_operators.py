@@ -15,6 +15,8 @@ import pytest
 
 from mammamia_pb import admin_pb2 as apb
 from mammamia_pb import admin_pb2_grpc as apb_grpc
+from mammamia_pb import arena_pb2 as pb
+from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.operators import ORGANISER, Operators, OperatorsError, add, key_hash, load
 from tests.conftest import ORGANISER_KEY
 from tests.ladder.conftest import MAMMAMIA
@@ -133,3 +135,25 @@ def test_unknown_keys_missing_reasons_and_bad_tokens_are_refused(
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     # Nothing refused is on the trail.
     assert log(server.address) == []
+
+
+def test_matches_created_on_one_call_are_each_audited_as_their_operator(
+    start_server: Callable[..., Any], tmp_path: Path
+) -> None:
+    path = tmp_path / "operators.toml"
+    carol = add(path, "carol")
+    server = start_server(operators=path, no_web=True)
+    with grpc.insecure_channel(server.address) as channel:
+        replies = list(
+            pb_grpc.OrganiserStub(channel).CreateMatches(
+                iter([pb.CreateMatchRequest(players=2), pb.CreateMatchRequest(players=3)]),
+                timeout=30,
+                metadata=(("organiser-key", carol),),
+            )
+        )
+    assert [
+        (e["operator"], e["action"], e["target"], e["details"]) for e in log(server.address)
+    ] == [
+        ("carol", "match.create", replies[0].match_id, {"players": 2}),
+        ("carol", "match.create", replies[1].match_id, {"players": 3}),
+    ]

@@ -1,5 +1,6 @@
 """The Node.js bot on the ladder: it registers, enters, plays its assignments to
-their end against Python ladder bots, and comes back with its key."""
+their end against Python ladder bots, comes back with its key, and waits out an
+operator's pause entered, told why it waits."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import re
 import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -14,6 +16,7 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from tests.admin.test_switches import switch
 
 NODE_NAME = "node-ladder"
 RUN_TIMEOUT_S = 90
@@ -88,3 +91,36 @@ def test_node_bot_with_a_wrong_ladder_key_stops_with_status_1(
     assert re.search(
         r"ladder refused \\?\"node-ladder\\?\": (UNAUTHENTICATED|PERMISSION_DENIED)", done.stderr
     ), done.stderr
+
+
+def test_node_bot_waits_out_a_pause_and_plays_after_it(
+    python_ladder_bots: Any, node_bot: list[str], tmp_path: Path
+) -> None:
+    server = python_ladder_bots
+    switch(server.address, "pause", "a short break")
+    err = tmp_path / "node.err"
+    with open(err, "w") as out:
+        bot = subprocess.Popen(
+            [
+                *node_bot,
+                "--server",
+                server.address,
+                "--ladder",
+                *("--name", NODE_NAME, "--matches", "1"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while "ladder is paused: a short break" not in err.read_text():
+            assert bot.poll() is None, err.read_text()[-3000:]
+            assert time.monotonic() < deadline, "the Node.js bot was not told of the pause"
+            time.sleep(0.1)
+        assert " info assigned " not in err.read_text()
+        switch(server.address, "resume", "back")
+        assert bot.wait(RUN_TIMEOUT_S) == 0, err.read_text()[-3000:]
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+    assert len(re.findall(r" info match_ended .*status=finished", err.read_text())) == 1

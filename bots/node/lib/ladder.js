@@ -130,6 +130,11 @@ async function playLadder({
           call.on('data', (assignment) => {
             failingSince = null;
             attempt = 0;
+            // No match: a notice of why the bot waits (the ladder paused); it stays entered.
+            if (!assignment.match_id) {
+              log.info('ladder_notice', { notice: assignment.waiting });
+              return;
+            }
             if (!leaving.signal.aborted) play(assignment);
           });
           call.on('error', (error) => {

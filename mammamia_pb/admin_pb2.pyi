@@ -294,9 +294,9 @@ class DisciplineResponse(_message.Message):
     default policy).
     """
     host_address: _builtins.str
-    """SuspendBot: the address of the host that runs the bot's match, when another
-    host of a shared database does: that host plays the seat by the default
-    policy; to abort the match, call AbortMatch there.
+    """The address of the host that runs the match, when another host of a shared
+    database does: that host plays the suspended bot's seat by the default policy,
+    or aborts the match, within a second.
     """
     def __init__(
         self,

@@ -43,7 +43,6 @@ from server.db.ladder.discipline import (
 )
 from server.db.ladder.rows import LadderError
 from server.quoting import quoted
-from server.status import MatchStatus
 
 if TYPE_CHECKING:
     from server.db.ladder.reads import LadderReader
@@ -70,7 +69,6 @@ __all__ = [
     "QUARANTINE",
     "Bounds",
     "Discipline",
-    "ElsewhereError",
     "NotFoundError",
     "NotVoidableError",
     "QuotaError",
@@ -94,10 +92,6 @@ class SuspendedError(LadderError):
 
 class QuotaError(LadderError):
     """The bot has used a quota (the message names it)."""
-
-
-class ElsewhereError(LadderError):
-    """The match runs on another host of the shared database (the message names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,16 +194,22 @@ class Discipline:
             self.ladder.lobby.suspend(name, refusal(name, suspension))
         return quarantined
 
-    async def bench_suspended(self) -> None:
-        """Hands to the default policy the seats of suspended bots in the ladder
-        matches this host runs: on a shared database, a bot suspended through another
-        host (which could not reach its match) is benched here within a beat."""
+    async def obey(self) -> None:
+        """Does what was asked through other hosts of a shared database of the ladder
+        matches this host runs: aborts those an operator aborted there
+        (``LadderStore.ask_abort``), and hands to the default policy the seats of
+        suspended bots. For every beat, on the loop (a row per match and per bot)."""
         if self.runners is None:
             return
+        ladder = [r for r in self.runners.running if r.match.settings.ladder]
+        asked = self.ladder.store.aborts_asked([r.id for r in ladder])
+        for match_id, why in asked.items():
+            if self._abort_here(match_id, why):
+                log.info("ladder_match_aborted_as_asked", match=match_id, reason=why)
         seats = {
             (runner.id, seat): name
-            for runner in self.runners.running
-            if runner.match.settings.ladder
+            for runner in ladder
+            if runner.id not in asked
             for seat, name in enumerate(runner.match.names)
             if (runner.id, seat) not in self._benched
         }
@@ -244,8 +244,12 @@ class Discipline:
                 self._benched.add((seated.match_id, seated.seat))
                 done = Suspended(new, seated.match_id)
             elif seated.host and self.runners.get(seated.match_id) is None:
-                # Another host runs it: that host benches the seat (bench_suspended).
-                done = Suspended(new, seated.match_id, elsewhere=seated.address or seated.host)
+                # Another host runs it: it benches the seat, or aborts the match as
+                # asked, within a beat (``obey``).
+                asked = abort and await self.ladder.writer.run(
+                    store.ask_abort, seated.match_id, why
+                )
+                done = Suspended(new, seated.match_id, bool(asked), seated.address or seated.host)
         log.info(
             "ladder_bot_suspended",
             bot=name,
@@ -281,22 +285,23 @@ class Discipline:
         log.info("ladder_match_voided", match=match_id, operator=operator, reason=reason, new=new)
         return new
 
-    async def abort(self, match_id: str, reason: str, operator: str) -> None:
-        """Aborts a running match on this host (a ladder match, or an organiser's):
-        it ends as aborted and never counts. Raises NotFoundError (no such match
-        running), ElsewhereError (a ladder match another host runs)."""
+    async def abort(self, match_id: str, reason: str, operator: str) -> str:
+        """Aborts a running match (a ladder match, or an organiser's): it ends as
+        aborted and never counts. A ladder match another host of a shared database
+        runs is aborted by that host within a beat (``obey``); returns its address
+        then, else "". Raises NotFoundError (no such match running)."""
         _reason(reason)
-        if self._abort_here(match_id, f"aborted by {operator}: {reason}"):
+        why = f"aborted by {operator}: {reason}"
+        if self._abort_here(match_id, why):
             log.info("match_aborted_by_operator", match=match_id, operator=operator, reason=reason)
-            return
-        row = await self.ladder.reader.match(match_id)
-        if row is not None and row.status == MatchStatus.RUNNING:
-            host = self.ladder.store.host_of(match_id)  # one row, on the loop
-            raise ElsewhereError(
-                f"match {quoted(match_id)} runs on another host"
-                + (f" ({host[1]})" if host and host[1] else "")
-                + ": abort it there"
+            return ""
+        store = self.ladder.store
+        host = store.host_of(match_id)  # one row, on the loop
+        if host is not None and await self.ladder.writer.run(store.ask_abort, match_id, why):
+            log.info(
+                "match_abort_asked", match=match_id, host=host[0], operator=operator, reason=reason
             )
+            return host[1] or host[0]
         raise NotFoundError(f"match {quoted(match_id)} is not running")
 
     async def set_quota(

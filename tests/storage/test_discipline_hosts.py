@@ -1,9 +1,9 @@
 """Discipline on two hosts sharing one PostgreSQL database (the hosts of
 tests/storage/test_hosts.py): a bot suspended through one host while the other runs
 its match has its seat played by the default policy there, its entry ended, and is
-refused on both; a match voided through one host leaves the
-ratings both answer, and `ladder rerate` agrees with them; an abort through the host
-that does not run the match names the one that does."""
+refused on both; a match aborted through the host that does not run it is aborted
+by the one that does; a match voided through one host leaves the
+ratings both answer, and `ladder rerate` agrees with them."""
 
 from __future__ import annotations
 
@@ -55,8 +55,9 @@ def test_suspensions_and_voids_hold_on_both_hosts(
     b = start_server(**options, ladder_concurrency=1, **host_flags(port_b, "host-b"))
     pondering = tmp_path / "pondering.py"
     pondering.write_text(PONDERING_BOT)
+    through_a = {**THROUGH_A, "slow-a": f"{pondering}:Pondering"}
     through_b = {**THROUGH_B, "slow-b": f"{pondering}:Pondering"}
-    bots = {**ladder_bots(a.address, THROUGH_A), **ladder_bots(b.address, through_b)}
+    bots = {**ladder_bots(a.address, through_a), **ladder_bots(b.address, through_b)}
     wait(lambda: rated(a.address) >= 6, 90, "6 rated matches")
 
     # Suspended through A while it plays a match B runs: B plays its seat by the
@@ -102,21 +103,29 @@ def test_suspensions_and_voids_hold_on_both_hosts(
         lines = {s.name: s.suspended for s in standings_of(host.address).standings}
         assert lines[name] == "a fault on its side"
 
-    # An abort through the host that does not run the match names the one that does.
-    for _attempt in range(10):
-        running = rows(
+    # Aborted through B, a match A runs: A aborts it within a beat.
+    def slow_on_a() -> list[tuple[Any, ...]]:
+        return rows(
             postgres_url,
-            "SELECT match_id FROM ladder_matches WHERE status = 'running' AND host = 'host-a'",
+            "SELECT m.match_id FROM ladder_matches m JOIN ladder_results r"
+            " ON r.match_id = m.match_id WHERE m.status = 'running' AND m.host = 'host-a'"
+            " AND r.name = 'slow-a' AND m.created > ?",
+            time.time() - 1,
         )
-        if not running:
-            time.sleep(0.2)
-            continue
-        elsewhere = admin(b.address, "abort", running[0][0], "--reason", "a test")
-        if "FAILED_PRECONDITION" in elsewhere.stderr:
-            assert f"127.0.0.1:{port_a}" in elsewhere.stderr
-            break
-    else:
-        raise AssertionError("no abort through host B found a match running on host A")
+
+    (aborted,) = wait(slow_on_a, 90, "a match of slow-a starting on host A")[0]
+    done = admin(b.address, "abort", aborted, "--reason", "a test", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["host_address"] == f"127.0.0.1:{port_a}"
+    wait(
+        lambda: (
+            rows(postgres_url, "SELECT status FROM ladder_matches WHERE match_id = ?", aborted)
+            == [("aborted",)]
+        ),
+        10,
+        "host A to abort the match",
+    )
+    assert "ladder_match_aborted_as_asked" in a.logs()
 
     # Voided through B: both hosts answer the same standings, without it.
     before = rated(a.address)

@@ -288,6 +288,30 @@ class Discipline:
             )
         return None
 
+    def ask_abort(self, match_id: str, why: str) -> bool:
+        """Asks the host that runs a ladder match to abort it for ``why`` (read by
+        :meth:`aborts_asked`); returns False when the match is not running."""
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE ladder_matches SET abort_asked = ? WHERE match_id = ?"
+                " AND status = 'running'",
+                (why, match_id),
+            )
+            return cur.rowcount == 1
+
+    def aborts_asked(self, match_ids: Sequence[str]) -> dict[str, str]:
+        """Returns why an abort was asked of each of ``match_ids`` still running that
+        has one (:meth:`ask_abort`)."""
+        if not match_ids:
+            return {}
+        test, listed = among(self._db, match_ids)
+        rows = self._db.execute(
+            "SELECT match_id, abort_asked FROM ladder_matches WHERE abort_asked IS NOT NULL"
+            f" AND status = 'running' AND match_id {test}",
+            (listed,),
+        ).fetchall()
+        return {m: why for m, why in rows}
+
     def host_of(self, match_id: str) -> tuple[str, str] | None:
         """Returns (host, address) of the host that runs or ran a ladder match, or
         None (not a ladder match, or run before hosts were named)."""

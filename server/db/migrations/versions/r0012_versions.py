@@ -18,16 +18,16 @@ filled from the old ones. On PostgreSQL (:data:`POSTGRESQL`) the keys are replac
 place. Going back (:data:`DOWNGRADE`) keeps the default version's rows only: run
 ``mammamia ladder rerate`` with the older server to rate every result by name again.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

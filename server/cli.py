@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import options
-from .cli_common import Refused, add_call_flags, call, guarded, organiser_key
+from .cli_common import CommandRefused, add_call_flags, call, guarded, organiser_key
 from .options import env, env_default
 
 #: The default of ``--host-lease`` (``server.leases.DEFAULT_LEASE_S``, not imported:
@@ -364,7 +364,7 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         args.organiser_key = organiser_key(args)
-    except Refused as e:
+    except CommandRefused as e:
         print(f"mammamia serve: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     from .operators import OperatorsError, load
@@ -600,7 +600,7 @@ def register_match(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _call(args: argparse.Namespace, method: str, request: Any) -> Any:
-    """Returns the reply of the Organiser ``method`` to ``request``; raises Refused
+    """Returns the reply of the Organiser ``method`` to ``request``; raises CommandRefused
     when there is no key or the server refuses."""
     from mammamia_pb import arena_pb2_grpc
 

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .options import env
-from .quoting import quoted
 
 #: The exit status of a command the server (or a missing key) refused.
 EXIT_REFUSED: Final = 1
@@ -30,9 +29,11 @@ NO_KEY: Final = (
 )
 
 
-class Refused(Exception):
+class CommandRefused(Exception):
     """A command that cannot go on: no key, an unreadable key file, or the server's
-    refusal (the message says which)."""
+    refusal (the message says which). Its message may quote the command line's own
+    values whole (a path the user typed, on the user's terminal); the server's
+    refusals quote caller input short instead (``server.quoting``)."""
 
 
 def add_call_flags(q: argparse.ArgumentParser, key_help: str = "") -> None:
@@ -71,7 +72,7 @@ def add_call_flags(q: argparse.ArgumentParser, key_help: str = "") -> None:
 
 def organiser_key(args: argparse.Namespace) -> str | None:
     """Returns the key given by flag, variable or file (None when none is); raises
-    Refused when the file cannot be read or its first line is empty."""
+    CommandRefused when the file cannot be read or its first line is empty."""
     # The command line wins over the environment: a key file yields only to a key
     # given as --organiser-key (argparse refuses both flags at once).
     key_from_env = args.organiser_key == os.environ.get("MAMMAMIA_ORGANISER_KEY")
@@ -80,12 +81,12 @@ def organiser_key(args: argparse.Namespace) -> str | None:
             with open(args.organiser_key_file, encoding="utf-8") as f:
                 key = f.readline().strip()
         except OSError as e:
-            raise Refused(
-                f"--organiser-key-file {quoted(args.organiser_key_file)}: {e.strerror}"
+            raise CommandRefused(
+                f"--organiser-key-file {args.organiser_key_file!r}: {e.strerror}"
             ) from None
         if not key:
-            raise Refused(
-                f"--organiser-key-file {quoted(args.organiser_key_file)}: the first line is empty"
+            raise CommandRefused(
+                f"--organiser-key-file {args.organiser_key_file!r}: the first line is empty"
             )
         return key
     return str(args.organiser_key) if args.organiser_key else None
@@ -100,13 +101,13 @@ def call(
     key_required: bool = True,
 ) -> Any:
     """Returns the reply of ``method`` of the stub ``stub(channel)`` to ``request``,
-    the key (when given) sent as the ``organiser-key`` metadata; raises Refused when
+    the key (when given) sent as the ``organiser-key`` metadata; raises CommandRefused when
     a required key is missing or the server refuses the call."""
     import grpc
 
     key = organiser_key(args)
     if key_required and not key:
-        raise Refused(NO_KEY)
+        raise CommandRefused(NO_KEY)
     if args.tls_ca:
         with open(args.tls_ca, "rb") as f:
             channel = grpc.secure_channel(args.server, grpc.ssl_channel_credentials(f.read()))
@@ -122,13 +123,13 @@ def call(
                 if e.code() == grpc.StatusCode.UNAVAILABLE
                 else ""
             )
-            raise Refused(f"{e.code().name}: {e.details()}{hint}") from None
+            raise CommandRefused(f"{e.code().name}: {e.details()}{hint}") from None
 
 
 def guarded(
     command: Callable[[argparse.Namespace], str],
 ) -> Callable[[Callable[[argparse.Namespace], int]], Callable[[argparse.Namespace], int]]:
-    """Returns a decorator: the command's Refused is printed on stderr as one line,
+    """Returns a decorator: the command's CommandRefused is printed on stderr as one line,
     after the command's name (``command(args)``, e.g. "mammamia match create"), and
     the command exits with EXIT_REFUSED."""
 
@@ -136,7 +137,7 @@ def guarded(
         def run(args: argparse.Namespace) -> int:
             try:
                 return fn(args)
-            except Refused as e:
+            except CommandRefused as e:
                 print(f"{command(args)}: {e}", file=sys.stderr)
                 return EXIT_REFUSED
 

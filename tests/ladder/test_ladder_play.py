@@ -135,7 +135,9 @@ def test_ladder_commands_print_standings_matches_and_records(
         "low",
         "high",
         "p_better",
+        "suspended",
     }
+    assert data["standings"][0]["suspended"] is None
     table = subprocess.run(
         [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--players", "2"],
         capture_output=True,

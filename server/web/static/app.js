@@ -614,6 +614,7 @@ function route() {
   if (parts[0] === "replay" && parts[1]) return replayPage(parts[1], query);
   if (parts[0] === "live" && parts[1]) return livePage(parts[1]);
   if (parts[0] === "competition") return competitionPage();
+  if (parts[0] === "play") return playPage();
   return ladderPage(query);
 }
 

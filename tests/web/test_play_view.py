@@ -122,6 +122,9 @@ def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
         page.get_by_test_id("play-option").first.focus()
         page.keyboard.press("Enter")
         assert "Your" in page.get_by_test_id("play-summary").inner_text()
+        # A hint: the built-in bot's answer from this seat's decision, marked.
+        page.get_by_test_id("play-hint").click()
+        assert "would play" in page.get_by_test_id("play-hint-text").inner_text()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, width
         screenshot(page, "play-phone")

@@ -42,7 +42,7 @@ function playSeat(first) {
   show(el("div", {class: "play", testid: "play"}, el("h1", {}, "Play"), status, clock, choice, stage,
     el("section", {class: "panel"}, el("h2", {}, "What happened"), log)));
   const events = [];
-  let after = 0, last = null, chosen = null, skew = 0, socket = null, closed = false;
+  let after = 0, last = null, chosen = null, skew = 0, socket = null, closed = false, hinted = null;
 
   const tick = () => {
     const d = last && last.decision;
@@ -62,6 +62,13 @@ function playSeat(first) {
       choice.replaceChildren(el("p", {class: "muted"}, last && last.final ? "The game is over." : "Waiting for the others…"));
       return;
     }
+    const hint = hinted && hinted.decision === d.id ? hinted : null;
+    const hintBot = el("select", {"aria-label": "hint from", testid: "play-hint-bot"},
+      el("option", {value: "eager"}, "eager"), el("option", {value: "random"}, "random"));
+    const hints = el("p", {class: "play-hint"},
+      el("button", {type: "button", testid: "play-hint", onclick: () => send({type: "hint", bot: hintBot.value})}, "Hint"),
+      " from ", hintBot,
+      hint ? el("span", {testid: "play-hint-text"}, ` · ${hint.bot} would play: ${d.options[hint.option].text} ★`) : null);
     const summary = el("p", {class: "play-summary", testid: "play-summary"},
       chosen === null ? "Choose your answer." : `Your ${d.resolve ? "decision" : "turn"}: ${d.options[chosen].text}`);
     // A turn's options are grouped by what they play; each button is one offered answer
@@ -73,7 +80,8 @@ function playSeat(first) {
       if (!groups.has(head)) groups.set(head, []);
       groups.get(head).push(el("button", {type: "button", class: "play-option" + (i === chosen ? " chosen" : ""),
         testid: "play-option", "data-index": i, "aria-pressed": i === chosen ? "true" : "false",
-        title: o.text, onclick: () => { chosen = i; drawChoice(); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text));
+        title: o.text, onclick: () => { chosen = i; drawChoice(); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text,
+        hint && hint.option === i ? el("em", {class: "play-hinted"}, " ★") : null));
     });
     const buttons = [...groups].map(([head, list]) => head
       ? el("div", {class: "play-group"}, el("span", {class: "play-head"}, head), list) : list);
@@ -86,7 +94,7 @@ function playSeat(first) {
         drawChoice();
       }}, "Send");
     choice.replaceChildren(el("h2", {}, d.resolve ? "Your decision: bake or decline" : "Your turn"),
-      el("div", {class: "play-options"}, buttons), summary, confirm);
+      hints, el("div", {class: "play-options"}, buttons), summary, confirm);
   };
 
   const render = msg => {
@@ -149,6 +157,9 @@ function playSeat(first) {
           choice.replaceChildren(el("div", {class: "panel error", testid: "error"}, msg.error),
             el("a", {href: "#/play", onclick: () => setTimeout(route, 0)}, "Start a new game"));
         } else status.textContent = msg.error;
+      } else if (msg.type === "hint") {
+        hinted = msg;
+        drawChoice();
       } else if (msg.type === "seat") {
         render(msg);
         if (msg.final) closed = true;

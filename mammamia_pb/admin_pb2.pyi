@@ -277,6 +277,7 @@ class DisciplineResponse(_message.Message):
     CHANGED_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
     ABORTED_FIELD_NUMBER: _builtins.int
+    HOST_ADDRESS_FIELD_NUMBER: _builtins.int
     operator: _builtins.str
     """The operator the call was made as."""
     changed: _builtins.bool
@@ -292,6 +293,11 @@ class DisciplineResponse(_message.Message):
     """SuspendBot: whether that match was aborted (else its seat is played by the
     default policy).
     """
+    host_address: _builtins.str
+    """The address of the host that runs the match, when another host of a shared
+    database does: that host plays the suspended bot's seat by the default policy,
+    or aborts the match, within a second.
+    """
     def __init__(
         self,
         *,
@@ -299,10 +305,11 @@ class DisciplineResponse(_message.Message):
         changed: _builtins.bool = ...,
         match_id: _builtins.str = ...,
         aborted: _builtins.bool = ...,
+        host_address: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["aborted", b"aborted", "changed", b"changed", "match_id", b"match_id", "operator", b"operator"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aborted", b"aborted", "changed", b"changed", "host_address", b"host_address", "match_id", b"match_id", "operator", b"operator"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

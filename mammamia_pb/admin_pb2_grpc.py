@@ -183,9 +183,9 @@ class AdminServicer:
 
     def AbortMatch(self, request, context):
         """Aborts a running match, a ladder match or an organiser's: it ends as aborted
-        and never counts. NOT_FOUND for a match not running; FAILED_PRECONDITION
-        for a ladder match another host of a shared database runs (the message names
-        its address: call that host).
+        and never counts. A ladder match another host of a shared database runs is
+        aborted by that host within a second (the reply's `host_address` names it).
+        NOT_FOUND for a match not running.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

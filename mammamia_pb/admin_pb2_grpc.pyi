@@ -99,9 +99,9 @@ class AdminStub:
     """
     AbortMatch: _grpc.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]
     """Aborts a running match, a ladder match or an organiser's: it ends as aborted
-    and never counts. NOT_FOUND for a match not running; FAILED_PRECONDITION
-    for a ladder match another host of a shared database runs (the message names
-    its address: call that host).
+    and never counts. A ladder match another host of a shared database runs is
+    aborted by that host within a second (the reply's `host_address` names it).
+    NOT_FOUND for a match not running.
     """
     SetQuota: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SetQuotaRequest, _admin_pb2.QuotaResponse]
     """Sets a ladder bot's own quotas, in place of the server's defaults
@@ -159,9 +159,9 @@ class AdminAsyncStub(AdminStub):
     """
     AbortMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]  # type: ignore[assignment]
     """Aborts a running match, a ladder match or an organiser's: it ends as aborted
-    and never counts. NOT_FOUND for a match not running; FAILED_PRECONDITION
-    for a ladder match another host of a shared database runs (the message names
-    its address: call that host).
+    and never counts. A ladder match another host of a shared database runs is
+    aborted by that host within a second (the reply's `host_address` names it).
+    NOT_FOUND for a match not running.
     """
     SetQuota: _aio.UnaryUnaryMultiCallable[_admin_pb2.SetQuotaRequest, _admin_pb2.QuotaResponse]  # type: ignore[assignment]
     """Sets a ladder bot's own quotas, in place of the server's defaults
@@ -276,9 +276,9 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.DisciplineResponse, _abc.Awaitable[_admin_pb2.DisciplineResponse]]:
         """Aborts a running match, a ladder match or an organiser's: it ends as aborted
-        and never counts. NOT_FOUND for a match not running; FAILED_PRECONDITION
-        for a ladder match another host of a shared database runs (the message names
-        its address: call that host).
+        and never counts. A ladder match another host of a shared database runs is
+        aborted by that host within a second (the reply's `host_address` names it).
+        NOT_FOUND for a match not running.
         """
 
     @_abc_1.abstractmethod

@@ -53,7 +53,8 @@ def register_discipline(cmds: argparse._SubParsersAction[argparse.ArgumentParser
         "abort",
         help="abort a running match (ladder or organiser's): it never counts",
         description="Abort a running match, a ladder match or an organiser's: it ends "
-        "as aborted and never counts. On many hosts, call the host that runs it.",
+        "as aborted and never counts. On many hosts, the host that runs it aborts it "
+        "within a second.",
     )
     a.add_argument("match_id", metavar="MATCH", help="the match's id")
     q = cmds.add_parser(
@@ -145,6 +146,10 @@ def _said(args: argparse.Namespace, reply: Any) -> tuple[dict[str, Any], str]:
             if data["aborted"]
             else f"; the default policy plays its seat in match {data['match_id']}"
         )
+        if data["host_address"]:
+            line += f" by the host at {data['host_address']}, which runs it"
+    elif args.method == "AbortMatch" and data["host_address"]:
+        line += f" by the host at {data['host_address']}, which runs it"
     return data, line
 
 

@@ -94,6 +94,7 @@ def discipline_data(msg: apb.DisciplineResponse) -> dict[str, Any]:
         "changed": msg.changed,
         "match_id": msg.match_id or None,
         "aborted": msg.aborted,
+        "host_address": msg.host_address or None,
     }
 
 

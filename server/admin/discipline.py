@@ -8,7 +8,7 @@ appended to the trail once the match is cut off.
 
 Statuses: NOT_FOUND for a bot not registered, a match that is not a ladder match
 (VoidMatch) or not running (AbortMatch); FAILED_PRECONDITION for a match that
-cannot be voided (not finished) or that another host runs (AbortMatch);
+cannot be voided (not finished);
 INVALID_ARGUMENT for a missing reason.
 """
 
@@ -21,11 +21,7 @@ import grpc
 from mammamia_pb import admin_pb2 as apb
 
 from ..db.ladder.rows import LadderError
-from ..ladder.discipline import (
-    ElsewhereError,
-    NotFoundError,
-    NotVoidableError,
-)
+from ..ladder.discipline import NotFoundError, NotVoidableError
 from ..services import Context, abort
 from . import wire
 
@@ -58,7 +54,7 @@ class DisciplineCalls:
             )
         except LadderError as e:
             await _refuse(context, e)
-        return wire.discipline_response(who, done.new, done.match_id, done.aborted)
+        return wire.discipline_response(who, done.new, done.match_id, done.aborted, done.elsewhere)
 
     async def ReinstateBot(
         self, request: apb.BotChangeRequest, context: Context
@@ -85,11 +81,13 @@ class DisciplineCalls:
     ) -> apb.DisciplineResponse:
         who, reason = await self.changed_by(context, request.reason, "AbortMatch")
         try:
-            await self._discipline.abort(request.match_id, reason, who)
+            elsewhere = await self._discipline.abort(request.match_id, reason, who)
         except LadderError as e:
             await _refuse(context, e)
-        await self.audit.record(who, "match.abort", request.match_id, reason)
-        return wire.discipline_response(who, True, request.match_id, aborted=True)
+        await self.audit.record(
+            who, "match.abort", request.match_id, reason, {"host": elsewhere} if elsewhere else None
+        )
+        return wire.discipline_response(who, True, request.match_id, True, elsewhere)
 
     async def SetQuota(self, request: apb.SetQuotaRequest, context: Context) -> apb.QuotaResponse:
         who, reason = await self.changed_by(context, request.reason, "SetQuota")
@@ -107,6 +105,6 @@ async def _refuse(context: Context, e: LadderError) -> NoReturn:
     """Ends the call with the status that ``e`` stands for."""
     if isinstance(e, NotFoundError):
         await abort(context, grpc.StatusCode.NOT_FOUND, str(e))
-    if isinstance(e, NotVoidableError | ElsewhereError):
+    if isinstance(e, NotVoidableError):
         await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
     await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))

@@ -58,11 +58,20 @@ def quotas_asked(request: apb.SetQuotaRequest) -> tuple[int | None, int | None]:
 
 
 def discipline_response(
-    operator: str, changed: bool, match_id: str | None = None, aborted: bool = False
+    operator: str,
+    changed: bool,
+    match_id: str | None = None,
+    aborted: bool = False,
+    elsewhere: str = "",
 ) -> apb.DisciplineResponse:
-    """Returns what a discipline call did."""
+    """Returns what a discipline call did (``elsewhere``: the host that runs the
+    suspended bot's match, when another)."""
     return apb.DisciplineResponse(
-        operator=operator, changed=changed, match_id=match_id or "", aborted=aborted
+        operator=operator,
+        changed=changed,
+        match_id=match_id or "",
+        aborted=aborted,
+        host_address=elsewhere,
     )
 
 

@@ -8,17 +8,21 @@ starts without loading the server.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from mammamia_pb import arena_pb2 as pb
 
 from ..cli_wire import record_request as record_request  # Ladder.GetRecord takes the same
 
+#: ``--by`` of ``mammamia ladder standings``, as StandingsRequest.by.
+BY: Final = {"best": pb.STANDINGS_BY_BEST, "newest": pb.STANDINGS_BY_NEWEST}
 
-def standings_request(players: int = 0, token: str = "") -> pb.StandingsRequest:
+
+def standings_request(players: int = 0, token: str = "", by: str = "best") -> pb.StandingsRequest:
     """Returns the request for a page of the ladder's standings (0: over all player
-    counts): the first, or the one ``token`` names."""
-    return pb.StandingsRequest(players=players, page_token=token)
+    counts), each bot by its ``by`` version (best or newest): the first, or the one
+    ``token`` names."""
+    return pb.StandingsRequest(players=players, page_token=token, by=BY[by])
 
 
 def bot_stats_request(name: str) -> pb.BotStatsRequest:
@@ -41,8 +45,9 @@ def results_request(size: int, token: str = "") -> pb.ResultsRequest:
 
 def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
     """Returns a ladder listing entry as ``{"match", "players", "names", "winners",
-    "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
-    match of a duplicate set, else None."""
+    "commitment", "set", "voided"}``; ``set`` is ``{"id", "index", "size",
+    "rotation"}`` for a match of a duplicate set, else None; ``voided`` is ``{"reason",
+    "by"}`` for a voided match, else None."""
     deal_set = msg.deal_set if msg.HasField("deal_set") else None
     return {
         "match": msg.match_id,
@@ -58,18 +63,46 @@ def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
             "size": deal_set.size,
             "rotation": deal_set.rotation,
         },
+        "voided": {"reason": msg.void_reason, "by": msg.voided_by} if msg.voided else None,
     }
 
 
 def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
     """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
     "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
-    "mean_rank"}, ...]}``."""
+    "mean_rank"}, ...], "suspended"}``: ``{"reason", "by", "at"}`` (UNIX seconds) for a
+    suspended bot, else None."""
     return {
         "name": msg.name,
+        "suspended": {
+            "reason": msg.suspended,
+            "by": msg.suspended_by,
+            "at": msg.suspended_at.ToNanoseconds() / 1e9,
+        }
+        if msg.suspended
+        else None,
         "tallies": [
             {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
             for t in msg.tallies
+        ],
+        "versions": [
+            {
+                "version": v.version,
+                "rating": v.rating,
+                "mu": v.mu,
+                "sigma": v.sigma,
+                "low": v.low,
+                "high": v.high,
+                "games": v.games,
+                "wins": v.wins,
+                "first_played": v.first_played.ToNanoseconds() / 1e9
+                if v.HasField("first_played")
+                else None,
+                "last_played": v.last_played.ToNanoseconds() / 1e9
+                if v.HasField("last_played")
+                else None,
+            }
+            for v in msg.versions
         ],
         "positions": [
             {
@@ -86,9 +119,10 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
-    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...],
-    "next_page_token"}`` from a page of a Standings reply (``p_better`` None for the
-    last bot)."""
+    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better",
+    "suspended"}, ...], "next_page_token"}`` from a page of a Standings reply
+    (``p_better`` None for the last bot; ``suspended`` the reason, None for a bot in
+    good standing)."""
     return {
         "matches_finished": msg.matches_finished,
         "next_page_token": msg.next_page_token,
@@ -105,9 +139,13 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "low": s.low,
                 "high": s.high,
                 "p_better": s.p_better if s.HasField("p_better") else None,
+                "suspended": s.suspended or None,
+                "version": s.version,
+                "versions": s.versions,
             }
             for s in msg.standings
         ],
+        "by": "newest" if msg.by == pb.STANDINGS_BY_NEWEST else "best",
     }
 
 

@@ -260,7 +260,7 @@ def test_suspend_void_and_abort_on_a_ladder_of_six_bots(
 
 
 def test_quotas_are_refused_with_their_status_and_lifted_per_bot(
-    start_server: Callable[..., RunningServer], ladder_bots: Bots
+    start_server: Callable[..., RunningServer], ladder_bots: Bots, tmp_path: Path
 ) -> None:
     server = start_server(
         ladder_players="2", ladder_quota_matches=1, ladder_quota_entries=2, no_web=True
@@ -283,6 +283,10 @@ def test_quotas_are_refused_with_their_status_and_lifted_per_bot(
     wait_until(finished_at_least(server.address, 1), 60, "the first match")
     time.sleep(3)
     assert standings(server.address).matches_finished == 1
+    # Each is told why it waits (the SDK logs the notice).
+    for name in ("greedy-q", "random-q"):
+        log = (tmp_path / "bots" / f"{name}.log").read_text()
+        assert "quota of matches for the hour" in log, name
     for name in ("greedy-q", "random-q"):
         done = admin(server.address, "quota", name, "--matches", "3", "--reason", "more")
         assert done.returncode == 0, done.stderr

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from ...quoting import quoted
 from ...status import MatchStatus
 from ..connection import Connection, among
 from .rating import apply_next
@@ -132,7 +133,7 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = ?, suspended_at = ?, suspended_by = ?"
                 " WHERE name = ?",
@@ -148,7 +149,7 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = NULL, suspended_at = NULL,"
                 " suspended_by = NULL WHERE name = ?",
@@ -209,10 +210,10 @@ class Discipline:
                 "SELECT status, voided FROM ladder_matches WHERE match_id = ?", (match_id,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"match {match_id!r} is not a ladder match")
+                raise NotFoundError(f"match {quoted(match_id)} is not a ladder match")
             if row[0] != MatchStatus.FINISHED:
                 raise NotVoidableError(
-                    f"match {match_id!r} is {row[0]}: only a finished match can be voided"
+                    f"match {quoted(match_id)} is {row[0]}: only a finished match can be voided"
                     + (" (abort a running one)" if row[0] == MatchStatus.RUNNING else "")
                 )
             if row[1] is not None:
@@ -248,7 +249,7 @@ class Discipline:
                 "SELECT quota_per_hour, quota_entries FROM ladder_bots WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET quota_per_hour = ?, quota_entries = ? WHERE name = ?",
                 (per_hour, entries, name),
@@ -287,6 +288,30 @@ class Discipline:
             )
         return None
 
+    def ask_abort(self, match_id: str, why: str) -> bool:
+        """Asks the host that runs a ladder match to abort it for ``why`` (read by
+        :meth:`aborts_asked`); returns False when the match is not running."""
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE ladder_matches SET abort_asked = ? WHERE match_id = ?"
+                " AND status = 'running'",
+                (why, match_id),
+            )
+            return cur.rowcount == 1
+
+    def aborts_asked(self, match_ids: Sequence[str]) -> dict[str, str]:
+        """Returns why an abort was asked of each of ``match_ids`` still running that
+        has one (:meth:`ask_abort`)."""
+        if not match_ids:
+            return {}
+        test, listed = among(self._db, match_ids)
+        rows = self._db.execute(
+            "SELECT match_id, abort_asked FROM ladder_matches WHERE abort_asked IS NOT NULL"
+            f" AND status = 'running' AND match_id {test}",
+            (listed,),
+        ).fetchall()
+        return {m: why for m, why in rows}
+
     def host_of(self, match_id: str) -> tuple[str, str] | None:
         """Returns (host, address) of the host that runs or ran a ladder match, or
         None (not a ladder match, or run before hosts were named)."""
@@ -294,10 +319,6 @@ class Discipline:
             "SELECT host, address FROM ladder_matches WHERE match_id = ?", (match_id,)
         ).fetchone()
         return None if row is None or row[0] is None else (row[0], row[1] or "")
-
-    def spent(self, names: Sequence[str], now: float, default: int) -> set[str]:
-        """Returns those of ``names`` out of matches for the hour (see :func:`spent`)."""
-        return spent(self._db, names, now, default)
 
     def benched(self, names: Sequence[str], now: float, default: int) -> set[str]:
         """Returns those of ``names`` the scheduler must not seat (:func:`benched`)."""

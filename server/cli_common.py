@@ -25,8 +25,8 @@ from .quoting import quoted
 EXIT_REFUSED: Final = 1
 KEY_METADATA: Final = "organiser-key"
 NO_KEY: Final = (
-    "no organiser key: set MAMMAMIA_ORGANISER_KEY or pass --organiser-key-file "
-    "(an operator's key goes there too, or in --operator-key-file)"
+    "no operator key: set MAMMAMIA_ORGANISER_KEY or pass --organiser-key-file "
+    "(or --operator-key-file)"
 )
 
 

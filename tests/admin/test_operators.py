@@ -120,7 +120,7 @@ def test_unknown_keys_missing_reasons_and_bad_tokens_are_refused(
     assert blank.returncode == 1
     assert "INVALID_ARGUMENT" in blank.stderr and "needs a reason" in blank.stderr
     none = mammamia("admin", "status", "--server", server.address)
-    assert none.returncode == 1 and "no organiser key" in none.stderr
+    assert none.returncode == 1 and "no operator key" in none.stderr
     with grpc.insecure_channel(server.address) as channel:
         stub = apb_grpc.AdminStub(channel)
         with pytest.raises(grpc.RpcError) as refused:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mammamia_pb/admin.proto\x12\x0bmammamia.v1\"\x1f\n\rSwitchRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x14\n\x12GetSwitchesRequest\"P\n\x06Switch\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02on\x18\x02 \x01(\x08\x12\x10\n\x08operator\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\n\n\x02\x61t\x18\x05 \x01(\x01\"K\n\x10SwitchesResponse\x12%\n\x08switches\x18\x01 \x03(\x0b\x32\x13.mammamia.v1.Switch\x12\x10\n\x08operator\x18\x02 \x01(\t\"5\n\x10ListAuditRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"}\n\nAuditEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\n\n\x02\x61t\x18\x02 \x01(\x01\x12\x10\n\x08operator\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x07 \x01(\t\"V\n\x11ListAuditResponse\x12(\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x17.mammamia.v1.AuditEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xd6\x03\n\x05\x41\x64min\x12H\n\x0bPauseLadder\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12I\n\x0cResumeLadder\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12N\n\x11\x43loseRegistration\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12M\n\x10OpenRegistration\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12M\n\x0bGetSwitches\x12\x1f.mammamia.v1.GetSwitchesRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12J\n\tListAudit\x12\x1d.mammamia.v1.ListAuditRequest\x1a\x1e.mammamia.v1.ListAuditResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17mammamia_pb/admin.proto\x12\x0bmammamia.v1\"\x1f\n\rSwitchRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x14\n\x12GetSwitchesRequest\"P\n\x06Switch\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02on\x18\x02 \x01(\x08\x12\x10\n\x08operator\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\n\n\x02\x61t\x18\x05 \x01(\x01\"K\n\x10SwitchesResponse\x12%\n\x08switches\x18\x01 \x03(\x0b\x32\x13.mammamia.v1.Switch\x12\x10\n\x08operator\x18\x02 \x01(\t\"]\n\x11SuspendBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12*\n\x07running\x18\x03 \x01(\x0e\x32\x19.mammamia.v1.RunningMatch\"0\n\x10\x42otChangeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"6\n\x12MatchChangeRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"p\n\x12\x44isciplineResponse\x12\x10\n\x08operator\x18\x01 \x01(\t\x12\x0f\n\x07\x63hanged\x18\x02 \x01(\x08\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x0f\n\x07\x61\x62orted\x18\x04 \x01(\x08\x12\x14\n\x0chost_address\x18\x05 \x01(\t\"\x97\x01\n\x0fSetQuotaRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x1d\n\x10matches_per_hour\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10\x65ntries_per_hour\x18\x04 \x01(\rH\x01\x88\x01\x01\x42\x13\n\x11_matches_per_hourB\x13\n\x11_entries_per_hour\"\xcd\x01\n\rQuotaResponse\x12\x10\n\x08operator\x18\x01 \x01(\t\x12\x1d\n\x10matches_per_hour\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x1d\n\x10\x65ntries_per_hour\x18\x03 \x01(\rH\x01\x88\x01\x01\x12 \n\x18\x64\x65\x66\x61ult_matches_per_hour\x18\x04 \x01(\r\x12 \n\x18\x64\x65\x66\x61ult_entries_per_hour\x18\x05 \x01(\rB\x13\n\x11_matches_per_hourB\x13\n\x11_entries_per_hour\"5\n\x10ListAuditRequest\x12\r\n\x05limit\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"}\n\nAuditEntry\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\n\n\x02\x61t\x18\x02 \x01(\x01\x12\x10\n\x08operator\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\x12\x0e\n\x06target\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x14\n\x0c\x64\x65tails_json\x18\x07 \x01(\t\"V\n\x11ListAuditResponse\x12(\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x17.mammamia.v1.AuditEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*h\n\x0cRunningMatch\x12\x1d\n\x19RUNNING_MATCH_UNSPECIFIED\x10\x00\x12 \n\x1cRUNNING_MATCH_DEFAULT_POLICY\x10\x01\x12\x17\n\x13RUNNING_MATCH_ABORT\x10\x02\x32\xda\x06\n\x05\x41\x64min\x12H\n\x0bPauseLadder\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12I\n\x0cResumeLadder\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12N\n\x11\x43loseRegistration\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12M\n\x10OpenRegistration\x12\x1a.mammamia.v1.SwitchRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12M\n\x0bGetSwitches\x12\x1f.mammamia.v1.GetSwitchesRequest\x1a\x1d.mammamia.v1.SwitchesResponse\x12J\n\tListAudit\x12\x1d.mammamia.v1.ListAuditRequest\x1a\x1e.mammamia.v1.ListAuditResponse\x12M\n\nSuspendBot\x12\x1e.mammamia.v1.SuspendBotRequest\x1a\x1f.mammamia.v1.DisciplineResponse\x12N\n\x0cReinstateBot\x12\x1d.mammamia.v1.BotChangeRequest\x1a\x1f.mammamia.v1.DisciplineResponse\x12M\n\tVoidMatch\x12\x1f.mammamia.v1.MatchChangeRequest\x1a\x1f.mammamia.v1.DisciplineResponse\x12N\n\nAbortMatch\x12\x1f.mammamia.v1.MatchChangeRequest\x1a\x1f.mammamia.v1.DisciplineResponse\x12\x44\n\x08SetQuota\x12\x1c.mammamia.v1.SetQuotaRequest\x1a\x1a.mammamia.v1.QuotaResponseB+\n\x0forg.mammamia.v1P\x01Z\x16mammamia/v1;mammamiav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,6 +32,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mammamia_pb.admin_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017org.mammamia.v1P\001Z\026mammamia/v1;mammamiav1'
+  _globals['_RUNNINGMATCH']._serialized_start=1201
+  _globals['_RUNNINGMATCH']._serialized_end=1305
   _globals['_SWITCHREQUEST']._serialized_start=40
   _globals['_SWITCHREQUEST']._serialized_end=71
   _globals['_GETSWITCHESREQUEST']._serialized_start=73
@@ -40,12 +42,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SWITCH']._serialized_end=175
   _globals['_SWITCHESRESPONSE']._serialized_start=177
   _globals['_SWITCHESRESPONSE']._serialized_end=252
-  _globals['_LISTAUDITREQUEST']._serialized_start=254
-  _globals['_LISTAUDITREQUEST']._serialized_end=307
-  _globals['_AUDITENTRY']._serialized_start=309
-  _globals['_AUDITENTRY']._serialized_end=434
-  _globals['_LISTAUDITRESPONSE']._serialized_start=436
-  _globals['_LISTAUDITRESPONSE']._serialized_end=522
-  _globals['_ADMIN']._serialized_start=525
-  _globals['_ADMIN']._serialized_end=995
+  _globals['_SUSPENDBOTREQUEST']._serialized_start=254
+  _globals['_SUSPENDBOTREQUEST']._serialized_end=347
+  _globals['_BOTCHANGEREQUEST']._serialized_start=349
+  _globals['_BOTCHANGEREQUEST']._serialized_end=397
+  _globals['_MATCHCHANGEREQUEST']._serialized_start=399
+  _globals['_MATCHCHANGEREQUEST']._serialized_end=453
+  _globals['_DISCIPLINERESPONSE']._serialized_start=455
+  _globals['_DISCIPLINERESPONSE']._serialized_end=567
+  _globals['_SETQUOTAREQUEST']._serialized_start=570
+  _globals['_SETQUOTAREQUEST']._serialized_end=721
+  _globals['_QUOTARESPONSE']._serialized_start=724
+  _globals['_QUOTARESPONSE']._serialized_end=929
+  _globals['_LISTAUDITREQUEST']._serialized_start=931
+  _globals['_LISTAUDITREQUEST']._serialized_end=984
+  _globals['_AUDITENTRY']._serialized_start=986
+  _globals['_AUDITENTRY']._serialized_end=1111
+  _globals['_LISTAUDITRESPONSE']._serialized_start=1113
+  _globals['_LISTAUDITRESPONSE']._serialized_end=1199
+  _globals['_ADMIN']._serialized_start=1308
+  _globals['_ADMIN']._serialized_end=2166
 # @@protoc_insertion_point(module_scope)

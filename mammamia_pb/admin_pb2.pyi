@@ -28,6 +28,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -38,6 +39,39 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _RunningMatch:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _RunningMatchEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_RunningMatch.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RUNNING_MATCH_UNSPECIFIED: _RunningMatch.ValueType  # 0
+    """As RUNNING_MATCH_DEFAULT_POLICY."""
+    RUNNING_MATCH_DEFAULT_POLICY: _RunningMatch.ValueType  # 1
+    """The match goes on, the bot's seat played by the default policy to its end
+    (a stream of the seat ends, and a new one is refused).
+    """
+    RUNNING_MATCH_ABORT: _RunningMatch.ValueType  # 2
+    """The match is aborted: it never counts."""
+
+class RunningMatch(_RunningMatch, metaclass=_RunningMatchEnumTypeWrapper):
+    """---------------------------------------------------------------------------
+    Discipline: suspensions, voids, aborts and quotas
+    ---------------------------------------------------------------------------
+
+    What becomes of a suspended bot's running match.
+    """
+
+RUNNING_MATCH_UNSPECIFIED: RunningMatch.ValueType  # 0
+"""As RUNNING_MATCH_DEFAULT_POLICY."""
+RUNNING_MATCH_DEFAULT_POLICY: RunningMatch.ValueType  # 1
+"""The match goes on, the bot's seat played by the default policy to its end
+(a stream of the seat ends, and a new one is refused).
+"""
+RUNNING_MATCH_ABORT: RunningMatch.ValueType  # 2
+"""The match is aborted: it never counts."""
+Global___RunningMatch: _TypeAlias = RunningMatch  # noqa: Y015
 
 @_typing.final
 class SwitchRequest(_message.Message):
@@ -150,6 +184,224 @@ class SwitchesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SwitchesResponse: _TypeAlias = SwitchesResponse  # noqa: Y015
+
+@_typing.final
+class SuspendBotRequest(_message.Message):
+    """Suspend a bot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name."""
+    reason: _builtins.str
+    """Why (required): written to the audit trail and told to the bot."""
+    running: Global___RunningMatch.ValueType
+    """What becomes of its running match, if it has one."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        running: Global___RunningMatch.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reason", b"reason", "running", b"running"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SuspendBotRequest: _TypeAlias = SuspendBotRequest  # noqa: Y015
+
+@_typing.final
+class BotChangeRequest(_message.Message):
+    """A change to one ladder bot."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name."""
+    reason: _builtins.str
+    """Why (required)."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotChangeRequest: _TypeAlias = BotChangeRequest  # noqa: Y015
+
+@_typing.final
+class MatchChangeRequest(_message.Message):
+    """A change to one match."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match's id."""
+    reason: _builtins.str
+    """Why (required)."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchChangeRequest: _TypeAlias = MatchChangeRequest  # noqa: Y015
+
+@_typing.final
+class DisciplineResponse(_message.Message):
+    """What a discipline call did."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPERATOR_FIELD_NUMBER: _builtins.int
+    CHANGED_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ABORTED_FIELD_NUMBER: _builtins.int
+    HOST_ADDRESS_FIELD_NUMBER: _builtins.int
+    operator: _builtins.str
+    """The operator the call was made as."""
+    changed: _builtins.bool
+    """False when it changed nothing the call names: the bot was suspended
+    already (its reason is replaced), was not suspended, or the match was voided
+    already.
+    """
+    match_id: _builtins.str
+    """SuspendBot: the running match the bot held on this host, if any; AbortMatch
+    and VoidMatch: the match.
+    """
+    aborted: _builtins.bool
+    """SuspendBot: whether that match was aborted (else its seat is played by the
+    default policy).
+    """
+    host_address: _builtins.str
+    """The address of the host that runs the match, when another host of a shared
+    database does: that host plays the suspended bot's seat by the default policy,
+    or aborts the match, within a second.
+    """
+    def __init__(
+        self,
+        *,
+        operator: _builtins.str = ...,
+        changed: _builtins.bool = ...,
+        match_id: _builtins.str = ...,
+        aborted: _builtins.bool = ...,
+        host_address: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["aborted", b"aborted", "changed", b"changed", "host_address", b"host_address", "match_id", b"match_id", "operator", b"operator"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisciplineResponse: _TypeAlias = DisciplineResponse  # noqa: Y015
+
+@_typing.final
+class SetQuotaRequest(_message.Message):
+    """Set a bot's quotas."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MATCHES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    ENTRIES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name."""
+    reason: _builtins.str
+    """Why (required)."""
+    matches_per_hour: _builtins.int
+    """Ladder matches the bot plays in any hour, at most (0: no quota); absent: the
+    server's default. The scheduler does not seat a bot that has played them.
+    """
+    entries_per_hour: _builtins.int
+    """Ladder.Enter calls the bot makes in an hour, at most (0: no quota); absent:
+    the server's default. Beyond it Enter is refused with RESOURCE_EXHAUSTED.
+    """
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        matches_per_hour: _builtins.int | None = ...,
+        entries_per_hour: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour", "_matches_per_hour", b"_matches_per_hour", "entries_per_hour", b"entries_per_hour", "matches_per_hour", b"matches_per_hour"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour", "_matches_per_hour", b"_matches_per_hour", "entries_per_hour", b"entries_per_hour", "matches_per_hour", b"matches_per_hour", "name", b"name", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__entries_per_hour: _TypeAlias = _typing.Literal["entries_per_hour"]  # noqa: Y015
+    _WhichOneofArgType__entries_per_hour: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour"]  # noqa: Y015
+    _WhichOneofReturnType__matches_per_hour: _TypeAlias = _typing.Literal["matches_per_hour"]  # noqa: Y015
+    _WhichOneofArgType__matches_per_hour: _TypeAlias = _typing.Literal["_matches_per_hour", b"_matches_per_hour"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__entries_per_hour) -> _WhichOneofReturnType__entries_per_hour | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__matches_per_hour) -> _WhichOneofReturnType__matches_per_hour | None: ...
+
+Global___SetQuotaRequest: _TypeAlias = SetQuotaRequest  # noqa: Y015
+
+@_typing.final
+class QuotaResponse(_message.Message):
+    """A bot's quotas after SetQuota."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPERATOR_FIELD_NUMBER: _builtins.int
+    MATCHES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    ENTRIES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    DEFAULT_MATCHES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    DEFAULT_ENTRIES_PER_HOUR_FIELD_NUMBER: _builtins.int
+    operator: _builtins.str
+    """The operator the call was made as."""
+    matches_per_hour: _builtins.int
+    """The bot's own quotas (absent: the server's default, below)."""
+    entries_per_hour: _builtins.int
+    default_matches_per_hour: _builtins.int
+    """The server's defaults (0: no quota)."""
+    default_entries_per_hour: _builtins.int
+    def __init__(
+        self,
+        *,
+        operator: _builtins.str = ...,
+        matches_per_hour: _builtins.int | None = ...,
+        entries_per_hour: _builtins.int | None = ...,
+        default_matches_per_hour: _builtins.int = ...,
+        default_entries_per_hour: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour", "_matches_per_hour", b"_matches_per_hour", "entries_per_hour", b"entries_per_hour", "matches_per_hour", b"matches_per_hour"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour", "_matches_per_hour", b"_matches_per_hour", "default_entries_per_hour", b"default_entries_per_hour", "default_matches_per_hour", b"default_matches_per_hour", "entries_per_hour", b"entries_per_hour", "matches_per_hour", b"matches_per_hour", "operator", b"operator"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__entries_per_hour: _TypeAlias = _typing.Literal["entries_per_hour"]  # noqa: Y015
+    _WhichOneofArgType__entries_per_hour: _TypeAlias = _typing.Literal["_entries_per_hour", b"_entries_per_hour"]  # noqa: Y015
+    _WhichOneofReturnType__matches_per_hour: _TypeAlias = _typing.Literal["matches_per_hour"]  # noqa: Y015
+    _WhichOneofArgType__matches_per_hour: _TypeAlias = _typing.Literal["_matches_per_hour", b"_matches_per_hour"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__entries_per_hour) -> _WhichOneofReturnType__entries_per_hour | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__matches_per_hour) -> _WhichOneofReturnType__matches_per_hour | None: ...
+
+Global___QuotaResponse: _TypeAlias = QuotaResponse  # noqa: Y015
 
 @_typing.final
 class ListAuditRequest(_message.Message):

@@ -69,6 +69,31 @@ class AdminStub:
                 request_serializer=mammamia__pb_dot_admin__pb2.ListAuditRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_admin__pb2.ListAuditResponse.FromString,
                 _registered_method=True)
+        self.SuspendBot = channel.unary_unary(
+                '/mammamia.v1.Admin/SuspendBot',
+                request_serializer=mammamia__pb_dot_admin__pb2.SuspendBotRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+                _registered_method=True)
+        self.ReinstateBot = channel.unary_unary(
+                '/mammamia.v1.Admin/ReinstateBot',
+                request_serializer=mammamia__pb_dot_admin__pb2.BotChangeRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+                _registered_method=True)
+        self.VoidMatch = channel.unary_unary(
+                '/mammamia.v1.Admin/VoidMatch',
+                request_serializer=mammamia__pb_dot_admin__pb2.MatchChangeRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+                _registered_method=True)
+        self.AbortMatch = channel.unary_unary(
+                '/mammamia.v1.Admin/AbortMatch',
+                request_serializer=mammamia__pb_dot_admin__pb2.MatchChangeRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+                _registered_method=True)
+        self.SetQuota = channel.unary_unary(
+                '/mammamia.v1.Admin/SetQuota',
+                request_serializer=mammamia__pb_dot_admin__pb2.SetQuotaRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_admin__pb2.QuotaResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -126,6 +151,55 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SuspendBot(self, request, context):
+        """Suspends a ladder bot: its Ladder.Enter is refused with PERMISSION_DENIED and
+        the reason, an Enter stream it has open (on any host) ends so, it is never
+        seated, and the standings and its page say it is suspended. Its running match,
+        if any, is finished by the default policy or aborted (`running`). Suspending a
+        suspended bot changes its reason. NOT_FOUND for a bot not registered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReinstateBot(self, request, context):
+        """Lifts a bot's suspension (also a quarantine): it may enter again.
+        NOT_FOUND for a bot not registered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VoidMatch(self, request, context):
+        """Voids a finished ladder match: it leaves the ratings, the tallies and the
+        counts (all replayed without it, as `mammamia ladder rerate` computes them)
+        and stays listed, marked voided (MatchSummary.voided). NOT_FOUND for a match
+        that is not a ladder match; FAILED_PRECONDITION for one that has not finished
+        (abort a running one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortMatch(self, request, context):
+        """Aborts a running match, a ladder match or an organiser's: it ends as aborted
+        and never counts. A ladder match another host of a shared database runs is
+        aborted by that host within a second (the reply's `host_address` names it).
+        NOT_FOUND for a match not running.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetQuota(self, request, context):
+        """Sets a ladder bot's own quotas, in place of the server's defaults
+        (`mammamia serve --ladder-quota-matches`, `--ladder-quota-entries`).
+        NOT_FOUND for a bot not registered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -158,6 +232,31 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.ListAudit,
                     request_deserializer=mammamia__pb_dot_admin__pb2.ListAuditRequest.FromString,
                     response_serializer=mammamia__pb_dot_admin__pb2.ListAuditResponse.SerializeToString,
+            ),
+            'SuspendBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendBot,
+                    request_deserializer=mammamia__pb_dot_admin__pb2.SuspendBotRequest.FromString,
+                    response_serializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.SerializeToString,
+            ),
+            'ReinstateBot': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReinstateBot,
+                    request_deserializer=mammamia__pb_dot_admin__pb2.BotChangeRequest.FromString,
+                    response_serializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.SerializeToString,
+            ),
+            'VoidMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.VoidMatch,
+                    request_deserializer=mammamia__pb_dot_admin__pb2.MatchChangeRequest.FromString,
+                    response_serializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.SerializeToString,
+            ),
+            'AbortMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortMatch,
+                    request_deserializer=mammamia__pb_dot_admin__pb2.MatchChangeRequest.FromString,
+                    response_serializer=mammamia__pb_dot_admin__pb2.DisciplineResponse.SerializeToString,
+            ),
+            'SetQuota': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetQuota,
+                    request_deserializer=mammamia__pb_dot_admin__pb2.SetQuotaRequest.FromString,
+                    response_serializer=mammamia__pb_dot_admin__pb2.QuotaResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -327,6 +426,141 @@ class Admin:
             '/mammamia.v1.Admin/ListAudit',
             mammamia__pb_dot_admin__pb2.ListAuditRequest.SerializeToString,
             mammamia__pb_dot_admin__pb2.ListAuditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SuspendBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Admin/SuspendBot',
+            mammamia__pb_dot_admin__pb2.SuspendBotRequest.SerializeToString,
+            mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReinstateBot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Admin/ReinstateBot',
+            mammamia__pb_dot_admin__pb2.BotChangeRequest.SerializeToString,
+            mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VoidMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Admin/VoidMatch',
+            mammamia__pb_dot_admin__pb2.MatchChangeRequest.SerializeToString,
+            mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Admin/AbortMatch',
+            mammamia__pb_dot_admin__pb2.MatchChangeRequest.SerializeToString,
+            mammamia__pb_dot_admin__pb2.DisciplineResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetQuota(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Admin/SetQuota',
+            mammamia__pb_dot_admin__pb2.SetQuotaRequest.SerializeToString,
+            mammamia__pb_dot_admin__pb2.QuotaResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -79,6 +79,35 @@ class AdminStub:
     """Returns the server's switches and who last turned each."""
     ListAudit: _grpc.UnaryUnaryMultiCallable[_admin_pb2.ListAuditRequest, _admin_pb2.ListAuditResponse]
     """Returns the audit trail, oldest first, a page at a time."""
+    SuspendBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SuspendBotRequest, _admin_pb2.DisciplineResponse]
+    """Suspends a ladder bot: its Ladder.Enter is refused with PERMISSION_DENIED and
+    the reason, an Enter stream it has open (on any host) ends so, it is never
+    seated, and the standings and its page say it is suspended. Its running match,
+    if any, is finished by the default policy or aborted (`running`). Suspending a
+    suspended bot changes its reason. NOT_FOUND for a bot not registered.
+    """
+    ReinstateBot: _grpc.UnaryUnaryMultiCallable[_admin_pb2.BotChangeRequest, _admin_pb2.DisciplineResponse]
+    """Lifts a bot's suspension (also a quarantine): it may enter again.
+    NOT_FOUND for a bot not registered.
+    """
+    VoidMatch: _grpc.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]
+    """Voids a finished ladder match: it leaves the ratings, the tallies and the
+    counts (all replayed without it, as `mammamia ladder rerate` computes them)
+    and stays listed, marked voided (MatchSummary.voided). NOT_FOUND for a match
+    that is not a ladder match; FAILED_PRECONDITION for one that has not finished
+    (abort a running one).
+    """
+    AbortMatch: _grpc.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]
+    """Aborts a running match, a ladder match or an organiser's: it ends as aborted
+    and never counts. A ladder match another host of a shared database runs is
+    aborted by that host within a second (the reply's `host_address` names it).
+    NOT_FOUND for a match not running.
+    """
+    SetQuota: _grpc.UnaryUnaryMultiCallable[_admin_pb2.SetQuotaRequest, _admin_pb2.QuotaResponse]
+    """Sets a ladder bot's own quotas, in place of the server's defaults
+    (`mammamia serve --ladder-quota-matches`, `--ladder-quota-entries`).
+    NOT_FOUND for a bot not registered.
+    """
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -110,6 +139,35 @@ class AdminAsyncStub(AdminStub):
     """Returns the server's switches and who last turned each."""
     ListAudit: _aio.UnaryUnaryMultiCallable[_admin_pb2.ListAuditRequest, _admin_pb2.ListAuditResponse]  # type: ignore[assignment]
     """Returns the audit trail, oldest first, a page at a time."""
+    SuspendBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.SuspendBotRequest, _admin_pb2.DisciplineResponse]  # type: ignore[assignment]
+    """Suspends a ladder bot: its Ladder.Enter is refused with PERMISSION_DENIED and
+    the reason, an Enter stream it has open (on any host) ends so, it is never
+    seated, and the standings and its page say it is suspended. Its running match,
+    if any, is finished by the default policy or aborted (`running`). Suspending a
+    suspended bot changes its reason. NOT_FOUND for a bot not registered.
+    """
+    ReinstateBot: _aio.UnaryUnaryMultiCallable[_admin_pb2.BotChangeRequest, _admin_pb2.DisciplineResponse]  # type: ignore[assignment]
+    """Lifts a bot's suspension (also a quarantine): it may enter again.
+    NOT_FOUND for a bot not registered.
+    """
+    VoidMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]  # type: ignore[assignment]
+    """Voids a finished ladder match: it leaves the ratings, the tallies and the
+    counts (all replayed without it, as `mammamia ladder rerate` computes them)
+    and stays listed, marked voided (MatchSummary.voided). NOT_FOUND for a match
+    that is not a ladder match; FAILED_PRECONDITION for one that has not finished
+    (abort a running one).
+    """
+    AbortMatch: _aio.UnaryUnaryMultiCallable[_admin_pb2.MatchChangeRequest, _admin_pb2.DisciplineResponse]  # type: ignore[assignment]
+    """Aborts a running match, a ladder match or an organiser's: it ends as aborted
+    and never counts. A ladder match another host of a shared database runs is
+    aborted by that host within a second (the reply's `host_address` names it).
+    NOT_FOUND for a match not running.
+    """
+    SetQuota: _aio.UnaryUnaryMultiCallable[_admin_pb2.SetQuotaRequest, _admin_pb2.QuotaResponse]  # type: ignore[assignment]
+    """Sets a ladder bot's own quotas, in place of the server's defaults
+    (`mammamia serve --ladder-quota-matches`, `--ladder-quota-entries`).
+    NOT_FOUND for a bot not registered.
+    """
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------
@@ -174,5 +232,64 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_admin_pb2.ListAuditResponse, _abc.Awaitable[_admin_pb2.ListAuditResponse]]:
         """Returns the audit trail, oldest first, a page at a time."""
+
+    @_abc_1.abstractmethod
+    def SuspendBot(
+        self,
+        request: _admin_pb2.SuspendBotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.DisciplineResponse, _abc.Awaitable[_admin_pb2.DisciplineResponse]]:
+        """Suspends a ladder bot: its Ladder.Enter is refused with PERMISSION_DENIED and
+        the reason, an Enter stream it has open (on any host) ends so, it is never
+        seated, and the standings and its page say it is suspended. Its running match,
+        if any, is finished by the default policy or aborted (`running`). Suspending a
+        suspended bot changes its reason. NOT_FOUND for a bot not registered.
+        """
+
+    @_abc_1.abstractmethod
+    def ReinstateBot(
+        self,
+        request: _admin_pb2.BotChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.DisciplineResponse, _abc.Awaitable[_admin_pb2.DisciplineResponse]]:
+        """Lifts a bot's suspension (also a quarantine): it may enter again.
+        NOT_FOUND for a bot not registered.
+        """
+
+    @_abc_1.abstractmethod
+    def VoidMatch(
+        self,
+        request: _admin_pb2.MatchChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.DisciplineResponse, _abc.Awaitable[_admin_pb2.DisciplineResponse]]:
+        """Voids a finished ladder match: it leaves the ratings, the tallies and the
+        counts (all replayed without it, as `mammamia ladder rerate` computes them)
+        and stays listed, marked voided (MatchSummary.voided). NOT_FOUND for a match
+        that is not a ladder match; FAILED_PRECONDITION for one that has not finished
+        (abort a running one).
+        """
+
+    @_abc_1.abstractmethod
+    def AbortMatch(
+        self,
+        request: _admin_pb2.MatchChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.DisciplineResponse, _abc.Awaitable[_admin_pb2.DisciplineResponse]]:
+        """Aborts a running match, a ladder match or an organiser's: it ends as aborted
+        and never counts. A ladder match another host of a shared database runs is
+        aborted by that host within a second (the reply's `host_address` names it).
+        NOT_FOUND for a match not running.
+        """
+
+    @_abc_1.abstractmethod
+    def SetQuota(
+        self,
+        request: _admin_pb2.SetQuotaRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_pb2.QuotaResponse, _abc.Awaitable[_admin_pb2.QuotaResponse]]:
+        """Sets a ladder bot's own quotas, in place of the server's defaults
+        (`mammamia serve --ladder-quota-matches`, `--ladder-quota-entries`).
+        NOT_FOUND for a bot not registered.
+        """
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -2759,7 +2759,8 @@ class PhaseStamp(_message.Message):
     phase: Global___CompetitionPhase.ValueType
     who: _builtins.str
     """"schedule" (the competition file's start time came), "finals" (the finals'
-    stopping rule ended them) or "organiser" (Advance).
+    stopping rule ended them) or the name of the operator who called Advance
+    ("organiser" for the organiser key; docs/operating.md).
     """
     reason: _builtins.str
     """Why, in words."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,7 +262,8 @@ async def create_server(
             await server.stop(None)
             raise
     try:
-        audit = Audit(AdminStore(db_path))
+        # The audit trail's times are the matches' clock's, injected or the wall's.
+        audit = Audit(AdminStore(db_path), clock.now if clock is not None else time.time)
     except BaseException:
         storage.close()
         await server.stop(None)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .options import env
+from .quoting import quoted
 
 #: The exit status of a command the server (or a missing key) refused.
 EXIT_REFUSED: Final = 1
@@ -80,11 +81,11 @@ def organiser_key(args: argparse.Namespace) -> str | None:
                 key = f.readline().strip()
         except OSError as e:
             raise Refused(
-                f"--organiser-key-file {args.organiser_key_file!r}: {e.strerror}"
+                f"--organiser-key-file {quoted(args.organiser_key_file)}: {e.strerror}"
             ) from None
         if not key:
             raise Refused(
-                f"--organiser-key-file {args.organiser_key_file!r}: the first line is empty"
+                f"--organiser-key-file {quoted(args.organiser_key_file)}: the first line is empty"
             )
         return key
     return str(args.organiser_key) if args.organiser_key else None

@@ -5,9 +5,9 @@ changes for an item and never repeats (newest first: the creation time, then the
 id). A page is read with one more row than it holds; when that row exists, the page
 ends with a token naming the key of its last item, and the next page starts after
 that key. A cursor, not an offset: items that arrive while a client pages (a match
-that finishes goes to the head of a newest-first list) neither come twice nor push
-others out of the pages still to come, so paging to the end gives every item that
-was there when it started exactly once.
+created meanwhile goes to the head of a newest-first list) neither come twice nor
+push others out of the pages still to come, so paging to the end gives every item
+that was there when it started exactly once.
 
 A token is opaque to its client: URL-safe base64 (unpadded) of a small JSON text
 (the scheme's version, the listing, the list's scope, the key) followed by a check

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..cli_common import EXIT_REFUSED, add_call_flags, call, guarded
 from ..options import env
+from .cli_discipline import register_discipline
 
 #: The change commands: (command, the Admin call, what it does).
 CHANGES = (
@@ -46,6 +47,7 @@ def register_admin(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         q.add_argument("--reason", required=True, help="why (on the audit log; told to bots)")
         q.add_argument("--json", action="store_true", help="print the switches as JSON")
         q.set_defaults(func=_change, method=method)
+    register_discipline(cmds)
     s = cmds.add_parser("status", help="print the server's switches and who turned them")
     add_call_flags(s)
     s.add_argument("--json", action="store_true", help="print the switches as JSON")

@@ -23,6 +23,7 @@ from ..operators import Operators
 from ..paging import BadPageToken, key_of, page_of, page_size
 from ..services import Context, abort, checked_operator
 from . import wire
+from .discipline import DisciplineCalls
 from .switches import Switches
 
 #: The switch each change call turns, on or off, and the action it is audited as.
@@ -40,8 +41,9 @@ def _place(row: AuditRow) -> tuple[int]:
     return (row.seq,)
 
 
-class AdminServicer(apb_grpc.AdminServicer):
-    """The Admin service over one host's switches and the audit trail."""
+class AdminServicer(DisciplineCalls, apb_grpc.AdminServicer):
+    """The Admin service over one host's switches and the audit trail; its
+    discipline calls are ``server.admin.discipline``'s."""
 
     def __init__(self, operators: Operators, audit: Audit, switches: Switches) -> None:
         self.operators = operators

@@ -57,7 +57,9 @@ class Switches:
         paused = switches[LADDER_PAUSED]
         was = self.paused
         self.paused = paused if paused.on else None
-        self.ladder.hold(paused.on, by=PAUSE)
+        if paused.on != (was is not None):
+            # Only on a change: freeing the lobby wakes its scheduler.
+            self.ladder.hold(paused.on, by=PAUSE)
         if paused.on and (was is None or was.reason != paused.reason):
             notice = paused_notice(paused.reason)
             self.ladder.notify(notice, notice)

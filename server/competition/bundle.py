@@ -84,7 +84,8 @@ class Match:
     or ``aborted``), ranks (per seat, 1 best; empty when aborted), the finalists
     absent when it formed, its commitment, its duplicate set (id and index, the
     set's size is the match's players), and its stored record (JSON text, complete:
-    a set's record once its set has ended)."""
+    a set's record once its set has ended; None for an aborted match whose host
+    went away before any record was stored)."""
 
     match: str
     round: int
@@ -95,7 +96,7 @@ class Match:
     commitment: str
     set_id: str | None
     set_index: int | None
-    record: str
+    record: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,10 @@ def write(path: str | Path, bundle: Bundle) -> Path:
         if m.match in seen:
             raise ValueError(f"match {m.match} is listed twice")
         seen.add(m.match)
+        if m.record is None:
+            if m.status != "aborted":
+                raise ValueError(f"match {m.match}: {m.status}, but it has no record")
+            continue
         try:
             loads(m.record)
         except RecordError as e:
@@ -169,10 +174,12 @@ def write(path: str | Path, bundle: Bundle) -> Path:
     files: dict[str, str] = {}
     entries = []
     for m in bundle.matches:
-        name = f"{RECORDS}/{m.match}.json"
-        data = m.record.encode("utf-8")
-        (root / name).write_bytes(data)
-        files[name] = hashlib.sha256(data).hexdigest()
+        name: str | None = None
+        if m.record is not None:
+            name = f"{RECORDS}/{m.match}.json"
+            data = m.record.encode("utf-8")
+            (root / name).write_bytes(data)
+            files[name] = hashlib.sha256(data).hexdigest()
         entries.append(
             {
                 "match": m.match,
@@ -293,6 +300,8 @@ def _checked_match(root: Path, i: int, entry: Any) -> Match:
     mid = entry["match"]
     where = f"match {mid}"
     name = entry.get("record")
+    if name is None and entry.get("status") == "aborted":
+        return _unrecorded(entry, mid)
     if name != f"{RECORDS}/{mid}.json" or not (root / name).is_file():
         raise Fault(f"{where}: its record should be {RECORDS}/{mid}.json")
     text = (root / name).read_text(encoding="utf-8")
@@ -357,6 +366,35 @@ def _checked_match(root: Path, i: int, entry: Any) -> Match:
         None if deal_set is None else str(deal_set.get("id")),
         None if deal_set is None else deal_set.get("index"),
         text,
+    )
+
+
+def _unrecorded(entry: dict[str, Any], mid: str) -> Match:
+    """Returns an aborted match the bundle holds no record of (its host went away
+    first) as the manifest states it: it counts for nothing but the table's
+    balance, so there is nothing to replay. Raises Fault for a malformed entry."""
+    where = f"match {mid}"
+    if entry.get("ranks"):
+        raise Fault(f"{where}: aborted, but the manifest gives it ranks")
+    rnd = entry.get("round")
+    if not isinstance(rnd, int):
+        raise Fault(f"{where}: round is not a whole number")
+    names = _strings(entry.get("names"), f"{where}: names")
+    absent = _strings(entry.get("absent"), f"{where}: absent")
+    deal_set = entry.get("set")
+    if deal_set is not None and not isinstance(deal_set, dict):
+        raise Fault(f"{where}: its set is not {{id, index, size}}")
+    return Match(
+        mid,
+        rnd,
+        names,
+        "aborted",
+        (),
+        absent,
+        str(entry.get("commitment", "")),
+        None if deal_set is None else str(deal_set.get("id")),
+        None if deal_set is None else deal_set.get("index"),
+        None,
     )
 
 

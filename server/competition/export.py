@@ -40,7 +40,7 @@ def collect(store: CompetitionStore, name: str | None = None) -> bundle.Bundle:
         if m.status == MatchStatus.RUNNING:
             continue  # still playing: not part of the results yet
         record = store.record(m.match_id)
-        if record is None:
+        if record is None and m.status != MatchStatus.ABORTED:
             raise ExportError(f"finals match {m.match_id} has no stored record")
         matches.append(
             bundle.Match(

@@ -90,6 +90,8 @@ class CompetitionRun:
         #: Whether this host drives the phases and the finals.
         self.driving = False
         self._finals: asyncio.Task[None] | None = None
+        #: Whether the finals field could not be formed (too few bots registered).
+        self._fieldless = False
         ladder.registration_checks.append(self._registration_closed)
 
     @property
@@ -182,12 +184,13 @@ class CompetitionRun:
         self.ladder.hold(self.phase not in LADDER_PHASES)
         if state is None or not self.driving:
             return
-        if state.phase in FIELD_PHASES and state.field is None:
+        if state.phase in FIELD_PHASES and state.field is None and not self._fieldless:
             try:
                 await self.fix_field()
             except CompetitionError as e:
                 # Registration has closed, so the field can never grow: the
                 # competition ends here rather than fail at every tick.
+                self._fieldless = True
                 log.warning("competition_no_finals", competition=self.name, reason=str(e))
                 with contextlib.suppress(StampError):  # closed already
                     await self.stamp("closed", "finals", f"no finals: {e}")

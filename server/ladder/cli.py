@@ -71,7 +71,8 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "matches, newest "
         "first: one JSON object per line (match, players, names, winners, "
         "commitment, and set: id, index, size, rotation for a match of a "
-        "duplicate set, else null). Read a page at a time (docs/protocol.md, "
+        "duplicate set, else null; voided: reason and by for a voided match, "
+        "else null). Read a page at a time (docs/protocol.md, "
         "Paging); `mammamia ladder export` writes every result.",
     )
     m.add_argument(

@@ -50,7 +50,7 @@ def standings_table(data: dict[str, Any]) -> list[str]:
         rows.append(
             (
                 str(s["rank"]),
-                s["name"],
+                s["name"] + (" (suspended)" if s.get("suspended") else ""),
                 f"{s['rating']:.2f}",
                 f"{s['mu']:.2f}",
                 f"{s['sigma']:.2f}",

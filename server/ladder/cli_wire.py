@@ -41,8 +41,9 @@ def results_request(size: int, token: str = "") -> pb.ResultsRequest:
 
 def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
     """Returns a ladder listing entry as ``{"match", "players", "names", "winners",
-    "commitment", "set"}``; ``set`` is ``{"id", "index", "size", "rotation"}`` for a
-    match of a duplicate set, else None."""
+    "commitment", "set", "voided"}``; ``set`` is ``{"id", "index", "size",
+    "rotation"}`` for a match of a duplicate set, else None; ``voided`` is ``{"reason",
+    "by"}`` for a voided match, else None."""
     deal_set = msg.deal_set if msg.HasField("deal_set") else None
     return {
         "match": msg.match_id,
@@ -58,15 +59,24 @@ def ladder_match_data(msg: pb.MatchSummary) -> dict[str, Any]:
             "size": deal_set.size,
             "rotation": deal_set.rotation,
         },
+        "voided": {"reason": msg.void_reason, "by": msg.voided_by} if msg.voided else None,
     }
 
 
 def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
     """Returns a BotStats reply as ``{"name", "tallies": [{"players", "games", "wins",
     "delivered"}, ...], "positions": [{"players", "position", "games", "wins",
-    "mean_rank"}, ...]}``."""
+    "mean_rank"}, ...], "suspended"}``: ``{"reason", "by", "at"}`` (UNIX seconds) for a
+    suspended bot, else None."""
     return {
         "name": msg.name,
+        "suspended": {
+            "reason": msg.suspended,
+            "by": msg.suspended_by,
+            "at": msg.suspended_at.ToNanoseconds() / 1e9,
+        }
+        if msg.suspended
+        else None,
         "tallies": [
             {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
             for t in msg.tallies
@@ -86,9 +96,10 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
 
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
-    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better"}, ...],
-    "next_page_token"}`` from a page of a Standings reply (``p_better`` None for the
-    last bot)."""
+    "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better",
+    "suspended"}, ...], "next_page_token"}`` from a page of a Standings reply
+    (``p_better`` None for the last bot; ``suspended`` the reason, None for a bot in
+    good standing)."""
     return {
         "matches_finished": msg.matches_finished,
         "next_page_token": msg.next_page_token,
@@ -105,6 +116,7 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "low": s.low,
                 "high": s.high,
                 "p_better": s.p_better if s.HasField("p_better") else None,
+                "suspended": s.suspended or None,
             }
             for s in msg.standings
         ],

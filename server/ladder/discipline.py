@@ -43,7 +43,6 @@ from server.db.ladder.discipline import (
 )
 from server.db.ladder.rows import LadderError
 from server.quoting import quoted
-from server.status import MatchStatus
 
 if TYPE_CHECKING:
     from server.db.ladder.reads import LadderReader
@@ -59,12 +58,17 @@ log = structlog.get_logger()
 #: A bot quarantined after this many matches mostly played by the default policy.
 DEFAULT_QUARANTINE = 10
 
+#: What a bot out of matches for the hour is told (a notice on its Enter stream).
+RESTING = (
+    "the bot has played its quota of matches for the hour; "
+    "it is seated again once the hour has room"
+)
+
 __all__ = [
     "DEFAULT_QUARANTINE",
     "QUARANTINE",
     "Bounds",
     "Discipline",
-    "ElsewhereError",
     "NotFoundError",
     "NotVoidableError",
     "QuotaError",
@@ -90,18 +94,16 @@ class QuotaError(LadderError):
     """The bot has used a quota (the message names it)."""
 
 
-class ElsewhereError(LadderError):
-    """The match runs on another host of the shared database (the message names it)."""
-
-
 @dataclass(frozen=True, slots=True)
 class Suspended:
     """What a suspension did: whether the bot was in good standing before, and the
-    running match it held (and whether it was aborted, else benched), if any."""
+    running match it held (and whether it was aborted, else benched), if any; a match
+    another host runs is benched there (``elsewhere`` names that host)."""
 
     new: bool
     match_id: str | None = None
     aborted: bool = False
+    elsewhere: str = ""  # the address of the host that runs the match, when another
 
 
 def refusal(name: str, suspension: Suspension) -> str:
@@ -143,6 +145,8 @@ class Discipline:
         self.bounds = bounds
         self.runners = runners
         self.clock = clock
+        # The seats benched here, by (match, seat): each is benched once.
+        self._benched: set[tuple[str, int]] = set()
 
     # Checks
 
@@ -164,8 +168,11 @@ class Discipline:
 
     def benched(self, names: Sequence[str]) -> set[str]:
         """Returns those of ``names`` not to seat now: suspended, or out of matches for
-        the hour (a row each, on the loop)."""
-        return self.ladder.store.benched(names, self.clock(), self.bounds.matches_per_hour)
+        the hour (a row each, on the loop); tells the latter why they wait."""
+        store = self.ladder.store
+        spent = store.spent(names, self.clock(), self.bounds.matches_per_hour)
+        self.ladder.lobby.rest(spent, RESTING)
+        return spent | set(store.suspended(names))
 
     async def after_match(self, names: Sequence[str]) -> list[str]:
         """Quarantines those of a finished match's bots that qualify (see the module);
@@ -187,6 +194,35 @@ class Discipline:
             self.ladder.lobby.suspend(name, refusal(name, suspension))
         return quarantined
 
+    async def obey(self) -> None:
+        """Does what was asked through other hosts of a shared database of the ladder
+        matches this host runs: aborts those an operator aborted there
+        (``LadderStore.ask_abort``), and hands to the default policy the seats of
+        suspended bots. For every beat, on the loop (a row per match and per bot)."""
+        if self.runners is None:
+            return
+        ladder = [r for r in self.runners.running if r.match.settings.ladder]
+        asked = self.ladder.store.aborts_asked([r.id for r in ladder])
+        for match_id, why in asked.items():
+            if self._abort_here(match_id, why):
+                log.info("ladder_match_aborted_as_asked", match=match_id, reason=why)
+        seats = {
+            (runner.id, seat): name
+            for runner in ladder
+            if runner.id not in asked
+            for seat, name in enumerate(runner.match.names)
+            if (runner.id, seat) not in self._benched
+        }
+        if not seats:
+            return
+        suspended = self.ladder.store.suspended(sorted(set(seats.values())))  # a row each
+        for (match_id, seat), name in seats.items():
+            if name in suspended and self.runners.bench(match_id, seat):
+                self._benched.add((match_id, seat))
+                log.info("ladder_seat_benched", match=match_id, seat=seat, bot=name)
+        running = {runner.id for runner in self.runners.running}
+        self._benched = {(m, s) for m, s in self._benched if m in running}
+
     # An operator's changes
 
     async def suspend(self, name: str, reason: str, operator: str, *, abort: bool) -> Suspended:
@@ -205,7 +241,15 @@ class Discipline:
             if abort and self._abort_here(seated.match_id, why):
                 done = Suspended(new, seated.match_id, aborted=True)
             elif self.runners.bench(seated.match_id, seated.seat):
+                self._benched.add((seated.match_id, seated.seat))
                 done = Suspended(new, seated.match_id)
+            elif seated.host and self.runners.get(seated.match_id) is None:
+                # Another host runs it: it benches the seat, or aborts the match as
+                # asked, within a beat (``obey``).
+                asked = abort and await self.ladder.writer.run(
+                    store.ask_abort, seated.match_id, why
+                )
+                done = Suspended(new, seated.match_id, bool(asked), seated.address or seated.host)
         log.info(
             "ladder_bot_suspended",
             bot=name,
@@ -241,22 +285,23 @@ class Discipline:
         log.info("ladder_match_voided", match=match_id, operator=operator, reason=reason, new=new)
         return new
 
-    async def abort(self, match_id: str, reason: str, operator: str) -> None:
-        """Aborts a running match on this host (a ladder match, or an organiser's):
-        it ends as aborted and never counts. Raises NotFoundError (no such match
-        running), ElsewhereError (a ladder match another host runs)."""
+    async def abort(self, match_id: str, reason: str, operator: str) -> str:
+        """Aborts a running match (a ladder match, or an organiser's): it ends as
+        aborted and never counts. A ladder match another host of a shared database
+        runs is aborted by that host within a beat (``obey``); returns its address
+        then, else "". Raises NotFoundError (no such match running)."""
         _reason(reason)
-        if self._abort_here(match_id, f"aborted by {operator}: {reason}"):
+        why = f"aborted by {operator}: {reason}"
+        if self._abort_here(match_id, why):
             log.info("match_aborted_by_operator", match=match_id, operator=operator, reason=reason)
-            return
-        row = await self.ladder.reader.match(match_id)
-        if row is not None and row.status == MatchStatus.RUNNING:
-            host = self.ladder.store.host_of(match_id)  # one row, on the loop
-            raise ElsewhereError(
-                f"match {quoted(match_id)} runs on another host"
-                + (f" ({host[1]})" if host and host[1] else "")
-                + ": abort it there"
+            return ""
+        store = self.ladder.store
+        host = store.host_of(match_id)  # one row, on the loop
+        if host is not None and await self.ladder.writer.run(store.ask_abort, match_id, why):
+            log.info(
+                "match_abort_asked", match=match_id, host=host[0], operator=operator, reason=reason
             )
+            return host[1] or host[0]
         raise NotFoundError(f"match {quoted(match_id)} is not running")
 
     async def set_quota(

@@ -231,11 +231,12 @@ class Ladder:
         entered, until cancelled; the lobby then ends every Enter stream."""
         expiring = asyncio.create_task(self._expire_periodically(), name="ladder-expiry")
         waking = asyncio.create_task(self._wake_periodically(), name="ladder-wake")
+        benching = asyncio.create_task(self._obey_periodically(), name="ladder-obey")
         try:
             await self.lobby.run(self._play)
         finally:
             self.settling.stopped = True
-            for task in (expiring, waking):
+            for task in (expiring, waking, benching):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
@@ -345,6 +346,18 @@ class Ladder:
         """Marks the standings read so far stale (a result rated, a match voided, a
         bot suspended or reinstated)."""
         self._rated += 1
+
+    async def _obey_periodically(self) -> None:
+        # On a shared database an operator may suspend a bot, or abort a match,
+        # through another host while this host runs the match: done here within a beat.
+        if not isinstance(self.lobby, SharedLobby):
+            return
+        while True:
+            await asyncio.sleep(self.lobby.beat)
+            try:
+                await self.discipline.obey()
+            except Exception:
+                log.exception("ladder_obey_failed")
 
     async def _wake_periodically(self) -> None:
         # A bot out of matches for its hour waits with nothing to wake the lobby when

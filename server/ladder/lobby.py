@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -170,6 +170,8 @@ class Entries:
         # bot -> the match (and its host's address) last told on its stream: a match
         # taken over by another host is told again, with the new address.
         self._told: dict[str, tuple[str, str]] = {}
+        # The bots told they wait out their quota of matches (``rest``).
+        self._resting: set[str] = set()
 
     def open(self, name: str, stream: str, leave: Callable[[], None]) -> Entrant:
         """Returns the entrant of a new stream ``stream`` (its id: :func:`new_stream`)
@@ -177,6 +179,7 @@ class Entries:
         called when the entrant is closed."""
         queue: EntrantQueue = asyncio.Queue()
         self.replace(name)
+        self._resting.discard(name)  # a new stream is told why it waits, again
         self._open[name] = (stream, queue)
         return Entrant(name, queue, leave)
 
@@ -228,6 +231,16 @@ class Entries:
             return
         self._told[name] = told
         current[1].put_nowait(assignment)
+
+    def rest(self, resting: Collection[str], why: str) -> None:
+        """Tells each bot of ``resting`` with a stream here ``why`` it waits (a
+        :class:`Notice`), once while it rests: the bots checked and not resting are
+        told again when they next rest."""
+        for name in resting:
+            current = self._open.get(name)
+            if current is not None and name not in self._resting:
+                current[1].put_nowait(Notice(why))
+        self._resting = {n for n in resting if n in self._open}
 
     def notify(self, text: str) -> None:
         """Tells every bot with a stream here ``text`` (a :class:`Notice`)."""
@@ -289,6 +302,10 @@ class Lobby(Protocol):
     def suspend(self, name: str, why: str) -> None:
         """Ends the bot's Enter stream on this host, if any, with ``why`` (other hosts
         end theirs when they read the suspension)."""
+        ...
+
+    def rest(self, names: Collection[str], why: str) -> None:
+        """Tells those of ``names`` with a stream here why they wait, once."""
         ...
 
     def wake(self) -> None:
@@ -385,6 +402,10 @@ class LocalLobby:
     def wake(self) -> None:
         """Wakes the scheduler (see :class:`Lobby`)."""
         self.scheduler.wake()
+
+    def rest(self, names: Collection[str], why: str) -> None:
+        """Tells the bots why they wait (see :class:`Lobby`)."""
+        self.entries.rest(names, why)
 
     def _waiting(self, names: list[str]) -> list[Waiting]:
         # On the loop: a row per waiting bot, from the ratings and the tallies; a

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import structlog
 
@@ -62,7 +62,7 @@ from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.tokens import new_match_id, new_token
 
-from .discipline import refusal
+from .discipline import RESTING, refusal
 from .lobby import Assignment, Entrant, Entries, Play, StartedMatch, Table, new_stream
 from .ratings import Rating
 from .scheduler import Policy, Waiting, form_matches
@@ -206,7 +206,10 @@ class SharedLobby:
         read = self.entries.streams()
         if not read:
             return
-        seats, entries, suspended = await self.reader.streams(list(read))
+        seats, entries, suspended, spent = await self.reader.streams(
+            list(read), self.clock(), self.per_hour
+        )
+        self.rest(spent, RESTING)
         for name, stream in read.items():
             if self.entries.stream_of(name) != stream:
                 continue
@@ -294,6 +297,10 @@ class SharedLobby:
 
     def wake(self) -> None:
         """Nothing to do: every tick looks for tables (see :class:`Lobby`)."""
+
+    def rest(self, names: Collection[str], why: str) -> None:
+        """Tells the bots why they wait (see :class:`Lobby`)."""
+        self.entries.rest(names, why)
 
     async def release(self, table: Table) -> None:
         """Marks the table's match, recorded by the pass, aborted: its bots wait again."""

@@ -1,11 +1,14 @@
 """The audit trail and the switches as the database keeps them, on SQLite and on
 PostgreSQL: appended in order and read a page at a time; a switch turned with its
 audit entry in one transaction; a change that changes nothing writes nothing; and
-the notices a pause sends on every Enter stream."""
+the notices a pause sends on every Enter stream; and no statement of the server
+changes an audit row once written."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 from server.db.admin import LADDER_PAUSED, REGISTRATION_CLOSED, AdminStore, SwitchRow
 from server.ladder.lobby import Assignment, Entries, Notice, new_stream
@@ -74,3 +77,17 @@ def test_a_notice_reaches_every_stream_between_its_seats() -> None:
         assert await anext(bo) == Notice("only to bo")
 
     asyncio.run(asyncio.wait_for(scenario(), timeout=10))
+
+
+def test_no_statement_of_the_server_updates_or_deletes_an_audit_row() -> None:
+    root = Path(__file__).resolve().parents[2] / "server"
+    changing = re.compile(r"\b(UPDATE\s+audit|DELETE\s+FROM\s+audit|TRUNCATE\s+audit)\b", re.I)
+    found = [
+        f"{path.relative_to(root)}: {m.group(0)}"
+        for path in sorted(root.rglob("*.py"))
+        if "migrations" not in path.parts
+        for m in changing.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    # The check can fail.
+    assert changing.search('db.execute("DELETE FROM audit WHERE seq < ?", (9,))')

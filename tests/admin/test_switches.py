@@ -46,6 +46,22 @@ QUIET_S = 3.0
 
 Count = Callable[[str], int]
 
+#: A competition in its registration phase for an hour: the ladder forms tables.
+COMPETITION = """
+name = "later"
+players = 2
+[schedule]
+registration = 0
+ladder = 3600
+freeze = 7200
+finals = 7300
+[finals]
+field = 2
+top = 2
+budget = 10
+tables = 2
+"""
+
 
 def switch(address: str, command: str, reason: str, key: str = ORGANISER_KEY) -> None:
     done = admin(address, key, command, "--reason", reason)
@@ -149,16 +165,31 @@ def test_pause_resume_and_registration_on_one_host(
     assert on["ladder_paused"] == (True, "over the night")
 
 
+def test_a_pause_holds_a_competitions_ladder_whose_phase_frees_it(
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
+) -> None:
+    # The competition's phase lets the ladder form tables, and says so at every tick:
+    # the pause holds all the same, until it is resumed.
+    path = tmp_path / "open.toml"
+    path.write_text(COMPETITION, encoding="utf-8")
+    server = start_server(competition=path, ladder_concurrency=2, no_web=True)
+    four = dict(list(SIX.items())[:4])
+    ladder_bots(server.address, four)
+
+    def count(status: str) -> int:
+        sql = "SELECT COUNT(*) FROM ladder_matches" + (" WHERE status = ?" if status else "")
+        return int(query(server.db_path, sql, *([status] if status else []))[0][0])
+
+    pause_and_resume([server.address], count, tmp_path / "bots", list(four))
+
+
 def test_an_operator_and_a_competition_close_registration_through_one_check(
     start_server: Callable[..., Any], tmp_path: Path
 ) -> None:
     path = tmp_path / "later.toml"
-    path.write_text(
-        'name = "later"\nplayers = 2\n[schedule]\nregistration = 0\nladder = 3600\n'
-        "freeze = 7200\nfinals = 7300\n[finals]\nfield = 2\ntop = 2\nbudget = 10\n"
-        "tables = 2\n",
-        encoding="utf-8",
-    )
+    path.write_text(COMPETITION, encoding="utf-8")
     server = start_server(competition=path, no_web=True)
     assert register(server.address, "ann") is None
     switch(server.address, "close-registration", "a pause in entries")

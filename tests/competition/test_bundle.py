@@ -84,18 +84,21 @@ def play_finals(db: Path, rounds: int) -> list[Match]:
     return asyncio.run(go())
 
 
+STAMPS = (
+    Stamp("registration", "2026-12-05T16:00:00Z", "schedule", "the competition began"),
+    Stamp("finals", 1796486400.5, "org", "the ladder is frozen"),
+)
+
+
 @pytest.fixture(scope="module")
-def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("bundle")
-    matches = play_finals(tmp / "arena.db", rounds=2)
-    stamps = (
-        Stamp("registration", "2026-12-05T16:00:00Z", "schedule", "the competition began"),
-        Stamp("finals", 1796486400.5, "org", "the ladder is frozen"),
-    )
-    bundle = Bundle(
-        "quick", 'name = "quick"\n', stamps, FIELD, RULE, tuple(matches), stopped="budget"
-    )
-    root = tmp / "good"
+def finals_matches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Match, ...]:
+    return tuple(play_finals(tmp_path_factory.mktemp("finals") / "arena.db", rounds=2))
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(tmp_path_factory: pytest.TempPathFactory, finals_matches: tuple[Match, ...]) -> Path:
+    bundle = Bundle("quick", 'name = "quick"\n', STAMPS, FIELD, RULE, finals_matches, "budget")
+    root = tmp_path_factory.mktemp("bundle") / "good"
     write(root, bundle)
     return root
 
@@ -213,3 +216,30 @@ def test_mammamia_verify_exits_2_on_an_edited_final_table(bundle_dir: Path, tmp_
 def test_write_refuses_a_directory_in_use(bundle_dir: Path) -> None:
     with pytest.raises(FileExistsError):
         write(bundle_dir, Bundle("x", "", (), FIELD, RULE, (), None))
+
+
+def test_an_aborted_match_with_no_record_verifies_and_counts_for_nothing(
+    finals_matches: tuple[Match, ...], bundle_dir: Path, tmp_path: Path
+) -> None:
+    # Its host went away before storing any record of it.
+    cut = Match("m-cut", 1, FIELD, "aborted", (), (), "c" * 64, "set-cut", 0, None)
+    root = tmp_path / "with-cut"
+    write(
+        root,
+        Bundle("quick", 'name = "quick"\n', STAMPS, FIELD, RULE, (*finals_matches, cut), "budget"),
+    )
+    assert verify(root) is None
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["matches"][-1]["record"] is None
+    assert not (root / "records" / "m-cut.json").exists()
+    good = json.loads((bundle_dir / "manifest.json").read_text())
+    assert manifest["final_table"]["lines"] == good["final_table"]["lines"]
+
+    def claimed_finished(manifest: dict[str, Any], root: Path) -> None:
+        manifest["matches"][-1]["status"] = "finished"
+
+    fault = verify(edited(root, tmp_path / "bad", claimed_finished))
+    assert fault is not None and "m-cut" in fault and "record" in fault, fault
+    with pytest.raises(ValueError, match="finished, but it has no record"):
+        finished = Match("m-cut", 1, FIELD, "finished", (1, 2, 3), (), "c" * 64, None, None, None)
+        write(tmp_path / "refused", Bundle("q", "", STAMPS, FIELD, RULE, (finished,), None))

@@ -207,3 +207,7 @@ def test_a_freeze_with_one_bot_registered_closes_the_competition_with_why(
     assert last["who"] == "finals"
     assert "two finalists" in last["reason"] and "1 bot registered" in last["reason"]
     assert not closed["field"]
+    # Said once, not at every tick after (a status call lasts several ticks).
+    for _ in range(3):
+        status(server.address)
+    assert server.logs().count('"competition_no_finals"') == 1

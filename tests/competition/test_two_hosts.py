@@ -2,6 +2,10 @@
 ``mammamia serve --competition`` processes on one database, six built-in bots
 entering the ladder through the CLI, three through each host.
 
+The organiser moves the competition from registration to the finals (through one
+host or the other) once the bots are in and have played, so that a slow start of
+the bots never leaves the field short; the finals end it on their own.
+
 Checked: every phase is stamped once (one host drives the phases at a time, both
 follow the stamps); Register is refused on both hosts once registration has
 closed, naming the phase; the finals, run by one host, seat the bots entered
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +37,89 @@ from .test_quick_competition import SCHEDULE, competition, quick_file, status
 THROUGH_A = {"random-1": "random", "greedy-1": "greedy", "counter-1": "counter"}
 THROUGH_B = {"random-2": "random", "greedy-2": "greedy", "counter-2": "counter"}
 PHASES = ["registration", "ladder", "freeze", "finals", "closed"]
-#: Shorter still than test_quick_competition's, to keep the run under two minutes.
-SHORT = "registration = 0\nladder = 6\nfreeze = 16\nfinals = 18\nclosed = 95\n"
+#: The schedule's phases come late: the organiser moves the competition on first.
+LATE = "registration = 0\nladder = 900\nfreeze = 910\nfinals = 912\nclosed = 1200\n"
 
 
 def host(port: int, name: str) -> dict[str, Any]:
     """Returns the serve options of a host with a fixed port and host id."""
     return {"args": ["--port", str(port), "--advertise", f"127.0.0.1:{port}", "--host-id", name]}
+
+
+def exported_and_verified(db: str, out: Path) -> dict[str, Any]:
+    """Returns the manifest of the bundle ``mammamia competition export`` writes from
+    ``db`` to ``out``, once ``mammamia verify`` has accepted it."""
+    exported = subprocess.run(
+        [str(MAMMAMIA), "competition", "export", "--db", db, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert exported.returncode == 0, exported.stderr
+    checked = subprocess.run(
+        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    manifest: dict[str, Any] = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return manifest
+
+
+def two_hosts(
+    start_server: Callable[..., Any],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    postgres_url: str,
+    tmp_path: Path,
+    finals: dict[str, str] | None = None,
+    args: Sequence[str] = (),
+) -> tuple[Any, Any]:
+    """Returns hosts A (which drives: it starts first) and B of the quick competition
+    (its ``[finals]`` lines changed as ``finals`` says), with three bots entered
+    through each, once the organiser has moved it to its ladder phase (all six
+    registered) and Register is refused through either host."""
+    text = quick_file(tmp_path).read_text(encoding="utf-8").replace(SCHEDULE, LATE)
+    for line, changed in (finals or {}).items():
+        assert line in text, line
+        text = text.replace(line, changed)
+    file = tmp_path / "two-hosts.toml"
+    file.write_text(text, encoding="utf-8")
+    options = {"db": postgres_url, "competition": file, "no_web": True}
+    a = start_server(**options, args=[*host(restartable_port(), "host-a")["args"], *args])
+    b = start_server(**options, args=[*host(restartable_port(), "host-b")["args"], *args])
+    ladder_bots(a.address, THROUGH_A)
+    ladder_bots(b.address, THROUGH_B)
+    wait_until(
+        lambda: rows(postgres_url, "SELECT COUNT(*) FROM ladder_bots") == [(6,)],
+        120,
+        "the six bots registered",
+    )
+    advance(b.address, "ladder", "every entrant is in")
+    wait_until(lambda: status(a.address)["phase"] == "ladder", 10, "host A following")
+    for address in (a.address, b.address):
+        refused = refused_register(address)
+        assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION, address
+        assert "ladder phase" in (refused.details() or ""), refused.details()
+    return a, b
+
+
+def advance(address: str, phase: str, reason: str) -> None:
+    """Moves the competition to ``phase`` as the organiser, through ``address``."""
+    competition(address, "advance", "--to", phase, "--reason", reason, organiser=True)
+
+
+def to_the_finals(a: Any, b: Any, postgres_url: str) -> None:
+    """Freezes the ladder once a few of its matches have ended (through A), and
+    starts the finals (through B) once the field is fixed."""
+    wait_until(
+        lambda: (
+            rows(postgres_url, "SELECT COUNT(*) FROM ladder_matches WHERE status = 'finished'")
+            >= [(3,)]
+        ),
+        120,
+        "three ladder matches",
+    )
+    advance(a.address, "freeze", "the ladder has been played")
+    wait_until(lambda: status(b.address)["field"], 30, "the field fixed")
+    advance(b.address, "finals", "the field is fixed")
 
 
 def refused_register(address: str) -> grpc.RpcError:
@@ -56,21 +136,8 @@ def test_the_quick_competition_runs_on_two_hosts_on_postgresql(
     postgres_url: str,
     tmp_path: Path,
 ) -> None:
-    file = quick_file(tmp_path)
-    file.write_text(file.read_text(encoding="utf-8").replace(SCHEDULE, SHORT), encoding="utf-8")
-    options = {"db": postgres_url, "competition": file, "no_web": True}
-    a = start_server(**options, **host(restartable_port(), "host-a"))
-    b = start_server(**options, **host(restartable_port(), "host-b"))
-    ladder_bots(a.address, THROUGH_A)
-    ladder_bots(b.address, THROUGH_B)
-
-    # Registration closes on schedule: Register is refused through either host.
-    wait_until(lambda: status(a.address)["phase"] == "ladder", 60, "the ladder phase")
-    wait_until(lambda: status(b.address)["phase"] == "ladder", 10, "host B following")
-    for address in (a.address, b.address):
-        refused = refused_register(address)
-        assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION, address
-        assert "ladder phase" in (refused.details() or ""), refused.details()
+    a, b = two_hosts(start_server, ladder_bots, postgres_url, tmp_path)
+    to_the_finals(a, b, postgres_url)
 
     # The finals end on their own, with a reason, seen alike through both hosts.
     wait_until(lambda: status(a.address)["phase"] == "closed", 150, "the competition closed")
@@ -121,19 +188,7 @@ def test_the_quick_competition_runs_on_two_hosts_on_postgresql(
     assert released["standings"] == seen_a["standings"]
 
     # The export from the shared database verifies offline.
-    out = tmp_path / "bundle"
-    exported = subprocess.run(
-        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert exported.returncode == 0, exported.stderr
-    checked = subprocess.run(
-        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest = exported_and_verified(postgres_url, tmp_path / "bundle")
     assert [s["phase"] for s in manifest["stamps"]] == PHASES
     assert manifest["final_table"]["stop"]["reason"] == seen_a["final_reason"]
     assert len(manifest["matches"]) == len(matches)
@@ -151,15 +206,18 @@ def test_the_finals_outlive_the_host_that_drives_them(
     running: host B takes the drive, marks the cut-off match aborted, reveals the
     tables A left sealed, plays on (A's bots now absent) to a stated end, and the
     export verifies."""
-    file = quick_file(tmp_path)
-    file.write_text(file.read_text(encoding="utf-8").replace(SCHEDULE, SHORT), encoding="utf-8")
-    # Absent finalists (A's bots, once A is gone) cost a short start timeout only.
-    options = {"db": postgres_url, "competition": file, "no_web": True}
-    quick = ["--ladder-start-timeout", "2"]
-    a = start_server(**options, args=[*host(restartable_port(), "host-a")["args"], *quick])
-    b = start_server(**options, args=[*host(restartable_port(), "host-b")["args"], *quick])
-    ladder_bots(a.address, THROUGH_A)
-    ladder_bots(b.address, THROUGH_B)
+    # Absent finalists (A's bots, once A is gone) cost a short grace and start
+    # timeout only; two rounds of finals are enough.
+    shorter = {"budget = 36": "budget = 12", "grace = 5": "grace = 2"}
+    a, b = two_hosts(
+        start_server,
+        ladder_bots,
+        postgres_url,
+        tmp_path,
+        shorter,
+        ["--ladder-start-timeout", "2"],
+    )
+    to_the_finals(a, b, postgres_url)
 
     def under_way() -> bool:
         ended = rows(postgres_url, "SELECT status FROM competition_matches")
@@ -169,7 +227,6 @@ def test_the_finals_outlive_the_host_that_drives_them(
     assert '"competition_driving"' not in b.logs()  # A drives: it started first
     a.kill()
 
-    # (Closed by the schedule, the finals end the round under way first.)
     wait_until(lambda: status(b.address, organiser=True)["final_reason"], 180, "the finals' end")
     assert '"competition_driving"' in b.logs()
     seen = status(b.address, organiser=True)
@@ -182,18 +239,6 @@ def test_the_finals_outlive_the_host_that_drives_them(
     assert statuses.count("finished") == seen["played"] > 0
     assert rows(postgres_url, "SELECT set_id FROM competition_tables WHERE revealed = 0") == []
 
-    out = tmp_path / "bundle"
-    exported = subprocess.run(
-        [str(MAMMAMIA), "competition", "export", "--db", postgres_url, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert exported.returncode == 0, exported.stderr
-    checked = subprocess.run(
-        [str(MAMMAMIA), "verify", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest = exported_and_verified(postgres_url, tmp_path / "bundle")
     assert "aborted" in [m["status"] for m in manifest["matches"]]
     assert b.stop() == 0

@@ -94,7 +94,7 @@ def test_a_voided_match_leaves_the_ratings_and_rerate_agrees(
     finish(store, "m30", ["bot0", "bot1"], [1, 2])
     assert store.apply_ratings() == 1
     assert _compare(store)
-    voids = [row for row in audit(database) if row[1] == "void"]
+    voids = [row for row in audit(database) if row[1] == "match.void"]
     assert [(o, t, r) for o, _, t, r, _ in voids] == [
         ("alice", "m03", "a server fault"),
         ("alice", "m17", "a server fault"),
@@ -137,10 +137,10 @@ def test_a_suspension_is_stored_shown_in_the_standings_and_lifted(
     with pytest.raises(NotFoundError):
         store.suspend("nobody", "why", "alice", 1.0)
     assert [(o, a, t, r) for o, a, t, r, _ in audit(database)] == [
-        ("alice", "suspend", "b", "plays too slowly"),
-        ("alice", "suspend", "b", "still too slow"),
-        ("bob", "reinstate", "b", "fixed"),
-        ("bob", "reinstate", "b", "fixed"),
+        ("alice", "bot.suspend", "b", "plays too slowly"),
+        ("alice", "bot.suspend", "b", "still too slow"),
+        ("bob", "bot.reinstate", "b", "fixed"),
+        ("bob", "bot.reinstate", "b", "fixed"),
     ]
 
 
@@ -197,6 +197,6 @@ def test_quarantine_suspends_a_bot_whose_last_matches_the_default_policy_played(
     assert store.quarantine(["slow"], 3, 104.0) == ["slow"]  # m2, m1, m0: 2 of 3
     rows = [r for r in audit(database) if r[0] == "server"]
     assert [(a, t, r, d) for _, a, t, r, d in rows] == [
-        ("suspend", "slow", "quarantine", {"defaulted": 3, "matches": 4}),
-        ("suspend", "slow", "quarantine", {"defaulted": 2, "matches": 3}),
+        ("bot.suspend", "slow", "quarantine", {"defaulted": 3, "matches": 4}),
+        ("bot.suspend", "slow", "quarantine", {"defaulted": 2, "matches": 3}),
     ]

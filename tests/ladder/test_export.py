@@ -368,3 +368,73 @@ def test_the_reads_page_and_export_alike_on_sqlite_and_postgresql(
     assert len({r["match_id"] for r in rows}) == FILLED + 2 + ABORTED
     assert len(records) == FILLED
     assert "wrote 605 matches" in export.stderr
+
+
+def test_standings_longer_than_a_page_are_read_whole_by_the_command(
+    tmp_path: Path, start_server: Callable[..., RunningServer]
+) -> None:
+    directory = tmp_path / "server"
+    directory.mkdir()
+    fill(directory / "arena.db", matches=900, bots=1200)
+    rated = query(directory / "arena.db", "SELECT COUNT(*) FROM ladder_ratings WHERE players = 0")
+    assert rated[0][0] > 1000
+    server = start_server(directory)
+    with grpc.insecure_channel(server.address) as channel:
+        first = pb_grpc.LadderStub(channel).Standings(pb.StandingsRequest(), timeout=10)
+    assert len(first.standings) == 1000 and first.next_page_token
+
+    run = subprocess.run(
+        [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert set(data) == {"matches_finished", "standings"}  # the shape it always had
+    assert [s["rank"] for s in data["standings"]] == list(range(1, rated[0][0] + 1))
+    assert data["matches_finished"] == first.matches_finished
+
+
+def test_two_hosts_on_postgresql_continue_each_others_pages(
+    postgres_url: str, start_server: Callable[..., RunningServer], tmp_path: Path
+) -> None:
+    _ladder(postgres_url)
+    hosts = [
+        start_server(db=postgres_url, public_rate="", args=["--host-id", name])
+        for name in ("host-a", "host-b")
+    ]
+    with (
+        grpc.insecure_channel(hosts[0].address) as a,
+        grpc.insecure_channel(hosts[1].address) as b,
+    ):
+        stubs = [pb_grpc.LadderStub(a), pb_grpc.LadderStub(b)]
+        turn = iter(range(10_000))
+
+        def matches(token: str) -> tuple[list[str], str]:
+            stub = stubs[next(turn) % 2]  # each page from the other host
+            r = stub.Matches(pb.MatchesRequest(page_size=40, page_token=token), timeout=10)
+            return [m.match_id for m in r.matches], r.next_page_token
+
+        def results(token: str) -> tuple[list[str], str]:
+            stub = stubs[next(turn) % 2]
+            r = stub.Results(pb.ResultsRequest(page_size=90, page_token=token), timeout=10)
+            return [m.match_id for m in r.matches], r.next_page_token
+
+        listed = _pages(matches)
+        assert len(listed) == len(set(listed)) == FILLED + 2
+        ended = _pages(results)
+        assert len(ended) == len(set(ended)) == FILLED + 2 + ABORTED
+
+    through_b = _export(
+        "--server",
+        hosts[1].address,
+        "--organiser-key",
+        hosts[1].organiser_key,
+        str(tmp_path / "b"),
+    )
+    assert through_b.returncode == 0, through_b.stderr
+    direct = _export("--db", postgres_url, str(tmp_path / "db"))
+    assert direct.returncode == 0, direct.stderr
+    for name in ("results.csv", "records.jsonl"):
+        assert (tmp_path / "b" / name).read_bytes() == (tmp_path / "db" / name).read_bytes()

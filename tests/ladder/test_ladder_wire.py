@@ -35,6 +35,7 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
         "low": 22.75,
         "high": 31.75,
         "p_better": data["standings"][0]["p_better"],
+        "suspended": None,
     }
     # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
     assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
@@ -50,6 +51,18 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
         "winners": [0, 2],
         "commitment": "",
         "set": None,
+        "voided": None,
+    }
+    # A suspended bot's line and a voided match say so, with the reason.
+    suspended = Standing(3, "slow", 1.0, 20.0, 6.0, 4, 0, 0.0, "quarantine")
+    reply = wire.standings_response(12, [line, below, suspended])
+    assert cli_wire.standings_data(reply)["standings"][2]["suspended"] == "quarantine"
+    voided = LadderMatch(
+        "m7", 2, MatchStatus.FINISHED, 1.0, ("a", "b"), (0,), void_reason="a fault", voided_by="al"
+    )
+    assert cli_wire.ladder_match_data(wire.ladder_summary(voided))["voided"] == {
+        "reason": "a fault",
+        "by": "al",
     }
     # A match of a duplicate set: its commitment and its place in the set.
     in_set = LadderMatch(

@@ -88,7 +88,7 @@ def test_match_create_and_record(server: RunningServer, tmp_path: Path) -> None:
     # Refusals are one line on stderr and a non-zero exit.
     for args, words in [
         (("--organiser-key", "wrong"), "PERMISSION_DENIED"),
-        ((), "no organiser key"),
+        ((), "no operator key"),
     ]:
         done = mammamia(
             "match",

@@ -325,6 +325,13 @@ CASES: dict[str, list[tuple[str, Code, Call]]] = {
     ],
     "Organiser/ListMatches": [
         (
+            "page_token",
+            Code.INVALID_ARGUMENT,
+            lambda t: unary(
+                t.organise.ListMatches(pb.ListMatchesRequest(page_token=BIG), metadata=t.organiser)
+            ),
+        ),
+        (
             "organiser-key",
             Code.PERMISSION_DENIED,
             lambda t: unary(
@@ -372,10 +379,27 @@ CASES: dict[str, list[tuple[str, Code, Call]]] = {
             Code.INVALID_ARGUMENT,
             lambda t: unary(t.ladder.Standings(pb.StandingsRequest(players=9))),
         ),
+        (
+            "page_token",
+            Code.INVALID_ARGUMENT,
+            lambda t: unary(t.ladder.Standings(pb.StandingsRequest(page_token=BIG))),
+        ),
     ],
-    # Matches refuses nothing: an unknown name has no matches.
+    # Matches refuses no name: an unknown name has no matches.
     "Ladder/Matches": [
         ("name", Code.OK, lambda t: unary(t.ladder.Matches(pb.MatchesRequest(name=BIG)))),
+        (
+            "page_token",
+            Code.INVALID_ARGUMENT,
+            lambda t: unary(t.ladder.Matches(pb.MatchesRequest(page_token=BIG))),
+        ),
+    ],
+    "Ladder/Results": [
+        (
+            "page_token",
+            Code.INVALID_ARGUMENT,
+            lambda t: unary(t.ladder.Results(pb.ResultsRequest(page_token=BIG))),
+        ),
     ],
     "Ladder/GetRecord": [
         (

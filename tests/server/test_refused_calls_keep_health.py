@@ -144,6 +144,11 @@ def test_refused_calls_of_every_kind_leave_every_service_serving(
                     lambda: unary(ladder.BotStats(pb.BotStatsRequest(name="nobody"))),
                 ),
                 (
+                    "Results page token",
+                    Code.INVALID_ARGUMENT,
+                    lambda: unary(ladder.Results(pb.ResultsRequest(page_token="forged"))),
+                ),
+                (
                     "Join unknown token",
                     Code.UNAUTHENTICATED,
                     lambda: unary(seat.Join(pb.JoinRequest(), metadata=seat_metadata("nope"))),

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from ...quoting import quoted
 from ...status import MatchStatus
 from ..connection import Connection, among
 from .rating import apply_next
@@ -132,13 +133,13 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = ?, suspended_at = ?, suspended_by = ?"
                 " WHERE name = ?",
                 (reason, now, operator, name),
             )
-            audit(db, now, operator, "suspend", name, reason)
+            audit(db, now, operator, "bot.suspend", name, reason)
         return row[0] is None
 
     def reinstate(self, name: str, reason: str, operator: str, now: float) -> bool:
@@ -148,13 +149,13 @@ class Discipline:
         with self._write() as db:
             row = db.execute("SELECT suspended FROM ladder_bots WHERE name = ?", (name,)).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET suspended = NULL, suspended_at = NULL,"
                 " suspended_by = NULL WHERE name = ?",
                 (name,),
             )
-            audit(db, now, operator, "reinstate", name, reason, was=row[0])
+            audit(db, now, operator, "bot.reinstate", name, reason, was=row[0])
         return row[0] is not None
 
     # Quarantine
@@ -188,7 +189,7 @@ class Discipline:
                     db,
                     now,
                     SERVER_OPERATOR,
-                    "suspend",
+                    "bot.suspend",
                     name,
                     QUARANTINE,
                     defaulted=defaulted,
@@ -209,10 +210,10 @@ class Discipline:
                 "SELECT status, voided FROM ladder_matches WHERE match_id = ?", (match_id,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"match {match_id!r} is not a ladder match")
+                raise NotFoundError(f"match {quoted(match_id)} is not a ladder match")
             if row[0] != MatchStatus.FINISHED:
                 raise NotVoidableError(
-                    f"match {match_id!r} is {row[0]}: only a finished match can be voided"
+                    f"match {quoted(match_id)} is {row[0]}: only a finished match can be voided"
                     + (" (abort a running one)" if row[0] == MatchStatus.RUNNING else "")
                 )
             if row[1] is not None:
@@ -223,7 +224,7 @@ class Discipline:
                 (now, operator, reason, match_id),
             )
             replayed = rerate(db)
-            audit(db, now, operator, "void", match_id, reason, replayed=replayed)
+            audit(db, now, operator, "match.void", match_id, reason, replayed=replayed)
         return True
 
     # Quotas
@@ -248,12 +249,12 @@ class Discipline:
                 "SELECT quota_per_hour, quota_entries FROM ladder_bots WHERE name = ?", (name,)
             ).fetchone()
             if row is None:
-                raise NotFoundError(f"bot {name!r} is not registered")
+                raise NotFoundError(f"bot {quoted(name)} is not registered")
             db.execute(
                 "UPDATE ladder_bots SET quota_per_hour = ?, quota_entries = ? WHERE name = ?",
                 (per_hour, entries, name),
             )
-            audit(db, now, operator, "quota", name, reason, per_hour=per_hour, entries=entries)
+            audit(db, now, operator, "bot.quota", name, reason, per_hour=per_hour, entries=entries)
         return Quota(row[0], row[1])
 
     def quota(self, name: str) -> Quota | None:
@@ -287,6 +288,30 @@ class Discipline:
             )
         return None
 
+    def ask_abort(self, match_id: str, why: str) -> bool:
+        """Asks the host that runs a ladder match to abort it for ``why`` (read by
+        :meth:`aborts_asked`); returns False when the match is not running."""
+        with self._write() as db:
+            cur = db.execute(
+                "UPDATE ladder_matches SET abort_asked = ? WHERE match_id = ?"
+                " AND status = 'running'",
+                (why, match_id),
+            )
+            return cur.rowcount == 1
+
+    def aborts_asked(self, match_ids: Sequence[str]) -> dict[str, str]:
+        """Returns why an abort was asked of each of ``match_ids`` still running that
+        has one (:meth:`ask_abort`)."""
+        if not match_ids:
+            return {}
+        test, listed = among(self._db, match_ids)
+        rows = self._db.execute(
+            "SELECT match_id, abort_asked FROM ladder_matches WHERE abort_asked IS NOT NULL"
+            f" AND status = 'running' AND match_id {test}",
+            (listed,),
+        ).fetchall()
+        return {m: why for m, why in rows}
+
     def host_of(self, match_id: str) -> tuple[str, str] | None:
         """Returns (host, address) of the host that runs or ran a ladder match, or
         None (not a ladder match, or run before hosts were named)."""
@@ -294,10 +319,6 @@ class Discipline:
             "SELECT host, address FROM ladder_matches WHERE match_id = ?", (match_id,)
         ).fetchone()
         return None if row is None or row[0] is None else (row[0], row[1] or "")
-
-    def spent(self, names: Sequence[str], now: float, default: int) -> set[str]:
-        """Returns those of ``names`` out of matches for the hour (see :func:`spent`)."""
-        return spent(self._db, names, now, default)
 
     def benched(self, names: Sequence[str], now: float, default: int) -> set[str]:
         """Returns those of ``names`` the scheduler must not seat (:func:`benched`)."""

@@ -21,7 +21,7 @@ from ...paging import Page, key_of, page_of
 from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
 from ..reader import Reader
-from .discipline import Suspension, suspensions
+from .discipline import Suspension, spent, suspensions
 from .rows import (
     ALL_PLAYERS,
     DealSetRow,
@@ -227,6 +227,11 @@ class LadderReads:
     def suspended(self, names: Sequence[str]) -> dict[str, Suspension]:
         """Returns the suspension of each of ``names`` that is suspended."""
         return suspensions(self._db, names)
+
+    def spent(self, names: Sequence[str], now: float, default: int) -> set[str]:
+        """Returns those of ``names`` out of matches for the hour before ``now``
+        (``server.db.ladder.discipline.spent``)."""
+        return spent(self._db, names, now, default)
 
     def suspension(self, name: str) -> Suspension | None:
         """Returns the bot's suspension, or None (in good standing, or unknown)."""
@@ -564,21 +569,23 @@ class LadderReader(Reader):
         return await self.run(self._reads.is_registered, name)
 
     async def streams(
-        self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
+        self, names: Sequence[str], now: float, per_hour: int
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension], set[str]]:
         """Returns (:meth:`LadderReads.seats`, :meth:`LadderReads.entries`,
-        :meth:`LadderReads.suspended`) of ``names``, read on the reader's thread in one
-        snapshot."""
-        return await self.run(self._streams, names)
+        :meth:`LadderReads.suspended`, those out of matches for the hour before ``now``
+        with ``per_hour`` the default quota) of ``names``, read on the reader's thread
+        in one snapshot."""
+        return await self.run(self._streams, names, now, per_hour)
 
     def _streams(
-        self, names: Sequence[str]
-    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension]]:
+        self, names: Sequence[str], now: float, per_hour: int
+    ) -> tuple[dict[str, Seated], dict[str, tuple[str, str]], dict[str, Suspension], set[str]]:
         with self._reads.snapshot():
             return (
                 self._reads.seats(names),
                 self._reads.entries(names),
                 self._reads.suspended(names),
+                self._reads.spent(names, now, per_hour),
             )
 
     async def matches_page(

@@ -56,8 +56,22 @@ PAUSES_HELD: Final = 10_000
 
 OUTCOMES: Final = ("finished", "aborted", "voided")
 DECISION_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-WRITE_BUCKETS: Final = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05)
-WRITE_BUCKETS_LONG: Final = (*WRITE_BUCKETS, 0.1, 0.25, 0.5, 1.0, 2.5)
+WRITE_BUCKETS: Final = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+)
 PAUSE_BUCKETS: Final = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 Refresh = Callable[[], Awaitable[None]]
@@ -206,13 +220,13 @@ class Metrics:
             "mammamia_db_write_seconds",
             "A database write's time on its writer thread (one transaction), by writer.",
             ["writer"],
-            buckets=WRITE_BUCKETS_LONG,
+            buckets=WRITE_BUCKETS,
             registry=r,
         )
         self.journal_write_seconds = Histograms(
             "mammamia_journal_write_seconds",
             "A journalled input's time from written ahead to committed.",
-            buckets=WRITE_BUCKETS_LONG,
+            buckets=WRITE_BUCKETS,
             registry=r,
         )
         self.collector_pause_seconds = Histograms(

@@ -11,6 +11,7 @@ Routes (docs/web.md lists every field):
     GET /api/live/{id}             a held match now, as a spectator sees it
     GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
     GET /api/competition           the competition this server runs, as anyone sees it
+    GET /api/play                  a WebSocket: a person's seat in a game (server.web.play)
     GET /metrics                   the server's Prometheus metrics (server.metrics)
 
 Everything comes from public information: the ladder's tables, stored records of
@@ -43,7 +44,7 @@ from ..metrics import BotTimes
 from ..paging import BadPageToken
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
-from . import live, replay
+from . import live, play, replay
 from .competition import held_back, public_status
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -106,9 +107,16 @@ def make_app(
     r.add_get("/api/live/{id}", _live)
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
+    tables = play.Tables(arena.runners)
+    r.add_get("/api/play", lambda request: play.handler(request, tables))
+    app.on_cleanup.append(lambda app: _stop(tables))
     r.add_get("/metrics", metrics_handler(arena))
     r.add_static("/static/", STATIC, append_version=False)
     return app, page
+
+
+async def _stop(tables: play.Tables) -> None:
+    tables.close()
 
 
 def _page(request: web.Request) -> Page:

@@ -1,0 +1,366 @@
+"""A person's seat in the web page: a WebSocket to one seat of a match the server runs.
+
+    GET /api/play   (WebSocket)
+
+The seat is an ordinary seat of a match of the core's ``Runners``: it has the
+match's deadlines and time bank, the default applies when it times out, and a page
+that reloads (or whose connection drops) takes the same seat again with its seat
+token, from the last event it saw. Matches with a person are unrated (``ladder``
+False): the bots' ladder never sees them.
+
+Every message to the browser is built from what ``server.visibility`` gives that
+seat (``visibility.snapshot``, ``visibility.final``), through the JSON of the live
+view (``server.web.live``) plus the seat's own cards: nothing else of the match is
+read, so nothing the seat may not know reaches the page (R-VIEW-*).
+
+The opponents are built-in bots the server plays in-process: each follows its own
+seat's stream, exactly as a remote bot's stream is filtered, and answers from the
+options of its own decision. The messages are described in docs/web.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable
+from typing import Any, Final
+
+import structlog
+from aiohttp import WSMsgType, web
+
+from mammamia import View
+from mammamia.actions import Action, Resolve, Turn
+
+from .. import visibility
+from ..events import Decision
+from ..runner import Runner
+from ..runners import Draining, Runners
+from ..streams import Batch, Follower
+from .live import HISTORY_LIMIT, entry_json, view_json
+
+log = structlog.get_logger()
+
+PLAYERS: Final = (2, 3, 4, 5)
+"""Seats a person's match may have."""
+DEADLINE_MS: Final = 60_000
+"""A person's deadline per decision, unless the start message asks for another."""
+TIME_BANK_MS: Final = 120_000
+"""A person's time bank for the whole match, unless the start message asks for another."""
+MAX_GAMES: Final = 32
+"""Matches with a person running at once at most, all clients together."""
+BOT_PAUSE: Final = 0.15
+"""Seconds a built-in bot waits before it answers, so that a person can follow."""
+PACE: Final = 0.05
+"""Seconds between two messages to the page, at least."""
+
+Policy = Callable[[Decision, random.Random], int]
+"""A built-in bot: the index of the option it takes of its own decision."""
+
+
+def _random(decision: Decision, rng: random.Random) -> int:
+    """Returns any option, all alike."""
+    return rng.randrange(len(decision.options))
+
+
+def _eager(decision: Decision, rng: random.Random) -> int:
+    """Returns the option that plays the most cards (bakes when it may), ties at random."""
+
+    def weight(action: Action) -> float:
+        if isinstance(action, Resolve):
+            return (10.0 if action.bake else 0.0) + rng.random()
+        if isinstance(action, Turn):
+            return action.count + (2 if action.order else 0) + rng.random()
+        return rng.random()
+
+    return max(range(len(decision.options)), key=lambda i: weight(decision.options[i]))
+
+
+BOTS: Final[dict[str, Policy]] = {"random": _random, "eager": _eager}
+"""The built-in bots a person may play against, by name."""
+
+
+class Refused(Exception):
+    """A start or resume the server will not do; its message is shown to the person."""
+
+
+def action_json(action: Action) -> dict[str, Any]:
+    """Returns an answer on offer as JSON: a turn or a resolution, and its words."""
+    if isinstance(action, Turn):
+        return {
+            "kind": "turn",
+            "ingredient": action.ingredient,
+            "count": action.count,
+            "order": action.order,
+            "draw": action.draw,
+            "text": str(action),
+        }
+    if isinstance(action, Resolve):
+        return {
+            "kind": "resolve",
+            "bake": action.bake,
+            "ingredient": action.ingredient,
+            "hand": list(action.hand) if action.hand is not None else None,
+            "text": _resolve_text(action),
+        }
+    return {"kind": "other", "text": str(action)}
+
+
+def _resolve_text(action: Resolve) -> str:
+    if not action.bake:
+        return "decline"
+    text = "bake"
+    if action.ingredient:
+        text += f" as {action.ingredient}"
+    added = action.hand_cards()
+    if added:
+        text += " with " + ", ".join(f"{n} {kind}" for kind, n in added.items()) + " from hand"
+    return text
+
+
+def seat_view_json(view: View, facts: tuple[tuple[str, int, bool], ...]) -> dict[str, Any]:
+    """Returns a seat's view as JSON: the spectator's JSON (``live.view_json``) with the
+    seat's number and its own cards (hand, orders in hand, waiter), nothing more."""
+    out = view_json(view, facts)
+    out["seat"] = view.seat
+    out["hand"] = list(view.hand)
+    out["hand_orders"] = list(view.hand_orders)
+    out["waiter_cards"] = list(view.waiter)
+    return out
+
+
+def decision_json(runner: Runner, decision: Decision) -> dict[str, Any]:
+    """Returns the seat's open decision: its id, its options, its deadline and the
+    time the default applies (UNIX seconds; the deadline plus the bank left)."""
+    return {
+        "id": decision.id,
+        "resolve": decision.resolve,
+        "options": [action_json(a) for a in decision.options],
+        "deadline": decision.deadline,
+        "default_at": runner.match.default_at(decision),
+    }
+
+
+def message(runner: Runner, seat: int, after: int) -> tuple[dict[str, Any], int]:
+    """Returns the page's message for ``seat`` now: its view, the public entries after
+    sequence ``after``, its open decision, its time bank and the end once there is
+    one; and the sequence the message reaches."""
+    match = runner.match
+    snap = visibility.snapshot(match, seat, after)
+    facts = match.seat_facts()
+    out: dict[str, Any] = {
+        "type": "seat",
+        "match": runner.id,
+        "seat": seat,
+        "status": snap.status,
+        "sequence": snap.sequence,
+        "view": seat_view_json(snap.view, facts),
+        "events": [entry_json(e) for e in snap.history[-HISTORY_LIMIT:]],
+        "decision": None if snap.decision is None else decision_json(runner, snap.decision),
+        "time_bank": match.time_bank[seat],
+        "now": runner.clock.now(),
+        "final": None,
+    }
+    if match.ended is not None:
+        final = visibility.final(match, match.ended, seat)
+        out["status"] = final.ended.status
+        out["view"] = seat_view_json(final.view, facts)
+        out["decision"] = None
+        out["final"] = {
+            "status": final.ended.status,
+            "winners": list(final.ended.winners),
+            "delivered": list(final.ended.delivered),
+            "ranks": list(final.ended.ranks),
+            "reason": final.ended.reason,
+            "replay": f"#/replay/{runner.id}",
+        }
+    return out, snap.sequence
+
+
+class Tables:
+    """The matches with a person this server runs: their opponents' tasks."""
+
+    def __init__(self, runners: Runners) -> None:
+        self.runners = runners
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.running: set[str] = set()
+
+    def start(self, request: dict[str, Any]) -> tuple[Runner, int]:
+        """Returns a new match's runner and the person's seat (0); the opponents,
+        built-in bots named in ``request["opponents"]``, take the other seats.
+        Raises Refused for a start the server will not make."""
+        players = request.get("players")
+        if not isinstance(players, int) or players not in PLAYERS:
+            raise Refused(f"players must be one of {', '.join(map(str, PLAYERS))}")
+        opponents = request.get("opponents") or ["random"] * (players - 1)
+        if not isinstance(opponents, list) or len(opponents) != players - 1:
+            raise Refused(f"a match of {players} players has {players - 1} opponents")
+        for name in opponents:
+            if name not in BOTS:
+                raise Refused(f"no built-in bot {str(name)[:40]!r}: one of {', '.join(BOTS)}")
+        if len(self.running) >= MAX_GAMES:
+            raise Refused("too many games with a person are being played; try again later")
+        deadline_ms = _whole(request.get("deadline_ms"), DEADLINE_MS, 500, 600_000)
+        bank_ms = _whole(request.get("time_bank_ms"), TIME_BANK_MS, 0, 3_600_000)
+        person = str(request.get("name") or "you")[:40]
+        names = [person] + [f"{name}-{i}" for i, name in enumerate(opponents, 1)]
+        try:
+            runner = self.runners.create_match(
+                players,
+                names=names,
+                ladder=False,
+                deadline_ms=deadline_ms,
+                time_bank_ms=bank_ms,
+            )
+        except (Draining, ValueError) as e:
+            raise Refused(str(e)) from e
+        self.running.add(runner.id)
+        for seat, name in enumerate(opponents, 1):
+            runner.join(seat, names[seat])
+            self._spawn(self._bot(runner, seat, BOTS[name]))
+        self._spawn(self._forget(runner))
+        log.info("person_match_started", match=runner.id, players=players, opponents=opponents)
+        return runner, 0
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _forget(self, runner: Runner) -> None:
+        try:
+            await runner.result()
+        finally:
+            self.running.discard(runner.id)
+
+    async def _bot(self, runner: Runner, seat: int, policy: Policy) -> None:
+        """Plays ``seat`` with ``policy`` from the seat's own stream to the match's end."""
+        rng = random.Random()
+
+        def keep(batch: Batch, now: float) -> Batch:
+            return batch
+
+        async for batch in runner.streams.stream(Follower(seat), 0, keep):
+            for item in batch:
+                asked = item.decision if isinstance(item, visibility.Snapshot) else item
+                if not isinstance(asked, Decision):
+                    continue
+                await asyncio.sleep(BOT_PAUSE)
+                if runner.match.decision is asked:
+                    runner.answer(seat, asked.id, policy(asked, rng), None)
+
+    def close(self) -> None:
+        """Stops the opponents' tasks (the server drains its matches itself)."""
+        for task in self.tasks:
+            task.cancel()
+
+
+def _whole(value: object, default: int, low: int, high: int) -> int:
+    """Returns ``value`` when it is a whole number in ``low..high``, else ``default``."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return default
+
+
+def _seat(runners: Runners, request: dict[str, Any]) -> tuple[Runner, int]:
+    """Returns the runner and seat a resume names by its seat token; raises Refused."""
+    token = request.get("token")
+    found = runners.seat_of(token) if isinstance(token, str) else None
+    if found is None:
+        raise Refused("no game of this server holds that seat any more")
+    return found
+
+
+async def handler(request: web.Request, tables: Tables) -> web.StreamResponse:
+    """Serves one WebSocket of a person's seat: its first message starts a game
+    (``start``) or takes a seat again (``resume``); then the page answers (``answer``)
+    and the server sends the seat's messages until the match's end."""
+    ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=1 << 16)
+    await ws.prepare(request)
+    try:
+        first = await _read(ws)
+        if first is None:
+            return ws
+        try:
+            if first.get("type") == "start":
+                runner, seat = tables.start(first)
+                after = 0
+            elif first.get("type") == "resume":
+                runner, seat = _seat(tables.runners, first)
+                after = _whole(first.get("after"), 0, 0, 1 << 30)
+            else:
+                raise Refused("the first message must be a start or a resume")
+        except Refused as e:
+            await _send(ws, {"type": "refused", "error": str(e)})
+            return ws
+        await _send(
+            ws,
+            {
+                "type": "seated",
+                "match": runner.id,
+                "seat": seat,
+                "token": runner.tokens[seat] if runner.tokens else first.get("token"),
+            },
+        )
+        runner.join(seat)
+        reader = asyncio.ensure_future(_answers(ws, runner, seat))
+        try:
+            await _follow(ws, runner, seat, after)
+        finally:
+            reader.cancel()
+    finally:
+        await ws.close()
+    return ws
+
+
+async def _follow(ws: web.WebSocketResponse, runner: Runner, seat: int, after: int) -> None:
+    """Sends the seat's message each time its stream wakes, until the match's end."""
+    reached = after
+
+    def render(batch: Batch, now: float) -> dict[str, Any]:
+        # The message covers the match so far for this seat, whatever woke it.
+        nonlocal reached
+        out, reached = message(runner, seat, reached)
+        return out
+
+    async for out in runner.streams.stream(Follower(seat), after, render, PACE):
+        if ws.closed:
+            return
+        await _send(ws, out)
+
+
+async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None:
+    """Takes the page's answers: ``{"type": "answer", "decision": ID, "option": N}``;
+    a refusal is sent back as ``{"type": "refused", "error": ...}``."""
+    while (got := await _read(ws)) is not None:
+        if got.get("type") != "answer":
+            continue
+        decision = got.get("decision")
+        option = got.get("option")
+        if not isinstance(decision, str) or not isinstance(option, int):
+            await _send(
+                ws, {"type": "refused", "error": "an answer names a decision and an option"}
+            )
+            continue
+        ruling = runner.answer(seat, decision, option, None)
+        if ruling.refusal is not None:
+            await _send(ws, {"type": "refused", "error": ruling.message})
+
+
+async def _read(ws: web.WebSocketResponse) -> dict[str, Any] | None:
+    """Returns the next JSON object the page sent, or None once it closed."""
+    async for msg in ws:
+        if msg.type != WSMsgType.TEXT:
+            continue
+        try:
+            data = json.loads(msg.data)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+async def _send(ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+    if not ws.closed:
+        await ws.send_str(json.dumps(data, separators=(",", ":")))

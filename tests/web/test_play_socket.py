@@ -1,0 +1,102 @@
+"""A person's seat over the page's WebSocket (/api/play), against a real server: a
+whole game to its end, a reconnect that takes the same seat at the same decision,
+messages that hold only what the seat may know, and no effect on the ladder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+
+from .conftest import get_json, web_url
+
+
+async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str, Any]]:
+    """Returns every message of a game played by always taking the first option; after
+    ``drop_after`` answers the socket is closed and the seat taken again by its token."""
+    got: list[dict[str, Any]] = []
+    ws_url = url.replace("http://", "ws://") + "api/play"
+    answered = 0
+    token = ""
+    resume_at: str | None = None
+    async with aiohttp.ClientSession() as session:
+        first: dict[str, Any] = {"type": "start", "players": players}
+        while True:
+            async with session.ws_connect(ws_url) as ws:
+                await ws.send_str(json.dumps(first))
+                dropped = False
+                async for msg in ws:
+                    data = json.loads(msg.data)
+                    got.append(data)
+                    assert data["type"] != "refused", data
+                    if data["type"] == "seated":
+                        token = data["token"]
+                        continue
+                    if data["final"] is not None:
+                        return got
+                    decision = data["decision"]
+                    if resume_at is not None:
+                        # The same seat, at the same open decision.
+                        assert decision is not None and decision["id"] == resume_at
+                        resume_at = None
+                    if decision is None:
+                        continue
+                    if drop_after and answered == drop_after:
+                        resume_at = decision["id"]
+                        drop_after = 0
+                        dropped = True
+                        break
+                    await ws.send_str(
+                        json.dumps({"type": "answer", "decision": decision["id"], "option": 0})
+                    )
+                    answered += 1
+                assert dropped, "the socket closed before the game ended"
+            first = {"type": "resume", "token": token, "after": 0}
+
+
+def _cards_of_others(messages: list[dict[str, Any]]) -> None:
+    for m in messages:
+        if m["type"] != "seat":
+            continue
+        assert m["seat"] == 0 and m["view"]["seat"] == 0
+        for s in m["view"]["seats"]:
+            # The spectator's facts of each seat: counts, never cards.
+            assert set(s) == {
+                "name",
+                "colour",
+                "hand_size",
+                "orders_in_hand",
+                "waiter",
+                "delivered",
+                "strikes",
+            }
+
+
+def test_a_person_plays_a_whole_game_and_resumes_after_a_drop(start_server: Any) -> None:
+    server = start_server(web_port=0)
+    url = web_url(server)
+    before = get_json(url + "api/standings")[1]
+    messages = asyncio.run(_play(url, 2, drop_after=3))
+    _cards_of_others(messages)
+    final = messages[-1]["final"]
+    assert final["status"] == "finished"
+    assert sorted(final["ranks"]) == sorted(final["ranks"]) and len(final["ranks"]) == 2
+    match_id = messages[-1]["match"]
+    code, replay, _ = get_json(url + f"api/replay/{match_id}")
+    assert code == 200, replay
+    # Unrated: the ladder's standings are as they were.
+    assert get_json(url + "api/standings")[1] == before
+
+
+def test_a_bad_start_is_refused(start_server: Any) -> None:
+    server = start_server(web_port=0)
+    ws_url = web_url(server).replace("http://", "ws://") + "api/play"
+
+    async def go() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as session, session.ws_connect(ws_url) as ws:
+            await ws.send_str(json.dumps({"type": "start", "players": 9}))
+            return dict(json.loads((await ws.receive()).data))
+
+    assert asyncio.run(go())["type"] == "refused"

@@ -67,6 +67,13 @@ def register_bot(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.add_argument("--name", help="display name (default: the bot's name); the ladder name")
     p.add_argument("--ladder", action="store_true", help="enter the ladder instead of a seat")
     p.add_argument(
+        "--version",
+        dest="bot_version",
+        help="with --ladder: the version of the bot that enters, rated apart from its "
+        "other versions (default: the first 12 hex digits of the SHA-256 of the file that "
+        "defines the bot's class)",
+    )
+    p.add_argument(
         "--place", action="store_true", help="wait to be seated by an organiser instead of a seat"
     )
     p.add_argument("--key", help="the ladder bot's secret key (write --key=KEY)")
@@ -299,7 +306,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         run_place,
         tls_credentials,
     )
-    from .loader import load_bot
+    from .loader import BotSpecError, code_version, load_bot
     from .logs import configure
 
     configure(args.log_format, logging.DEBUG if args.verbose else logging.INFO)
@@ -361,6 +368,7 @@ def _cmd_bot(args: argparse.Namespace) -> int:
         # The ladder name, as the help says: --name, else the bot's own name.
         args.name = args.name or factory().name
         key = args.key or _ladder_key(args, lambda: register(args.server, args.name, credentials))
+        version = args.bot_version if args.bot_version is not None else code_version(factory)
         run_ladder(
             factory,
             args.server,
@@ -369,12 +377,13 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             give_up=args.give_up,
             credentials=credentials,
             key_file=None if args.key else str(Path(args.key_file or f"{args.name}.key")),
+            version=version,
         )
         return 0
     except SeatRefused as e:
         print(f"mammamia bot: refused: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except _KeyFileError as e:
+    except (_KeyFileError, BotSpecError) as e:
         print(f"mammamia bot: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ConnectionLost as e:

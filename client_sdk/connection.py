@@ -654,8 +654,10 @@ async def play_ladder(
     matches: int | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     key_file: str | None = None,
+    version: str = "",
 ) -> int:
-    """Returns the number of matches played after entering the ladder as ``name`` and
+    """Returns the number of matches played after entering the ladder as ``version``
+    of ``name`` ("": the ladder's default version; docs/ladder.md, "Versions") and
     playing every assignment (each with a fresh bot) until stopped, or until
     ``matches`` have been played. Raises SeatRefused when refused, KeyRefused (naming
     ``key_file``, where the key came from, and the ways out) for a key that does not
@@ -731,13 +733,13 @@ async def play_ladder(
             try:
                 async with _channel(server, credentials) as channel:
                     stream = rpc.LadderStub(channel).Enter(
-                        wire.enter_request(name), metadata=metadata
+                        wire.enter_request(name, version), metadata=metadata
                     )
                     # The server sends its headers once it has let the bot in: only
                     # then has it entered (a call to no server ends without them).
                     await stream.initial_metadata()
                     if not stream.done():
-                        log.info("ladder_entered", server=server, name=name)
+                        log.info("ladder_entered", server=server, name=name, version=version)
                     async for msg in stream:
                         backoff.reset()
                         waiting = wire.notice(msg)
@@ -799,6 +801,7 @@ def run_ladder(
     matches: int | None = None,
     credentials: grpc.ChannelCredentials | None = None,
     key_file: str | None = None,
+    version: str = "",
 ) -> int:
     """Returns the number of ladder matches played (see ``play_ladder``); runs until
     Ctrl-C (KeyboardInterrupt) unless ``matches`` is given."""
@@ -812,5 +815,6 @@ def run_ladder(
             matches=matches,
             credentials=credentials,
             key_file=key_file,
+            version=version,
         )
     )

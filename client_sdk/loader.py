@@ -4,6 +4,7 @@ optionally followed by ``@key=value[,key=value]``: keyword arguments for the cla
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -90,6 +91,22 @@ def _value(raw: str) -> Any:
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
     return raw
+
+
+def code_version(factory: Callable[[], Bot]) -> str:
+    """Returns the default ladder version of a bot: the first 12 hex digits of the
+    SHA-256 of the source file that defines its class (its bytes as stored; the
+    SPEC's ``@key=value`` parameters are not part of it). Raises BotSpecError when
+    that file cannot be read (a class made without one: give a version instead)."""
+    cls = factory.cls if isinstance(factory, BotFactory) else factory
+    try:
+        source = inspect.getsourcefile(cls)
+        if source is None:
+            raise OSError("no source file")
+        code = Path(source).read_bytes()
+    except (OSError, TypeError) as e:
+        raise BotSpecError(f"cannot hash the code of {factory!r} for its version: {e}") from None
+    return hashlib.sha256(code).hexdigest()[:12]
 
 
 def load_bot(spec: str) -> Callable[[], Bot]:

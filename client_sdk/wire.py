@@ -408,9 +408,9 @@ def registered_key(msg: pb.RegisterResponse) -> str:
     return str(msg.key)
 
 
-def enter_request(name: str) -> pb.EnterRequest:
-    """Returns the request that enters the ladder."""
-    return pb.EnterRequest(name=name)
+def enter_request(name: str, version: str = "") -> pb.EnterRequest:
+    """Returns the request that enters the ladder as ``version`` of ``name``."""
+    return pb.EnterRequest(name=name, version=version)
 
 
 def notice(msg: pb.Assignment) -> str | None:

@@ -305,6 +305,30 @@ not: the restarted server resumes the match (see the top of this file).
 """
 Global___MatchStatus: _TypeAlias = MatchStatus  # noqa: Y015
 
+class _StandingsBy:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StandingsByEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_StandingsBy.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STANDINGS_BY_UNSPECIFIED: _StandingsBy.ValueType  # 0
+    """The best (as STANDINGS_BY_BEST)."""
+    STANDINGS_BY_BEST: _StandingsBy.ValueType  # 1
+    """The version with the highest conservative rating."""
+    STANDINGS_BY_NEWEST: _StandingsBy.ValueType  # 2
+    """The newest version: the one whose first rated match is the latest."""
+
+class StandingsBy(_StandingsBy, metaclass=_StandingsByEnumTypeWrapper):
+    """Which of a bot's versions its line in the standings shows."""
+
+STANDINGS_BY_UNSPECIFIED: StandingsBy.ValueType  # 0
+"""The best (as STANDINGS_BY_BEST)."""
+STANDINGS_BY_BEST: StandingsBy.ValueType  # 1
+"""The version with the highest conservative rating."""
+STANDINGS_BY_NEWEST: StandingsBy.ValueType  # 2
+"""The newest version: the one whose first rated match is the latest."""
+Global___StandingsBy: _TypeAlias = StandingsBy  # noqa: Y015
+
 class _CompetitionPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -2134,16 +2158,25 @@ class EnterRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's registered name."""
+    version: _builtins.str
+    """The version of the bot that enters: up to 32 letters, digits, '-', '_', '.' or
+    '+' (INVALID_ARGUMENT otherwise). Each version of a name is rated on its own and
+    keeps its own record; the name's one key covers all its versions. Empty (an
+    older client): the default version, shown as "-", which also holds every
+    result stored before versions existed (docs/ladder.md, "Versions").
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2223,6 +2256,7 @@ class StandingsRequest(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
     players: _builtins.int
     """Only matches with this many players (0: all matches)."""
     page_size: _builtins.int
@@ -2232,16 +2266,19 @@ class StandingsRequest(_message.Message):
     move as results are rated: a page continues after the previous page's last
     line (its rating and name) in the standings of the moment it is read.
     """
+    by: Global___StandingsBy.ValueType
+    """Which of a bot's versions its line shows (STANDINGS_BY_UNSPECIFIED: the best)."""
     def __init__(
         self,
         *,
         players: _builtins.int = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
+        by: Global___StandingsBy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page_size", b"page_size", "page_token", b"page_token", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "page_size", b"page_size", "page_token", b"page_token", "players", b"players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2265,6 +2302,8 @@ class Standing(_message.Message):
     HIGH_FIELD_NUMBER: _builtins.int
     P_BETTER_FIELD_NUMBER: _builtins.int
     SUSPENDED_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best conservative rating."""
     name: _builtins.str
@@ -2296,6 +2335,12 @@ class Standing(_message.Message):
     suspended it for matches mostly played by the default policy); empty for a bot
     in good standing. A suspended bot keeps its line but is never seated.
     """
+    version: _builtins.str
+    """The version of the bot this line shows (StandingsResponse.by says which);
+    empty for the default version.
+    """
+    versions: _builtins.int
+    """How many versions of the bot are rated in this scope (1 or more)."""
     def __init__(
         self,
         *,
@@ -2311,10 +2356,12 @@ class Standing(_message.Message):
         high: _builtins.float = ...,
         p_better: _builtins.float | None = ...,
         suspended: _builtins.str = ...,
+        version: _builtins.str = ...,
+        versions: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "version", b"version", "versions", b"versions", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
     _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
@@ -2331,10 +2378,15 @@ class StandingsResponse(_message.Message):
     MATCHES_FINISHED_FIELD_NUMBER: _builtins.int
     STANDINGS_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
     matches_finished: _builtins.int
     """Finished, rated ladder matches so far."""
     next_page_token: _builtins.str
     """The token of the next page (send it as page_token); empty on the last page."""
+    by: Global___StandingsBy.ValueType
+    """Which of a bot's versions each line shows: STANDINGS_BY_BEST or
+    STANDINGS_BY_NEWEST.
+    """
     @_builtins.property
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
         """Standings, best first."""
@@ -2345,10 +2397,11 @@ class StandingsResponse(_message.Message):
         matches_finished: _builtins.int = ...,
         standings: _abc.Iterable[Global___Standing] | None = ...,
         next_page_token: _builtins.str = ...,
+        by: Global___StandingsBy.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches_finished", b"matches_finished", "next_page_token", b"next_page_token", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "matches_finished", b"matches_finished", "next_page_token", b"next_page_token", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2457,6 +2510,7 @@ class LadderSeatResult(_message.Message):
     RANK_FIELD_NUMBER: _builtins.int
     DELIVERED_FIELD_NUMBER: _builtins.int
     POSITION_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat, 0-based."""
     name: _builtins.str
@@ -2469,6 +2523,8 @@ class LadderSeatResult(_message.Message):
     """The seat's place in round 1's playing order (1: the first player); 0 when not
     known.
     """
+    version: _builtins.str
+    """The version of the bot that played the seat; empty for the default version."""
     def __init__(
         self,
         *,
@@ -2477,10 +2533,11 @@ class LadderSeatResult(_message.Message):
         rank: _builtins.int = ...,
         delivered: _builtins.int | None = ...,
         position: _builtins.int = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_delivered", b"_delivered", "delivered", b"delivered"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_delivered", b"_delivered", "delivered", b"delivered", "name", b"name", "position", b"position", "rank", b"rank", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_delivered", b"_delivered", "delivered", b"delivered", "name", b"name", "position", b"position", "rank", b"rank", "seat", b"seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__delivered: _TypeAlias = _typing.Literal["delivered"]  # noqa: Y015
     _WhichOneofArgType__delivered: _TypeAlias = _typing.Literal["_delivered", b"_delivered"]  # noqa: Y015
@@ -2696,6 +2753,7 @@ class BotStatsResponse(_message.Message):
     SUSPENDED_FIELD_NUMBER: _builtins.int
     SUSPENDED_BY_FIELD_NUMBER: _builtins.int
     SUSPENDED_AT_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The bot's name."""
     suspended: _builtins.str
@@ -2713,6 +2771,12 @@ class BotStatsResponse(_message.Message):
 
     @_builtins.property
     def suspended_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotVersion]:
+        """The bot's rated versions over all matches, the one that first played earliest
+        first; each is rated on its own (docs/ladder.md, "Versions").
+        """
+
     def __init__(
         self,
         *,
@@ -2722,14 +2786,71 @@ class BotStatsResponse(_message.Message):
         suspended: _builtins.str = ...,
         suspended_by: _builtins.str = ...,
         suspended_at: _timestamp_pb2.Timestamp | None = ...,
+        versions: _abc.Iterable[Global___BotVersion] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["suspended_at", b"suspended_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "suspended", b"suspended", "suspended_at", b"suspended_at", "suspended_by", b"suspended_by", "tallies", b"tallies"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "positions", b"positions", "suspended", b"suspended", "suspended_at", b"suspended_at", "suspended_by", b"suspended_by", "tallies", b"tallies", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotStatsResponse: _TypeAlias = BotStatsResponse  # noqa: Y015
+
+@_typing.final
+class BotVersion(_message.Message):
+    """One version of a bot, rated on its own over all its rated matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    MU_FIELD_NUMBER: _builtins.int
+    SIGMA_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    FIRST_PLAYED_FIELD_NUMBER: _builtins.int
+    LAST_PLAYED_FIELD_NUMBER: _builtins.int
+    version: _builtins.str
+    """The version; empty for the default version (shown as "-")."""
+    rating: _builtins.float
+    """Its conservative rating (mu minus three sigma), mean and deviation."""
+    mu: _builtins.float
+    sigma: _builtins.float
+    low: _builtins.float
+    """Its interval: mu minus and plus two sigma."""
+    high: _builtins.float
+    games: _builtins.int
+    """Rated matches played, and of them won."""
+    wins: _builtins.int
+    @_builtins.property
+    def first_played(self) -> _timestamp_pb2.Timestamp:
+        """When its first and its last rated match ended; absent when not known."""
+
+    @_builtins.property
+    def last_played(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        version: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        mu: _builtins.float = ...,
+        sigma: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        first_played: _timestamp_pb2.Timestamp | None = ...,
+        last_played: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["first_played", b"first_played", "last_played", b"last_played"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first_played", b"first_played", "games", b"games", "high", b"high", "last_played", b"last_played", "low", b"low", "mu", b"mu", "rating", b"rating", "sigma", b"sigma", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotVersion: _TypeAlias = BotVersion  # noqa: Y015
 
 @_typing.final
 class CompetitionStatusRequest(_message.Message):

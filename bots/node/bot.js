@@ -9,7 +9,9 @@
  * See `--help` and docs/protocol.md.
  */
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
+const path = require('node:path');
 const { parseArgs } = require('node:util');
 const { channelCredentials, loadArena } = require('./lib/arena');
 const { SeatError, playSeat } = require('./lib/seat');
@@ -34,6 +36,9 @@ options:
   --key KEY          the ladder bot's secret key (env MAMMAMIA_BOT_KEY); without it
                      the name is registered first and its new key printed on stdout
   --matches N        with --ladder: leave the ladder after N assignments
+  --version V        with --ladder: the version that enters, rated apart from the
+                     name's other versions (default: the first 12 hex digits of the
+                     SHA-256 of bot.js and lib/*.js, in that order)
   --tls              connect with TLS, trusting the system's certificates
   --ca FILE          connect with TLS, trusting the PEM certificates in FILE
   --retry-for SEC    give up after SEC seconds without the server (default 60)
@@ -63,6 +68,7 @@ const OPTIONS = {
   ladder: { type: 'boolean', default: false },
   key: { type: 'string' },
   matches: { type: 'string' },
+  version: { type: 'string' },
   tls: { type: 'boolean', default: false },
   ca: { type: 'string' },
   'retry-for': { type: 'string' },
@@ -74,6 +80,20 @@ const OPTIONS = {
   'rules-command': { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 };
+
+/**
+ * Returns the bot's default ladder version: the first 12 hex digits of the SHA-256
+ * of this file and of lib/*.js in name order (their bytes as stored).
+ */
+function codeVersion() {
+  const hash = crypto.createHash('sha256');
+  hash.update(fs.readFileSync(__filename));
+  const lib = path.join(__dirname, 'lib');
+  for (const file of fs.readdirSync(lib).filter((f) => f.endsWith('.js')).sort()) {
+    hash.update(fs.readFileSync(path.join(lib, file)));
+  }
+  return hash.digest('hex').slice(0, 12);
+}
 
 /** An error in the command line: printed with the usage hint, exit status 2. */
 class UsageError extends Error {}
@@ -94,6 +114,7 @@ function settingsFrom(argv, env) {
     ladder: values.ladder,
     key: values.key || env.MAMMAMIA_BOT_KEY,
     matches: nonNegative('--matches', values.matches, 0),
+    version: values.version,
     retryForMs: nonNegative('--retry-for', values['retry-for'], 60) * 1000,
     tls: values.tls,
     ca: values.ca,
@@ -114,9 +135,14 @@ function settingsFrom(argv, env) {
   if (settings.ca && !fs.existsSync(settings.ca)) throw new UsageError(`--ca ${settings.ca}: no such file`);
   if (settings.ladder) {
     if (!settings.name) throw new UsageError('--ladder needs --name NAME');
+    if (settings.version !== undefined && !/^[A-Za-z0-9._+-]{0,32}$/.test(settings.version)) {
+      throw new UsageError(`--version must be up to 32 letters, digits, '-', '_', '.' or '+', not ${JSON.stringify(settings.version)}`);
+    }
+    settings.version ??= codeVersion();
   } else {
     if (!settings.token) throw new UsageError('--token TOKEN is required (or --ladder)');
     if (settings.matches) throw new UsageError('--matches goes with --ladder');
+    if (settings.version !== undefined) throw new UsageError('--version goes with --ladder');
     settings.name ??= 'node-bot';
   }
   return settings;
@@ -203,7 +229,8 @@ async function main(settings) {
       log.info('registered', { note: 'the key on stdout is shown only once' });
     }
     const played = await playLadder({
-      arena, target, credentials, name: settings.name, key, log, leave: leave.signal, quit: quit.signal,
+      arena, target, credentials, name: settings.name, version: settings.version, key, log,
+      leave: leave.signal, quit: quit.signal,
       matches: settings.matches, retryForMs: settings.retryForMs, trace, chooser,
     });
     log.info('done', { matches: played });

@@ -54,7 +54,14 @@ import structlog
 from mammamia.fairness import DealSet, commitment, new_server_seed
 from server.db.connection import storable
 from server.db.hosts import Taken
-from server.db.ladder.rows import ALL_PLAYERS, LadderError, Standing
+from server.db.ladder.reads import BEST
+from server.db.ladder.rows import (
+    ALL_PLAYERS,
+    DEFAULT_VERSION,
+    LadderError,
+    Standing,
+    check_version,
+)
 from server.db.ladder.store import LadderStore
 from server.db.writer import Writer
 from server.quoting import quoted
@@ -136,7 +143,7 @@ class Ladder:
         # The standings last read per scope, with the count of results rated when the
         # read began: standings change only when a result is rated.
         self._rated = 0
-        self._standings: dict[int, tuple[int, tuple[int, list[Standing]]]] = {}
+        self._standings: dict[tuple[int, str], tuple[int, tuple[int, list[Standing]]]] = {}
         #: On a database that other hosts may share (PostgreSQL), this host's part of
         #: the one lobby they run; else (an SQLite file, or duplicate sets, which are
         #: one host's alone: ``LadderStore.claim``) a lobby of this process alone.
@@ -254,9 +261,11 @@ class Ladder:
         log.info("ladder_bot_registered", bot=name)
         return key
 
-    async def enter(self, name: str, key: str) -> Entrant:
+    async def enter(self, name: str, key: str, version: str = DEFAULT_VERSION) -> Entrant:
         """Returns the bot's entrant, recorded before this returns: its assignments,
-        for as long as the caller listens, until the caller closes it.
+        for as long as the caller listens, until the caller closes it. The bot enters
+        as ``version`` of its name: the seats it is handed from then on are that
+        version's, rated apart from its other versions (docs/ladder.md, "Versions").
 
         Raises UnknownBotError for an unknown name or a wrong key, SuspendedError for
         a suspended bot, QuotaError once it has used its entries of the hour,
@@ -264,12 +273,14 @@ class Ladder:
         assignment). The entrant raises EndedError when the bot is suspended, and
         raises ReplacedError when a newer entry of the same bot takes over (a
         reconnect, or a second copy of the bot: only one plays); the ladder stopping
-        ends it without error. A bot's first entry is recorded (through the writer,
+        ends it without error. Raises LadderError for a version that is not up to 32
+        of [A-Za-z0-9._+-]. A bot's first entry is recorded (through the writer,
         so that it and the expiry of the name are ordered): from then on the name
         never expires.
         """
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
+        check_version(version)
         if not storable(name) or not self.store.check_key(name, key):
             raise UnknownBotError(f"bot {quoted(name)} is not registered or the key is wrong")
         if self.store.entered(name) is None and not await self.writer.run(
@@ -280,6 +291,8 @@ class Ladder:
                 "its name expired): register it again"
             )
         await self.discipline.admit(name)
+        if self.store.version(name) != version:
+            await self.writer.run(self.store.enter_version, name, version)
         entrant = await self.lobby.enter(name)
         if self.waiting is not None:
             entrant.notify(self.waiting)
@@ -295,20 +308,23 @@ class Ladder:
                 return closed
         return None
 
-    async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
+    async def standings(
+        self, players: int = ALL_PLAYERS, by: str = BEST
+    ) -> tuple[int, list[Standing]]:
         """Returns (rated matches, standings best first) of all matches or of one
-        player count: read on the reader thread once after each rated result, and
-        from memory until the next."""
+        player count, each bot by its best or newest version (``by``, see
+        ``LadderReads.standings``): read on the reader thread once after each rated
+        result, and from memory until the next."""
         if not self.lobby.alone:
             # Other hosts rate results too: every reading is read afresh.
-            return await self.reader.standings(players)
+            return await self.reader.standings(players, by)
         rated = self._rated
-        known = self._standings.get(players)
+        known = self._standings.get((players, by))
         if known is not None and known[0] == rated:
             return known[1]
-        standings = await self.reader.standings(players)
+        standings = await self.reader.standings(players, by)
         if self._rated == rated:  # no result rated meanwhile: good until the next
-            self._standings[players] = (rated, standings)
+            self._standings[(players, by)] = (rated, standings)
         return standings
 
     def hold(self, held: bool, by: str = "competition") -> None:

@@ -37,7 +37,7 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..db.connection import storable
 from ..db.ladder import results
-from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
+from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing, player_of
 from ..paging import MAX_PAGE_SIZE, BadPageToken, key_of, page_size
 from ..quoting import quoted
 from ..services import abort, metadata
@@ -58,7 +58,9 @@ class LadderServicer(pb_grpc.LadderServicer):
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
         # The last Standings reply per scope, and the reading it was built from.
-        self._standings: dict[int, tuple[tuple[int, list[Standing]], pb.StandingsResponse]] = {}
+        self._standings: dict[
+            tuple[int, str], tuple[tuple[int, list[Standing]], pb.StandingsResponse]
+        ] = {}
 
     async def Register(
         self,
@@ -88,9 +90,11 @@ class LadderServicer(pb_grpc.LadderServicer):
                 context, grpc.StatusCode.UNAUTHENTICATED, "Ladder.Enter needs the bot-key metadata"
             )
         try:
-            entrant = await self.ladder.enter(request.name, key)
+            entrant = await self.ladder.enter(request.name, key, request.version)
         except (UnknownBotError, SuspendedError) as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
+        except LadderError as e:  # a bad version
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         except QuotaError as e:
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except LadderClosedError as e:
@@ -124,11 +128,12 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"players {request.players}: 0 (all) or 2 to 5 (R-SETUP-1)",
             )
-        standings = await self.ladder.standings(request.players)
-        known = self._standings.get(request.players)
+        by = wire.standings_by(request.by)
+        standings = await self.ladder.standings(request.players, by)
+        known = self._standings.get((request.players, by))
         if known is None or known[0] is not standings:  # built once per reading
-            known = (standings, wire.standings_response(*standings))
-            self._standings[request.players] = known
+            known = (standings, wire.standings_response(*standings, by))
+            self._standings[(request.players, by)] = known
         size = page_size(request.page_size, MAX_PAGE_SIZE)
         if not request.page_token and len(known[0][1]) <= size:
             return known[1]  # one page: the reply as built
@@ -196,8 +201,9 @@ class LadderServicer(pb_grpc.LadderServicer):
                 f"match {quoted(request.match_id)} has no stored record",
             )
         if owner is not None:
-            # The bot's own notes, for its owner alone: only the seats it played.
-            seats = [seat for seat, name in enumerate(match.names) if name == owner]
+            # The bot's own notes, for its owner alone: only the seats it played (in
+            # any of its versions: one key covers them all).
+            seats = [seat for seat, label in enumerate(match.names) if player_of(label)[0] == owner]
             record = owned_record(record, self.ladder.matches.notes(request.match_id), seats)
         return wire.game_record(request.match_id, record)
 
@@ -237,4 +243,5 @@ class LadderServicer(pb_grpc.LadderServicer):
                 f"bot {quoted(request.name)} is not registered on this ladder",
             )
         tallies, positions, suspension = await self.ladder.reader.bot_stats(request.name)
-        return wire.bot_stats_response(request.name, tallies, positions, suspension)
+        versions = await self.ladder.reader.versions(request.name)
+        return wire.bot_stats_response(request.name, tallies, positions, suspension, versions)

@@ -20,13 +20,16 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from mammamia_pb import arena_pb2 as pb
 
 from ..db.ladder.discipline import Suspension
+from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.results import ResultRow
-from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally
+from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally, VersionLine
 from ..paging import Key, token_of
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
 from . import standings
+from .confidence import interval
 from .lobby import Assignment
+from .ratings import Rating
 
 STANDINGS: Final = "ladder.standings"
 """The listing a Standings page token belongs to (``server.paging``)."""
@@ -78,17 +81,37 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
         low=low,
         high=high,
         suspended=s.suspended or "",
+        version=s.version,
+        versions=s.versions,
     )
     if p_better is not None:
         msg.p_better = p_better
     return msg
 
 
-def standings_response(finished: int, table: Sequence[Standing]) -> pb.StandingsResponse:
-    """Returns the reply to Ladder.Standings (``table`` best first), each line as
-    :func:`server.ladder.standings.lines` computes it."""
+#: StandingsRequest.by as ``LadderReads.standings`` takes it, and back.
+STANDINGS_BY: Final[dict[int, str]] = {
+    pb.STANDINGS_BY_UNSPECIFIED: BEST,
+    pb.STANDINGS_BY_BEST: BEST,
+    pb.STANDINGS_BY_NEWEST: NEWEST,
+}
+BY_MESSAGE: Final = {BEST: pb.STANDINGS_BY_BEST, NEWEST: pb.STANDINGS_BY_NEWEST}
+
+
+def standings_by(by: int) -> str:
+    """Returns StandingsRequest.by as ``LadderReads.standings`` takes it (an unknown
+    value: the best)."""
+    return STANDINGS_BY.get(by, BEST)
+
+
+def standings_response(
+    finished: int, table: Sequence[Standing], by: str = BEST
+) -> pb.StandingsResponse:
+    """Returns the reply to Ladder.Standings (``table`` best first, each bot by its
+    ``by`` version), each line as :func:`server.ladder.standings.lines` computes it."""
     return pb.StandingsResponse(
         matches_finished=finished,
+        by=BY_MESSAGE[by],
         standings=[
             standing_message(line.standing, line.low, line.high, line.p_better)
             for line in standings.lines(table)
@@ -112,6 +135,7 @@ def standings_page(
     more = start + size < len(lines)
     return pb.StandingsResponse(
         matches_finished=reply.matches_finished,
+        by=reply.by,
         standings=shown,
         next_page_token=token_of(STANDINGS, (shown[-1].rating, shown[-1].name), str(players))
         if more and shown
@@ -148,7 +172,9 @@ def ladder_result(r: ResultRow) -> pb.LadderResult:
     if r.set_id is not None:
         msg.deal_set.CopyFrom(deal_set_message(r.set_id, r.set_index, r.players))
     for s in r.seats:
-        seat = msg.seats.add(seat=s.seat, name=s.name, rank=s.rank or 0, position=s.position or 0)
+        seat = msg.seats.add(
+            seat=s.seat, name=s.name, rank=s.rank or 0, position=s.position or 0, version=s.version
+        )
         if s.delivered is not None:
             seat.delivered = s.delivered
     return msg
@@ -181,9 +207,11 @@ def bot_stats_response(
     tallies: dict[int, Tally],
     positions: Sequence[PositionTally],
     suspension: Suspension | None = None,
+    versions: Sequence[VersionLine] = (),
 ) -> pb.BotStatsResponse:
     """Returns the reply to Ladder.BotStats: the tallies by scope (all matches first),
-    the positions by player count and position, and the bot's suspension, if any."""
+    the positions by player count and position, the bot's suspension, if any, and
+    its rated versions."""
     msg = pb.BotStatsResponse(
         name=name,
         tallies=[
@@ -201,6 +229,22 @@ def bot_stats_response(
             for p in positions
         ],
     )
+    for v in versions:
+        low, high = interval(Rating(v.mu, v.sigma))
+        line = msg.versions.add(
+            version=v.version,
+            rating=Rating(v.mu, v.sigma).conservative,
+            mu=v.mu,
+            sigma=v.sigma,
+            low=low,
+            high=high,
+            games=v.games,
+            wins=v.wins,
+        )
+        if v.first_played is not None:
+            line.first_played.FromNanoseconds(int(v.first_played * 1e9))
+        if v.last_played is not None:
+            line.last_played.FromNanoseconds(int(v.last_played * 1e9))
     if suspension is not None:
         msg.suspended = suspension.reason
         msg.suspended_by = suspension.by

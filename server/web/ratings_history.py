@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..db.ladder.reads import LadderReads
+from ..db.ladder.rows import player_of
 from ..ladder.ratings import Rating, initial, rate
 
 #: Rated results applied per read at most (a long history catches up over reads).
@@ -65,10 +66,13 @@ class RatingsHistory:
                 matches.append((seat.finish_order, seat.ended, []))
             matches[-1][2].append((seat.name, seat.rank))
         for order, ended, seats in matches:
-            names = [n for n, _ in seats]
-            before = [self._ratings.get(n, initial()) for n in names]
-            for name, after in zip(names, rate(before, [k for _, k in seats]), strict=True):
-                self._ratings[name] = after
+            # Rated per version (a player), plotted per bot: each point is the rating
+            # of the version that played the match.
+            players = [n for n, _ in seats]
+            before = [self._ratings.get(n, initial()) for n in players]
+            for label, after in zip(players, rate(before, [k for _, k in seats]), strict=True):
+                self._ratings[label] = after
+                name = player_of(label)[0]
                 points = self._points.get(name)
                 if points is None:
                     points = self._points[name] = deque(maxlen=POINTS)

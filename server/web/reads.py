@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..db.connection import connect_read_only
 from ..db.ladder.reads import LadderReads
-from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally
+from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally, VersionLine
 from ..db.matches import MatchRow, stored_match
 from ..db.reader import Reader
 from ..paging import Page
@@ -50,14 +50,12 @@ class Reads(Reader):
 
     def tallies(self, name: str) -> dict[int, Tally]:
         """Returns the bot's tallies per player count (counts it has not played left out)."""
-        ladder = self.ladder()
-        out = {}
-        with ladder.snapshot():
-            for players in ladder.player_counts():
-                tally = ladder.tallies(players).get(name)
-                if tally is not None:
-                    out[players] = tally
-        return out
+        tallies = self.ladder().bot_tallies(name)  # all its versions
+        return {players: tally for players, tally in tallies.items() if players}
+
+    def versions(self, name: str) -> list[VersionLine]:
+        """Returns the bot's rated versions over all matches (``LadderReads.versions``)."""
+        return self.ladder().versions(name)
 
     def opponents(self, name: str, limit: int = OPPONENT_MATCHES) -> list[Opponent]:
         """Returns the bot's results against each opponent over its ``limit`` most

@@ -74,11 +74,12 @@ async function playAssigned({
  * ladder: when `leave` aborts (matches in progress are played to their end),
  * after `matches` assignments when that is set, or when `quit` aborts (matches
  * in progress are dropped). Rejects with a SeatError when the server refuses the
- * bot (unknown name or wrong key) or stays unreachable for `retryForMs`.
+ * bot (unknown name or wrong key) or stays unreachable for `retryForMs`. The bot
+ * enters as `version` of `name` ('': the ladder's default version).
  */
 async function playLadder({
   arena, target, credentials, name, key, log, leave, quit, matches = 0, retryForMs = 60000,
-  trace = () => {}, chooser = null,
+  trace = () => {}, chooser = null, version = '',
 }) {
   const client = new arena.Ladder(target, credentials);
   const metadata = metadataWith('bot-key', key);
@@ -121,7 +122,7 @@ async function playLadder({
       let failure = 'ladder stream closed';
       try {
         await new Promise((resolve, reject) => {
-          const call = client.Enter({ name }, metadata);
+          const call = client.Enter({ name, version }, metadata);
           const onLeave = () => {
             call.cancel();
             resolve();

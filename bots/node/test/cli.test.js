@@ -31,3 +31,12 @@ test('bad numbers are named', () => {
   assert.throws(() => settingsFrom(['--server', 'h:1', '--token', 't', '--retry-for', 'soon'], {}),
     /--retry-for must be a non-negative number, not "soon"/);
 });
+
+test('--version names the ladder version; without it, a hash of the bot\'s code', () => {
+  const given = settingsFrom(['--server', 'h:1', '--ladder', '--name', 'n', '--version', 'v2'], {});
+  assert.equal(given.version, 'v2');
+  const hashed = settingsFrom(['--server', 'h:1', '--ladder', '--name', 'n'], {});
+  assert.match(hashed.version, /^[0-9a-f]{12}$/);
+  assert.throws(() => settingsFrom(['--server', 'h:1', '--ladder', '--name', 'n', '--version', 'a b'], {}), /--version/);
+  assert.throws(() => settingsFrom(['--server', 'h:1', '--token', 't', '--version', 'v2'], {}), /--ladder/);
+});

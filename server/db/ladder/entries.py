@@ -264,10 +264,13 @@ def _start_match(
         "SELECT created FROM ladder_matches WHERE match_id = ?", (match_id,)
     ).fetchone()
     held = list(tokens) if tokens is not None else [None] * len(names)
+    # Each seat is the version its bot entered with last (ladder_bots.version): the
+    # entry that is handed the seat, on whichever host.
     db.executemany(
-        "INSERT INTO ladder_results (match_id, seat, name, created, token)"
-        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        [(match_id, s, n, created, t) for s, (n, t) in enumerate(zip(names, held, strict=True))],
+        "INSERT INTO ladder_results (match_id, seat, name, created, token, version)"
+        " VALUES (?, ?, ?, ?, ?, COALESCE((SELECT version FROM ladder_bots WHERE name = ?),"
+        " '')) ON CONFLICT DO NOTHING",
+        [(match_id, s, n, created, t, n) for s, (n, t) in enumerate(zip(names, held, strict=True))],
     )
 
 

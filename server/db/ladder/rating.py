@@ -14,47 +14,51 @@ from .rows import ALL_PLAYERS
 
 def apply_next(db: Connection) -> bool:
     """Applies the first finished, unrated result in finish order (a voided one never
-    counts), in the caller's transaction; returns False when there is none."""
+    counts), in the caller's transaction; returns False when there is none. Each
+    seat's player is its bot's version (``server.db.ladder.rows.player``)."""
     row = db.execute(
-        "SELECT match_id, players FROM ladder_matches"
+        "SELECT match_id, players, COALESCE(ended, created) FROM ladder_matches"
         " WHERE status = 'finished' AND rated = 0 AND voided IS NULL"
         " ORDER BY finish_order LIMIT 1"
     ).fetchone()
     if row is None:
         return False
-    match_id, players = row
+    match_id, players, ended = row
     placed = db.execute(
-        "SELECT name, rank, delivered, position FROM ladder_results"
+        "SELECT name, version, rank, delivered, position FROM ladder_results"
         " WHERE match_id = ? ORDER BY seat",
         (match_id,),
     ).fetchall()
-    seats = [(n, k, d) for n, k, d, _ in placed]
-    names = tuple(n for n, _, _ in seats)
-    ranks = tuple(int(k) for _, k, _ in seats)
+    seats = [(n, v, k, d) for n, v, k, d, _ in placed]
+    ranks = tuple(int(k) for _, _, k, _ in seats)
     db.executemany(
-        "INSERT INTO ladder_positions (players, name, position, games, wins,"
-        " rank_sum) VALUES (?, ?, ?, 1, ?, ?) ON CONFLICT (players, name, position)"
+        "INSERT INTO ladder_positions (players, name, version, position, games, wins,"
+        " rank_sum) VALUES (?, ?, ?, ?, 1, ?, ?)"
+        " ON CONFLICT (players, name, version, position)"
         " DO UPDATE SET games = ladder_positions.games + 1,"
         " wins = ladder_positions.wins + excluded.wins,"
         " rank_sum = ladder_positions.rank_sum + excluded.rank_sum",
-        [(players, n, p, int(k == 1), int(k)) for n, k, _, p in placed if p is not None],
+        [(players, n, v, p, int(k == 1), int(k)) for n, v, k, _, p in placed if p is not None],
     )
     for scope in (ALL_PLAYERS, players):
-        before = [_rating(db, scope, name) for name in names]
+        before = [_rating(db, scope, name, version) for name, version, _, _ in seats]
         after = rate(before, ranks)
         db.executemany(
-            "INSERT INTO ladder_ratings (players, name, mu, sigma) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (players, name) DO UPDATE SET mu = excluded.mu,"
-            " sigma = excluded.sigma",
-            [(scope, n, r.mu, r.sigma) for n, r in zip(names, after, strict=True)],
+            "INSERT INTO ladder_ratings (players, name, version, mu, sigma)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (players, name, version)"
+            " DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma",
+            [(scope, n, v, r.mu, r.sigma) for (n, v, _, _), r in zip(seats, after, strict=True)],
         )
         db.executemany(
-            "INSERT INTO ladder_tallies (players, name, games, wins, delivered)"
-            " VALUES (?, ?, 1, ?, ?) ON CONFLICT (players, name) DO UPDATE SET"
+            "INSERT INTO ladder_tallies (players, name, version, games, wins, delivered,"
+            " first_played, last_played) VALUES (?, ?, ?, 1, ?, ?, ?, ?)"
+            " ON CONFLICT (players, name, version) DO UPDATE SET"
             " games = ladder_tallies.games + 1,"
             " wins = ladder_tallies.wins + excluded.wins,"
-            " delivered = ladder_tallies.delivered + excluded.delivered",
-            [(scope, n, int(k == 1), d or 0) for n, k, d in seats],
+            " delivered = ladder_tallies.delivered + excluded.delivered,"
+            " first_played = COALESCE(ladder_tallies.first_played, excluded.first_played),"
+            " last_played = excluded.last_played",
+            [(scope, n, v, int(k == 1), d or 0, ended, ended) for n, v, k, d in seats],
         )
         db.execute(
             "INSERT INTO ladder_totals (players, matches) VALUES (?, 1)"
@@ -66,8 +70,9 @@ def apply_next(db: Connection) -> bool:
     return True
 
 
-def _rating(db: Connection, scope: int, name: str) -> Rating:
+def _rating(db: Connection, scope: int, name: str, version: str) -> Rating:
     row = db.execute(
-        "SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ?", (scope, name)
+        "SELECT mu, sigma FROM ladder_ratings WHERE players = ? AND name = ? AND version = ?",
+        (scope, name, version),
     ).fetchone()
     return initial() if row is None else Rating(row[0], row[1])

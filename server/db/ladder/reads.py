@@ -32,8 +32,15 @@ from .rows import (
     Seated,
     Standing,
     Tally,
+    VersionLine,
     hash_key,
+    player,
 )
+
+#: How the standings show a bot with several versions: by its best version (the
+#: highest conservative rating), or by its newest (the one that first played last).
+BEST = "best"
+NEWEST = "newest"
 
 
 class LadderReads:
@@ -79,6 +86,12 @@ class LadderReads:
         row = self._db.execute("SELECT entered FROM ladder_bots WHERE name = ?", (name,)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def version(self, name: str) -> str | None:
+        """Returns the version of the bot's newest entry ("" for the default version),
+        or None for a name that is not registered."""
+        row = self._db.execute("SELECT version FROM ladder_bots WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
     def is_registered(self, name: str) -> bool:
         """Returns whether ``name`` is a registered bot."""
         return (
@@ -94,50 +107,82 @@ class LadderReads:
     # Ratings and tallies
 
     def ratings(self, players: int = ALL_PLAYERS) -> dict[str, Rating]:
-        """Returns the stored ratings for all matches (0) or one player count."""
+        """Returns the stored ratings for all matches (0) or one player count, by
+        rated player (a bot's version: ``rows.player``)."""
         rows = self._db.execute(
-            "SELECT name, mu, sigma FROM ladder_ratings WHERE players = ?", (players,)
+            "SELECT name, version, mu, sigma FROM ladder_ratings WHERE players = ?", (players,)
         ).fetchall()
-        return {name: Rating(mu, sigma) for name, mu, sigma in rows}
+        return {player(name, version): Rating(mu, sigma) for name, version, mu, sigma in rows}
 
     def tallies(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
-        """Returns the stored tallies for all matches (0) or one player count (bots
-        without a rated game in that scope left out)."""
+        """Returns the stored tallies for all matches (0) or one player count, by
+        rated player (``rows.player``; players without a rated game in that scope
+        left out)."""
         rows = self._db.execute(
-            "SELECT name, games, wins, delivered FROM ladder_tallies WHERE players = ?", (players,)
+            "SELECT name, version, games, wins, delivered FROM ladder_tallies WHERE players = ?",
+            (players,),
         ).fetchall()
-        return {name: Tally(games, wins, delivered) for name, games, wins, delivered in rows}
+        return {
+            player(name, version): Tally(games, wins, delivered)
+            for name, version, games, wins, delivered in rows
+        }
+
+    def versions(self, name: str, players: int = ALL_PLAYERS) -> list[VersionLine]:
+        """Returns the bot's rated versions in one scope (all matches, or one player
+        count), the one that first played earliest first."""
+        rows = self._db.execute(
+            "SELECT r.version, r.mu, r.sigma, COALESCE(t.games, 0), COALESCE(t.wins, 0),"
+            " t.first_played, t.last_played FROM ladder_ratings r"
+            " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+            " AND t.version = r.version WHERE r.players = ? AND r.name = ?",
+            (players, name),
+        ).fetchall()
+        lines = [
+            VersionLine(
+                str(v),
+                float(mu),
+                float(sigma),
+                int(g),
+                int(w),
+                None if first is None else float(first),
+                None if last is None else float(last),
+            )
+            for v, mu, sigma, g, w, first, last in rows
+        ]
+        return sorted(lines, key=lambda line: (line.first_played or 0.0, line.version))
 
     def recount(self, players: int = ALL_PLAYERS) -> dict[str, Tally]:
         """Returns the tallies counted afresh from every rated result: what
         :meth:`tallies` must equal (a scan of the whole history: for checks only)."""
         rows = self._db.execute(
-            "SELECT r.name, COUNT(*), SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END),"
-            " COALESCE(SUM(r.delivered), 0)"
+            "SELECT r.name, r.version, COUNT(*),"
+            " SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END), COALESCE(SUM(r.delivered), 0)"
             " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
-            " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name",
+            " WHERE m.rated = 1 AND (? = 0 OR m.players = ?) GROUP BY r.name, r.version",
             (players, players),
         ).fetchall()
         return {
-            name: Tally(int(games), int(wins), int(delivered))
-            for name, games, wins, delivered in rows
+            player(name, version): Tally(int(games), int(wins), int(delivered))
+            for name, version, games, wins, delivered in rows
         }
 
     def positions(self, name: str) -> list[PositionTally]:
-        """Returns the bot's rated games by player count and seat position, ascending."""
+        """Returns the bot's rated games (all its versions) by player count and seat
+        position, ascending."""
         rows = self._db.execute(
-            "SELECT players, position, games, wins, rank_sum FROM ladder_positions"
-            " WHERE name = ? ORDER BY players, position",
+            "SELECT players, position, SUM(games), SUM(wins), SUM(rank_sum)"
+            " FROM ladder_positions WHERE name = ? GROUP BY players, position"
+            " ORDER BY players, position",
             (name,),
         ).fetchall()
         return [PositionTally(*map(int, row)) for row in rows]
 
     def bot_tallies(self, name: str) -> dict[int, Tally]:
-        """Returns the bot's tallies per scope (0: all matches; 2..5), scopes without
-        a rated game left out."""
+        """Returns the bot's tallies (all its versions) per scope (0: all matches;
+        2..5), scopes without a rated game left out."""
         rows = self._db.execute(
-            "SELECT players, games, wins, delivered FROM ladder_tallies"
-            " WHERE name = ? ORDER BY players",
+            "SELECT players, SUM(games), SUM(wins), SUM(delivered) FROM ladder_tallies"
+            " WHERE name = ? GROUP BY players ORDER BY players",
             (name,),
         ).fetchall()
         return {int(p): Tally(int(g), int(w), int(d)) for p, g, w, d in rows}
@@ -146,20 +191,24 @@ class LadderReads:
         """Returns (games, wins, rank sum) per (players, bot, position) counted afresh
         from the rated results: what ladder_positions must hold (for checks only)."""
         rows = self._db.execute(
-            "SELECT m.players, r.name, r.position, COUNT(*),"
+            "SELECT m.players, r.name, r.version, r.position, COUNT(*),"
             " SUM(CASE WHEN r.rank = 1 THEN 1 ELSE 0 END), SUM(r.rank)"
             " FROM ladder_results r JOIN ladder_matches m ON m.match_id = r.match_id"
             " WHERE m.rated = 1 AND r.position IS NOT NULL"
-            " GROUP BY m.players, r.name, r.position"
+            " GROUP BY m.players, r.name, r.version, r.position"
         ).fetchall()
-        return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
+        return {
+            (int(p), player(n, v), int(k)): (int(g), int(w), int(s)) for p, n, v, k, g, w, s in rows
+        }
 
     def stored_positions(self) -> dict[tuple[int, str, int], tuple[int, int, int]]:
         """Returns ladder_positions as :meth:`recount_positions` counts it."""
         rows = self._db.execute(
-            "SELECT players, name, position, games, wins, rank_sum FROM ladder_positions"
+            "SELECT players, name, version, position, games, wins, rank_sum FROM ladder_positions"
         ).fetchall()
-        return {(int(p), n, int(k)): (int(g), int(w), int(s)) for p, n, k, g, w, s in rows}
+        return {
+            (int(p), player(n, v), int(k)): (int(g), int(w), int(s)) for p, n, v, k, g, w, s in rows
+        }
 
     def deal_set(self, set_id: str) -> DealSetRow | None:
         """Returns a duplicate set with its matches in order, or None when unknown."""
@@ -191,12 +240,14 @@ class LadderReads:
         return 0 if row is None else int(row[0])
 
     def games_played(self) -> dict[str, int]:
-        """Returns how many rated matches each bot has played (bots with none left out)."""
+        """Returns how many rated matches each rated player (a bot's version,
+        ``rows.player``) has played (players with none left out)."""
         return {name: t.games for name, t in self.tallies(ALL_PLAYERS).items()}
 
     def waiting(self, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:
-        """Returns the rating over all matches and the rated games of each of ``names``
-        that has played (a row each: what the scheduler needs of waiting bots)."""
+        """Returns the rating over all matches and the rated games of the version each
+        of ``names`` entered with last, for those that have played (a row each: what
+        the scheduler needs of waiting bots)."""
         return _waiting(self._db, names)
 
     def seats(self, names: Sequence[str]) -> dict[str, Seated]:
@@ -311,8 +362,10 @@ class LadderReads:
 
     # Standings and matches
 
-    def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
-        """Returns (rated matches, standings best first) for all matches or one count."""
+    def standings(self, players: int = ALL_PLAYERS, by: str = BEST) -> tuple[int, list[Standing]]:
+        """Returns (rated matches, standings best first) for all matches or one count:
+        a line per bot, showing its best version (``by`` BEST: the highest conservative
+        rating) or its newest (NEWEST: the one whose first rated match is the latest)."""
         # One statement (one snapshot), its rows gathered by the database into one JSON
         # text: on a reader thread, one hand-over of the interpreter instead of one a row.
         ((finished, lines),) = self._db.execute(
@@ -322,13 +375,15 @@ class LadderReads:
                 else (_STANDINGS, (players,))
             )
         ).fetchall()
-        rated = sorted(
-            (
-                (Rating(mu, sigma), name, games, wins, delivered, suspended)
-                for name, mu, sigma, games, wins, delivered, suspended in json.loads(lines)
-            ),
-            key=lambda line: (-line[0].conservative, line[1]),
-        )
+        shown: dict[str, tuple[Rating, str, int, int, int, str | None, str, float]] = {}
+        versions: dict[str, int] = {}
+        for name, version, mu, sigma, games, wins, delivered, suspended, first in json.loads(lines):
+            line = (Rating(mu, sigma), name, games, wins, delivered, suspended, version, first)
+            versions[name] = versions.get(name, 0) + 1
+            held = shown.get(name)
+            if held is None or _before(line, held, by):
+                shown[name] = line
+        rated = sorted(shown.values(), key=lambda line: (-line[0].conservative, line[1]))
         return int(finished), [
             Standing(
                 rank,
@@ -340,8 +395,12 @@ class LadderReads:
                 wins,
                 delivered / games if games else 0.0,
                 suspended,
+                version,
+                versions[name],
             )
-            for rank, (r, name, games, wins, delivered, suspended) in enumerate(rated, start=1)
+            for rank, (r, name, games, wins, delivered, suspended, version, _) in enumerate(
+                rated, start=1
+            )
         ]
 
     def matches(
@@ -465,9 +524,10 @@ class LadderReads:
     def rated_seats(self, after: int, limit: int) -> list[RatedSeat]:
         """Returns the seats of the first ``limit`` rated matches after finish order
         ``after``, in finish order then seat order (``ended``: UNIX time, the creation
-        time for a match without an end)."""
+        time for a match without an end; each seat's name is its rated player,
+        ``rows.player``)."""
         rows = self._db.execute(
-            "SELECT m.finish_order, COALESCE(m.ended, m.created), r.name, r.rank"
+            "SELECT m.finish_order, COALESCE(m.ended, m.created), r.name, r.version, r.rank"
             " FROM (SELECT match_id, finish_order, ended, created FROM ladder_matches"
             "       WHERE status = 'finished' AND rated = 1 AND finish_order > ?"
             "       ORDER BY finish_order LIMIT ?) m"
@@ -475,7 +535,7 @@ class LadderReads:
             " ORDER BY m.finish_order, r.seat",
             (after, limit),
         ).fetchall()
-        return [RatedSeat(int(o), float(e), n, int(k)) for o, e, n, k in rows]
+        return [RatedSeat(int(o), float(e), player(n, v), int(k)) for o, e, n, v, k in rows]
 
     def _rows(self, page: str, params: Sequence[object]) -> list[LadderMatch]:
         """Returns the matches whose ids the query ``page`` selects, with their seats:
@@ -526,9 +586,11 @@ class LadderReader(Reader):
         super().__init__(functools.partial(_connect, str(path)), "ladder-reader")
         self._reads = LadderReads(self.db())
 
-    async def standings(self, players: int = ALL_PLAYERS) -> tuple[int, list[Standing]]:
+    async def standings(
+        self, players: int = ALL_PLAYERS, by: str = BEST
+    ) -> tuple[int, list[Standing]]:
         """Returns :meth:`LadderReads.standings`, read on the reader's thread."""
-        return await self.run(self._reads.standings, players)
+        return await self.run(self._reads.standings, players, by)
 
     async def matches(
         self, name: str | None = None, limit: int = 20, status: MatchStatus | None = None
@@ -555,6 +617,10 @@ class LadderReader(Reader):
                 )
 
         return await self.run(read)
+
+    async def versions(self, name: str, players: int = ALL_PLAYERS) -> list[VersionLine]:
+        """Returns :meth:`LadderReads.versions`, read on the reader's thread."""
+        return await self.run(self._reads.versions, name, players)
 
     async def waiting_since(self, host: str, alive_since: float) -> list[float]:
         """Returns :meth:`LadderReads.waiting_since`, read on the reader's thread."""
@@ -609,21 +675,38 @@ def _connect(path: str) -> Connection:
     return connection
 
 
-#: The standings in one JSON text (parameters: the scope; on PostgreSQL, twice).
+def _before(
+    line: tuple[Rating, str, int, int, int, str | None, str, float],
+    held: tuple[Rating, str, int, int, int, str | None, str, float],
+    by: str,
+) -> bool:
+    """Returns whether a bot's version ``line`` shows before ``held`` in standings
+    ``by`` BEST or NEWEST (ties: the greater version text, so the choice is fixed)."""
+    if by == NEWEST:
+        return (line[7] or 0.0, line[6]) > (held[7] or 0.0, held[6])
+    return (line[0].conservative, line[6]) > (held[0].conservative, held[6])
+
+
+#: The standings in one JSON text, a row per bot and version (parameters: the scope;
+#: on PostgreSQL, twice).
 _STANDINGS = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?1), 0),"
-    " json_group_array(json_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended)) FROM ladder_ratings r"
+    " json_group_array(json_array(r.name, r.version, r.mu, r.sigma, COALESCE(t.games, 0),"
+    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended, t.first_played))"
+    " FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " AND t.version = r.version"
     " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?1"
 )
 _STANDINGS_POSTGRESQL = (
     "SELECT COALESCE((SELECT matches FROM ladder_totals WHERE players = ?), 0),"
-    " COALESCE(json_agg(json_build_array(r.name, r.mu, r.sigma, COALESCE(t.games, 0),"
-    " COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended))::text, '[]')"
+    " COALESCE(json_agg(json_build_array(r.name, r.version, r.mu, r.sigma,"
+    " COALESCE(t.games, 0), COALESCE(t.wins, 0), COALESCE(t.delivered, 0), b.suspended,"
+    " t.first_played))::text, '[]')"
     " FROM ladder_ratings r"
     " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
+    " AND t.version = r.version"
     " LEFT JOIN ladder_bots b ON b.name = r.name"
     " WHERE r.players = ?"
 )
@@ -649,8 +732,10 @@ def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, in
     test, listed = among(db, names)
     rows = db.execute(
         "SELECT r.name, r.mu, r.sigma, COALESCE(t.games, 0) FROM ladder_ratings r"
+        " LEFT JOIN ladder_bots b ON b.name = r.name"
         " LEFT JOIN ladder_tallies t ON t.players = r.players AND t.name = r.name"
-        f" WHERE r.players = 0 AND r.name {test}",
+        " AND t.version = r.version"
+        f" WHERE r.players = 0 AND r.version = COALESCE(b.version, '') AND r.name {test}",
         (listed,),
     ).fetchall()
     return {name: (Rating(mu, sigma), int(games)) for name, mu, sigma, games in rows}
@@ -658,6 +743,7 @@ def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, in
 
 def _result_of(db: Connection, match_id: str) -> Result:
     rows = db.execute(
-        "SELECT name, rank FROM ladder_results WHERE match_id = ? ORDER BY seat", (match_id,)
+        "SELECT name, version, rank FROM ladder_results WHERE match_id = ? ORDER BY seat",
+        (match_id,),
     ).fetchall()
-    return Result(tuple(n for n, _ in rows), tuple(int(k) for _, k in rows))
+    return Result(tuple(player(n, v) for n, v, _ in rows), tuple(int(k) for _, _, k in rows))

@@ -32,6 +32,7 @@ class ResultSeat:
     rank: int | None
     delivered: int | None
     position: int | None
+    version: str = ""  # the version of the bot that played the seat ("": the default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +114,8 @@ class LadderResults:
             return {}
         test, listed = among(self._db, match_ids)
         seats: dict[str, list[ResultSeat]] = {}
-        for match_id, seat, name, rank, delivered, position in self._db.execute(
-            "SELECT match_id, seat, name, rank, delivered, position FROM ladder_results"
+        for match_id, seat, name, rank, delivered, position, version in self._db.execute(
+            "SELECT match_id, seat, name, rank, delivered, position, version FROM ladder_results"
             f" WHERE match_id {test} ORDER BY match_id, seat",
             (listed,),
         ):
@@ -125,6 +126,7 @@ class LadderResults:
                     None if rank is None else int(rank),
                     None if delivered is None else int(delivered),
                     None if position is None else int(position),
+                    str(version or ""),
                 )
             )
         return seats

@@ -12,6 +12,12 @@ from ...status import MatchStatus
 #: Bot names: 1 to 32 letters, digits, '-', '_' or '.' (arena.proto, RegisterRequest).
 NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,32}")
 
+#: Bot versions: up to 32 letters, digits, '-', '_', '.' or '+' (arena.proto, EnterRequest).
+VERSION_PATTERN = re.compile(r"[A-Za-z0-9._+-]{0,32}")
+
+#: The version of an Enter that names none, and of every result stored before versions.
+DEFAULT_VERSION = ""
+
 #: The ratings scope of all matches, whatever their player count.
 ALL_PLAYERS = 0
 
@@ -82,6 +88,8 @@ class Standing:
     wins: int
     mean_delivered: float
     suspended: str | None = None  # why the bot is suspended (None: in good standing)
+    version: str = DEFAULT_VERSION  # the version the line shows
+    versions: int = 1  # how many of the bot's versions are rated in the scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +161,50 @@ class RatedSeat:
     rank: int
 
 
+@dataclass(frozen=True, slots=True)
+class VersionLine:
+    """One version of a bot in one scope: its rating, its rated games and wins, and
+    when it played its first and its last rated match (UNIX time, None: unknown)."""
+
+    version: str
+    mu: float
+    sigma: float
+    games: int
+    wins: int
+    first_played: float | None
+    last_played: float | None
+
+
+def player(name: str, version: str) -> str:
+    """Returns the rated player that is ``version`` of the bot ``name``: the name
+    alone for the default version, else ``NAME@VERSION`` (a name holds no '@')."""
+    return f"{name}@{version}" if version else name
+
+
+def player_of(label: str) -> tuple[str, str]:
+    """Returns (name, version) of a rated player (:func:`player`)."""
+    name, _, version = label.partition("@")
+    return name, version
+
+
+def shown_version(version: str) -> str:
+    """Returns how a version is shown: ``-`` for the default (empty) version."""
+    return version or "-"
+
+
 def hash_key(key: str) -> str:
     """Returns the hex SHA-256 of a bot key (what the database keeps)."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def check_version(version: str) -> str:
+    """Returns ``version``; raises LadderError unless it is up to 32 of
+    [A-Za-z0-9._+-] (empty: the default version)."""
+    if not VERSION_PATTERN.fullmatch(version):
+        raise LadderError(
+            f"bot version {quoted(version)} must be up to 32 letters, digits, '-', '_', '.' or '+'"
+        )
+    return version
 
 
 def check_name(name: str) -> str:

@@ -115,6 +115,12 @@ class LadderStore(Entries, Discipline, LadderReads):
             )
         return True
 
+    def enter_version(self, name: str, version: str) -> None:
+        """Records ``version`` as the version of the bot's newest entry: the seats of
+        the matches that start from now on are that version's."""
+        with self._write() as db:
+            db.execute("UPDATE ladder_bots SET version = ? WHERE name = ?", (version, name))
+
     def expire(self, registered_before: float) -> list[str]:
         """Removes the names registered before ``registered_before`` (UNIX time) that
         never entered; returns them."""

@@ -6,16 +6,16 @@ JSON, ``[[action index, note], ...]`` in the order taken. They are kept apart fr
 ``matches.record`` so that no public record can carry them; only an owner's read
 joins them to the record (server.visibility.owned_record).
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 

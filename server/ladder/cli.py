@@ -7,6 +7,7 @@ Kept light: grpc, the store and the demo are imported inside the handlers, so
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -62,6 +63,13 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=0,
         metavar="N",
         help="only matches of N players (default: all matches)",
+    )
+    s.add_argument(
+        "--by",
+        choices=("best", "newest"),
+        default="best",
+        help="show each bot by its best version (highest conservative rating, the "
+        "default) or its newest (the one whose first rated match is the latest)",
     )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
@@ -362,6 +370,22 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
     if not data["tallies"]:
         lines.append("(no rated matches yet)")
         return lines
+    if data.get("versions"):
+        lines.append("versions (each rated on its own; - is the default version)")
+        rows = [("version", "rating", "interval", "games", "wins", "first played", "last played")]
+        for v in data["versions"]:
+            rows.append(
+                (
+                    v["version"] or "-",
+                    f"{v['rating']:.2f}",
+                    f"{v['low']:.1f}..{v['high']:.1f}",
+                    str(v["games"]),
+                    str(v["wins"]),
+                    _date(v["first_played"]),
+                    _date(v["last_played"]),
+                )
+            )
+        lines += _aligned(rows)
     lines.append("by seat position (1: round 1's first player)")
     rows = [("players", "position", "games", "wins", "win%", "mean rank")]
     for p in data["positions"]:
@@ -377,6 +401,13 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
         )
     lines += _aligned(rows)
     return lines
+
+
+def _date(at: float | None) -> str:
+    """Returns a UNIX time as a UTC date and minute, or "-" when not known."""
+    if at is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _share(part: int, whole: int) -> str:
@@ -428,7 +459,7 @@ def _standings(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        data = fetch_standings(args.server, args.players)
+        data = fetch_standings(args.server, args.players, by=args.by)
     except grpc.RpcError as e:
         print(
             f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}"
@@ -440,7 +471,7 @@ def _standings(args: argparse.Namespace) -> int:
         print(json.dumps(data))
         return 0
     scope = f"{args.players}-player matches" if args.players else "matches"
-    print(f"{data['matches_finished']} rated {scope}")
+    print(f"{data['matches_finished']} rated {scope}; each bot by its {data['by']} version")
     for line in standings_table(data):
         print(line)
     if not data["standings"]:

@@ -333,6 +333,9 @@ async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None
     """Takes the page's answers: ``{"type": "answer", "decision": ID, "option": N}``;
     a refusal is sent back as ``{"type": "refused", "error": ...}``."""
     while (got := await _read(ws)) is not None:
+        if got.get("type") == "hint":
+            await _send(ws, hint(runner, seat, got.get("bot")))
+            continue
         if got.get("type") != "answer":
             continue
         decision = got.get("decision")
@@ -345,6 +348,28 @@ async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None
         ruling = runner.answer(seat, decision, option, None)
         if ruling.refusal is not None:
             await _send(ws, {"type": "refused", "error": ruling.message})
+
+
+def hint(runner: Runner, seat: int, bot: object) -> dict[str, Any]:
+    """Returns what the built-in bot ``bot`` would answer to the seat's open decision:
+    ``{"type": "hint", "decision", "option", "bot"}``, or a refusal when the seat is
+    asked nothing, the bot is unknown, or the match is rated (no hints there). The bot
+    is given the seat's decision alone: its options and the seat's view when asked."""
+    match = runner.match
+    if match.settings.ladder:
+        return {"type": "refused", "error": "no hints in a rated match"}
+    policy = BOTS.get(bot) if isinstance(bot, str) else None
+    if policy is None:
+        return {"type": "refused", "error": f"a hint comes from one of {', '.join(BOTS)}"}
+    asked = visibility.snapshot(match, seat, len(match.numbered)).decision
+    if asked is None:
+        return {"type": "refused", "error": "nothing is asked of you just now"}
+    return {
+        "type": "hint",
+        "decision": asked.id,
+        "option": policy(asked, random.Random()),
+        "bot": bot,
+    }
 
 
 async def _read(ws: web.WebSocketResponse) -> dict[str, Any] | None:

@@ -135,6 +135,9 @@ def test_ladder_commands_print_standings_matches_and_records(
         "low",
         "high",
         "p_better",
+        "suspended",
+        "version",
+        "versions",
     }
     table = subprocess.run(
         [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--players", "2"],
@@ -147,6 +150,7 @@ def test_ladder_commands_print_standings_matches_and_records(
     assert table[1].split() == [
         "rank",
         "name",
+        "version",
         "rating",
         "mu",
         "sigma",

@@ -1,0 +1,132 @@
+"""The play view (#/play) in a real browser: a person plays whole games against the
+built-in bots by clicking, to the final table and a working replay; a reload in the
+middle takes the same seat at the same decision; every WebSocket message holds only
+what the seat may know; the bots' ladder is unchanged."""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from typing import Any
+
+from .conftest import get_json, screenshot, wait_for, web_url
+
+SEAT_FACTS = {"name", "colour", "hand_size", "orders_in_hand", "waiter", "delivered", "strikes"}
+
+
+def _listen(page: Any) -> list[dict[str, Any]]:
+    """Returns the list every message the page receives on /api/play is appended to."""
+    got: list[dict[str, Any]] = []
+
+    def opened(ws: Any) -> None:
+        if ws.url.endswith("/api/play"):
+            ws.on("framereceived", lambda payload: got.append(json.loads(payload)))
+
+    page.on("websocket", opened)
+    return got
+
+
+def _at(status: Any, decision: str) -> bool:
+    """Returns whether the page shows the decision ``decision`` open."""
+    return bool(status.count()) and status.get_attribute("data-decision") == decision
+
+
+def _moved_on(page: Any, status: Any, decision: str) -> bool:
+    """Returns whether the game ended or the page no longer shows ``decision`` open."""
+    return bool(page.get_by_test_id("play-final").count()) or (
+        status.get_attribute("data-decision") != decision
+    )
+
+
+def _play_to_the_end(page: Any, *, reload_after: int = 0, limit: float = 240) -> int:
+    """Clicks the first option and Send at every decision until the final table;
+    reloads the page once after ``reload_after`` answers. Returns the answers sent."""
+    sent = 0
+    status = page.get_by_test_id("play-status")
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if page.get_by_test_id("play-final").count():
+            return sent
+        decision = status.get_attribute("data-decision") if status.count() else None
+        if not decision:
+            time.sleep(0.05)
+            continue
+        if reload_after and sent == reload_after:
+            page.reload()
+            # The same seat, at the same decision.
+            wait_for(
+                functools.partial(_at, status, decision),
+                20,
+                "the same decision after the reload",
+            )
+            reload_after = 0
+        page.get_by_test_id("play-option").first.click()
+        assert "Your" in page.get_by_test_id("play-summary").inner_text()
+        page.get_by_test_id("play-send").click()
+        sent += 1
+        wait_for(
+            functools.partial(_moved_on, page, status, decision),
+            20,
+            "the answer to be taken",
+        )
+    raise AssertionError("the game did not end in time")
+
+
+def _only_the_seat(messages: list[dict[str, Any]]) -> None:
+    seats = [m for m in messages if m["type"] == "seat"]
+    assert seats and seats[-1]["final"] is not None
+    seat = seats[0]["seat"]
+    for m in seats:
+        assert m["seat"] == seat and m["view"]["seat"] == seat
+        for s in m["view"]["seats"]:
+            assert set(s) == SEAT_FACTS  # counts of the others, never their cards
+        assert len(m["view"]["hand"]) == 5
+
+
+def _game(page: Any, url: str, players: int, reload_after: int = 0) -> None:
+    messages = _listen(page)
+    page.goto(url + "#/play")
+    page.evaluate("sessionStorage.clear()")
+    page.goto(url + "#/play")
+    page.get_by_test_id("play-players").select_option(str(players))
+    assert page.get_by_test_id("play-opponent").count() == players - 1
+    page.get_by_test_id("play-start").click()
+    assert _play_to_the_end(page, reload_after=reload_after) > 0
+    final = page.get_by_test_id("play-final")
+    assert final.get_by_test_id("scores").locator("tbody tr").count() == players
+    _only_the_seat(messages)
+    page.get_by_test_id("play-replay").click()
+    wait_for(lambda: page.get_by_test_id("replay-caption").count(), 20, "the replay")
+
+
+def test_two_and_four_player_games_by_clicking(start_server: Any, page: Any) -> None:
+    server = start_server(web_port=0)
+    url = web_url(server)
+    standings = get_json(url + "api/standings")[1]
+    _game(page, url, 2, reload_after=2)
+    _game(page, url, 4)
+    assert get_json(url + "api/standings")[1] == standings
+
+
+def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
+    server = start_server(web_port=0)
+    url = web_url(server)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    try:
+        page.goto(url + "#/play")
+        page.get_by_test_id("play-start").focus()
+        page.keyboard.press("Enter")  # by keyboard
+        page.get_by_test_id("play-option").first.wait_for()
+        page.get_by_test_id("play-option").first.focus()
+        page.keyboard.press("Enter")
+        assert "Your" in page.get_by_test_id("play-summary").inner_text()
+        # A hint: the built-in bot's answer from this seat's decision, marked.
+        page.get_by_test_id("play-hint").click()
+        assert "would play" in page.get_by_test_id("play-hint-text").inner_text()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, width
+        screenshot(page, "play-phone")
+    finally:
+        context.close()

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import grpc
@@ -44,6 +45,7 @@ def _games(address: str, name: str, version: str) -> int:
 def test_two_versions_of_one_bot_are_rated_apart_and_shown_side_by_side(
     start_server: Callable[..., RunningServer],
     ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     server = start_server(ladder_concurrency=2, ladder_players="2")
     ladder_bots(server.address, {"rival-1": "random", "rival-2": "random"})
@@ -113,6 +115,21 @@ def test_two_versions_of_one_bot_are_rated_apart_and_shown_side_by_side(
         timeout=60,
     )
     assert rerate.returncode == 0, rerate.stdout + rerate.stderr
+
+    # A version the contract does not allow is refused before the bot enters.
+    key = (tmp_path / "mine.key").read_text().strip()
+    with grpc.insecure_channel(server.address) as channel:
+        entry = pb_grpc.LadderStub(channel).Enter(
+            pb.EnterRequest(name="mine", version="not a version"),
+            metadata=(("bot-key", key),),
+            timeout=10,
+        )
+        try:
+            next(iter(entry))
+            raise AssertionError("entered with a bad version")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e
+            assert "version" in (e.details() or "")
 
 
 def test_versions_are_players_of_their_own_in_the_store_and_the_replay(database: str) -> None:

@@ -147,7 +147,8 @@ function playSeat(first) {
 
   const connect = () => {
     socket = new WebSocket(location.origin.replace(/^http/, "ws") + "/api/play");
-    socket.onopen = () => socket.send(JSON.stringify(first));
+    // A dropped connection resumes from the last event this page has shown.
+    socket.onopen = () => socket.send(JSON.stringify(first.type === "resume" ? {...first, after} : first));
     socket.onmessage = m => {
       const msg = JSON.parse(m.data);
       if (msg.type === "seated") {

@@ -34,6 +34,7 @@ from mammamia.actions import Action, Resolve, Turn
 
 from .. import visibility
 from ..events import Decision
+from ..quoting import quoted
 from ..runner import Runner
 from ..runners import Draining, Runners
 from ..streams import Batch, Follower
@@ -200,7 +201,7 @@ class Tables:
             raise Refused(f"a match of {players} players has {players - 1} opponents")
         for name in opponents:
             if name not in BOTS:
-                raise Refused(f"no built-in bot {str(name)[:40]!r}: one of {', '.join(BOTS)}")
+                raise Refused(f"no built-in bot {quoted(str(name))}: one of {', '.join(BOTS)}")
         if len(self.running) >= MAX_GAMES:
             raise Refused("too many games with a person are being played; try again later")
         if self.clients.get(client, 0) >= MAX_GAMES_PER_CLIENT:

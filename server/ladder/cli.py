@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
+from ..quoting import quoted
 from .cli_standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
@@ -133,6 +134,18 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
         metavar="ADDR",
         help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    g.add_argument(
+        "--name",
+        default="",
+        metavar="N",
+        help="your bot's name: the record then carries the notes it left (with --key-file)",
+    )
+    g.add_argument(
+        "--key-file",
+        default="",
+        metavar="F",
+        help="the key file of --name (default: N.key)",
     )
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
@@ -414,7 +427,22 @@ def _record(args: argparse.Namespace) -> int:
     from . import cli_wire
 
     request = cli_wire.record_request(args.match_id)
-    reply = _ladder_call(args, lambda stub: stub.GetRecord(request, timeout=30))
+    metadata: tuple[tuple[str, str], ...] = ()
+    if args.name:
+        # The bot's own record: its notes come with it, for its key only.
+        path = args.key_file or f"{args.name}.key"
+        try:
+            with open(path, encoding="utf-8") as f:
+                key = f.readline().strip()
+        except OSError as e:
+            print(
+                f"mammamia ladder record: --key-file {quoted(path)}: {e.strerror}",
+                file=sys.stderr,
+            )
+            return 2
+        request.name = args.name
+        metadata = (("bot-key", key),)
+    reply = _ladder_call(args, lambda stub: stub.GetRecord(request, metadata=metadata, timeout=30))
     if reply is None:
         return 1
     print(reply.json)

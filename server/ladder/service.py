@@ -93,12 +93,12 @@ class LadderServicer(pb_grpc.LadderServicer):
             entrant = await self.ladder.enter(request.name, key, request.version)
         except (UnknownBotError, SuspendedError) as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
-        except LadderError as e:  # a bad version
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         except QuotaError as e:
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+        except LadderError as e:  # a bad version
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
             # Headers now, the entry recorded: the bot knows it has entered (and that
             # a later entry replaces this one) before its first assignment.

@@ -14,8 +14,9 @@ from mammamia_pb import arena_pb2 as pb
 
 from ..cli_wire import record_request as record_request  # Ladder.GetRecord takes the same
 
-#: ``--by`` of ``mammamia ladder standings``, as StandingsRequest.by.
-BY: Final = {"best": pb.STANDINGS_BY_BEST, "newest": pb.STANDINGS_BY_NEWEST}
+#: ``--by`` of ``mammamia ladder standings``, as StandingsRequest.by (best: unset, as
+#: an older client sends it).
+BY: Final = {"best": pb.STANDINGS_BY_UNSPECIFIED, "newest": pb.STANDINGS_BY_NEWEST}
 
 
 def standings_request(players: int = 0, token: str = "", by: str = "best") -> pb.StandingsRequest:

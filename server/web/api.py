@@ -110,7 +110,11 @@ def make_app(
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
     tables = play.Tables(arena.runners)
-    r.add_get("/api/play", lambda request: play.handler(request, tables))
+
+    async def _play(request: web.Request) -> web.StreamResponse:
+        return await play.handler(request, tables)
+
+    r.add_get("/api/play", _play)
     app.on_cleanup.append(lambda app: _stop(tables))
     r.add_get("/metrics", metrics_handler(arena))
     r.add_static("/static/", STATIC, append_version=False)

@@ -54,6 +54,9 @@ function playSeat(first) {
   };
   every(250, tick);
 
+  // Keyboard play: the chosen answer's Send, and each new decision's first option, take
+  // the focus (the buttons are drawn again at each change).
+  const focusOn = testid => { const n = choice.querySelector(`[data-testid=${testid}]`); if (n) n.focus(); };
   const send = data => { if (socket && socket.readyState === 1) socket.send(JSON.stringify(data)); };
 
   const drawChoice = () => {
@@ -80,7 +83,7 @@ function playSeat(first) {
       if (!groups.has(head)) groups.set(head, []);
       groups.get(head).push(el("button", {type: "button", class: "play-option" + (i === chosen ? " chosen" : ""),
         testid: "play-option", "data-index": i, "aria-pressed": i === chosen ? "true" : "false",
-        title: o.text, onclick: () => { chosen = i; drawChoice(); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text,
+        title: o.text, onclick: () => { chosen = i; drawChoice(); focusOn("play-send"); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text,
         hint && hint.option === i ? el("em", {class: "play-hinted"}, " ★") : null));
     });
     const buttons = [...groups].map(([head, list]) => head
@@ -138,12 +141,14 @@ function playSeat(first) {
     stage.replaceChildren(...[final, mine, table].filter(Boolean));
     log.replaceChildren(...events.slice().reverse().map(e => el("li", {}, describe(e, names))));
     drawChoice();
+    if (msg.decision && !same) focusOn("play-option");
     tick();
   };
 
   const connect = () => {
     socket = new WebSocket(location.origin.replace(/^http/, "ws") + "/api/play");
-    socket.onopen = () => socket.send(JSON.stringify(first));
+    // A dropped connection resumes from the last event this page has shown.
+    socket.onopen = () => socket.send(JSON.stringify(first.type === "resume" ? {...first, after} : first));
     socket.onmessage = m => {
       const msg = JSON.parse(m.data);
       if (msg.type === "seated") {

@@ -44,6 +44,7 @@ class Bot:
     """
 
     name: str = "bot"
+    _notes: list[str]
 
     @property
     def rng(self) -> random.Random:
@@ -68,6 +69,18 @@ class Bot:
         outweighs the tie-break of R-END-2) and declines when no option bakes.
         """
         return fewest_cards_bake(view)
+
+    def note(self, text: str) -> None:
+        """Leaves a private note on the answer being chosen: call it during ``turn`` or
+        ``resolve``. On a server the note goes with the answer and comes back only in
+        its owner's record, beside that decision (``mammamia ladder record --name N
+        --key-file F``, then ``mammamia show``); no other seat or spectator sees it.
+        Several calls in one decision are joined by newlines; the server keeps at most
+        1024 bytes of UTF-8 (docs/bots.md, "Notes")."""
+        pending: list[str] | None = getattr(self, "_notes", None)
+        if pending is None:
+            pending = self._notes = []
+        pending.append(str(text))
 
     def on_game_start(self, view: View) -> None:
         """Called once before the bot's first decision of a game, with its first view."""
@@ -169,6 +182,8 @@ class Decision:
     fault: str | None = None
     report: Fault | None = None
     """The fault in full (where, traceback) when the bot raised or answered wrongly."""
+    note: str = ""
+    """The note the bot left while deciding (``Bot.note``), "" for none."""
 
 
 def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = None) -> Decision:
@@ -182,6 +197,7 @@ def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = N
     if not view.legal:
         raise ValueError(f"decision {decision!r}: the view offers no legal option")
     kind = RESOLVE_DECISION if view.phase == RESOLVE else TURN_DECISION
+    bot._notes = []  # the notes of this decision only
     try:
         action = bot.resolve(view) if kind == RESOLVE_DECISION else bot.turn(view)
     except Exception as e:
@@ -195,9 +211,10 @@ def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = N
             trace,
             decision,
         )
-        return _replace(view, fault, faults)
+        return _replace(view, fault, faults, _taken_note(bot))
+    note = _taken_note(bot)
     if action in view.legal:
-        return Decision(action)
+        return Decision(action, note=note)
     expected = Resolve if kind == RESOLVE_DECISION else Turn
     if not isinstance(action, expected):
         why, what = f"returned {action!r}, not a {expected.__name__}", "not an action"
@@ -207,13 +224,27 @@ def decide(bot: Bot, view: View, decision: str = "", faults: FaultLog | None = N
     fault = Fault(
         f"{_class_name(bot)}|{kind}|{what}|{where}", bot.name, kind, why, where, "", decision
     )
-    return _replace(view, fault, faults)
+    return _replace(view, fault, faults, note)
 
 
-def _replace(view: View, fault: Fault, faults: FaultLog | None) -> Decision:
+def _replace(view: View, fault: Fault, faults: FaultLog | None, note: str = "") -> Decision:
     action = fallback(view)
     (faults if faults is not None else PROCESS_FAULTS).add(fault, view.seat, str(action))
-    return Decision(action, fault.message, fault)
+    return Decision(action, fault.message, fault, note)
+
+
+NOTE_LIMIT: Final = 1024
+"""The most bytes of UTF-8 of a note the server keeps (ActRequest.note)."""
+
+
+def _taken_note(bot: Bot) -> str:
+    """Returns the notes the bot left in this decision, joined by newlines and cut to
+    :data:`NOTE_LIMIT` bytes at a character boundary (as the server would cut it)."""
+    pending: list[str] = getattr(bot, "_notes", None) or []
+    bot._notes = []
+    text = "\n".join(pending)
+    data = text.encode("utf-8")
+    return data[:NOTE_LIMIT].decode("utf-8", errors="ignore") if len(data) > NOTE_LIMIT else text
 
 
 def _class_name(bot: Bot) -> str:

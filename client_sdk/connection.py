@@ -422,7 +422,7 @@ async def _answer(seat: _Seat, call: wire.PlayCall, asked: wire.Asked) -> None:
         seat.replaced += 1
     option = view.legal.index(decision.action)
     seat.answered[asked.decision_id] = option
-    await call.write(wire.answer(asked.decision_id, option))
+    await call.write(wire.answer(asked.decision_id, option, decision.note))
     if decision.fault is None:
         try:
             bot.on_answered(time.monotonic() - started)

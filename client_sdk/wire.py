@@ -392,9 +392,10 @@ def observe_request(after_sequence: int) -> pb.ObserveRequest:
     return pb.ObserveRequest(after_sequence=after_sequence)
 
 
-def answer(decision_id: str, option: int) -> pb.PlayRequest:
-    """Returns a Play message answering ``decision_id`` with option number ``option``."""
-    return pb.PlayRequest(act=pb.ActRequest(decision_id=decision_id, option=option))
+def answer(decision_id: str, option: int, note: str = "") -> pb.PlayRequest:
+    """Returns a Play message answering ``decision_id`` with option number ``option``,
+    with the bot's private ``note`` ("" for none)."""
+    return pb.PlayRequest(act=pb.ActRequest(decision_id=decision_id, option=option, note=note))
 
 
 def register_request(name: str) -> pb.RegisterRequest:

@@ -4,11 +4,15 @@ The log is the narrator's (``mammamia.narrator``), written from the game's publi
 events alone (R-VIEW-1): who played what and drew from where, and at each resolution
 every order as it is revealed, with the table it meets and what became of it. It
 never shows a hand or the supply.
+
+An owner's record also carries the notes its bot left (``meta.notes``, docs/record.md):
+each is printed, marked ``note``, right after the lines of the decision it was left on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .narrator import Line, Narrator
 from .record import Record, _apply
@@ -44,13 +48,16 @@ def show(record: Record) -> Iterator[str]:
     names = record.meta.get("names")
     narrator = Narrator(state, names if isinstance(names, list) else None)
     yield narrator.header()
-    seen = 0
+    who = narrator.who
+    notes = notes_of(record.meta)
+    yield from log_lines(narrator.lines(state.events))
+    seen = len(state.events)
     for index, (seat, action) in enumerate(record.actions):
+        _apply(state, index, seat, action)
         yield from log_lines(narrator.lines(state.events[seen:]))
         seen = len(state.events)
-        _apply(state, index, seat, action)
-    yield from log_lines(narrator.lines(state.events[seen:]))
-    who = narrator.who
+        for line in notes.get(index, "").splitlines():
+            yield f"    note ({who(seat)}): {line}"
     if not state.is_over:
         assert state.to_act is not None
         asked = f"to decide on {state.deciding}" if state.deciding else "to play"
@@ -66,3 +73,17 @@ def show(record: Record) -> Iterator[str]:
         )
     winners = state.winners()
     yield f"Winner{'s' * (len(winners) > 1)}: " + " and ".join(who(s) for s in winners)
+
+
+def notes_of(meta: dict[str, Any]) -> dict[int, str]:
+    """Returns the notes an owner's record carries (``meta.notes``) by the index of the
+    action they were left on; an entry that is not a note is skipped (readers do not
+    rely on ``meta``)."""
+    notes: dict[int, str] = {}
+    entries = meta.get("notes")
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict):
+            index, note = entry.get("action"), entry.get("note")
+            if isinstance(index, int) and isinstance(note, str):
+                notes[index] = note
+    return notes

@@ -1518,10 +1518,19 @@ class ActRequest(_message.Message):
     DECISION_ID_FIELD_NUMBER: _builtins.int
     OPTION_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     decision_id: _builtins.str
     """The decision answered."""
     option: _builtins.int
     """Index into the request's `options`."""
+    note: _builtins.str
+    """A private note the bot leaves beside this answer, for its owner alone (its
+    "why"): at most 1024 bytes of UTF-8, a longer one cut there (at a character
+    boundary; the answer is never refused for its note). Kept with the match when
+    the answer is accepted and returned only in its owner's record (meta.notes:
+    Ladder.GetRecord with the bot's key, Spectate.GetRecord with the seat's token;
+    docs/record.md); never in any stream, nor in a public record. Empty: no note.
+    """
     @_builtins.property
     def action(self) -> Global___Action:
         """The action itself (must be legal now)."""
@@ -1532,10 +1541,11 @@ class ActRequest(_message.Message):
         decision_id: _builtins.str = ...,
         option: _builtins.int = ...,
         action: Global___Action | None = ...,
+        note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "option", b"option"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "decision_id", b"decision_id", "option", b"option"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "choice", b"choice", "decision_id", b"decision_id", "note", b"note", "option", b"option"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_choice: _TypeAlias = _typing.Literal["option", "action"]  # noqa: Y015
     _WhichOneofArgType_choice: _TypeAlias = _typing.Literal["choice", b"choice"]  # noqa: Y015
@@ -1728,16 +1738,24 @@ class GetRecordRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     """The match."""
+    name: _builtins.str
+    """Ladder.GetRecord only: the bot whose notes the record should carry, its key in
+    the `bot-key` metadata (PERMISSION_DENIED when the key is not that bot's). The
+    record then holds, in meta.notes, the notes of the seats the bot played (none
+    if it played none). Empty: the public record, which carries no notes.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
+        name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

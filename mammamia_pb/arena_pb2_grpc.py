@@ -429,7 +429,10 @@ class SpectateServicer:
 
     def GetRecord(self, request, context):
         """Returns a match's full game record once it has ended (FAILED_PRECONDITION while
-        it runs, NOT_FOUND for an unknown match).
+        it runs, NOT_FOUND for an unknown match). With a seat's token in the
+        `seat-token` metadata, the record also carries that seat's notes (meta.notes,
+        ActRequest.note; a token of no seat that left notes adds none); without it,
+        no note.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -841,6 +844,8 @@ class LadderServicer:
 
     def GetRecord(self, request, context):
         """Returns a finished ladder match's game record (to anyone once it has ended).
+        With GetRecordRequest.name and that bot's `bot-key` metadata, the record also
+        carries the notes the bot left (meta.notes); without them, no note.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

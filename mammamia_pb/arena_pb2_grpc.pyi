@@ -430,7 +430,10 @@ class SpectateStub:
     """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
     """Returns a match's full game record once it has ended (FAILED_PRECONDITION while
-    it runs, NOT_FOUND for an unknown match).
+    it runs, NOT_FOUND for an unknown match). With a seat's token in the
+    `seat-token` metadata, the record also carries that seat's notes (meta.notes,
+    ActRequest.note; a token of no seat that left notes adds none); without it,
+    no note.
     """
 
 @_typing.type_check_only
@@ -446,7 +449,10 @@ class SpectateAsyncStub(SpectateStub):
     """
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """Returns a match's full game record once it has ended (FAILED_PRECONDITION while
-    it runs, NOT_FOUND for an unknown match).
+    it runs, NOT_FOUND for an unknown match). With a seat's token in the
+    `seat-token` metadata, the record also carries that seat's notes (meta.notes,
+    ActRequest.note; a token of no seat that left notes adds none); without it,
+    no note.
     """
 
 class SpectateServicer(metaclass=_abc_1.ABCMeta):
@@ -471,7 +477,10 @@ class SpectateServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.GameRecord, _abc.Awaitable[_arena_pb2.GameRecord]]:
         """Returns a match's full game record once it has ended (FAILED_PRECONDITION while
-        it runs, NOT_FOUND for an unknown match).
+        it runs, NOT_FOUND for an unknown match). With a seat's token in the
+        `seat-token` metadata, the record also carries that seat's notes (meta.notes,
+        ActRequest.note; a token of no seat that left notes adds none); without it,
+        no note.
         """
 
 def add_SpectateServicer_to_server(servicer: SpectateServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
@@ -623,7 +632,10 @@ class LadderStub:
     for a page token this list did not give.
     """
     GetRecord: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]
-    """Returns a finished ladder match's game record (to anyone once it has ended)."""
+    """Returns a finished ladder match's game record (to anyone once it has ended).
+    With GetRecordRequest.name and that bot's `bot-key` metadata, the record also
+    carries the notes the bot left (meta.notes); without them, no note.
+    """
     BotStats: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BotStatsRequest, _arena_pb2.BotStatsResponse]
     """Returns a bot's rated results: games, wins and pizzas per player count, and
     the same by seat position (first player to last), so that an advantage of
@@ -669,7 +681,10 @@ class LadderAsyncStub(LadderStub):
     for a page token this list did not give.
     """
     GetRecord: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetRecordRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
-    """Returns a finished ladder match's game record (to anyone once it has ended)."""
+    """Returns a finished ladder match's game record (to anyone once it has ended).
+    With GetRecordRequest.name and that bot's `bot-key` metadata, the record also
+    carries the notes the bot left (meta.notes); without them, no note.
+    """
     BotStats: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotStatsRequest, _arena_pb2.BotStatsResponse]  # type: ignore[assignment]
     """Returns a bot's rated results: games, wins and pizzas per player count, and
     the same by seat position (first player to last), so that an advantage of
@@ -748,7 +763,10 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.GetRecordRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.GameRecord, _abc.Awaitable[_arena_pb2.GameRecord]]:
-        """Returns a finished ladder match's game record (to anyone once it has ended)."""
+        """Returns a finished ladder match's game record (to anyone once it has ended).
+        With GetRecordRequest.name and that bot's `bot-key` metadata, the record also
+        carries the notes the bot left (meta.notes); without them, no note.
+        """
 
     @_abc_1.abstractmethod
     def BotStats(

@@ -48,13 +48,15 @@ class Answer:
     """A seat answered decision ``decision`` with ``action`` at ``at``.
 
     In live play the answer may name an offered option by its index (``option``)
-    instead of an action; the journal keeps the action it stood for."""
+    instead of an action; the journal keeps the action it stood for. ``note`` is the
+    bot's private note on the answer (``server.notes``), kept when it is accepted."""
 
     seat: int
     decision: str
     action: Action | None
     at: float
     option: int | None = None
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,12 @@ def apply(match: Match, step: Input) -> bool | Ruling | None:
     the seat shows changed; for an :class:`Answer`, its ruling (refused answers
     change nothing); else None."""
     if isinstance(step, Answer):
-        return match.answer(step.seat, step.decision, step.option, step.action, step.at)
+        applied = len(match.actions)
+        ruling = match.answer(step.seat, step.decision, step.option, step.action, step.at)
+        if step.note and ruling.accepted and not ruling.repeated:
+            # The answer is the first action it appended (seats on autopilot may follow).
+            match.notes[applied] = (step.seat, step.note)
+        return ruling
     if isinstance(step, Tick):
         match.tick(step.at, step.absent)
     elif isinstance(step, Join):
@@ -104,13 +111,16 @@ def to_json(step: Input) -> dict[str, Any]:
     action)."""
     if isinstance(step, Answer):
         assert step.action is not None, "the journal keeps the action an answer applied"
-        return {
+        answer = {
             "k": "answer",
             "seat": step.seat,
             "decision": step.decision,
             "action": action_to_json(step.seat, step.action),
             "at": step.at,
         }
+        if step.note:
+            answer["note"] = step.note  # only when there is one: older journals have none
+        return answer
     if isinstance(step, Tick):
         return {"k": "tick", "at": step.at, "absent": list(step.absent)}
     if isinstance(step, Join):
@@ -126,7 +136,13 @@ def from_json(data: dict[str, Any]) -> Input:
     kind = data["k"]
     if kind == "answer":
         _, action = action_from_json(data["action"])
-        return Answer(int(data["seat"]), str(data["decision"]), action, float(data["at"]))
+        return Answer(
+            int(data["seat"]),
+            str(data["decision"]),
+            action,
+            float(data["at"]),
+            note=str(data.get("note", "")),
+        )
     if kind == "tick":
         return Tick(float(data["at"]), tuple(int(s) for s in data["absent"]))
     if kind == "join":

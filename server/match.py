@@ -116,6 +116,10 @@ class Match:
         self.timeouts: list[dict[str, Any]] = []
         self.autopilot_meta: list[dict[str, Any]] = []
         self.recovered: list[dict[str, Any]] = []  # restarts the match survived
+        # The notes accepted answers carried (server.notes): by the index in
+        # ``actions`` of the action answered, with its seat. Never in the log nor
+        # the record: they reach only their owner (server.visibility.owned_record).
+        self.notes: dict[int, tuple[int, str]] = {}
         self._asked: dict[str, Decision] = {}
         self._answers: dict[str, Action] = {}  # accepted answers, for idempotency
         self._defaults: set[str] = set()  # decided by the server

@@ -43,6 +43,7 @@ from .events import Defaulted, Ended, Entry
 from .inputs import Abort, Answer, Input, Join, Start, Tick, apply
 from .match import Match, iso
 from .metrics import Metrics
+from .notes import by_seat
 from .status import MatchStatus
 from .streams import Open, Streams
 
@@ -166,17 +167,23 @@ class Runner:
             self._start()
 
     def answer(
-        self, seat: int, decision_id: str, option: int | None, action: Action | None
+        self,
+        seat: int,
+        decision_id: str,
+        option: int | None,
+        action: Action | None,
+        note: str = "",
     ) -> Ruling:
-        """Returns the ruling on a seat's answer, applied when accepted."""
+        """Returns the ruling on a seat's answer, applied (with its private ``note``,
+        already fitted: server.notes) when accepted."""
         before = len(self.match.log)
         now = self.clock.now()
         applied = len(self.match.actions)
         asked = self.match.decision
-        ruling = apply(self.match, Answer(seat, decision_id, action, now, option))
+        ruling = apply(self.match, Answer(seat, decision_id, action, now, option, note))
         if ruling.accepted and not ruling.repeated:
             # The answer is the first action it appended (seats on autopilot may follow).
-            self._write(Answer(seat, decision_id, self.match.actions[applied][1], now))
+            self._write(Answer(seat, decision_id, self.match.actions[applied][1], now, note=note))
             if self.metrics is not None and asked is not None:
                 match = self.match
                 self.metrics.answered(match.names[seat], match.settings.ladder, now - asked.asked)
@@ -304,8 +311,10 @@ class Runner:
         record = match.record(now)
         stored = False
         pending = match.result(stored=True)
+        notes = by_seat(match.notes, self.token_hashes)
         for attempt in range(1, STORE_ATTEMPTS + 1):
             try:
+                await self.storage.store_notes(self.id, notes)
                 stored = await self.storage.end_match(
                     self.id,
                     pending.status,

@@ -29,6 +29,7 @@ from mammamia_pb import arena_pb2 as pb
 from . import wire
 from .answers import Refusal, Ruling, refused
 from .match import NAME_LIMIT
+from .notes import fitted_note
 from .places import PlaceError, Places
 from .quotas import Quotas
 from .quoting import fitted, quoted
@@ -81,7 +82,7 @@ def act(runner: Runner, seat: int, request: pb.ActRequest) -> Ruling:
         decision_id, option, action = wire.answer_of(request)
     except wire.WireError as e:
         return refused(Refusal.MALFORMED, str(e))
-    return runner.answer(seat, decision_id, option, action)
+    return runner.answer(seat, decision_id, option, action, fitted_note(request.note))
 
 
 def create_match(

@@ -26,6 +26,7 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from . import seating, streams, wire
 from .audit import Audit
 from .db.connection import StorageError, storable
+from .inputs import token_hash
 from .operators import Operators
 from .paging import MAX_PAGE_SIZE, BadPageToken, page_size
 from .places import Places
@@ -35,6 +36,7 @@ from .runner import Runner
 from .runners import Runners
 from .seating import STATUS_OF, Refused, Seats
 from .streams import Follower, holding, messages
+from .visibility import owned_record
 
 log = structlog.get_logger()
 
@@ -235,7 +237,9 @@ class SeatService:
 # -- Spectate --------------------------------------------------------------------------
 
 
-async def _record(runners: Runners, match_id: str, context: Context, so_far: bool) -> pb.GameRecord:
+async def _record(
+    runners: Runners, match_id: str, context: Context, so_far: bool, token: str = ""
+) -> pb.GameRecord:
     runner = runners.get(match_id)
     if runner is not None and not runner.ended:
         if so_far:
@@ -255,6 +259,11 @@ async def _record(runners: Runners, match_id: str, context: Context, so_far: boo
             grpc.StatusCode.FAILED_PRECONDITION,
             f"match {quoted(match_id)} is {row.status} and has no record yet",
         )
+    if token:
+        # The seat's own notes, for the holder of its token alone.
+        hashed = token_hash(token)
+        notes = runners.storage.notes(match_id)
+        record = owned_record(record, notes, [n.seat for n in notes if n.token_hash == hashed])
     return wire.game_record(match_id, record)
 
 
@@ -281,7 +290,8 @@ class SpectateService:
             yield message
 
     async def GetRecord(self, request: pb.GetRecordRequest, context: Context) -> pb.GameRecord:
-        return await _record(self.runners, request.match_id, context, so_far=False)
+        token = metadata(context, "seat-token") or ""
+        return await _record(self.runners, request.match_id, context, so_far=False, token=token)
 
 
 # -- Organiser -------------------------------------------------------------------------

@@ -7,16 +7,23 @@ reach every viewer alike, a decision request reaches only its seat and only
 while it is open, and views come from ``mammamia.view_of``, which copies nothing
 the rules hide from the viewer. So two games that differ only in what a viewer
 may not know give that viewer the same items.
+
+A bot's notes (``server.notes``) are hidden from everyone but the seat's owner: they
+are never in the log, nor in a stored record; :func:`owned_record` is the one place
+that puts them into a record, for the seats its caller proved are theirs.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from mammamia import View, view_of
 
 from .events import Asked, Decision, Ended, Entry, Numbered, Started
 from .match import Match
+from .notes import SeatNotes
 from .status import MatchStatus
 
 
@@ -99,3 +106,19 @@ def _undealt(view: View) -> View:
     one's (what else a view shows at the start, counts and colours, is the same
     whatever the deal)."""
     return replace(view, to_act=None, hand=_NO_CARDS, hand_orders=(), waiter=(), legal=())
+
+
+def owned_record(record: str, notes: Sequence[SeatNotes], seats: Collection[int]) -> str:
+    """Returns ``record`` (JSON text of a stored record, which carries no note) with the
+    notes of ``seats``, the seats its reader owns, in ``meta.notes``: one object per
+    note, ``{"action": index in actions, "seat": seat, "note": text}``, in the order
+    taken. Returns ``record`` unchanged when those seats left no note."""
+    owned = sorted(
+        (index, n.seat, note) for n in notes if n.seat in seats for index, note in n.notes
+    )
+    if not owned:
+        return record
+    data = json.loads(record)
+    meta = data.setdefault("meta", {})
+    meta["notes"] = [{"action": index, "seat": seat, "note": note} for index, seat, note in owned]
+    return json.dumps(data)

@@ -257,13 +257,16 @@ def server(start_server: Callable[..., RunningServer]) -> RunningServer:
 
 @pytest.fixture
 def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.Popen[bytes]]]]:
-    """Yields ``start(address, {name: spec})``, which enters real bot processes and
-    returns them by name."""
+    """Yields ``start(address, {name: spec}, *options)``, which enters real bot
+    processes (each with ``options`` added to its command line) and returns them by
+    name."""
     processes: list[subprocess.Popen[bytes]] = []
     logs = tmp_path / "bots"
     logs.mkdir()
 
-    def start(address: str, bots: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
+    def start(
+        address: str, bots: dict[str, str], *options: str
+    ) -> dict[str, subprocess.Popen[bytes]]:
         started = {}
         for name, spec in bots.items():
             with open(logs / f"{name}.log", "ab") as out:
@@ -281,6 +284,7 @@ def ladder_bots(tmp_path: Path) -> Iterator[Callable[..., dict[str, subprocess.P
                         str(tmp_path / f"{name}.key"),
                         "--give-up",
                         "60",
+                        *options,
                     ],
                     stdout=out,
                     stderr=subprocess.STDOUT,

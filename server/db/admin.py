@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from . import schema
-from .connection import LADDER_LOCK, POSTGRESQL, Connection, connect, dialect, transaction
+from .connection import LADDER_LOCK, Connection, connect, transaction
 
 #: The switches the server knows, in the order they are listed.
 LADDER_PAUSED: Final = "ladder_paused"
@@ -27,11 +27,6 @@ SWITCHES: Final = (LADDER_PAUSED, REGISTRATION_CLOSED)
 
 ON: Final = "on"
 OFF: Final = "off"
-
-#: The advisory lock (per database) every append to the audit trail takes on
-#: PostgreSQL, so that entries commit in the order of their places: a reader paging
-#: after a place never misses an entry given a lower place that committed later.
-AUDIT_LOCK: Final = 0x6D6D0020
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +79,6 @@ class AdminStore:
         reason: str,
         detail: Mapping[str, Any],
     ) -> int:
-        if dialect(db) == POSTGRESQL:
-            db.execute("SELECT pg_advisory_xact_lock(?)", (AUDIT_LOCK,))
         row = db.execute(
             "INSERT INTO audit (at, operator, action, target, reason, detail)"
             " VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, cast
 
 import structlog
 
+from ..notes import SeatNotes
 from ..paging import Page, key_of, page_of
 from ..status import MatchStatus
 from . import schema
@@ -406,6 +407,41 @@ class Storage:
         except ERRORS as e:
             raise StorageError(f"match {match_id}: its end was not stored: {e}") from e
         return bool(cur.rowcount == 1)
+
+    async def store_notes(self, match_id: str, notes: Sequence[SeatNotes]) -> None:
+        """Returns once the seats' notes of an ending match are on disk (before its end
+        is stored, so that an owner who reads the ended match finds them); raises
+        StorageError when they could not be stored. Storing them again changes nothing."""
+        if not notes:
+            return
+        try:
+            await self.writer.run(
+                self._durable.executemany,
+                "INSERT INTO match_notes (match_id, seat, token_hash, notes) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [
+                    (match_id, n.seat, n.token_hash, json.dumps([list(t) for t in n.notes]))
+                    for n in notes
+                ],
+            )
+        except ERRORS as e:
+            raise StorageError(f"match {match_id}: its notes were not stored: {e}") from e
+
+    def notes(self, match_id: str) -> list[SeatNotes]:
+        """Returns the notes the seats of an ended match left, by seat (only the seats
+        that left any). For an owner's record only (server.visibility.owned_record)."""
+        rows = self.db.execute(
+            "SELECT seat, token_hash, notes FROM match_notes WHERE match_id = ? ORDER BY seat",
+            (match_id,),
+        ).fetchall()
+        return [
+            SeatNotes(
+                int(seat),
+                str(hashed),
+                tuple((int(index), str(note)) for index, note in json.loads(text)),
+            )
+            for seat, hashed, text in rows
+        ]
 
     def match(self, match_id: str) -> MatchRow | None:
         """Returns a stored match, or None when unknown."""

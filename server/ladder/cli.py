@@ -7,6 +7,7 @@ Kept light: grpc, the store and the demo are imported inside the handlers, so
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
+from ..quoting import quoted
 from .cli_standings import connect_command, fetch_standings, standings_table
 
 if TYPE_CHECKING:
@@ -61,6 +63,13 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=0,
         metavar="N",
         help="only matches of N players (default: all matches)",
+    )
+    s.add_argument(
+        "--by",
+        choices=("best", "newest"),
+        default="best",
+        help="show each bot by its best version (highest conservative rating, the "
+        "default) or its newest (the one whose first rated match is the latest)",
     )
     s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     s.set_defaults(func=_standings)
@@ -125,6 +134,18 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
         metavar="ADDR",
         help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    g.add_argument(
+        "--name",
+        default="",
+        metavar="N",
+        help="your bot's name: the record then carries the notes it left (with --key-file)",
+    )
+    g.add_argument(
+        "--key-file",
+        default="",
+        metavar="F",
+        help="the key file of --name (default: N.key)",
     )
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
@@ -349,6 +370,22 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
     if not data["tallies"]:
         lines.append("(no rated matches yet)")
         return lines
+    if data.get("versions"):
+        lines.append("versions (each rated on its own; - is the default version)")
+        rows = [("version", "rating", "interval", "games", "wins", "first played", "last played")]
+        for v in data["versions"]:
+            rows.append(
+                (
+                    v["version"] or "-",
+                    f"{v['rating']:.2f}",
+                    f"{v['low']:.1f}..{v['high']:.1f}",
+                    str(v["games"]),
+                    str(v["wins"]),
+                    _date(v["first_played"]),
+                    _date(v["last_played"]),
+                )
+            )
+        lines += _aligned(rows)
     lines.append("by seat position (1: round 1's first player)")
     rows = [("players", "position", "games", "wins", "win%", "mean rank")]
     for p in data["positions"]:
@@ -364,6 +401,13 @@ def bot_tables(data: dict[str, Any]) -> list[str]:
         )
     lines += _aligned(rows)
     return lines
+
+
+def _date(at: float | None) -> str:
+    """Returns a UNIX time as a UTC date and minute, or "-" when not known."""
+    if at is None:
+        return "-"
+    return datetime.datetime.fromtimestamp(at, datetime.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _share(part: int, whole: int) -> str:
@@ -383,7 +427,22 @@ def _record(args: argparse.Namespace) -> int:
     from . import cli_wire
 
     request = cli_wire.record_request(args.match_id)
-    reply = _ladder_call(args, lambda stub: stub.GetRecord(request, timeout=30))
+    metadata: tuple[tuple[str, str], ...] = ()
+    if args.name:
+        # The bot's own record: its notes come with it, for its key only.
+        path = args.key_file or f"{args.name}.key"
+        try:
+            with open(path, encoding="utf-8") as f:
+                key = f.readline().strip()
+        except OSError as e:
+            print(
+                f"mammamia ladder record: --key-file {quoted(path)}: {e.strerror}",
+                file=sys.stderr,
+            )
+            return 2
+        request.name = args.name
+        metadata = (("bot-key", key),)
+    reply = _ladder_call(args, lambda stub: stub.GetRecord(request, metadata=metadata, timeout=30))
     if reply is None:
         return 1
     print(reply.json)
@@ -400,7 +459,7 @@ def _standings(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        data = fetch_standings(args.server, args.players)
+        data = fetch_standings(args.server, args.players, by=args.by)
     except grpc.RpcError as e:
         print(
             f"mammamia ladder standings: {args.server}: {e.code().name}: {e.details()}"
@@ -412,7 +471,7 @@ def _standings(args: argparse.Namespace) -> int:
         print(json.dumps(data))
         return 0
     scope = f"{args.players}-player matches" if args.players else "matches"
-    print(f"{data['matches_finished']} rated {scope}")
+    print(f"{data['matches_finished']} rated {scope}; each bot by its {data['by']} version")
     for line in standings_table(data):
         print(line)
     if not data["standings"]:

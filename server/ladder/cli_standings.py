@@ -10,12 +10,28 @@ from __future__ import annotations
 
 from typing import Any
 
-HEADER = ("rank", "name", "rating", "mu", "sigma", "interval", "p>next", "games", "wins", "pizzas")
+HEADER = (
+    "rank",
+    "name",
+    "version",
+    "rating",
+    "mu",
+    "sigma",
+    "interval",
+    "p>next",
+    "games",
+    "wins",
+    "pizzas",
+)
 
 
-def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "standings": [...]}`` from a server's ladder,
-    every page of it (``matches_finished`` as the first page says).
+def fetch_standings(
+    server: str, players: int = 0, timeout: float = 10.0, by: str = "best"
+) -> dict[str, Any]:
+    """Returns ``{"matches_finished": N, "by": "best"|"newest", "standings": [...]}``
+    from a server's ladder, each bot by its ``by`` version, every page of it
+    (``matches_finished`` and ``by`` as the first page says; an older server that
+    knows no versions says "best").
 
     Raises grpc.RpcError when the server cannot be reached or refuses.
     """
@@ -33,13 +49,14 @@ def fetch_standings(server: str, players: int = 0, timeout: float = 10.0) -> dic
 
         def read(token: str) -> tuple[list[dict[str, Any]], str]:
             data = cli_wire.standings_data(
-                stub.Standings(cli_wire.standings_request(players, token), timeout=timeout)
+                stub.Standings(cli_wire.standings_request(players, token, by), timeout=timeout)
             )
             first.setdefault("matches_finished", data["matches_finished"])
+            first.setdefault("by", data["by"])
             return data["standings"], data["next_page_token"]
 
         lines = list(follow(read))
-    return {"matches_finished": first["matches_finished"], "standings": lines}
+    return {"matches_finished": first["matches_finished"], "by": first["by"], "standings": lines}
 
 
 def standings_table(data: dict[str, Any]) -> list[str]:
@@ -51,6 +68,8 @@ def standings_table(data: dict[str, Any]) -> list[str]:
             (
                 str(s["rank"]),
                 s["name"] + (" (suspended)" if s.get("suspended") else ""),
+                (s.get("version") or "-")
+                + (f" (of {s['versions']})" if s.get("versions", 1) > 1 else ""),
                 f"{s['rating']:.2f}",
                 f"{s['mu']:.2f}",
                 f"{s['sigma']:.2f}",
@@ -64,7 +83,7 @@ def standings_table(data: dict[str, Any]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     return [
         "  ".join(
-            cell.ljust(w) if i == 1 else cell.rjust(w)
+            cell.ljust(w) if i in (1, 2) else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows

@@ -8,17 +8,22 @@ starts without loading the server.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from mammamia_pb import arena_pb2 as pb
 
 from ..cli_wire import record_request as record_request  # Ladder.GetRecord takes the same
 
+#: ``--by`` of ``mammamia ladder standings``, as StandingsRequest.by (best: unset, as
+#: an older client sends it).
+BY: Final = {"best": pb.STANDINGS_BY_UNSPECIFIED, "newest": pb.STANDINGS_BY_NEWEST}
 
-def standings_request(players: int = 0, token: str = "") -> pb.StandingsRequest:
+
+def standings_request(players: int = 0, token: str = "", by: str = "best") -> pb.StandingsRequest:
     """Returns the request for a page of the ladder's standings (0: over all player
-    counts): the first, or the one ``token`` names."""
-    return pb.StandingsRequest(players=players, page_token=token)
+    counts), each bot by its ``by`` version (best or newest): the first, or the one
+    ``token`` names."""
+    return pb.StandingsRequest(players=players, page_token=token, by=BY[by])
 
 
 def bot_stats_request(name: str) -> pb.BotStatsRequest:
@@ -81,6 +86,25 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
             {"players": t.players, "games": t.games, "wins": t.wins, "delivered": t.delivered}
             for t in msg.tallies
         ],
+        "versions": [
+            {
+                "version": v.version,
+                "rating": v.rating,
+                "mu": v.mu,
+                "sigma": v.sigma,
+                "low": v.low,
+                "high": v.high,
+                "games": v.games,
+                "wins": v.wins,
+                "first_played": v.first_played.ToNanoseconds() / 1e9
+                if v.HasField("first_played")
+                else None,
+                "last_played": v.last_played.ToNanoseconds() / 1e9
+                if v.HasField("last_played")
+                else None,
+            }
+            for v in msg.versions
+        ],
         "positions": [
             {
                 "players": p.players,
@@ -117,9 +141,12 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "high": s.high,
                 "p_better": s.p_better if s.HasField("p_better") else None,
                 "suspended": s.suspended or None,
+                "version": s.version,
+                "versions": s.versions,
             }
             for s in msg.standings
         ],
+        "by": "newest" if msg.by == pb.STANDINGS_BY_NEWEST else "best",
     }
 
 

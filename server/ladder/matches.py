@@ -15,6 +15,7 @@ from mammamia import RecordError
 from mammamia.fairness import DealSet
 from mammamia.record import loads
 from server.db.ladder.rows import LadderError, SeatResult
+from server.notes import SeatNotes
 from server.runners import Draining, Runners
 
 
@@ -73,6 +74,11 @@ class Matches(Protocol):
 
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record (JSON text) of an ended match, or None."""
+        ...
+
+    def notes(self, match_id: str) -> Sequence[SeatNotes]:
+        """Returns the notes the seats of an ended match left (server.notes), for
+        their owners' records only."""
         ...
 
     def commitment(self, match_id: str) -> str:
@@ -150,6 +156,10 @@ class ServerMatches:
     def record(self, match_id: str) -> str | None:
         """Returns the stored game record of an ended match, or None."""
         return self.runners.storage.record(match_id)
+
+    def notes(self, match_id: str) -> Sequence[SeatNotes]:
+        """Returns the notes the seats of an ended match left, by seat."""
+        return self.runners.storage.notes(match_id)
 
     def commitment(self, match_id: str) -> str:
         """Returns the commitment to its seed of a match this server runs, or ""."""

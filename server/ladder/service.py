@@ -37,11 +37,12 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..db.connection import storable
 from ..db.ladder import results
-from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing
+from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing, player_of
 from ..paging import MAX_PAGE_SIZE, BadPageToken, key_of, page_size
 from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
+from ..visibility import owned_record
 from . import wire
 from .discipline import QuotaError, SuspendedError
 from .ladder import Ladder, RegistrationClosedError, UnknownBotError
@@ -92,12 +93,12 @@ class LadderServicer(pb_grpc.LadderServicer):
             entrant = await self.ladder.enter(request.name, key, request.version)
         except (UnknownBotError, SuspendedError) as e:
             await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
-        except LadderError as e:  # a bad version
-            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         except QuotaError as e:
             await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
         except LadderClosedError as e:
             await abort(context, grpc.StatusCode.UNAVAILABLE, str(e))
+        except LadderError as e:  # a bad version
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         try:
             # Headers now, the entry recorded: the bot knows it has entered (and that
             # a later entry replaces this one) before its first assignment.
@@ -191,6 +192,7 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"match {quoted(request.match_id)} is still running",
             )
+        owner = await self._owner(request, context)
         record = self.ladder.matches.record(request.match_id)
         if record is None:
             await abort(
@@ -198,7 +200,36 @@ class LadderServicer(pb_grpc.LadderServicer):
                 grpc.StatusCode.NOT_FOUND,
                 f"match {quoted(request.match_id)} has no stored record",
             )
+        if owner is not None:
+            # The bot's own notes, for its owner alone: only the seats it played (in
+            # any of its versions: one key covers them all).
+            seats = [seat for seat, label in enumerate(match.names) if player_of(label)[0] == owner]
+            record = owned_record(record, self.ladder.matches.notes(request.match_id), seats)
         return wire.game_record(request.match_id, record)
+
+    async def _owner(
+        self,
+        request: pb.GetRecordRequest,
+        context: grpc.aio.ServicerContext[pb.GetRecordRequest, pb.GameRecord],
+    ) -> str | None:
+        """Returns the bot a GetRecord call proved it owns (its name and key), or None
+        for a public call; aborts the call when the key is missing or wrong."""
+        if not request.name:
+            return None
+        key = metadata(context, "bot-key")
+        if not key:
+            await abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "Ladder.GetRecord with a name needs that bot's bot-key metadata",
+            )
+        if not storable(request.name) or not self.ladder.store.check_key(request.name, key):
+            await abort(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"bot {quoted(request.name)} is not registered or the key is wrong",
+            )
+        return request.name
 
     async def BotStats(
         self,

@@ -3,8 +3,9 @@
 Routes (docs/web.md lists every field):
 
     GET /                          the page (static/index.html); the rest of static/
-    GET /api/standings             standings overall and per player count
-    GET /api/bots/{name}           a bot: ratings, rating history, results, matches
+    GET /api/standings?by=best|newest  standings overall and per player count, each
+                                   bot by its best (default) or newest version
+    GET /api/bots/{name}           a bot: ratings, its versions, rating history, results, matches
     GET /api/matches?bot=&limit=&page_token=
                                    the newest ladder matches, live and ended, a page
     GET /api/replay/{id}           an ended match's record as replay steps
@@ -36,7 +37,8 @@ from mammamia.fairness import is_sealed
 
 from ..app import Arena
 from ..db.connection import ERRORS
-from ..db.ladder.rows import LadderMatch, Standing
+from ..db.ladder.reads import BEST, NEWEST
+from ..db.ladder.rows import LadderMatch, Standing, VersionLine
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
@@ -108,7 +110,11 @@ def make_app(
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
     tables = play.Tables(arena.runners)
-    r.add_get("/api/play", lambda request: play.handler(request, tables))
+
+    async def _play(request: web.Request) -> web.StreamResponse:
+        return await play.handler(request, tables)
+
+    r.add_get("/api/play", _play)
     app.on_cleanup.append(lambda app: _stop(tables))
     r.add_get("/metrics", metrics_handler(arena))
     r.add_static("/static/", STATIC, append_version=False)
@@ -176,6 +182,8 @@ def standing_json(line: standings.Line) -> dict[str, Any]:
         "wins": s.wins,
         "pizzas": s.mean_delivered,
         "suspended": s.suspended,
+        "version": s.version,
+        "versions": s.versions,
     }
 
 
@@ -192,6 +200,25 @@ def history_json(point: Point) -> dict[str, Any]:
     }
 
 
+def version_json(v: VersionLine) -> dict[str, Any]:
+    """Returns one of a bot's versions (``LadderReads.versions``) as JSON, with its
+    conservative rating and the standings' interval."""
+    rating = Rating(v.mu, v.sigma)
+    low, high = interval(rating)
+    return {
+        "version": v.version,
+        "rating": rating.conservative,
+        "mu": v.mu,
+        "sigma": v.sigma,
+        "low": low,
+        "high": high,
+        "games": v.games,
+        "wins": v.wins,
+        "first_played": v.first_played,
+        "last_played": v.last_played,
+    }
+
+
 def bot_line(table: list[Standing], name: str) -> standings.Line | None:
     """Returns the bot's line of ``table``, or None when it has none there."""
     return next((line for line in standings.lines(table) if line.standing.name == name), None)
@@ -199,9 +226,11 @@ def bot_line(table: list[Standing], name: str) -> standings.Line | None:
 
 async def _standings(request: web.Request) -> web.StreamResponse:
     page = _page(request)
-    scopes = await page.reads.run(page.reads.standings)
+    by = NEWEST if request.query.get("by") == NEWEST else BEST
+    scopes = await page.reads.run(page.reads.standings, by)
     return _json(
         {
+            "by": by,
             "scopes": [
                 {
                     "players": players,
@@ -209,7 +238,7 @@ async def _standings(request: web.Request) -> web.StreamResponse:
                     "rows": [standing_json(line) for line in standings.lines(rows)],
                 }
                 for players, (rated, rows) in scopes.items()
-            ]
+            ],
         }
     )
 
@@ -267,11 +296,13 @@ async def _bot(request: web.Request) -> web.StreamResponse:
         scopes = reads.standings()
         mine = {players: bot_line(rows, name) for players, (_, rows) in scopes.items()}
         tallies = reads.tallies(name)
+        versions = reads.versions(name)
         rows, delivered = reads.matches(name, 20)
         history = page.history.of(reads.ladder(), name)
         return {
             "scopes": mine,
             "tallies": tallies,
+            "versions": versions,
             "opponents": reads.opponents(name),
             "matches": (rows, delivered),
             "history": history,
@@ -311,6 +342,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
             },
             "overall": None if overall is None else standing_json(overall),
             "by_players": by_players,
+            "versions": [version_json(v) for v in got["versions"]],
             "opponents": [
                 {
                     "name": o.name,

@@ -34,6 +34,7 @@ from mammamia.actions import Action, Resolve, Turn
 
 from .. import visibility
 from ..events import Decision
+from ..quoting import quoted
 from ..runner import Runner
 from ..runners import Draining, Runners
 from ..streams import Batch, Follower
@@ -49,6 +50,8 @@ TIME_BANK_MS: Final = 120_000
 """A person's time bank for the whole match, unless the start message asks for another."""
 MAX_GAMES: Final = 32
 """Matches with a person running at once at most, all clients together."""
+MAX_GAMES_PER_CLIENT: Final = 4
+"""Matches with a person one client address may have running at once."""
 BOT_PAUSE: Final = 0.15
 """Seconds a built-in bot waits before it answers, so that a person can follow."""
 PACE: Final = 0.05
@@ -184,8 +187,9 @@ class Tables:
         self.runners = runners
         self.tasks: set[asyncio.Task[None]] = set()
         self.running: set[str] = set()
+        self.clients: dict[str, int] = {}  # client address -> its matches running
 
-    def start(self, request: dict[str, Any]) -> tuple[Runner, int]:
+    def start(self, request: dict[str, Any], client: str = "?") -> tuple[Runner, int]:
         """Returns a new match's runner and the person's seat (0); the opponents,
         built-in bots named in ``request["opponents"]``, take the other seats.
         Raises Refused for a start the server will not make."""
@@ -197,9 +201,11 @@ class Tables:
             raise Refused(f"a match of {players} players has {players - 1} opponents")
         for name in opponents:
             if name not in BOTS:
-                raise Refused(f"no built-in bot {str(name)[:40]!r}: one of {', '.join(BOTS)}")
+                raise Refused(f"no built-in bot {quoted(str(name))}: one of {', '.join(BOTS)}")
         if len(self.running) >= MAX_GAMES:
             raise Refused("too many games with a person are being played; try again later")
+        if self.clients.get(client, 0) >= MAX_GAMES_PER_CLIENT:
+            raise Refused(f"at most {MAX_GAMES_PER_CLIENT} games at once; finish one first")
         deadline_ms = _whole(request.get("deadline_ms"), DEADLINE_MS, 500, 600_000)
         bank_ms = _whole(request.get("time_bank_ms"), TIME_BANK_MS, 0, 3_600_000)
         person = str(request.get("name") or "you")[:40]
@@ -215,10 +221,11 @@ class Tables:
         except (Draining, ValueError) as e:
             raise Refused(str(e)) from e
         self.running.add(runner.id)
+        self.clients[client] = self.clients.get(client, 0) + 1
         for seat, name in enumerate(opponents, 1):
             runner.join(seat, names[seat])
             self._spawn(self._bot(runner, seat, BOTS[name]))
-        self._spawn(self._forget(runner))
+        self._spawn(self._forget(runner, client))
         log.info("person_match_started", match=runner.id, players=players, opponents=opponents)
         return runner, 0
 
@@ -227,11 +234,16 @@ class Tables:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _forget(self, runner: Runner) -> None:
+    async def _forget(self, runner: Runner, client: str) -> None:
         try:
             await runner.result()
         finally:
             self.running.discard(runner.id)
+            left = self.clients.get(client, 1) - 1
+            if left:
+                self.clients[client] = left
+            else:
+                self.clients.pop(client, None)
 
     async def _bot(self, runner: Runner, seat: int, policy: Policy) -> None:
         """Plays ``seat`` with ``policy`` from the seat's own stream to the match's end."""
@@ -283,7 +295,7 @@ async def handler(request: web.Request, tables: Tables) -> web.StreamResponse:
             return ws
         try:
             if first.get("type") == "start":
-                runner, seat = tables.start(first)
+                runner, seat = tables.start(first, request.remote or "?")
                 after = 0
             elif first.get("type") == "resume":
                 runner, seat = _seat(tables.runners, first)
@@ -333,6 +345,9 @@ async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None
     """Takes the page's answers: ``{"type": "answer", "decision": ID, "option": N}``;
     a refusal is sent back as ``{"type": "refused", "error": ...}``."""
     while (got := await _read(ws)) is not None:
+        if got.get("type") == "hint":
+            await _send(ws, hint(runner, seat, got.get("bot")))
+            continue
         if got.get("type") != "answer":
             continue
         decision = got.get("decision")
@@ -345,6 +360,28 @@ async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None
         ruling = runner.answer(seat, decision, option, None)
         if ruling.refusal is not None:
             await _send(ws, {"type": "refused", "error": ruling.message})
+
+
+def hint(runner: Runner, seat: int, bot: object) -> dict[str, Any]:
+    """Returns what the built-in bot ``bot`` would answer to the seat's open decision:
+    ``{"type": "hint", "decision", "option", "bot"}``, or a refusal when the seat is
+    asked nothing, the bot is unknown, or the match is rated (no hints there). The bot
+    is given the seat's decision alone: its options and the seat's view when asked."""
+    match = runner.match
+    if match.settings.ladder:
+        return {"type": "refused", "error": "no hints in a rated match"}
+    policy = BOTS.get(bot) if isinstance(bot, str) else None
+    if policy is None:
+        return {"type": "refused", "error": f"a hint comes from one of {', '.join(BOTS)}"}
+    asked = visibility.snapshot(match, seat, len(match.numbered)).decision
+    if asked is None:
+        return {"type": "refused", "error": "nothing is asked of you just now"}
+    return {
+        "type": "hint",
+        "decision": asked.id,
+        "option": policy(asked, random.Random()),
+        "bot": bot,
+    }
 
 
 async def _read(ws: web.WebSocketResponse) -> dict[str, Any] | None:

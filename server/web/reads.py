@@ -13,7 +13,7 @@ import functools
 from pathlib import Path
 
 from ..db.connection import connect_read_only
-from ..db.ladder.reads import LadderReads
+from ..db.ladder.reads import BEST, LadderReads
 from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally, VersionLine
 from ..db.matches import MatchRow, stored_match
 from ..db.reader import Reader
@@ -40,13 +40,13 @@ class Reads(Reader):
 
     # -- on the reader's thread ------------------------------------------------------
 
-    def standings(self) -> dict[int, tuple[int, list[Standing]]]:
+    def standings(self, by: str = BEST) -> dict[int, tuple[int, list[Standing]]]:
         """Returns (rated matches, standings) for all matches (key 0) and each player
-        count that has rated matches."""
+        count that has rated matches, each bot by its ``by`` version (best or newest)."""
         ladder = self.ladder()
         with ladder.snapshot():
             scopes = [ALL_PLAYERS, *ladder.player_counts()]
-            return {scope: ladder.standings(scope) for scope in scopes}
+            return {scope: ladder.standings(scope, by) for scope in scopes}
 
     def tallies(self, name: str) -> dict[int, Tally]:
         """Returns the bot's tallies per player count (counts it has not played left out)."""

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--web-port`` and ``--no-web`` to ``mammamia serve``."""
     g = parser.add_argument_group(
         "web",
-        "the read-only web page: standings, bots, matches, replays and live matches (docs/web.md)",
+        "the web page: standings, bots, matches, replays, live views, a seat to play (docs/web.md)",
     )
     g.add_argument(
         "--web-port",

@@ -18,6 +18,7 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.db.ladder.rows import player
 from server.db.ladder.store import LadderStore
 from server.ladder.ratings import replay
 from tests.conftest import ORGANISER_KEY
@@ -253,8 +254,10 @@ def test_suspend_void_and_abort_on_a_ladder_of_six_bots(
         assert len(results) == live.matches_finished
         recomputed = replay(results)
         for line in live.standings:
-            assert abs(recomputed[line.name].mu - line.mu) < 1e-9, line.name
-            assert abs(recomputed[line.name].sigma - line.sigma) < 1e-9, line.name
+            assert abs(recomputed[player(line.name, line.version)].mu - line.mu) < 1e-9, line.name
+            assert abs(recomputed[player(line.name, line.version)].sigma - line.sigma) < 1e-9, (
+                line.name
+            )
     finally:
         store.close()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from server.ladder.matches import MatchEnd
+from server.notes import SeatNotes
 
 
 class NoMatches:
@@ -33,6 +34,9 @@ class NoMatches:
 
     def record(self, match_id: str) -> str | None:
         return None
+
+    def notes(self, match_id: str) -> Sequence[SeatNotes]:
+        return ()
 
     def commitment(self, match_id: str) -> str:
         return ""

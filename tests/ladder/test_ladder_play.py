@@ -136,6 +136,8 @@ def test_ladder_commands_print_standings_matches_and_records(
         "high",
         "p_better",
         "suspended",
+        "version",
+        "versions",
     }
     assert data["standings"][0]["suspended"] is None
     table = subprocess.run(
@@ -149,6 +151,7 @@ def test_ladder_commands_print_standings_matches_and_records(
     assert table[1].split() == [
         "rank",
         "name",
+        "version",
         "rating",
         "mu",
         "sigma",

@@ -36,6 +36,8 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
         "high": 31.75,
         "p_better": data["standings"][0]["p_better"],
         "suspended": None,
+        "version": "",
+        "versions": 1,
     }
     # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
     assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3

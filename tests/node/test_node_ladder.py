@@ -54,8 +54,11 @@ def test_node_bot_registers_enters_and_plays_its_assignments(
     assert len(re.findall(r" info assigned ", first.stderr)) == 2
     assert len(re.findall(r" info match_ended .*status=finished", first.stderr)) == 2
 
-    # Back with the key it was given: no second registration, one more match.
-    again = run_node(node_bot, server, f"--key={registered['key']}", "--matches", "1")
+    # Back with the key it was given, as a version named on the command line: no
+    # second registration, one more match.
+    again = run_node(
+        node_bot, server, f"--key={registered['key']}", "--matches", "1", "--version", "v2"
+    )
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout == ""
     assert len(re.findall(r" info match_ended .*status=finished", again.stderr)) == 1
@@ -80,6 +83,12 @@ def test_node_bot_registers_enters_and_plays_its_assignments(
             seat = record["meta"]["names"].index(NODE_NAME)
             assert any(a["seat"] == seat for a in record["actions"])
             assert [t for t in record["meta"]["timeouts"] if t["seat"] == seat] == []
+        # Each seat names the version that played it: by default a hash of the bot's
+        # code, then the one given.
+        results = ladder.Results(pb.ResultsRequest(), timeout=10).matches
+        versions = [s.version for m in reversed(results) for s in m.seats if s.name == NODE_NAME]
+        assert len(versions) == 3 and versions[2] == "v2", versions
+        assert versions[0] == versions[1] and re.fullmatch(r"[0-9a-f]{12}", versions[0])
 
 
 def test_node_bot_with_a_wrong_ladder_key_stops_with_status_1(

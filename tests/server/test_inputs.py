@@ -32,6 +32,18 @@ WRITTEN: list[tuple[Input, dict[str, object]]] = [
             "at": 14.25,
         },
     ),
+    (
+        # A note (server.notes) is written only when there is one.
+        Answer(0, "d-8", Turn.pass_turn("waiter"), 15.0, note="thin supply"),
+        {
+            "k": "answer",
+            "seat": 0,
+            "decision": "d-8",
+            "action": {"seat": 0, "pass": True, "draw": "waiter"},
+            "at": 15.0,
+            "note": "thin supply",
+        },
+    ),
     (Tick(20.0, (0, 3)), {"k": "tick", "at": 20.0, "absent": [0, 3]}),
     (Abort("organiser"), {"k": "abort", "reason": "organiser"}),
 ]

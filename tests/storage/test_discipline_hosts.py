@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 
+from server.db.ladder.rows import player
 from server.db.ladder.store import LadderStore
 from server.ladder.ratings import replay
 from tests.admin.test_discipline import admin, enter, ladder_matches
@@ -168,6 +169,6 @@ def test_suspensions_and_voids_hold_on_both_hosts(
         assert len(results) == live.matches_finished
         recomputed = replay(results)
         for line in live.standings:
-            assert abs(recomputed[line.name].mu - line.mu) < 1e-9, line.name
+            assert abs(recomputed[player(line.name, line.version)].mu - line.mu) < 1e-9, line.name
     finally:
         store.close()

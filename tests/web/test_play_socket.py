@@ -21,6 +21,7 @@ async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str
     answered = 0
     token = ""
     resume_at: str | None = None
+    history: dict[int, dict[str, Any]] = {}  # the public entries received, by sequence
     async with aiohttp.ClientSession() as session:
         first: dict[str, Any] = {"type": "start", "players": players}
         while True:
@@ -34,6 +35,7 @@ async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str
                     if data["type"] == "seated":
                         token = data["token"]
                         continue
+                    history.update({e["sequence"]: e for e in data["events"]})
                     if data["final"] is not None:
                         return got
                     decision = data["decision"]
@@ -43,6 +45,7 @@ async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str
                         resume_at = None
                     if decision is None:
                         continue
+                    _same_as_a_spectator(url, data, history)
                     if drop_after and answered == drop_after:
                         resume_at = decision["id"]
                         drop_after = 0
@@ -54,6 +57,25 @@ async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str
                     answered += 1
                 assert dropped, "the socket closed before the game ended"
             first = {"type": "resume", "token": token, "after": 0}
+
+
+OWN = {"seat", "hand", "hand_orders", "waiter_cards"}
+
+
+def _same_as_a_spectator(
+    url: str, data: dict[str, Any], history: dict[int, dict[str, Any]]
+) -> None:
+    """Checks a message asking the seat to decide against the spectator's view of the
+    match at that moment (it waits for the seat): the message holds what a spectator
+    sees and the seat's own cards, nothing else."""
+    code, public, _ = get_json(url + f"api/live/{data['match']}?after=0")
+    assert code == 200, public
+    assert public["sequence"] == data["sequence"]
+    assert {k: v for k, v in data["view"].items() if k not in OWN} == public["view"]
+    assert [history[k] for k in sorted(history)] == public["events"]
+    own = data["view"]["colours"][data["seat"]]
+    for order in data["view"]["hand_orders"] + data["view"]["waiter_cards"]:
+        assert order.startswith(own + "-"), order
 
 
 def _cards_of_others(messages: list[dict[str, Any]]) -> None:
@@ -88,6 +110,30 @@ def test_a_person_plays_a_whole_game_and_resumes_after_a_drop(start_server: Any)
     assert code == 200, replay
     # Unrated: the ladder's standings are as they were.
     assert get_json(url + "api/standings")[1] == before
+
+
+def test_a_seat_that_does_not_answer_is_played_by_the_default(start_server: Any) -> None:
+    server = start_server(web_port=0)
+    ws_url = web_url(server).replace("http://", "ws://") + "api/play"
+
+    async def go() -> dict[str, Any]:
+        start = {"type": "start", "players": 2, "deadline_ms": 500, "time_bank_ms": 300}
+        async with aiohttp.ClientSession() as session, session.ws_connect(ws_url) as ws:
+            await ws.send_str(json.dumps(start))
+            async for msg in ws:
+                data = json.loads(msg.data)
+                if data["type"] != "seat":
+                    continue
+                late = [e for e in data["events"] if e["kind"] == "defaulted"]
+                if late:
+                    return dict(late[0])
+                if data["decision"] is not None:
+                    # The deadline, then the bank: 0.8 s after it was asked.
+                    assert data["decision"]["default_at"] - data["decision"]["deadline"] <= 0.3
+            raise AssertionError("no default came")
+
+    late = asyncio.run(asyncio.wait_for(go(), 30))
+    assert late["seat"] == 0
 
 
 def test_a_bad_start_is_refused(start_server: Any) -> None:

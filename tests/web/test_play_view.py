@@ -119,9 +119,26 @@ def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
         page.get_by_test_id("play-start").focus()
         page.keyboard.press("Enter")  # by keyboard
         page.get_by_test_id("play-option").first.wait_for()
-        page.get_by_test_id("play-option").first.focus()
+        # The first option of a new decision has the focus; Enter chooses, and Send,
+        # focused then, sends.
+        wait_for(
+            lambda: page.evaluate("document.activeElement.dataset.testid") == "play-option",
+            10,
+            "the first option to take the focus",
+        )
         page.keyboard.press("Enter")
         assert "Your" in page.get_by_test_id("play-summary").inner_text()
+        assert page.evaluate("document.activeElement.dataset.testid") == "play-send"
+        status = page.get_by_test_id("play-status")
+        asked = status.get_attribute("data-decision") or ""
+        page.keyboard.press("Enter")
+        wait_for(
+            functools.partial(_moved_on, page, status, asked), 20, "the answer sent by keyboard"
+        )
+        page.get_by_test_id("play-option").first.wait_for()
+        # A hint: the built-in bot's answer from this seat's decision, marked.
+        page.get_by_test_id("play-hint").click()
+        assert "would play" in page.get_by_test_id("play-hint-text").inner_text()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, width
         screenshot(page, "play-phone")

@@ -166,7 +166,8 @@ function followCall({
     const answer = (index, reason, extra = {}) => {
       const { decision } = open;
       open.tried.push(index);
-      send({ act: { decision_id: decision.decision_id, option: index } });
+      // The reason goes up as the answer's private note, for the bot's owner alone.
+      send({ act: { decision_id: decision.decision_id, option: index, note: fitNote(reason) } });
       log.info('decision', {
         decision: decision.decision_id,
         kind: decision.kind === 'DECISION_KIND_RESOLVE' ? 'resolve' : 'turn',
@@ -313,6 +314,21 @@ function followCall({
 }
 
 /** Refusals after which the decision stays open (answer again before the default). */
+/** The most bytes of UTF-8 a note keeps on the server (ActRequest.note). */
+const NOTE_LIMIT = 1024;
+
+/** Returns `text` cut to NOTE_LIMIT bytes of UTF-8, at a character boundary. */
+function fitNote(text) {
+  const note = String(text ?? '');
+  if (Buffer.byteLength(note, 'utf8') <= NOTE_LIMIT) return note;
+  let cut = '';
+  for (const ch of note) {
+    if (Buffer.byteLength(cut + ch, 'utf8') > NOTE_LIMIT) break;
+    cut += ch;
+  }
+  return cut;
+}
+
 const REFUSALS_LEAVING_OPEN = new Set(['REFUSAL_ILLEGAL', 'REFUSAL_NO_SUCH_OPTION']);
 
 /** Returns a MatchStatus name as a word: 'MATCH_STATUS_FINISHED' as 'finished'. */
@@ -321,5 +337,6 @@ function statusWord(status) {
 }
 
 module.exports = {
+  fitNote,
   BATCH_MS, SeatError, follow, followCall, playSeat, seatProgress,
 };

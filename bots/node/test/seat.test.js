@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { EventEmitter } = require('node:events');
-const { follow } = require('../lib/seat');
+const { fitNote, follow } = require('../lib/seat');
 
 const NO_CARDS = { salami: 0, pineapple: 0, mushroom: 0, pepper: 0, olive: 0 };
 const PASS = { turn: { pass: true, ingredient: '', count: 0, order: '', draw: 'DRAW_SOURCE_SUPPLY' } };
@@ -118,4 +118,10 @@ test('the highest sequence seen, the snapshot\'s included, is where to resume', 
   assert.equal(progress.lastSequence, 10);
   client.Play().emit('end');
   assert.equal(await end, null);
+});
+
+test('a note is cut at 1024 bytes of UTF-8, at a character boundary', () => {
+  assert.equal(fitNote('first option'), 'first option');
+  assert.equal(fitNote('é'.repeat(600)), 'é'.repeat(512));
+  assert.equal(Buffer.byteLength(fitNote('a' + 'é'.repeat(600)), 'utf8'), 1023);
 });

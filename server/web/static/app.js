@@ -119,10 +119,12 @@ function failure(error) {
 
 async function ladderPage(query) {
   let scope = Number(query.get("players") || 0);
+  // Which of a bot's versions its line shows: its best (the default) or its newest.
+  const by = query.get("by") === "newest" ? "newest" : "best";
   const holder = el("div", {});
   const render = async () => {
     let data;
-    try { data = await getJSON("/api/standings"); } catch (e) { holder.replaceChildren(failure(e)); return; }
+    try { data = await getJSON(`/api/standings?by=${by}`); } catch (e) { holder.replaceChildren(failure(e)); return; }
     const scopes = data.scopes;
     if (!scopes.some(s => s.players === scope)) scope = 0;
     const current = scopes.find(s => s.players === scope) || {rows: [], rated: 0};
@@ -131,7 +133,13 @@ async function ladderPage(query) {
                class: s.players === scope ? "active" : "",
                "aria-selected": s.players === scope ? "true" : "false"},
          s.players ? `${s.players} players` : "All matches")));
-    holder.replaceChildren(tabs, standingsTable(current),
+    const here = scope ? `players=${scope}&` : "";
+    const switcher = el("div", {class: "tabs", testid: "standings-by"},
+      ["best", "newest"].map(b => el("a", {href: `#/?${here}by=${b}`, testid: `by-${b}`,
+        class: b === data.by ? "active" : ""}, b === "best" ? "Best version" : "Newest version")));
+    holder.replaceChildren(tabs, switcher, standingsTable(current),
+      el("p", {class: "muted", testid: "standings-by-note"},
+        `Each bot is shown by its ${data.by} version${data.by === "best" ? " (highest rating)" : " (the one that first played last)"}.`),
       el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws the interval μ ± 2σ, about 95% of the model's belief.`));
   };
   show(el("h1", {}, "Ladder"), holder);
@@ -158,6 +166,8 @@ function standingsTable(scope) {
       el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name),
         r.suspended ? el("span", {class: "status status-suspended", testid: "suspended",
                                   title: r.suspended}, " suspended") : null),
+      el("td", {testid: "standing-version", title: `${r.versions} rated version(s)`},
+        (r.version || "-") + (r.versions > 1 ? ` (of ${r.versions})` : "")),
       el("td", {class: "num strong"}, fmt(r.rating)),
       el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`),
       el("td", {class: "wide"}, bar),
@@ -166,10 +176,10 @@ function standingsTable(scope) {
       el("td", {class: "num"}, fmt(r.pizzas, 2)));
   });
   return el("div", {class: "scroll"}, el("table", {class: "grid", testid: "standings"},
-    el("thead", {}, el("tr", {}, ["#", "Bot", "Rating", "μ ± σ", "Uncertainty", "Games", "Wins",
+    el("thead", {}, el("tr", {}, ["#", "Bot", "Version", "Rating", "μ ± σ", "Uncertainty", "Games", "Wins",
                                   "Pizzas / match"].map((h, i) =>
-      el("th", {class: i === 4 ? "wide" : ""}, h)))),
-    el("tbody", {}, body.length ? body : el("tr", {}, el("td", {colspan: 8, class: "muted"},
+      el("th", {class: i === 5 ? "wide" : ""}, h)))),
+    el("tbody", {}, body.length ? body : el("tr", {}, el("td", {colspan: 9, class: "muted"},
       "No rated match yet: the standings fill as ladder matches end.")))));
 }
 
@@ -247,6 +257,13 @@ async function botPage(name) {
       el("td", {class: "num"}, r.players), el("td", {class: "num"}, fmt(r.rating)),
       el("td", {class: "num"}, `${fmt(r.mu)} ± ${fmt(r.sigma)}`), el("td", {class: "num"}, r.games),
       el("td", {class: "num"}, r.wins), el("td", {class: "num"}, fmt(r.pizzas, 2))))));
+  const day = t => t === null ? "–" : new Date(t * 1000).toISOString().slice(0, 16).replace("T", " ");
+  const versions = el("table", {class: "grid", testid: "versions"},
+    el("thead", {}, el("tr", {}, ["Version", "Rating", "Interval", "Games", "Wins", "First played", "Last played"].map(h => el("th", {}, h)))),
+    el("tbody", {}, data.versions.map(v => el("tr", {testid: "version-row"},
+      el("td", {}, v.version || "-"), el("td", {class: "num"}, fmt(v.rating)),
+      el("td", {class: "num"}, `${fmt(v.low)} … ${fmt(v.high)}`), el("td", {class: "num"}, v.games),
+      el("td", {class: "num"}, v.wins), el("td", {}, day(v.first_played)), el("td", {}, day(v.last_played))))));
   const opponents = el("table", {class: "grid", testid: "opponents"},
     el("thead", {}, el("tr", {}, ["Opponent", "Matches", "Ahead", "Tied", "Behind"].map(h => el("th", {}, h)))),
     el("tbody", {}, data.opponents.map(r => el("tr", {},
@@ -260,6 +277,7 @@ async function botPage(name) {
         : `Suspended by ${s.by}: ${s.reason}`) : null;
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
     suspended, summary, decisionFacts(data.decisions),
+    el("section", {class: "panel"}, el("h2", {}, "Versions, each rated on its own"), el("div", {class: "scroll"}, versions)),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},
       el("section", {class: "panel"}, el("h2", {}, "By player count"), el("div", {class: "scroll"}, byPlayers)),

@@ -42,7 +42,7 @@ function playSeat(first) {
   show(el("div", {class: "play", testid: "play"}, el("h1", {}, "Play"), status, clock, choice, stage,
     el("section", {class: "panel"}, el("h2", {}, "What happened"), log)));
   const events = [];
-  let after = 0, last = null, chosen = null, skew = 0, socket = null, closed = false;
+  let after = 0, last = null, chosen = null, skew = 0, socket = null, closed = false, hinted = null;
 
   const tick = () => {
     const d = last && last.decision;
@@ -54,6 +54,9 @@ function playSeat(first) {
   };
   every(250, tick);
 
+  // Keyboard play: the chosen answer's Send, and each new decision's first option, take
+  // the focus (the buttons are drawn again at each change).
+  const focusOn = testid => { const n = choice.querySelector(`[data-testid=${testid}]`); if (n) n.focus(); };
   const send = data => { if (socket && socket.readyState === 1) socket.send(JSON.stringify(data)); };
 
   const drawChoice = () => {
@@ -62,6 +65,13 @@ function playSeat(first) {
       choice.replaceChildren(el("p", {class: "muted"}, last && last.final ? "The game is over." : "Waiting for the others…"));
       return;
     }
+    const hint = hinted && hinted.decision === d.id ? hinted : null;
+    const hintBot = el("select", {"aria-label": "hint from", testid: "play-hint-bot"},
+      el("option", {value: "eager"}, "eager"), el("option", {value: "random"}, "random"));
+    const hints = el("p", {class: "play-hint"},
+      el("button", {type: "button", testid: "play-hint", onclick: () => send({type: "hint", bot: hintBot.value})}, "Hint"),
+      " from ", hintBot,
+      hint ? el("span", {testid: "play-hint-text"}, ` · ${hint.bot} would play: ${d.options[hint.option].text} ★`) : null);
     const summary = el("p", {class: "play-summary", testid: "play-summary"},
       chosen === null ? "Choose your answer." : `Your ${d.resolve ? "decision" : "turn"}: ${d.options[chosen].text}`);
     // A turn's options are grouped by what they play; each button is one offered answer
@@ -73,7 +83,8 @@ function playSeat(first) {
       if (!groups.has(head)) groups.set(head, []);
       groups.get(head).push(el("button", {type: "button", class: "play-option" + (i === chosen ? " chosen" : ""),
         testid: "play-option", "data-index": i, "aria-pressed": i === chosen ? "true" : "false",
-        title: o.text, onclick: () => { chosen = i; drawChoice(); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text));
+        title: o.text, onclick: () => { chosen = i; drawChoice(); focusOn("play-send"); }}, cut >= 0 ? o.text.slice(cut + 2) : o.text,
+        hint && hint.option === i ? el("em", {class: "play-hinted"}, " ★") : null));
     });
     const buttons = [...groups].map(([head, list]) => head
       ? el("div", {class: "play-group"}, el("span", {class: "play-head"}, head), list) : list);
@@ -86,7 +97,7 @@ function playSeat(first) {
         drawChoice();
       }}, "Send");
     choice.replaceChildren(el("h2", {}, d.resolve ? "Your decision: bake or decline" : "Your turn"),
-      el("div", {class: "play-options"}, buttons), summary, confirm);
+      hints, el("div", {class: "play-options"}, buttons), summary, confirm);
   };
 
   const render = msg => {
@@ -130,12 +141,14 @@ function playSeat(first) {
     stage.replaceChildren(...[final, mine, table].filter(Boolean));
     log.replaceChildren(...events.slice().reverse().map(e => el("li", {}, describe(e, names))));
     drawChoice();
+    if (msg.decision && !same) focusOn("play-option");
     tick();
   };
 
   const connect = () => {
     socket = new WebSocket(location.origin.replace(/^http/, "ws") + "/api/play");
-    socket.onopen = () => socket.send(JSON.stringify(first));
+    // A dropped connection resumes from the last event this page has shown.
+    socket.onopen = () => socket.send(JSON.stringify(first.type === "resume" ? {...first, after} : first));
     socket.onmessage = m => {
       const msg = JSON.parse(m.data);
       if (msg.type === "seated") {
@@ -149,6 +162,9 @@ function playSeat(first) {
           choice.replaceChildren(el("div", {class: "panel error", testid: "error"}, msg.error),
             el("a", {href: "#/play", onclick: () => setTimeout(route, 0)}, "Start a new game"));
         } else status.textContent = msg.error;
+      } else if (msg.type === "hint") {
+        hinted = msg;
+        drawChoice();
       } else if (msg.type === "seat") {
         render(msg);
         if (msg.final) closed = true;

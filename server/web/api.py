@@ -54,6 +54,7 @@ from .scrape import handler as metrics_handler
 
 if TYPE_CHECKING:
     from ..competition.run import CompetitionRun
+    from ..ladder.ladder import Ladder
 
 log = structlog.get_logger()
 
@@ -93,9 +94,10 @@ WEB: Final = web.AppKey("web", Page)
 
 
 def make_app(
-    arena: Arena, competition: CompetitionRun | None = None
+    arena: Arena, competition: CompetitionRun | None = None, ladder: Ladder | None = None
 ) -> tuple[web.Application, Page]:
-    """Returns the page's aiohttp application and what its routes share."""
+    """Returns the page's aiohttp application and what its routes share; ``ladder``
+    lends its entered bots to the play view (None: built-in opponents only)."""
     page = Page(arena, competition)
     app = web.Application(middlewares=[_errors])
     app.on_response_prepare.append(_headers)
@@ -109,7 +111,7 @@ def make_app(
     r.add_get("/api/live/{id}", _live)
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
-    tables = play.Tables(arena.runners)
+    tables = play.Tables(arena.runners, ladder)
 
     async def _play(request: web.Request) -> web.StreamResponse:
         return await play.handler(request, tables)

@@ -13,9 +13,13 @@ seat (``visibility.snapshot``, ``visibility.final``), through the JSON of the li
 view (``server.web.live``) plus the seat's own cards: nothing else of the match is
 read, so nothing the seat may not know reaches the page (R-VIEW-*).
 
-The opponents are built-in bots the server plays in-process: each follows its own
-seat's stream, exactly as a remote bot's stream is filtered, and answers from the
-options of its own decision. The messages are described in docs/web.md.
+The opponents are built-in bots the server plays in-process, or bots entered in the
+ladder, asked for by name. A built-in bot follows its own seat's stream, exactly as
+a remote bot's stream is filtered, and answers from the options of its own
+decision. An entered bot is lent by the ladder (``Ladder.lend``): taken out of the
+ladder's tables for the match, told its seat through its ordinary entry, and
+waiting again once the match has ended; the match stays unrated. The messages are
+described in docs/web.md.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import asyncio
 import json
 import random
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 from aiohttp import WSMsgType, web
@@ -33,12 +37,17 @@ from mammamia import View
 from mammamia.actions import Action, Resolve, Turn
 
 from .. import visibility
+from ..db.ladder.rows import LadderError
 from ..events import Decision
+from ..ladder.lobby import Loan, StartedMatch
 from ..quoting import quoted
 from ..runner import Runner
 from ..runners import Draining, Runners
 from ..streams import Batch, Follower
 from .live import HISTORY_LIMIT, entry_json, view_json
+
+if TYPE_CHECKING:
+    from ..ladder.ladder import Ladder
 
 log = structlog.get_logger()
 
@@ -56,6 +65,9 @@ BOT_PAUSE: Final = 0.15
 """Seconds a built-in bot waits before it answers, so that a person can follow."""
 PACE: Final = 0.05
 """Seconds between two messages to the page, at least."""
+START_TIMEOUT: Final = 10.0
+"""Seconds a match with a ladder bot waits for its seats to be taken before it starts
+(a seat not taken is played by the default policy, as in a ladder match)."""
 
 Policy = Callable[[Decision, random.Random], int]
 """A built-in bot: the index of the option it takes of its own decision."""
@@ -181,27 +193,29 @@ def message(runner: Runner, seat: int, after: int) -> tuple[dict[str, Any], int]
 
 
 class Tables:
-    """The matches with a person this server runs: their opponents' tasks."""
+    """The matches with a person this server runs: their opponents' tasks, and the
+    ladder whose entered bots may be asked for by name (None: built-in bots only)."""
 
-    def __init__(self, runners: Runners) -> None:
+    def __init__(self, runners: Runners, ladder: Ladder | None = None) -> None:
         self.runners = runners
+        self.ladder = ladder
         self.tasks: set[asyncio.Task[None]] = set()
         self.running: set[str] = set()
         self.clients: dict[str, int] = {}  # client address -> its matches running
 
     def start(self, request: dict[str, Any], client: str = "?") -> tuple[Runner, int]:
-        """Returns a new match's runner and the person's seat (0); the opponents,
-        built-in bots named in ``request["opponents"]``, take the other seats.
-        Raises Refused for a start the server will not make."""
+        """Returns a new match's runner and the person's seat (0); the opponents named
+        in ``request["opponents"]`` take the other seats, in order: each a built-in
+        bot's name, or ``{"ladder": NAME}`` for a bot entered in the ladder. Raises
+        Refused for a start the server will not make (an entered bot that is not
+        entered now, or is playing a match, among them)."""
         players = request.get("players")
         if not isinstance(players, int) or players not in PLAYERS:
             raise Refused(f"players must be one of {', '.join(map(str, PLAYERS))}")
         opponents = request.get("opponents") or ["random"] * (players - 1)
         if not isinstance(opponents, list) or len(opponents) != players - 1:
             raise Refused(f"a match of {players} players has {players - 1} opponents")
-        for name in opponents:
-            if name not in BOTS:
-                raise Refused(f"no built-in bot {quoted(str(name))}: one of {', '.join(BOTS)}")
+        entered = _entered(opponents)
         if len(self.running) >= MAX_GAMES:
             raise Refused("too many games with a person are being played; try again later")
         if self.clients.get(client, 0) >= MAX_GAMES_PER_CLIENT:
@@ -209,7 +223,11 @@ class Tables:
         deadline_ms = _whole(request.get("deadline_ms"), DEADLINE_MS, 500, 600_000)
         bank_ms = _whole(request.get("time_bank_ms"), TIME_BANK_MS, 0, 3_600_000)
         person = str(request.get("name") or "you")[:40]
-        names = [person] + [f"{name}-{i}" for i, name in enumerate(opponents, 1)]
+        names = [person] + [
+            f"{name}-{i}" if isinstance(name, str) else name["ladder"]
+            for i, name in enumerate(opponents, 1)
+        ]
+        loan = self._lend(entered)
         try:
             runner = self.runners.create_match(
                 players,
@@ -217,27 +235,61 @@ class Tables:
                 ladder=False,
                 deadline_ms=deadline_ms,
                 time_bank_ms=bank_ms,
+                start_timeout=START_TIMEOUT if loan is not None else None,
             )
         except (Draining, ValueError) as e:
+            if loan is not None:
+                loan.end()
             raise Refused(str(e)) from e
         self.running.add(runner.id)
         self.clients[client] = self.clients.get(client, 0) + 1
         for seat, name in enumerate(opponents, 1):
-            runner.join(seat, names[seat])
-            self._spawn(self._bot(runner, seat, BOTS[name]))
-        self._spawn(self._forget(runner, client))
-        log.info("person_match_started", match=runner.id, players=players, opponents=opponents)
+            if isinstance(name, str):
+                runner.join(seat, names[seat])
+                self._spawn(self._bot(runner, seat, BOTS[name]))
+        if loan is not None:
+            fair = runner.match.fairness
+            started = StartedMatch(
+                runner.id,
+                tuple(names),
+                tuple(runner.tokens),
+                fair.commitment if fair is not None else "",
+            )
+            loan.seat(started, {names[seat]: seat for seat in range(1, players) if seat in entered})
+        self._spawn(self._forget(runner, client, loan))
+        log.info(
+            "person_match_started",
+            match=runner.id,
+            players=players,
+            opponents=names[1:],
+            entered=[names[seat] for seat in entered],
+        )
         return runner, 0
+
+    def _lend(self, entered: dict[int, str]) -> Loan | None:
+        """Returns the ladder's loan of the entered bots ``entered`` (seat -> name),
+        or None when none is asked for; raises Refused when the ladder will not
+        lend them."""
+        if not entered:
+            return None
+        if self.ladder is None:
+            raise Refused("this server runs no ladder: choose built-in bots")
+        try:
+            return self.ladder.lend(entered.values())
+        except LadderError as e:
+            raise Refused(str(e)) from e
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _forget(self, runner: Runner, client: str) -> None:
+    async def _forget(self, runner: Runner, client: str, loan: Loan | None = None) -> None:
         try:
             await runner.result()
         finally:
+            if loan is not None:
+                loan.end()
             self.running.discard(runner.id)
             left = self.clients.get(client, 1) - 1
             if left:
@@ -265,6 +317,28 @@ class Tables:
         """Stops the opponents' tasks (the server drains its matches itself)."""
         for task in self.tasks:
             task.cancel()
+
+
+def _entered(opponents: list[Any]) -> dict[int, str]:
+    """Returns the seats (from 1) of the opponents that are entered bots, with their
+    names; raises Refused for an opponent that is neither a built-in bot nor
+    ``{"ladder": NAME}``, or an entered bot asked for twice."""
+    entered: dict[int, str] = {}
+    for seat, name in enumerate(opponents, 1):
+        if isinstance(name, str):
+            if name not in BOTS:
+                raise Refused(f"no built-in bot {quoted(name)}: one of {', '.join(BOTS)}")
+            continue
+        bot = name.get("ladder") if isinstance(name, dict) else None
+        if not isinstance(bot, str) or not bot.strip():
+            raise Refused(
+                f"an opponent is a built-in bot ({', '.join(BOTS)}) "
+                'or {"ladder": NAME}, a bot entered in the ladder'
+            )
+        if bot in entered.values():
+            raise Refused(f"bot {quoted(bot)} can take one seat of a match only")
+        entered[seat] = bot
+    return entered
 
 
 def _whole(value: object, default: int, low: int, high: int) -> int:

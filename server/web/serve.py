@@ -96,8 +96,11 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     port = sock.getsockname()[1]
     url = url_of(host, port)
     # The ladder's extension (installed before this one) leaves the competition it
-    # runs in ``args.competition_run`` (server.competition.serve).
-    app, page = make_app(arena, getattr(args, "competition_run", None))
+    # runs in ``args.competition_run`` (server.competition.serve), and itself in
+    # ``args.ladder_run``.
+    app, page = make_app(
+        arena, getattr(args, "competition_run", None), getattr(args, "ladder_run", None)
+    )
     log.info("web_serving", url=url, port=port)
 
     async def serve() -> None:

@@ -144,3 +144,31 @@ def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
         screenshot(page, "play-phone")
     finally:
         context.close()
+
+
+def test_a_ladder_bot_by_name_or_a_clear_refusal(
+    start_server: Any, ladder_bots: Any, page: Any
+) -> None:
+    server = start_server(ladder_players="2", web_port=0)
+    url = web_url(server)
+    ladder_bots(server.address, {"solo": "greedy"})
+    wait_for(lambda: '"ladder_bot_entered"' in server.logs(), 60, "the bot's entry")
+    standings = get_json(url + "api/standings")[1]
+    messages = _listen(page)
+
+    def start(name: str) -> None:
+        page.get_by_test_id("play-opponent").select_option("ladder")
+        page.get_by_test_id("play-opponent-name").fill(name)
+        page.get_by_test_id("play-start").click()
+
+    # A name that is not entered: the page says so, and offers a new start.
+    page.goto(url + "#/play")
+    start("ghost")
+    assert "not entered" in page.get_by_test_id("error").inner_text()
+    page.get_by_role("link", name="Start a new game").click()
+    start("solo")
+    assert _play_to_the_end(page) > 0
+    names = page.get_by_test_id("play-final").get_by_test_id("scores").inner_text()
+    assert "solo" in names
+    _only_the_seat(messages)
+    assert get_json(url + "api/standings")[1] == standings

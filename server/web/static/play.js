@@ -11,26 +11,42 @@ function playPage() {
   if (saved && saved.token) return playSeat({type: "resume", token: saved.token, after: 0});
   const players = el("select", {id: "play-players", testid: "play-players"},
     [2, 3, 4, 5].map(n => el("option", {value: n}, `${n} players`)));
+  // An opponent is a built-in bot, or a bot entered in the ladder by its name (the
+  // names of the ladder's standings are offered).
+  const known = el("datalist", {id: "play-ladder-bots"});
+  getJSON("/api/standings").then(s => known.replaceChildren(
+    ...[...new Set(s.scopes.flatMap(scope => scope.rows.map(r => r.name)))].map(n => el("option", {value: n}))))
+    .catch(() => {});
   const opponents = el("div", {class: "play-opponents"});
+  const opponent = i => {
+    const name = el("input", {type: "text", testid: "play-opponent-name", list: "play-ladder-bots",
+      placeholder: "the bot's name", "aria-label": `opponent ${i + 1}: ladder bot's name`, hidden: true});
+    const kind = el("select", {testid: "play-opponent", "aria-label": `opponent ${i + 1}`},
+      el("option", {value: "random"}, "random (built-in)"),
+      el("option", {value: "eager"}, "eager (built-in)"),
+      el("option", {value: "ladder"}, "a bot entered in the ladder…"));
+    kind.addEventListener("change", () => { name.hidden = kind.value !== "ladder"; if (!name.hidden) name.focus(); });
+    return el("label", {class: "play-opponent"}, `Opponent ${i + 1} `, kind, name);
+  };
   const drawOpponents = () => {
     const n = Number(players.value) - 1;
-    opponents.replaceChildren(...Array.from({length: n}, (_, i) => el("label", {},
-      `Opponent ${i + 1} `, el("select", {testid: "play-opponent"},
-        el("option", {value: "random"}, "random (built-in)"),
-        el("option", {value: "eager"}, "eager (built-in)")))));
+    opponents.replaceChildren(...Array.from({length: n}, (_, i) => opponent(i)));
   };
   players.addEventListener("change", drawOpponents);
   drawOpponents();
   const start = el("button", {type: "button", testid: "play-start", onclick: () => {
-    const picked = [...opponents.querySelectorAll("select")].map(s => s.value);
+    const picked = [...opponents.querySelectorAll("label.play-opponent")].map(l => {
+      const kind = l.querySelector("select").value;
+      return kind === "ladder" ? {ladder: l.querySelector("input").value.trim()} : kind;
+    });
     playSeat({type: "start", players: Number(players.value), opponents: picked});
   }}, "Start a game");
   show(el("div", {class: "play", testid: "play"},
     el("h1", {}, "Play"),
-    el("p", {class: "muted"}, "Play one seat against the server's built-in bots. ",
-      "Your games are unrated: the bots' ladder is not changed by them."),
+    el("p", {class: "muted"}, "Play one seat against the server's built-in bots, or against bots ",
+      "entered in the ladder. Your games are unrated: the bots' ladder is not changed by them."),
     el("section", {class: "panel"}, el("label", {for: "play-players"}, "Players "), players,
-      opponents, start)));
+      opponents, known, start)));
 }
 
 function playSeat(first) {

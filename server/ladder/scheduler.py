@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -169,6 +169,22 @@ class Scheduler:
         """Returns whether ``name`` has an Enter stream open (busy in a match or not)."""
         return name in self._joined
 
+    def take(self, names: Collection[str]) -> list[str]:
+        """Takes the joined bots ``names``, none of them in a match, out of the matches
+        this scheduler forms (for a match of their own: an unrated one); returns those
+        of ``names`` not joined or in a match, having taken none of them then."""
+        missing = [n for n in names if n not in self._joined or n in self._busy]
+        if not missing:
+            self._busy.update(names)
+            for name in names:
+                self._idle_since.pop(name, None)
+        return missing
+
+    def give_back(self, names: Collection[str]) -> None:
+        """Lets the bots ``names`` wait again once their match has ended (the end of a
+        match this scheduler formed, or of one :meth:`take` took them for)."""
+        self._free(names)
+
     @property
     def waiting(self) -> list[str]:
         """Returns the joined bots not in a match, nor waited for by a scrimmage."""
@@ -199,7 +215,7 @@ class Scheduler:
         """Lets ``names``, claimed, be seated in the ladder's matches again."""
         self._free(names)
 
-    def _free(self, names: Sequence[str]) -> None:
+    def _free(self, names: Collection[str]) -> None:
         self._busy.difference_update(names)
         now = time.monotonic()
         for name in names:
@@ -264,4 +280,4 @@ class Scheduler:
             # One failed match must not stop the ladder; its bots go back to waiting.
             log.exception("ladder_match_failed", names=list(names))
         finally:
-            self._free(names)
+            self.give_back(names)

@@ -1,4 +1,4 @@
-"""Scrimmages, stored (revision 0014; see ``server.ladder.scrimmage``).
+"""Scrimmages, stored (revision 0015; see ``server.ladder.scrimmage``).
 
 A scrimmage's row is written when it is asked for (the rate limit per name is read
 in the same transaction, so two calls at once cannot both pass it), each of its

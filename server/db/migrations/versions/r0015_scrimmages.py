@@ -15,16 +15,16 @@ match also has a row in ``ladder_matches`` (the lobby seats its bots from there)
 when it ends that row is removed, so the ladder never rates it nor lists it among
 its results.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0015
+Revises: 0014
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0014"
-down_revision = "0013"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

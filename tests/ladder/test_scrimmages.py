@@ -349,3 +349,16 @@ def test_a_scrimmage_cut_off_by_a_crash_is_stopped_and_its_match_never_rated(
 def _challenge_until_cut(address: str, key: str, request: pb.ChallengeRequest) -> None:
     with contextlib.suppress(grpc.RpcError):  # the server is killed under it
         _challenge(address, key, request, timeout=60)
+
+
+def test_a_ladder_of_many_hosts_refuses_scrimmages(
+    start_server: Callable[..., RunningServer], postgres_url: str
+) -> None:
+    # On PostgreSQL the lobby is the one the hosts share: its bots are seated from the
+    # database, where a scrimmage cannot hold them.
+    server = start_server(db=postgres_url)
+    with grpc.insecure_channel(server.address) as channel:
+        key = pb_grpc.LadderStub(channel).Register(pb.RegisterRequest(name="mine"), timeout=10).key
+    refused = _refusal(server.address, key, pb.ChallengeRequest(name="mine", opponents=["rival"]))
+    assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "a ladder of one host" in str(refused.details())

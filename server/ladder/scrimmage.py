@@ -345,7 +345,9 @@ class Scrimmage:
             self._end(going, "stopped", stopped or "the call ended")
             raise
         lobby.scheduler.unclaim(names)
-        await self._end(going, "stopped" if stopped else "complete", stopped)
+        # Shielded: a call cancelled meanwhile still ends the scrimmage's row (else the
+        # name would hold a scrimmage under way until the next start).
+        await asyncio.shield(self._end(going, "stopped" if stopped else "complete", stopped))
         yield self.report(done=True, stopped=stopped)
 
     def _why_stop(self) -> str:

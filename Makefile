@@ -37,7 +37,15 @@ $(GO_STAMP): $(STAMP) $(PROTO) kits/go/go.mod kits/go/go.sum kits/go/build.sh \
 	@if command -v go >/dev/null; then kits/go/build.sh && touch $@; \
 	else echo "go not found: the Go kit's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) $(GO_STAMP) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
+# The Rust kit's starter bot (kits/rust), built by cargo from its lock file into
+# kits/rust/target; without cargo its test is skipped.
+RUST_STAMP := kits/rust/target/.built
+$(RUST_STAMP): $(PROTO) $(wildcard kits/rust/Cargo.* kits/rust/build.rs kits/rust/src/*.rs kits/rust/src/*/*.rs)
+	@if command -v cargo >/dev/null; then \
+	    cargo build --locked --quiet --manifest-path kits/rust/Cargo.toml && touch $@; \
+	else echo "cargo not found: the Rust kit's test will be skipped"; fi
+
+install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
@@ -86,7 +94,7 @@ $(POSTGRES_STAMP): $(STAMP)
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
 	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(GO_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
@@ -101,4 +109,4 @@ bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON
 
 clean: ## Remove the virtual environment, build output and caches
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache \
-	    bots/node/node_modules kits/go/bin kits/go/v1
+	    bots/node/node_modules kits/rust/target kits/go/bin kits/go/v1

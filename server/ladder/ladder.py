@@ -69,7 +69,7 @@ from server.runners import Runners
 from server.status import MatchStatus
 
 from .discipline import Bounds, Discipline
-from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
+from .lobby import Entrant, Loan, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
 from .settling import Settling
@@ -297,6 +297,22 @@ class Ladder:
         if self.waiting is not None:
             entrant.notify(self.waiting)
         return entrant
+
+    def lend(self, names: Collection[str]) -> Loan:
+        """Returns the loan of the entered bots ``names`` for one unrated match that is
+        not the ladder's (a person's game, a scrimmage): taken out of the lobby's
+        tables, told their seats through their entries (``Loan.seat``), waiting again
+        once the loan ends (``Loan.end``); never rated on the ladder. Raises
+        NotFreeError naming those not entered or in a match, LadderClosedError once
+        the ladder has stopped, and LadderError on a ladder whose lobby many hosts
+        share (its bots are seated through the database alone)."""
+        if self.closed:
+            raise LadderClosedError("the ladder has stopped: the server is shutting down")
+        if not isinstance(self.lobby, LocalLobby):
+            raise LadderError(
+                "the ladder's bots cannot be asked for by name on a ladder that many hosts share"
+            )
+        return self.lobby.lend(names)
 
     async def registration_closed(self) -> str | None:
         """Returns why registration is closed now (the first of

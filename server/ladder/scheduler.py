@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -165,6 +165,27 @@ class Scheduler:
         """Returns whether ``name`` has an Enter stream open (busy in a match or not)."""
         return name in self._joined
 
+    def take(self, names: Collection[str]) -> list[str]:
+        """Takes the joined bots ``names``, none of them in a match, out of the matches
+        this scheduler forms (for a match of their own: an unrated one); returns those
+        of ``names`` not joined or in a match, having taken none of them then."""
+        missing = [n for n in names if n not in self._joined or n in self._busy]
+        if not missing:
+            self._busy.update(names)
+            for name in names:
+                self._idle_since.pop(name, None)
+        return missing
+
+    def give_back(self, names: Collection[str]) -> None:
+        """Lets the bots ``names`` wait again once their match has ended (the end of a
+        match this scheduler formed, or of one :meth:`take` took them for)."""
+        self._busy.difference_update(names)
+        now = time.monotonic()
+        for name in names:
+            if name in self._joined:
+                self._idle_since.setdefault(name, now)
+        self._wake.set()
+
     @property
     def waiting(self) -> list[str]:
         """Returns the joined bots not in a match."""
@@ -225,9 +246,4 @@ class Scheduler:
             # One failed match must not stop the ladder; its bots go back to waiting.
             log.exception("ladder_match_failed", names=list(names))
         finally:
-            self._busy.difference_update(names)
-            now = time.monotonic()
-            for name in names:
-                if name in self._joined:
-                    self._idle_since.setdefault(name, now)
-            self._wake.set()
+            self.give_back(names)

@@ -204,6 +204,8 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.runners.matches))
     servicer = LadderServicer(ladder)
+    # The web page's play view lends the ladder's entered bots (server.web.play).
+    args.ladder_run = ladder
     arena.add_service(
         "mammamia.v1.Ladder", lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server)
     )

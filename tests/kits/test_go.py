@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from server.conformance import kit
+from server.conformance import cli
 from tests.kits.conftest import ROOT, Conformance, failures
 
 KIT = ROOT / "kits" / "go"
@@ -67,11 +67,17 @@ def test_the_go_kit_unit_tests_pass(starter: Path, go: str) -> None:
     assert "FAIL" not in done.stdout
 
 
-def test_the_go_starter_passes_every_conformance_scenario(
+def test_the_go_starter_passes_every_conformance_scenario_single_seat_and_ladder(
     starter: Path, conformance: Conformance
 ) -> None:
-    code, report, err = conformance(f"{starter} --server {{server}} --token {{token}}")
-    assert {r["name"] for r in report.get("scenarios", [])} == set(kit.SCENARIOS), err[-2000:]
+    code, report, err = conformance(
+        f"{starter} --server {{server}} --token {{token}}",
+        "--ladder-client",
+        f"{starter} --server {{server}} --ladder --name {{name}} --key-file {{key_file}}",
+    )
+    assert {r["name"] for r in report.get("scenarios", [])} == {*cli.NAMES, *cli.LADDER_NAMES}, err[
+        -2000:
+    ]
     assert code == 0 and report["passed"], failures(report)
 
 

@@ -20,6 +20,10 @@ decision. An entered bot is lent by the ladder (``Ladder.lend``): taken out of t
 ladder's tables for the match, told its seat through its ordinary entry, and
 waiting again once the match has ended; the match stays unrated. The messages are
 described in docs/web.md.
+
+With a people's table (``mammamia serve --people-table``, ``server.web.people``), a
+person who gives a name may play a game for it: its result is stored for the
+people's table when it finishes, and it offers no hints.
 """
 
 from __future__ import annotations
@@ -38,11 +42,14 @@ from mammamia.actions import Action, Resolve, Turn
 
 from .. import visibility
 from ..db.ladder.rows import LadderError
+from ..db.people import BUILTIN, LADDER, PERSON, PeopleResult, PeopleStore
+from ..db.writer import Writer
 from ..events import Decision
 from ..ladder.lobby import Loan, StartedMatch
 from ..quoting import quoted
 from ..runner import Runner
 from ..runners import Draining, Runners
+from ..status import MatchStatus
 from ..streams import Batch, Follower
 from .live import HISTORY_LIMIT, entry_json, view_json
 
@@ -156,10 +163,13 @@ def decision_json(runner: Runner, decision: Decision) -> dict[str, Any]:
     }
 
 
-def message(runner: Runner, seat: int, after: int) -> tuple[dict[str, Any], int]:
+def message(
+    runner: Runner, seat: int, after: int, counted: bool = False
+) -> tuple[dict[str, Any], int]:
     """Returns the page's message for ``seat`` now: its view, the public entries after
-    sequence ``after``, its open decision, its time bank and the end once there is
-    one; and the sequence the message reaches."""
+    sequence ``after``, its open decision, its time bank, whether the match counts on
+    the people's table (``counted``) and offers hints, and the end once there is one;
+    and the sequence the message reaches."""
     match = runner.match
     snap = visibility.snapshot(match, seat, after)
     facts = match.seat_facts()
@@ -174,6 +184,8 @@ def message(runner: Runner, seat: int, after: int) -> tuple[dict[str, Any], int]
         "decision": None if snap.decision is None else decision_json(runner, snap.decision),
         "time_bank": match.time_bank[seat],
         "now": runner.clock.now(),
+        "table": counted,
+        "hints": not (counted or match.settings.ladder),
         "final": None,
     }
     if match.ended is not None:
@@ -196,9 +208,17 @@ class Tables:
     """The matches with a person this server runs: their opponents' tasks, and the
     ladder whose entered bots may be asked for by name (None: built-in bots only)."""
 
-    def __init__(self, runners: Runners, ladder: Ladder | None = None) -> None:
+    def __init__(
+        self, runners: Runners, ladder: Ladder | None = None, people: PeopleStore | None = None
+    ) -> None:
         self.runners = runners
         self.ladder = ladder
+        #: The people's table's results, written on a thread of their own (None: the
+        #: server keeps no people's table).
+        self.people = people
+        self.writer = Writer("people-writer") if people is not None else None
+        #: The running matches played for the people's table: their seats (kind, name).
+        self.counted: dict[str, tuple[tuple[str, str], ...]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.running: set[str] = set()
         self.clients: dict[str, int] = {}  # client address -> its matches running
@@ -222,7 +242,13 @@ class Tables:
             raise Refused(f"at most {MAX_GAMES_PER_CLIENT} games at once; finish one first")
         deadline_ms = _whole(request.get("deadline_ms"), DEADLINE_MS, 500, 600_000)
         bank_ms = _whole(request.get("time_bank_ms"), TIME_BANK_MS, 0, 3_600_000)
-        person = str(request.get("name") or "you")[:40]
+        person = str(request.get("name") or "").strip()[:40]
+        counted = request.get("table") is True
+        if counted and self.people is None:
+            raise Refused("this server keeps no people's table: play unrated")
+        if counted and not person:
+            raise Refused("a game for the people's table needs your name")
+        person = person or "you"
         names = [person] + [
             f"{name}-{i}" if isinstance(name, str) else name["ladder"]
             for i, name in enumerate(opponents, 1)
@@ -243,6 +269,11 @@ class Tables:
             raise Refused(str(e)) from e
         self.running.add(runner.id)
         self.clients[client] = self.clients.get(client, 0) + 1
+        if counted:
+            self.counted[runner.id] = (
+                (PERSON, person),
+                *((BUILTIN, n) if isinstance(n, str) else (LADDER, n["ladder"]) for n in opponents),
+            )
         for seat, name in enumerate(opponents, 1):
             if isinstance(name, str):
                 runner.join(seat, names[seat])
@@ -262,6 +293,7 @@ class Tables:
             match=runner.id,
             players=players,
             opponents=names[1:],
+            table=counted,
             entered=[names[seat] for seat in entered],
         )
         return runner, 0
@@ -286,8 +318,12 @@ class Tables:
 
     async def _forget(self, runner: Runner, client: str, loan: Loan | None = None) -> None:
         try:
-            await runner.result()
+            result = await runner.result()
+            seats = self.counted.get(runner.id)
+            if seats is not None and result.status == MatchStatus.FINISHED:
+                await self._count(PeopleResult(runner.id, runner.clock.now(), seats, result.ranks))
         finally:
+            self.counted.pop(runner.id, None)
             if loan is not None:
                 loan.end()
             self.running.discard(runner.id)
@@ -296,6 +332,17 @@ class Tables:
                 self.clients[client] = left
             else:
                 self.clients.pop(client, None)
+
+    async def _count(self, result: PeopleResult) -> None:
+        """Stores a finished match's result for the people's table (a failed write is
+        logged: the game itself is stored with its record)."""
+        if self.people is None or self.writer is None:
+            return
+        try:
+            await self.writer.run(self.people.add, result)
+            log.info("people_match_counted", match=result.match_id, ranks=list(result.ranks))
+        except Exception:
+            log.exception("people_match_not_counted", match=result.match_id)
 
     async def _bot(self, runner: Runner, seat: int, policy: Policy) -> None:
         """Plays ``seat`` with ``policy`` from the seat's own stream to the match's end."""
@@ -314,9 +361,14 @@ class Tables:
                     runner.answer(seat, asked.id, policy(asked, rng), None)
 
     def close(self) -> None:
-        """Stops the opponents' tasks (the server drains its matches itself)."""
+        """Stops the opponents' tasks (the server drains its matches itself), then
+        the people's table's writer, after the writes queued."""
         for task in self.tasks:
             task.cancel()
+        if self.writer is not None:
+            self.writer.close()
+        if self.people is not None:
+            self.people.close()
 
 
 def _entered(opponents: list[Any]) -> dict[int, str]:
@@ -389,9 +441,10 @@ async def handler(request: web.Request, tables: Tables) -> web.StreamResponse:
             },
         )
         runner.join(seat)
-        reader = asyncio.ensure_future(_answers(ws, runner, seat))
+        counted = runner.id in tables.counted
+        reader = asyncio.ensure_future(_answers(ws, runner, seat, counted))
         try:
-            await _follow(ws, runner, seat, after)
+            await _follow(ws, runner, seat, after, counted)
         finally:
             reader.cancel()
     finally:
@@ -399,14 +452,16 @@ async def handler(request: web.Request, tables: Tables) -> web.StreamResponse:
     return ws
 
 
-async def _follow(ws: web.WebSocketResponse, runner: Runner, seat: int, after: int) -> None:
+async def _follow(
+    ws: web.WebSocketResponse, runner: Runner, seat: int, after: int, counted: bool
+) -> None:
     """Sends the seat's message each time its stream wakes, until the match's end."""
     reached = after
 
     def render(batch: Batch, now: float) -> dict[str, Any]:
         # The message covers the match so far for this seat, whatever woke it.
         nonlocal reached
-        out, reached = message(runner, seat, reached)
+        out, reached = message(runner, seat, reached, counted)
         return out
 
     async for out in runner.streams.stream(Follower(seat), after, render, PACE):
@@ -415,12 +470,12 @@ async def _follow(ws: web.WebSocketResponse, runner: Runner, seat: int, after: i
         await _send(ws, out)
 
 
-async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None:
+async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int, counted: bool) -> None:
     """Takes the page's answers: ``{"type": "answer", "decision": ID, "option": N}``;
     a refusal is sent back as ``{"type": "refused", "error": ...}``."""
     while (got := await _read(ws)) is not None:
         if got.get("type") == "hint":
-            await _send(ws, hint(runner, seat, got.get("bot")))
+            await _send(ws, hint(runner, seat, got.get("bot"), counted))
             continue
         if got.get("type") != "answer":
             continue
@@ -436,14 +491,17 @@ async def _answers(ws: web.WebSocketResponse, runner: Runner, seat: int) -> None
             await _send(ws, {"type": "refused", "error": ruling.message})
 
 
-def hint(runner: Runner, seat: int, bot: object) -> dict[str, Any]:
+def hint(runner: Runner, seat: int, bot: object, counted: bool = False) -> dict[str, Any]:
     """Returns what the built-in bot ``bot`` would answer to the seat's open decision:
     ``{"type": "hint", "decision", "option", "bot"}``, or a refusal when the seat is
-    asked nothing, the bot is unknown, or the match is rated (no hints there). The bot
-    is given the seat's decision alone: its options and the seat's view when asked."""
+    asked nothing, the bot is unknown, or the match is rated: a ladder or competition
+    match, or one played for the people's table (``counted``); no hints there. The
+    bot is given the seat's decision alone: its options and the seat's view when asked."""
     match = runner.match
     if match.settings.ladder:
         return {"type": "refused", "error": "no hints in a rated match"}
+    if counted:
+        return {"type": "refused", "error": "no hints in a game for the people's table"}
     policy = BOTS.get(bot) if isinstance(bot, str) else None
     if policy is None:
         return {"type": "refused", "error": f"a hint comes from one of {', '.join(BOTS)}"}

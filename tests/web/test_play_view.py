@@ -172,3 +172,26 @@ def test_a_ladder_bot_by_name_or_a_clear_refusal(
     assert "solo" in names
     _only_the_seat(messages)
     assert get_json(url + "api/standings")[1] == standings
+
+
+def test_a_game_for_the_people_table_by_clicking(start_server: Any, page: Any) -> None:
+    server = start_server(web_port=0, people_table=True)
+    url = web_url(server)
+    standings = get_json(url + "api/standings")[1]
+    page.goto(url + "#/play")
+    page.evaluate("sessionStorage.clear()")
+    page.get_by_test_id("play-name").fill("ada")
+    page.get_by_test_id("play-for-table").check()
+    assert "Nobody" in page.get_by_test_id("people-table").inner_text()
+    page.get_by_test_id("play-start").click()
+    page.get_by_test_id("play-option").first.wait_for()
+    assert "people's table" in page.get_by_test_id("play-status").inner_text()
+    assert page.get_by_test_id("play-hint").count() == 0  # no hints in a rated game
+    assert _play_to_the_end(page) > 0
+    page.get_by_role("link", name="Play again").click()
+    rows = page.get_by_test_id("people-row")
+    rows.first.wait_for()
+    assert rows.count() == 1 and "ada" in rows.first.inner_text()
+    assert page.get_by_test_id("people-opponent").count() == 1
+    screenshot(page, "people-table")
+    assert get_json(url + "api/standings")[1] == standings

@@ -34,19 +34,53 @@ function playPage() {
   };
   players.addEventListener("change", drawOpponents);
   drawOpponents();
+  const name = el("input", {type: "text", id: "play-name", testid: "play-name", maxlength: 40,
+    autocomplete: "nickname", value: localStorage.getItem(PLAY_KEY + ".name") || ""});
+  // Shown only when the server keeps a people's table (GET /api/people).
+  const forTable = el("input", {type: "checkbox", id: "play-for-table", testid: "play-for-table"});
+  const tableChoice = el("p", {hidden: true}, forTable, " ",
+    el("label", {for: "play-for-table"}, "Play for the people's table (your name is needed; no hints)"));
+  const people = el("section", {class: "panel", testid: "people-table", hidden: true});
+  getJSON("/api/people").then(t => {
+    if (!t.enabled) return;
+    tableChoice.hidden = false;
+    people.hidden = false;
+    people.replaceChildren(...peopleTable(t));
+  }).catch(() => {});
   const start = el("button", {type: "button", testid: "play-start", onclick: () => {
     const picked = [...opponents.querySelectorAll("label.play-opponent")].map(l => {
       const kind = l.querySelector("select").value;
       return kind === "ladder" ? {ladder: l.querySelector("input").value.trim()} : kind;
     });
-    playSeat({type: "start", players: Number(players.value), opponents: picked});
+    const who = name.value.trim();
+    if (who) localStorage.setItem(PLAY_KEY + ".name", who);
+    playSeat({type: "start", players: Number(players.value), opponents: picked, name: who,
+      table: !tableChoice.hidden && forTable.checked});
   }}, "Start a game");
   show(el("div", {class: "play", testid: "play"},
     el("h1", {}, "Play"),
     el("p", {class: "muted"}, "Play one seat against the server's built-in bots, or against bots ",
-      "entered in the ladder. Your games are unrated: the bots' ladder is not changed by them."),
+      "entered in the ladder. Your games never change the bots' ladder."),
     el("section", {class: "panel"}, el("label", {for: "play-players"}, "Players "), players,
-      opponents, known, start)));
+      opponents, known, el("p", {}, el("label", {for: "play-name"}, "Your name "), name),
+      tableChoice, start),
+    people));
+}
+
+// The people's table: people ranked by the ladder's rating model, apart from the bots'
+// standings; the bots they played, rated on this table, below.
+function peopleTable(t) {
+  const row = (line, rank) => el("tr", {testid: rank ? "people-row" : "people-opponent"},
+    el("td", {class: "num"}, rank || ""), el("td", {}, line.name, line.kind === "person" ? "" : ` (${line.kind === "ladder" ? "ladder bot" : "built-in bot"})`),
+    el("td", {class: "num"}, line.rating.toFixed(1)), el("td", {class: "num"}, `${line.mu.toFixed(1)} ± ${line.sigma.toFixed(1)}`),
+    el("td", {class: "num"}, line.games), el("td", {class: "num"}, line.wins));
+  const head = el("thead", {}, el("tr", {}, ["#", "Name", "Rating", "μ ± σ", "Games", "Wins"].map(h => el("th", {}, h))));
+  return [el("h2", {}, "The people's table"),
+    el("p", {class: "muted"}, `${t.matches} game${t.matches === 1 ? "" : "s"} played for it. People are rated by the name they give, `,
+      "as the ladder rates bots (μ − 3σ), apart from the bots' standings."),
+    t.people.length ? el("div", {class: "scroll"}, el("table", {class: "grid"}, head,
+      el("tbody", {}, t.people.map((line, i) => row(line, line.rank || i + 1)),
+        t.opponents.map(line => row(line, null))))) : el("p", {class: "muted"}, "Nobody has played for it yet.")];
 }
 
 function playSeat(first) {
@@ -81,10 +115,10 @@ function playSeat(first) {
       choice.replaceChildren(el("p", {class: "muted"}, last && last.final ? "The game is over." : "Waiting for the others…"));
       return;
     }
-    const hint = hinted && hinted.decision === d.id ? hinted : null;
+    const hint = last.hints && hinted && hinted.decision === d.id ? hinted : null;
     const hintBot = el("select", {"aria-label": "hint from", testid: "play-hint-bot"},
       el("option", {value: "eager"}, "eager"), el("option", {value: "random"}, "random"));
-    const hints = el("p", {class: "play-hint"},
+    const hints = !last.hints ? null : el("p", {class: "play-hint"},
       el("button", {type: "button", testid: "play-hint", onclick: () => send({type: "hint", bot: hintBot.value})}, "Hint"),
       " from ", hintBot,
       hint ? el("span", {testid: "play-hint-text"}, ` · ${hint.bot} would play: ${d.options[hint.option].text} ★`) : null);
@@ -127,7 +161,8 @@ function playSeat(first) {
     if (!same) chosen = null;
     last = msg;
     const turn = v.to_act !== null && v.to_act !== undefined ? ` · ${v.deciding ? "deciding" : "turn of"} ${names[v.to_act]}` : "";
-    status.textContent = msg.final ? "The game is over" : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}`;
+    const counted = msg.table ? " · for the people's table" : "";
+    status.textContent = msg.final ? "The game is over" : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}${counted}`;
     status.dataset.sequence = String(msg.sequence);
     status.dataset.match = msg.match;
     status.dataset.decision = msg.decision ? msg.decision.id : "";

@@ -1,8 +1,8 @@
 """The Rust kit (kits/rust): its starter bot, built by cargo from the kit's lock file,
-passes every scenario of the conformance kit, plays a real server's ladder against
-a Python bot (registering its name into a key file), leaves on SIGTERM with exit 0,
-stops with one line and a non-zero code when the ladder refuses its key, and plays
-a seat over TLS trusting a CA file.
+passes every scenario of the conformance kit (single-seat and ladder), plays a real
+server's ladder against a Python bot (registering its name into a key file), leaves
+on SIGTERM with exit 0, stops with one line and a non-zero code when the ladder
+refuses its key, and plays a seat over TLS trusting a CA file.
 
 Skipped, with the reason, where cargo is not installed (`make test` builds the kit
 first through its stamp; the build here is then cargo's no-op check).
@@ -63,9 +63,17 @@ def conformance(*args: str) -> tuple[int, dict[str, Any], str]:
     return done.returncode, report, done.stderr
 
 
-def test_the_starter_passes_every_conformance_scenario(starter: Path) -> None:
+def test_the_starter_passes_every_conformance_scenario_single_seat_and_ladder(
+    starter: Path,
+) -> None:
     bot = shlex.quote(str(starter))
-    code, report, err = conformance("--client", f"{bot} --server {{server}} --token {{token}}")
+    code, report, err = conformance(
+        *("--client", f"{bot} --server {{server}} --token {{token}}"),
+        *(
+            "--ladder-client",
+            f"{bot} --server {{server}} --ladder --name {{name}} --key-file {{key_file}}",
+        ),
+    )
     scenarios = report.get("scenarios", [])
     failed = [f"{r['name']}: {r['why']} {r['stderr_tail']}" for r in scenarios if not r["passed"]]
     assert scenarios, err[-3000:]

@@ -198,10 +198,11 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _cmd_sprt(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from mammamia.sprt import Sprt
+
     from .arena import run_sprt
     from .bot import Fault
     from .logs import configure_quiet
-    from .sprt import Sprt
 
     def show_fault(fault: Fault) -> None:
         tqdm.write(f"mammamia arena: {fault.describe()}", file=sys.stderr)

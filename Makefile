@@ -29,7 +29,15 @@ $(NODE_STAMP): bots/node/package-lock.json
 	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
+# The Rust kit's starter bot (kits/rust), built by cargo from its lock file into
+# kits/rust/target; without cargo its test is skipped.
+RUST_STAMP := kits/rust/target/.built
+$(RUST_STAMP): $(PROTO) $(wildcard kits/rust/Cargo.* kits/rust/build.rs kits/rust/src/*.rs kits/rust/src/*/*.rs)
+	@if command -v cargo >/dev/null; then \
+	    cargo build --locked --quiet --manifest-path kits/rust/Cargo.toml && touch $@; \
+	else echo "cargo not found: the Rust kit's test will be skipped"; fi
+
+install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
@@ -78,7 +86,7 @@ $(POSTGRES_STAMP): $(STAMP)
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
 	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
@@ -93,4 +101,4 @@ bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON
 
 clean: ## Remove the virtual environment, build output and caches
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache \
-	    bots/node/node_modules
+	    bots/node/node_modules kits/rust/target

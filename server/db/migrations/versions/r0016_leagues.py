@@ -14,16 +14,16 @@ end of the rated match after which it moved, UNIX time), from, to, why, and the
 match. A move is decided in the transaction that rates that match, under the
 ladder's lock, so one host decides it, once.
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0016
+Revises: 0015
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0014"
-down_revision = "0013"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

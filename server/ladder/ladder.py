@@ -345,10 +345,17 @@ class Ladder:
         tables, told their seats through their entries (``Loan.seat``), waiting again
         once the loan ends (``Loan.end``); never rated on the ladder. Raises
         NotFreeError naming those not entered or in a match, LadderClosedError once
-        the ladder has stopped, and LadderError on a ladder whose lobby many hosts
-        share (its bots are seated through the database alone)."""
+        the ladder has stopped, and LadderError while the lobby is held (an operator's
+        pause, a competition's freeze or finals: its bots play nothing else then) or
+        on a ladder whose lobby many hosts share (its bots are seated through the
+        database alone)."""
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
+        if self._holds:
+            raise LadderError(
+                "the ladder is paused (by an operator, or for a competition's freeze "
+                "or finals): its bots play no other match now"
+            )
         if not isinstance(self.lobby, LocalLobby):
             raise LadderError(
                 "the ladder's bots cannot be asked for by name on a ladder that many hosts share"

@@ -362,3 +362,23 @@ def test_a_ladder_of_many_hosts_refuses_scrimmages(
     refused = _refusal(server.address, key, pb.ChallengeRequest(name="mine", opponents=["rival"]))
     assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "a ladder of one host" in str(refused.details())
+
+
+def test_a_leagues_boss_is_an_opponent_as_any(
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
+) -> None:
+    # The server plays the boss's seats itself; five players a match: no ladder match.
+    server = start_server(ladder_players="5", leagues="wood=random top")
+    ladder_bots(server.address, {"mine": "greedy"})
+    wait_until(_entered(server.db_path, ["mine"]), 60, "an entry")
+    key = _key(tmp_path, "mine")
+    wait_until(_in_lobby(server.address, key, "mine", ["wood-boss"]), 60, "the lobby")
+    last = _challenge(
+        server.address, key, pb.ChallengeRequest(name="mine", opponents=["wood-boss"], matches=2)
+    )[-1]
+    assert last.done and last.played == 2 and not last.stopped
+    assert [line.name for line in last.lines] == ["mine", "wood-boss"]
+    # Played by the boss, not by the default policy after deadlines.
+    assert "boss_failed" not in server.logs() and '"autopilot": true' not in server.logs()

@@ -279,22 +279,24 @@ def test_a_scrimmage_runs_as_the_sequential_test(
     tmp_path: Path,
 ) -> None:
     server = start_server(ladder_players="5")  # the ladder seats nobody meanwhile
-    ladder_bots(server.address, {"greedy": "greedy", "random": "random"})
-    wait_until(_entered(server.db_path, ["greedy", "random"]), 60, "two entries")
-    key = _key(tmp_path, "greedy")
-    wait_until(_in_lobby(server.address, key, "greedy", ["random"]), 60, "the lobby")
-    # Wide error rates: bounds of ±1.39, so that a clear gap decides within a few pairs.
-    test = pb.ScrimmageSprt(elo0=0, elo1=100, alpha=0.2, beta=0.2)
+    ladder_bots(server.address, {"counter": "counter", "random": "random"})
+    wait_until(_entered(server.db_path, ["counter", "random"]), 60, "two entries")
+    key = _key(tmp_path, "counter")
+    wait_until(_in_lobby(server.address, key, "counter", ["random"]), 60, "the lobby")
+    # A gap far wider than elo1 (counter wins nearly every game against random), and
+    # error rates of 10%: the test decides "better" within a few pairs, and a wrong
+    # decision is far rarer than beta.
+    test = pb.ScrimmageSprt(elo0=0, elo1=100, alpha=0.1, beta=0.1)
     reports = _challenge(
         server.address,
         key,
-        pb.ChallengeRequest(name="greedy", opponents=["random"], matches=60, sprt=test),
+        pb.ChallengeRequest(name="counter", opponents=["random"], matches=60, sprt=test),
         timeout=300,
     )
     last = reports[-1]
     assert last.done and last.test.decision == pb.SPRT_DECISION_BETTER
     assert last.stopped == "the test decided: better"
-    assert last.test.llr >= last.test.upper == pytest.approx(1.3863, abs=1e-3)
+    assert last.test.llr >= last.test.upper == pytest.approx(2.1972, abs=1e-3)
     assert last.played == 2 * last.test.pairs < 60
     assert sum(last.test.pentanomial) == last.test.pairs
     # Every report before the last was undecided, its ratio inside the bounds.

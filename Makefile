@@ -37,7 +37,7 @@ $(RUST_STAMP): $(PROTO) $(wildcard kits/rust/Cargo.* kits/rust/build.rs kits/rus
 	    cargo build --locked --quiet --manifest-path kits/rust/Cargo.toml && touch $@; \
 	else echo "cargo not found: the Rust kit's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
+install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the Rust kit
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).

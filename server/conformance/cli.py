@@ -31,7 +31,14 @@ NAMES = (
     "deadline",
 )
 # The ladder scenarios (server.conformance.ladder.SCENARIOS), run with --ladder-client.
-LADDER_NAMES = ("ladder-enter",)
+LADDER_NAMES = (
+    "ladder-enter",
+    "ladder-matches",
+    "ladder-replaced",
+    "ladder-host",
+    "ladder-key",
+    "ladder-drain",
+)
 
 
 def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,8 +72,18 @@ def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "                 refused (REFUSAL_ALREADY_ANSWERED) or a repeat; play on\n"
         "  deadline       a 1000 ms deadline and no time bank: no default applied\n\n"
         "ladder scenarios (with --ladder-client; then SIGTERM: exit 0 within 5 s):\n"
-        "  ladder-enter   no key file yet: register the name, write the key to the key\n"
-        "                 file (mode 0600) and enter\n\n"
+        "  ladder-enter     no key file yet: register the name, write the key to the key\n"
+        "                   file (mode 0600) and enter\n"
+        "  ladder-matches   play 3 matches assigned one after another, each to its end\n"
+        "                   (on one PlayMatches call or on Play calls)\n"
+        "  ladder-replaced  a second copy with the same name and key file enters: the\n"
+        "                   first exits within 10 s without entering again, the second\n"
+        "                   plays the next match\n"
+        "  ladder-host      the match runs on another host (Assignment.host_address)\n"
+        "  ladder-key       the key file holds a wrong key: exit non-zero within 10 s,\n"
+        "                   after at most 3 Enter calls\n"
+        "  ladder-drain     the host drains and comes back: enter again within 20 s and\n"
+        "                   play the next match\n\n"
         "examples:\n"
         '  mammamia conformance --client "node bots/node/bot.js --server {server} '
         '--token {token}"\n'

@@ -71,7 +71,14 @@ from . import startup
 from .kit import STDERR_LINES, Client, Plan, Session, Verdict, _count, _short
 from .proxy import Proxy
 
-SCENARIOS: Final = ("ladder-enter",)
+SCENARIOS: Final = (
+    "ladder-enter",
+    "ladder-matches",
+    "ladder-replaced",
+    "ladder-host",
+    "ladder-key",
+    "ladder-drain",
+)
 """Every ladder scenario, in the order the kit runs and prints them."""
 
 STOP_GRACE: Final = 5.0
@@ -92,6 +99,9 @@ BACK_WITHIN: Final = 20.0
 MATCHES: Final = 3
 """Matches the ``ladder-matches`` scenario assigns."""
 
+ASSIGN_WITHIN: Final = 10.0
+"""Seconds the kit waits for a match once its bot has entered beside the client."""
+
 KIT_BOT: Final = "conformance-kit"
 PLAYERS: Final = 2
 POLL: Final = 0.05
@@ -107,7 +117,12 @@ def substitute(template: Sequence[str], server: str, name: str, key_file: str) -
 
 
 class Failed(Exception):
-    """A scenario failed: the message is its verdict's one line."""
+    """A scenario failed: the message is its verdict's one line; ``client`` is the
+    client whose stderr tells why (None: the last one started)."""
+
+    def __init__(self, message: str, client: Client | None = None) -> None:
+        super().__init__(message)
+        self.client = client
 
 
 class KitLadder(Ladder):
@@ -332,6 +347,7 @@ class LadderKit:
         self.proxy: Proxy | None = None
         self.clients: list[Client] = []
         self._opponents = 0
+        self.stage = ""  # what the kit waits for now: said when the scenario times out
 
     async def run(self, names: Sequence[str] = SCENARIOS) -> list[Verdict]:
         """Returns the verdicts of the named scenarios, in ``SCENARIOS`` order."""
@@ -371,19 +387,24 @@ class LadderKit:
     async def _scenario(self, name: str) -> Verdict:
         started = time.monotonic()
         self.clients = []
+        self.stage = "the client's start"
         scenario = getattr(self, "_" + name.replace("-", "_"))
+        blamed: Client | None = None
         try:
             why = await asyncio.wait_for(scenario(name), self.timeout)
             verdict = Verdict(name, True, why)
         except Failed as e:
             verdict = Verdict(name, False, str(e))
+            blamed = e.client
         except TimeoutError:
-            verdict = Verdict(name, False, f"not over in {self.timeout:g} s (--timeout)")
+            verdict = Verdict(
+                name, False, f"not over in {self.timeout:g} s (--timeout), waiting for {self.stage}"
+            )
         finally:
             for client in self.clients:
                 await client.kill()
         if not verdict.passed:
-            failing = self.clients[-1] if self.clients else None
+            failing = blamed or (self.clients[-1] if self.clients else None)
             if failing is not None:
                 verdict.stderr_tail = list(failing.stderr)[-STDERR_LINES:]
         if self.clients:
@@ -409,13 +430,15 @@ class LadderKit:
         assert self.host is not None
         started = time.monotonic()
         ladder = self.host.ladder
+        self.stage = f"the client to enter the ladder as {name!r} ({self._calls(name)} so far)"
         while ladder.entered[name] < times:
             if client.code is not None:
                 await client.close()
                 why = startup.start_failure(client.argv, client.first_error)
                 raise Failed(
                     f"the client exited with code {client.code} before it entered the ladder "
-                    f"({self._calls(name)}){why}"
+                    f"({self._calls(name)}){why}",
+                    client,
                 )
             await asyncio.sleep(POLL)
         return time.monotonic() - started
@@ -444,11 +467,21 @@ class LadderKit:
             )
             try:
                 await opponent.enter()
+                since = time.monotonic()
+                nth = _ordinal(index + 1)
+                self.stage = f"the client's {nth} match to be formed"
                 while len(watching.watched) <= first + index:
                     if client.code is not None:
                         raise Failed(
                             f"the client exited with code {client.code} before its "
-                            f"{_ordinal(index + 1)} match was assigned"
+                            f"{nth} match was assigned"
+                        )
+                    if time.monotonic() - since > ASSIGN_WITHIN:
+                        entered = self.host.ladder.lobby.has_entered(name)
+                        raise Failed(
+                            f"no {nth} match in {ASSIGN_WITHIN:g} s: the client "
+                            + ("is entered but was not seated" if entered else "is not entered")
+                            + f" ({self._calls(name)})"
                         )
                     await asyncio.sleep(POLL)
                 watched = watching.watched[first + index]
@@ -468,6 +501,7 @@ class LadderKit:
         s = w.session
         where = f" on the second host ({self.there_address})" if w.elsewhere else ""
         what = f"its {_ordinal(nth)} assigned match {w.runner.id}{where}"
+        self.stage = f"the end of {what}"
         while not s.ended.is_set():
             if client.code is not None:
                 raise Failed(
@@ -511,6 +545,7 @@ class LadderKit:
         if client.code is not None:
             raise Failed(f"the client exited with code {client.code} before it was stopped")
         assert client.process is not None
+        self.stage = "the client's exit after SIGTERM"
         sent = time.monotonic()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(client.process.pid, signal.SIGTERM)
@@ -519,6 +554,8 @@ class LadderKit:
         except TimeoutError:
             raise Failed(f"still running {STOP_GRACE:g} s after SIGTERM (killed)") from None
         took = time.monotonic() - sent
+        if code == -signal.SIGTERM:
+            raise Failed("killed by SIGTERM: the client must catch it, leave the ladder and exit 0")
         if code != 0:
             raise Failed(f"exited with code {code} {took:.2f} s after SIGTERM (0 expected)")
         return f"exited 0 {took:.2f} s after SIGTERM"
@@ -561,6 +598,157 @@ class LadderKit:
                 f"the key file does not hold the key Register returned ({len(text)} characters)"
             )
         return f"mode {mode:04o}"
+
+    async def _ladder_matches(self, scenario: str) -> str:
+        name = self._client_name(scenario)
+        client = await self._start(name, self.tmp / f"{scenario}.key")
+        await self._entered(client, name)
+        played = await self._play(client, name, MATCHES)
+        stopped = await self._stop(client)
+        return (
+            f"played {len(played)} assigned matches one after another to their end, "
+            f"{_answers(played)}; {stopped}"
+        )
+
+    async def _ladder_replaced(self, scenario: str) -> str:
+        assert self.host is not None
+        ladder = self.host.ladder
+        name = self._client_name(scenario)
+        key_file = self.tmp / f"{scenario}.key"
+        older = await self._start(name, key_file)
+        await self._entered(older, name)
+        newer = await self._start(name, key_file)
+        await self._entered(newer, name, times=2)
+        replaced = time.monotonic()
+        self.stage = "the older client's exit once its entry was replaced"
+        try:
+            await asyncio.wait_for(older.wait(), REPLACED_GRACE)
+        except TimeoutError:
+            raise Failed(
+                f"the older client was still running {REPLACED_GRACE:g} s after a newer entry "
+                f"of its name replaced its own (ALREADY_EXISTS; {self._calls(name)})",
+                older,
+            ) from None
+        gone = time.monotonic() - replaced
+        if ladder.enters[name] > 2:
+            raise Failed(
+                f"the older client entered again after its entry was replaced "
+                f"({self._calls(name)}): two copies would take the name from each other in turn",
+                older,
+            )
+        if ladder.registers[name] > 1:
+            raise Failed(
+                f"the newer client registered the name again although the key file held its "
+                f"key ({self._calls(name)})",
+                newer,
+            )
+        if newer.code is not None:
+            raise Failed(f"the newer client exited with code {newer.code} too", newer)
+        played = await self._play(newer, name, 1)
+        if ladder.enters[name] > 2:
+            raise Failed(f"an entry of the name was made again ({self._calls(name)})", older)
+        stopped = await self._stop(newer)
+        return (
+            f"the older client exited with code {older.code} {gone:.2f} s after its entry was "
+            f"replaced, without entering again; the newer one played the next match "
+            f"({_answers(played)}); {stopped}"
+        )
+
+    async def _ladder_host(self, scenario: str) -> str:
+        assert self.host is not None
+        name = self._client_name(scenario)
+        client = await self._start(name, self.tmp / f"{scenario}.key")
+        await self._entered(client, name)
+        self.host.matches.elsewhere = True
+        try:
+            played = await self._play(client, name, 1)
+        finally:
+            self.host.matches.elsewhere = False
+        stopped = await self._stop(client)
+        return (
+            f"played the match Assignment.host_address placed on the second host "
+            f"({self.there_address}), {_answers(played)}; {stopped}"
+        )
+
+    async def _ladder_key(self, scenario: str) -> str:
+        assert self.host is not None
+        ladder = self.host.ladder
+        name = self._client_name(scenario)
+        key_file = self.tmp / f"{scenario}.key"
+        right = await ladder.register(name)
+        ladder.registers[name] -= 1  # the kit's own
+        key_file.write_text(f"{'0' if right[0] != '0' else '1'}{right[1:]}\n", encoding="utf-8")
+        key_file.chmod(0o600)
+        client = await self._start(name, key_file)
+        started = time.monotonic()
+        self.stage = f"the client's exit with its key refused ({self._calls(name)} so far)"
+        try:
+            code = await asyncio.wait_for(client.wait(), KEY_GRACE)
+        except TimeoutError:
+            raise Failed(
+                f"still running {KEY_GRACE:g} s after start with a key the server refuses "
+                f"({self._calls(name)}; each Enter refused with PERMISSION_DENIED)"
+            ) from None
+        took = time.monotonic() - started
+        if ladder.enters[name] == 0:
+            raise Failed(
+                f"exited with code {code} without calling Ladder.Enter with the key file's "
+                f"key ({self._calls(name)})"
+            )
+        if code == 0:
+            raise Failed(
+                f"exited with code 0 after its key was refused ({self._calls(name)}): a refused "
+                f"key must end the client with a non-zero code"
+            )
+        if ladder.enters[name] > KEY_TRIES:
+            raise Failed(
+                f"called Ladder.Enter {ladder.enters[name]} times with a refused key (at most "
+                f"{KEY_TRIES}: PERMISSION_DENIED is not retried)"
+            )
+        if ladder.registers[name]:
+            raise Failed(
+                f"called Ladder.Register although the key file held a key ({self._calls(name)})"
+            )
+        return (
+            f"exited with code {code} {took:.2f} s after start, after "
+            f"{_count(ladder.enters[name], 'Enter call')} refused with PERMISSION_DENIED"
+        )
+
+    async def _ladder_drain(self, scenario: str) -> str:
+        assert self.host is not None and self.there is not None and self.proxy is not None
+        name = self._client_name(scenario)
+        client = await self._start(name, self.tmp / f"{scenario}.key")
+        await self._entered(client, name)
+        before = await self._play(client, name, 1)
+        self.stage = "the ladder host's drain"
+        db = self.host.arena.storage.path
+        drained = time.monotonic()
+        await self.host.arena.drain(grace=0)
+        self.host = await start_host(Path(db), self.there, self.there_address, self.timeout)
+        self.proxy.retarget(self.host.address)
+        down = time.monotonic() - drained
+        self.progress(f"{scenario}: the ladder host drained and is back on {self.host.address}")
+        self.stage = f"the client to enter again within {BACK_WITHIN:g} s"
+        try:
+            back = await asyncio.wait_for(self._entered(client, name), BACK_WITHIN)
+        except TimeoutError:
+            raise Failed(
+                f"did not enter the ladder again within {BACK_WITHIN:g} s of the drained host's "
+                f"return ({self._calls(name)} since)"
+            ) from None
+        after = await self._play(client, name, 1)
+        stopped = await self._stop(client)
+        return (
+            f"played a match; the host drained and was back {down:.2f} s later; the client "
+            f"entered again {back:.2f} s after that and played the next match "
+            f"({_answers(before + after)}); {stopped}"
+        )
+
+
+def _answers(played: Sequence[Watched]) -> str:
+    answers = sum(len(w.session.accepted) for w in played)
+    slowest = max((w.session.slowest_ms() for w in played), default=0.0)
+    return f"{_count(answers, 'answer')} in time, slowest {slowest:.0f} ms, none refused"
 
 
 def _ordinal(n: int) -> str:

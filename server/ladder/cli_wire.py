@@ -121,9 +121,12 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
     "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better",
-    "suspended"}, ...], "next_page_token"}`` from a page of a Standings reply
+    "suspended", "version", "versions", "league"}, ...], "next_page_token", "by",
+    "leagues": [{"name", "boss", "bot", "sigmas"}, ...], "moves": [{"name", "at",
+    "from", "to", "why", "match_id"}, ...]}`` from a page of a Standings reply
     (``p_better`` None for the last bot; ``suspended`` the reason, None for a bot in
-    good standing)."""
+    good standing; ``league`` None, and ``leagues`` and ``moves`` empty, on a ladder
+    without leagues)."""
     return {
         "matches_finished": msg.matches_finished,
         "next_page_token": msg.next_page_token,
@@ -143,10 +146,26 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "suspended": s.suspended or None,
                 "version": s.version,
                 "versions": s.versions,
+                "league": s.league or None,
             }
             for s in msg.standings
         ],
         "by": "newest" if msg.by == pb.STANDINGS_BY_NEWEST else "best",
+        "leagues": [
+            {"name": g.name, "boss": g.boss or None, "bot": g.bot or None, "sigmas": g.sigmas}
+            for g in msg.leagues
+        ],
+        "moves": [
+            {
+                "name": m.name,
+                "at": m.at,
+                "from": m.from_league,
+                "to": m.to_league,
+                "why": m.why,
+                "match_id": m.match_id or None,
+            }
+            for m in msg.moves
+        ],
     }
 
 
@@ -180,3 +199,85 @@ def result_data(msg: pb.LadderResult) -> dict[str, Any]:
             for s in msg.seats
         ],
     }
+
+
+#: How the sequential test's decision is printed.
+DECISIONS: Final = {
+    pb.SPRT_DECISION_UNSPECIFIED: None,
+    pb.SPRT_DECISION_BETTER: "better",
+    pb.SPRT_DECISION_NOT_BETTER: "not better",
+}
+
+
+def challenge_request(
+    name: str,
+    version: str,
+    opponents: list[str],
+    players: int,
+    matches: int,
+    duplicate: bool,
+    sprt: tuple[float, float, float, float] | None,
+) -> pb.ChallengeRequest:
+    """Returns the request for a scrimmage of ``name`` against ``opponents``; ``sprt``
+    (elo0, elo1, alpha, beta) makes it the sequential test."""
+    request = pb.ChallengeRequest(
+        name=name,
+        version=version,
+        opponents=opponents,
+        players=players,
+        matches=matches,
+        duplicate=duplicate,
+    )
+    if sprt is not None:
+        elo0, elo1, alpha, beta = sprt
+        request.sprt.CopyFrom(pb.ScrimmageSprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
+    return request
+
+
+def scrimmage_data(msg: pb.ScrimmageReport) -> dict[str, Any]:
+    """Returns a scrimmage's report as JSON-ready data."""
+    data: dict[str, Any] = {
+        "scrimmage": msg.scrimmage_id,
+        "played": msg.played,
+        "planned": msg.planned,
+        "done": msg.done,
+        "stopped": msg.stopped or None,
+        "table": [
+            {
+                "name": line.name,
+                "version": line.version,
+                "games": line.games,
+                "wins": line.wins,
+                "win_rate": line.win_rate,
+                "low": line.low,
+                "high": line.high,
+                "mean_rank": line.mean_rank,
+                "mean_delivered": line.mean_delivered,
+            }
+            for line in msg.lines
+        ],
+        "matches": [
+            {
+                "match_id": m.match_id,
+                "names": list(m.names),
+                "status": pb.MatchStatus.Name(m.status).removeprefix("MATCH_STATUS_").lower(),
+                "ranks": list(m.ranks),
+            }
+            for m in msg.matches
+        ],
+    }
+    if msg.HasField("test"):
+        t = msg.test
+        data["sprt"] = {
+            "elo0": t.sprt.elo0,
+            "elo1": t.sprt.elo1,
+            "alpha": t.sprt.alpha,
+            "beta": t.sprt.beta,
+            "llr": t.llr,
+            "lower": t.lower,
+            "upper": t.upper,
+            "decision": DECISIONS[t.decision],
+            "pairs": t.pairs,
+            "pentanomial": list(t.pentanomial),
+        }
+    return data

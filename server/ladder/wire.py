@@ -1,7 +1,8 @@
 """The ladder's messages: where its values become protobuf messages.
 
 Out: assignments (a seat to play), registrations, standings with their intervals
-(a page of them), a bot's statistics, the ladder's match listings and its results.
+(a page of them), a bot's statistics, the ladder's match listings and its results,
+a scrimmage's reports. In: a scrimmage asked for (:func:`challenge_of`).
 The game itself never passes through the ladder (seats are played with the Seat
 service; a record is stored text, answered with the core's ``GameRecord``).
 
@@ -17,9 +18,11 @@ from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from mammamia.sprt import Sprt
 from mammamia_pb import arena_pb2 as pb
 
 from ..db.ladder.discipline import Suspension
+from ..db.ladder.leagues import League, Move
 from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.results import ResultRow
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally, VersionLine
@@ -30,6 +33,7 @@ from . import standings
 from .confidence import interval
 from .lobby import Assignment
 from .ratings import Rating
+from .scrimmage import Challenge, Report, ScrimmageError
 
 STANDINGS: Final = "ladder.standings"
 """The listing a Standings page token belongs to (``server.paging``)."""
@@ -83,6 +87,7 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
         suspended=s.suspended or "",
         version=s.version,
         versions=s.versions,
+        league=s.league,
     )
     if p_better is not None:
         msg.p_better = p_better
@@ -104,11 +109,35 @@ def standings_by(by: int) -> str:
     return STANDINGS_BY.get(by, BEST)
 
 
+def league_message(league: League) -> pb.League:
+    """Returns a league as its message."""
+    return pb.League(
+        name=league.name, boss=league.boss or "", bot=league.spec or "", sigmas=league.sigmas
+    )
+
+
+def move_message(move: Move) -> pb.LeagueMove:
+    """Returns a bot's move between leagues as its message."""
+    return pb.LeagueMove(
+        name=move.name,
+        at=move.at,
+        from_league=move.from_league,
+        to_league=move.to_league,
+        why=move.why,
+        match_id=move.match_id or "",
+    )
+
+
 def standings_response(
-    finished: int, table: Sequence[Standing], by: str = BEST
+    finished: int,
+    table: Sequence[Standing],
+    by: str = BEST,
+    leagues: Sequence[League] = (),
+    moves: Sequence[Move] = (),
 ) -> pb.StandingsResponse:
     """Returns the reply to Ladder.Standings (``table`` best first, each bot by its
-    ``by`` version), each line as :func:`server.ladder.standings.lines` computes it."""
+    ``by`` version), each line as :func:`server.ladder.standings.lines` computes it,
+    with the ladder's leagues and their latest moves (none when leagues are off)."""
     return pb.StandingsResponse(
         matches_finished=finished,
         by=BY_MESSAGE[by],
@@ -116,6 +145,8 @@ def standings_response(
             standing_message(line.standing, line.low, line.high, line.p_better)
             for line in standings.lines(table)
         ],
+        leagues=[league_message(league) for league in leagues],
+        moves=[move_message(move) for move in moves],
     )
 
 
@@ -137,6 +168,8 @@ def standings_page(
         matches_finished=reply.matches_finished,
         by=reply.by,
         standings=shown,
+        leagues=reply.leagues,
+        moves=reply.moves,
         next_page_token=token_of(STANDINGS, (shown[-1].rating, shown[-1].name), str(players))
         if more and shown
         else "",
@@ -249,4 +282,88 @@ def bot_stats_response(
         msg.suspended = suspension.reason
         msg.suspended_by = suspension.by
         msg.suspended_at.FromNanoseconds(int(suspension.at * 1e9))
+    return msg
+
+
+#: The sequential test's decisions on the wire.
+DECISIONS: Final[dict[str | None, pb.SprtDecision.ValueType]] = {
+    None: pb.SPRT_DECISION_UNSPECIFIED,
+    "better": pb.SPRT_DECISION_BETTER,
+    "not better": pb.SPRT_DECISION_NOT_BETTER,
+}
+
+
+def challenge_of(request: pb.ChallengeRequest) -> Challenge:
+    """Returns the scrimmage a Challenge asks for (zeros left for the defaults);
+    raises ScrimmageError for a test whose hypotheses or error rates cannot be."""
+    test = None
+    if request.HasField("sprt"):
+        asked, default = request.sprt, Sprt()
+        try:
+            test = Sprt(
+                asked.elo0,
+                asked.elo1 or default.elo1,
+                asked.alpha or default.alpha,
+                asked.beta or default.beta,
+            )
+        except ValueError as e:
+            raise ScrimmageError(f"sprt: {e}") from None
+    return Challenge(
+        request.name,
+        request.version,
+        tuple(request.opponents),
+        request.players,
+        request.matches,
+        request.duplicate,
+        test,
+    )
+
+
+def scrimmage_report(report: Report) -> pb.ScrimmageReport:
+    """Returns a scrimmage's report as a message."""
+    msg = pb.ScrimmageReport(
+        scrimmage_id=report.scrimmage_id,
+        played=report.played,
+        planned=report.planned,
+        done=report.done,
+        stopped=report.stopped,
+    )
+    for line in report.lines:
+        msg.lines.add(
+            name=line.name,
+            version=line.version,
+            games=line.games,
+            wins=line.wins,
+            win_rate=line.win_rate,
+            low=line.low,
+            high=line.high,
+            mean_rank=line.mean_rank,
+            mean_delivered=line.mean_delivered,
+        )
+    for match in report.matches:
+        msg.matches.add(
+            match_id=match.match_id,
+            names=match.names,
+            status=STATUSES[match.status],
+            ranks=match.ranks,
+        )
+    test = report.test
+    if test is not None:
+        lower, upper = test.sprt.bounds
+        msg.test.CopyFrom(
+            pb.ScrimmageTest(
+                sprt=pb.ScrimmageSprt(
+                    elo0=test.sprt.elo0,
+                    elo1=test.sprt.elo1,
+                    alpha=test.sprt.alpha,
+                    beta=test.sprt.beta,
+                ),
+                llr=test.llr,
+                lower=lower,
+                upper=upper,
+                decision=DECISIONS[test.decision],
+                pairs=test.pairs,
+                pentanomial=test.pentanomial,
+            )
+        )
     return msg

@@ -25,6 +25,10 @@ MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 HERE = Path(__file__).resolve().parent
 NODE_BOT = ROOT / "bots" / "node"
 PYTHON_BOT = f"{shlex.quote(str(MAMMAMIA))} bot random --server {{server}} --token {{token}}"
+PYTHON_LADDER_BOT = (
+    f"{shlex.quote(str(MAMMAMIA))} bot random --server {{server}} --ladder --name {{name}} "
+    "--key-file {key_file}"
+)
 
 
 def conformance(
@@ -57,8 +61,8 @@ def table(report: dict[str, Any]) -> str:
 
 
 def test_the_python_random_bot_passes_every_scenario() -> None:
-    code, report, err = conformance(PYTHON_BOT)
-    assert set(rows(report)) == set(kit.SCENARIOS), err[-2000:]
+    code, report, err = conformance(PYTHON_BOT, ladder_client=PYTHON_LADDER_BOT)
+    assert set(rows(report)) == set(kit.SCENARIOS + ladder.SCENARIOS), err[-2000:]
     assert code == 0 and report["passed"], table(report)
 
 
@@ -113,6 +117,27 @@ def test_a_ladder_client_that_exits_at_once_fails() -> None:
     why = found["ladder-enter"]["why"]
     assert "exited with code 0 before it entered the ladder" in why, table(report)
     assert "0 Register calls, 0 Enter calls" in why
+
+
+def test_a_ladder_client_that_enters_again_and_again_and_ignores_sigterm_fails() -> None:
+    client = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'reenterer.py'))} "
+        "--server {server} --name {name} --key-file {key_file}"
+    )
+    code, report, _ = conformance(
+        None, "ladder-enter", "ladder-key", "ladder-replaced", ladder_client=client
+    )
+    assert code == 1
+    found = rows(report)
+    assert set(found) == {"ladder-enter", "ladder-key", "ladder-replaced"}
+    # It registers and enters, but leaves SIGTERM to kill it.
+    assert found["ladder-enter"]["why"].startswith("killed by SIGTERM"), table(report)
+    assert not any(r["passed"] for r in found.values()), table(report)
+    # Five Enter calls with a refused key: more than the kit allows.
+    assert "called Ladder.Enter 5 times with a refused key" in found["ladder-key"]["why"]
+    # Replaced, it entered again: the newer copy was replaced in its turn.
+    assert "the older client entered again" in found["ladder-replaced"]["why"], table(report)
+    assert any("ALREADY_EXISTS" in line for line in found["ladder-replaced"]["stderr_tail"])
 
 
 @pytest.mark.parametrize(

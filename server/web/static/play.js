@@ -162,7 +162,9 @@ function playSeat(first) {
     last = msg;
     const turn = v.to_act !== null && v.to_act !== undefined ? ` · ${v.deciding ? "deciding" : "turn of"} ${names[v.to_act]}` : "";
     const counted = msg.table ? " · for the people's table" : "";
-    status.textContent = msg.final ? "The game is over" : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}${counted}`;
+    status.textContent = msg.final ? "The game is over" : msg.status === "waiting"
+      ? `You are ${names[me]} (${v.colours[me]}) · waiting for the other seats to be taken…${counted}`
+      : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}${counted}`;
     status.dataset.sequence = String(msg.sequence);
     status.dataset.match = msg.match;
     status.dataset.decision = msg.decision ? msg.decision.id : "";

@@ -558,6 +558,9 @@ class Ladder:
         await self.settling.settled()
 
     async def _settle_resumed(self, match_id: str) -> None:
+        if self.bosses is not None:
+            # A match resumed after a restart, or taken over: its bosses play on.
+            self.bosses.resume(match_id)
         await self._settle(match_id, await self.matches.result(match_id))
 
     async def _settle(self, match_id: str, end: MatchEnd) -> None:

@@ -10,6 +10,7 @@ import random
 import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,6 +20,7 @@ from server.db.ladder.rows import LadderError, SeatResult
 from server.db.ladder.store import LadderStore
 from server.ladder.leagues import parse_leagues
 from server.ladder.scheduler import Policy, Waiting, form_matches
+from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, query, standings, wait_until
 
@@ -281,6 +283,62 @@ def test_a_strong_bot_entered_in_the_lowest_league_rises_past_its_bosses(
     with urllib.request.urlopen(url + "api/bots/strong", timeout=10) as r:
         bot = json.loads(r.read())
     assert bot["overall"]["league"] == "top" and len(bot["moves"]) == 2
+    assert server.stop() == 0
+
+
+SLOW_BOT = f"{Path(__file__).resolve().parents[1] / 'web' / 'slow_bot.py'}:SlowBot"
+
+
+def test_a_boss_plays_on_in_a_match_resumed_after_a_crash(
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+) -> None:
+    # A slow bot (a tenth of a second a decision) makes matches last; a wide bound
+    # keeps it in wood with the boss; a short deadline would put a boss's seat that no
+    # one plays on autopilot after three missed decisions.
+    server = start_server(
+        port=restartable_port(),
+        ladder_players="2",
+        ladder_deadline_ms=300,
+        leagues="wood=random top",
+        league_sigmas=10,
+    )
+    ladder_bots(server.address, {"slow": SLOW_BOT})
+
+    def in_flight() -> list[tuple[str]]:
+        return query(
+            server.db_path,
+            "SELECT l.match_id FROM ladder_matches l JOIN matches m ON m.id = l.match_id"
+            " WHERE l.status = 'running' AND m.status = 'running'",
+        )
+
+    cut: set[str] = set()
+    for _attempt in range(5):
+        wait_until(in_flight, 60, "a ladder match in flight")
+        server.kill()
+        cut = {m for (m,) in in_flight()}
+        server.start()
+        if cut:
+            break
+    assert cut, "no kill -9 caught a ladder match in flight"
+    (match_id,) = cut
+
+    def ended() -> bool:
+        rows = query(
+            server.db_path, "SELECT status FROM ladder_matches WHERE match_id = ?", match_id
+        )
+        return rows == [("finished",)]
+
+    wait_until(ended, 90, "the resumed match's end")
+    seats = dict(
+        query(
+            server.db_path,
+            "SELECT name, autopilot FROM ladder_results WHERE match_id = ?",
+            match_id,
+        )
+    )
+    # (The slow bot, reconnecting after the crash, may have missed its own.)
+    assert set(seats) == {"slow", "wood-boss"} and seats["wood-boss"] == 0, seats
     assert server.stop() == 0
 
 

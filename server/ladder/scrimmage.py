@@ -372,6 +372,8 @@ class Scrimmage:
         except Exception as e:  # LadderClosedError (a drain) or a failure
             log.warning("scrimmage_match_not_created", scrimmage=self.scrimmage_id, error=repr(e))
             return None
+        if ladder.bosses is not None:
+            ladder.bosses.play(seated, tokens)  # a league's boss named as an opponent
         started = StartedMatch(
             match_id, seated, tuple(tokens), committed, place[0] if place else None
         )

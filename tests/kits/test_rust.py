@@ -24,10 +24,10 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.conformance import cli
+from tests.kits.conftest import MAMMAMIA, ROOT, Conformance, failures
 
-ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "kits" / "rust"
-MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 BUILD_TIMEOUT_S = 1200
 LADDER_TIMEOUT_S = 90
 
@@ -49,35 +49,20 @@ def starter() -> Path:
     return KIT / "target" / "debug" / "starter"
 
 
-def conformance(*args: str) -> tuple[int, dict[str, Any], str]:
-    """Returns (exit code, the JSON report, stderr) of `mammamia conformance ARGS --json`."""
-    done = subprocess.run(
-        [str(MAMMAMIA), "conformance", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        check=False,
-    )
-    report = json.loads(done.stdout) if done.stdout.strip() else {}
-    return done.returncode, report, done.stderr
-
-
 def test_the_starter_passes_every_conformance_scenario_single_seat_and_ladder(
-    starter: Path,
+    starter: Path, conformance: Conformance
 ) -> None:
     bot = shlex.quote(str(starter))
     code, report, err = conformance(
-        *("--client", f"{bot} --server {{server}} --token {{token}}"),
+        f"{bot} --server {{server}} --token {{token}}",
         *(
             "--ladder-client",
             f"{bot} --server {{server}} --ladder --name {{name}} --key-file {{key_file}}",
         ),
     )
-    scenarios = report.get("scenarios", [])
-    failed = [f"{r['name']}: {r['why']} {r['stderr_tail']}" for r in scenarios if not r["passed"]]
-    assert scenarios, err[-3000:]
-    assert code == 0 and report["passed"] and not failed, "\n".join(failed)
+    names = {r["name"] for r in report.get("scenarios", [])}
+    assert names == {*cli.NAMES, *cli.LADDER_NAMES}, err[-3000:]
+    assert code == 0 and report["passed"], failures(report)
 
 
 def ladder_matches(address: str, name: str) -> list[Any]:

@@ -29,7 +29,16 @@ $(NODE_STAMP): bots/node/package-lock.json
 	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
+# The Java kit's starter bot (kits/java), one runnable jar built by Maven from its pinned
+# pom.xml (the stubs are generated from protos/ at build time); without java and mvn its
+# test is skipped.
+JAVA_KIT := kits/java/target/mammamia-bot.jar
+$(JAVA_KIT): kits/java/pom.xml $(PROTO) $(shell find kits/java/src -name '*.java' 2>/dev/null)
+	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
+	    mvn -B -q -f kits/java/pom.xml package; \
+	else echo "java or mvn not found: the Java kit's test will be skipped"; fi
+
+install: $(STAMP) $(NODE_STAMP) $(JAVA_KIT) ## Create .venv and install the project, its dev tools and the Node.js bot's packages
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
@@ -78,7 +87,7 @@ $(POSTGRES_STAMP): $(STAMP)
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
 	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) $(JAVA_KIT) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
@@ -93,4 +102,4 @@ bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON
 
 clean: ## Remove the virtual environment, build output and caches
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache \
-	    bots/node/node_modules
+	    bots/node/node_modules kits/java/target

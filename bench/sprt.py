@@ -27,7 +27,7 @@ from typing import Any
 
 from client_sdk.arena import run_sprt
 from client_sdk.logs import configure_quiet
-from client_sdk.sprt import PAIR_SCORES, Sprt, game_variance, variance
+from mammamia.sprt import PAIR_SCORES, Sprt, game_variance, variance
 
 #: The pairs measured: (A, B, runs). The search bot is slow: fewer runs.
 PAIRS: tuple[tuple[str, str, int], ...] = (

@@ -26,11 +26,11 @@ from typing import Any
 import structlog
 
 from mammamia import IllegalActionError
+from mammamia.sprt import PAIR_SCORES, Decision, Sprt, elo, game_variance, pair_halves, variance
 
 from .bot import Bot, Fault, FaultLog
 from .loader import BotFactory, load_bot
 from .local import play_local
-from .sprt import PAIR_SCORES, Decision, Sprt, elo, game_variance, pair_halves, variance
 
 log = structlog.get_logger()
 
@@ -456,7 +456,7 @@ def _pairs(names: Sequence[str], outcomes: Sequence[_Game]) -> dict[str, dict[st
 
 @dataclass(frozen=True)
 class SprtResult:
-    """A sequential test between two bots (``client_sdk.sprt``): ``a`` the baseline,
+    """A sequential test between two bots (``mammamia.sprt``): ``a`` the baseline,
     ``b`` the candidate; the pentanomial of B's pair scores, B's games lost, tied and
     won (``trinomial``), the LLR after each pair and its bounds, and the decision
     (None when the game cap came first or the run was ``interrupted``)."""
@@ -574,7 +574,7 @@ def run_sprt(
 ) -> SprtResult:
     """Returns the sequential test of bot ``b`` against bot ``a`` (SPECs, as
     :func:`run_arena` takes them): two-player deal pairs until the LLR leaves the
-    bounds of ``test`` or ``cap`` games are played (``client_sdk.sprt``).
+    bounds of ``test`` or ``cap`` games are played (``mammamia.sprt``).
 
     The pairs are weighed in order, whatever order the workers finish them in, so a
     seed gives the same decision after the same pairs. ``on_pair(pairs, llr)`` is

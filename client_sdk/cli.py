@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -197,10 +198,11 @@ def register_arena(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def _cmd_sprt(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from mammamia.sprt import Sprt
+
     from .arena import run_sprt
     from .bot import Fault
     from .logs import configure_quiet
-    from .sprt import Sprt
 
     def show_fault(fault: Fault) -> None:
         tqdm.write(f"mammamia arena: {fault.describe()}", file=sys.stderr)
@@ -367,6 +369,9 @@ def _cmd_bot(args: argparse.Namespace) -> int:
             return 0
         # The ladder name, as the help says: --name, else the bot's own name.
         args.name = args.name or factory().name
+        # SIGTERM (a service manager's stop) leaves the ladder as Ctrl-C does, but
+        # ends with code 0: it is the ordinary end of a ladder bot's run.
+        signal.signal(signal.SIGTERM, _terminated)
         key = args.key or _ladder_key(args, lambda: register(args.server, args.name, credentials))
         version = args.bot_version if args.bot_version is not None else code_version(factory)
         run_ladder(
@@ -389,9 +394,22 @@ def _cmd_bot(args: argparse.Namespace) -> int:
     except ConnectionLost as e:
         print(f"mammamia bot: gave up: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except _Terminated:
+        log.info("bot_stopped", reason="SIGTERM")
+        return 0
     except KeyboardInterrupt:
         log.info("bot_stopped", reason="interrupted")
         return EXIT_INTERRUPTED
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM stopped a ladder bot (a KeyboardInterrupt, so that it ends the run as
+    Ctrl-C does)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """Raises _Terminated (the SIGTERM handler of a ladder bot)."""
+    raise _Terminated
 
 
 class _KeyFileError(Exception):

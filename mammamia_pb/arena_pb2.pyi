@@ -329,6 +329,30 @@ STANDINGS_BY_NEWEST: StandingsBy.ValueType  # 2
 """The newest version: the one whose first rated match is the latest."""
 Global___StandingsBy: _TypeAlias = StandingsBy  # noqa: Y015
 
+class _SprtDecision:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SprtDecisionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SprtDecision.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SPRT_DECISION_UNSPECIFIED: _SprtDecision.ValueType  # 0
+    """Not decided (yet, or at the most matches asked for)."""
+    SPRT_DECISION_BETTER: _SprtDecision.ValueType  # 1
+    """The challenger is at least elo1 better."""
+    SPRT_DECISION_NOT_BETTER: _SprtDecision.ValueType  # 2
+    """The challenger is not better than elo0."""
+
+class SprtDecision(_SprtDecision, metaclass=_SprtDecisionEnumTypeWrapper):
+    """What the sequential test decided."""
+
+SPRT_DECISION_UNSPECIFIED: SprtDecision.ValueType  # 0
+"""Not decided (yet, or at the most matches asked for)."""
+SPRT_DECISION_BETTER: SprtDecision.ValueType  # 1
+"""The challenger is at least elo1 better."""
+SPRT_DECISION_NOT_BETTER: SprtDecision.ValueType  # 2
+"""The challenger is not better than elo0."""
+Global___SprtDecision: _TypeAlias = SprtDecision  # noqa: Y015
+
 class _CompetitionPhase:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -2851,6 +2875,293 @@ class BotVersion(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BotVersion: _TypeAlias = BotVersion  # noqa: Y015
+
+@_typing.final
+class ChallengeRequest(_message.Message):
+    """Ask for a scrimmage (Ladder.Challenge; the key in the `bot-key` metadata)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot that challenges: its registered name."""
+    version: _builtins.str
+    """Which of its versions plays: empty for the version it entered with now (the
+    only one whose code is connected); another one is refused with
+    FAILED_PRECONDITION.
+    """
+    players: _builtins.int
+    """Players per match, 2 to 5; 0: 2."""
+    matches: _builtins.int
+    """How many matches: 1 to 200; 0: 20. With `sprt`, the most it may play."""
+    duplicate: _builtins.bool
+    """Duplicate deals: each deal is played once for every rotation of the seats (the
+    count of matches a multiple of the players), which cancels most of what a
+    deal's luck gives a seat.
+    """
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its opponents: registered names, each entered in the ladder now, in the order
+        their seats are handed out (each plays in turn when a match has fewer seats).
+        """
+
+    @_builtins.property
+    def sprt(self) -> Global___ScrimmageSprt:
+        """Set: the scrimmage runs as the sequential test (two players, one opponent,
+        deal pairs with the seats swapped), stopping at its decision.
+        """
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        players: _builtins.int = ...,
+        matches: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        sprt: Global___ScrimmageSprt | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "matches", b"matches", "name", b"name", "opponents", b"opponents", "players", b"players", "sprt", b"sprt", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChallengeRequest: _TypeAlias = ChallengeRequest  # noqa: Y015
+
+@_typing.final
+class ScrimmageSprt(_message.Message):
+    """The sequential test of a scrimmage (docs/bots.md, "Is B better than A?"): is the
+    challenger at least `elo1` better than its opponent, or not better than `elo0`?
+    Zeros take the defaults of `mammamia arena --sprt`.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    elo0: _builtins.float
+    """The hypotheses, in logistic Elo of the challenger over its opponent (0 and 50)."""
+    elo1: _builtins.float
+    alpha: _builtins.float
+    """The error rates, each above 0 and below 0.5 (0.05 and 0.05)."""
+    beta: _builtins.float
+    def __init__(
+        self,
+        *,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageSprt: _TypeAlias = ScrimmageSprt  # noqa: Y015
+
+@_typing.final
+class ScrimmageReport(_message.Message):
+    """A scrimmage so far, or at its end (`done`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCRIMMAGE_ID_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    PLANNED_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    TEST_FIELD_NUMBER: _builtins.int
+    DONE_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
+    scrimmage_id: _builtins.str
+    """The scrimmage."""
+    played: _builtins.int
+    """Matches ended so far, and planned (with `sprt`: the most it may play)."""
+    planned: _builtins.int
+    done: _builtins.bool
+    """Set on the last report: the scrimmage has ended."""
+    stopped: _builtins.str
+    """Why it ended before its planned matches (a bot left, a match was aborted, the
+    server stops, the test decided); empty while it goes on or when complete.
+    """
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScrimmageLine]:
+        """Its table: one line per player (the challenger first, then each opponent in
+        the order named), from the finished matches.
+        """
+
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScrimmageMatch]:
+        """The matches ended so far, in the order played."""
+
+    @_builtins.property
+    def test(self) -> Global___ScrimmageTest:
+        """The sequential test so far; absent without `sprt`."""
+
+    def __init__(
+        self,
+        *,
+        scrimmage_id: _builtins.str = ...,
+        played: _builtins.int = ...,
+        planned: _builtins.int = ...,
+        lines: _abc.Iterable[Global___ScrimmageLine] | None = ...,
+        matches: _abc.Iterable[Global___ScrimmageMatch] | None = ...,
+        test: Global___ScrimmageTest | None = ...,
+        done: _builtins.bool = ...,
+        stopped: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["test", b"test"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["done", b"done", "lines", b"lines", "matches", b"matches", "planned", b"planned", "played", b"played", "scrimmage_id", b"scrimmage_id", "stopped", b"stopped", "test", b"test"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageReport: _TypeAlias = ScrimmageReport  # noqa: Y015
+
+@_typing.final
+class ScrimmageLine(_message.Message):
+    """One player's line in a scrimmage's table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    WIN_RATE_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    MEAN_RANK_FIELD_NUMBER: _builtins.int
+    MEAN_DELIVERED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot and the version that played."""
+    version: _builtins.str
+    games: _builtins.int
+    """Finished matches played, and of them won (a shared first place counts)."""
+    wins: _builtins.int
+    win_rate: _builtins.float
+    """The share won, and its 95% interval (Wilson's)."""
+    low: _builtins.float
+    high: _builtins.float
+    mean_rank: _builtins.float
+    """Mean rank (1 best) and mean pizzas delivered."""
+    mean_delivered: _builtins.float
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        win_rate: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        mean_rank: _builtins.float = ...,
+        mean_delivered: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mean_rank", b"mean_rank", "name", b"name", "version", b"version", "win_rate", b"win_rate", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageLine: _TypeAlias = ScrimmageLine  # noqa: Y015
+
+@_typing.final
+class ScrimmageMatch(_message.Message):
+    """One match of a scrimmage."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    NAMES_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RANKS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    """The match: its record is the ladder's GetRecord(match_id)."""
+    status: Global___MatchStatus.ValueType
+    """How it ended, and each seat's rank (1 best; empty unless finished)."""
+    @_builtins.property
+    def names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its seats in seat order: NAME or NAME@VERSION."""
+
+    @_builtins.property
+    def ranks(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        names: _abc.Iterable[_builtins.str] | None = ...,
+        status: Global___MatchStatus.ValueType = ...,
+        ranks: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "names", b"names", "ranks", b"ranks", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageMatch: _TypeAlias = ScrimmageMatch  # noqa: Y015
+
+@_typing.final
+class ScrimmageTest(_message.Message):
+    """A scrimmage's sequential test so far."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPRT_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    llr: _builtins.float
+    """The log-likelihood ratio after the last deal pair, and its bounds."""
+    lower: _builtins.float
+    upper: _builtins.float
+    decision: Global___SprtDecision.ValueType
+    """The decision; unspecified while undecided."""
+    pairs: _builtins.int
+    """Deal pairs played, and the pentanomial: how many pairs scored 0, 1/2, 1, 3/2
+    and 2 for the challenger (five counts).
+    """
+    @_builtins.property
+    def sprt(self) -> Global___ScrimmageSprt:
+        """The test asked for, defaults filled in."""
+
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        sprt: Global___ScrimmageSprt | None = ...,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        decision: Global___SprtDecision.ValueType = ...,
+        pairs: _builtins.int = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["sprt", b"sprt"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "llr", b"llr", "lower", b"lower", "pairs", b"pairs", "pentanomial", b"pentanomial", "sprt", b"sprt", "upper", b"upper"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageTest: _TypeAlias = ScrimmageTest  # noqa: Y015
 
 @_typing.final
 class CompetitionStatusRequest(_message.Message):

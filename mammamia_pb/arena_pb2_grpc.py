@@ -783,6 +783,11 @@ class LadderStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.BotStatsRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.BotStatsResponse.FromString,
                 _registered_method=True)
+        self.Challenge = channel.unary_stream(
+                '/mammamia.v1.Ladder/Challenge',
+                request_serializer=mammamia__pb_dot_arena__pb2.ChallengeRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.ScrimmageReport.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -860,6 +865,30 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Challenge(self, request, context):
+        """Plays a scrimmage: unrated matches between one version of the calling bot
+        (ChallengeRequest.name, its `bot-key` metadata) and named opponents, every one
+        of them entered in the ladder now. The matches are seated on the bots' own Enter
+        streams, one after another, taken out of the ladder's scheduling while the
+        scrimmage lasts; they are never rated, and each record is kept (GetRecord with
+        its match id). The stream sends a ScrimmageReport once the scrimmage starts,
+        another after each match (the table so far) and a last one with `done` set:
+        a client that wants only the result reads to the end of the stream. Closing
+        the stream stops the scrimmage after its match under way (docs/ladder.md,
+        "Scrimmages").
+        UNAUTHENTICATED without the metadata; PERMISSION_DENIED for a wrong key or a
+        suspended bot; INVALID_ARGUMENT for a bad count (players 2 to 5, no more than
+        the bots named plus one; matches 1 to 200, in duplicate a multiple of the
+        players; with `sprt`, two players and one opponent), an opponent named twice or
+        the bot itself; FAILED_PRECONDITION naming the bots not entered or suspended, a
+        version not entered now, a paused ladder, or a ladder of many hosts;
+        RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
+        scrimmages an hour (the message names the limit).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -897,6 +926,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.BotStats,
                     request_deserializer=mammamia__pb_dot_arena__pb2.BotStatsRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.BotStatsResponse.SerializeToString,
+            ),
+            'Challenge': grpc.unary_stream_rpc_method_handler(
+                    servicer.Challenge,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.ChallengeRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.ScrimmageReport.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1089,6 +1123,33 @@ class Ladder:
             '/mammamia.v1.Ladder/BotStats',
             mammamia__pb_dot_arena__pb2.BotStatsRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.BotStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Challenge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/mammamia.v1.Ladder/Challenge',
+            mammamia__pb_dot_arena__pb2.ChallengeRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.ScrimmageReport.FromString,
             options,
             channel_credentials,
             insecure,

@@ -641,6 +641,26 @@ class LadderStub:
     the same by seat position (first player to last), so that an advantage of
     playing first or last shows. NOT_FOUND for a name that is not registered.
     """
+    Challenge: _grpc.UnaryStreamMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ScrimmageReport]
+    """Plays a scrimmage: unrated matches between one version of the calling bot
+    (ChallengeRequest.name, its `bot-key` metadata) and named opponents, every one
+    of them entered in the ladder now. The matches are seated on the bots' own Enter
+    streams, one after another, taken out of the ladder's scheduling while the
+    scrimmage lasts; they are never rated, and each record is kept (GetRecord with
+    its match id). The stream sends a ScrimmageReport once the scrimmage starts,
+    another after each match (the table so far) and a last one with `done` set:
+    a client that wants only the result reads to the end of the stream. Closing
+    the stream stops the scrimmage after its match under way (docs/ladder.md,
+    "Scrimmages").
+    UNAUTHENTICATED without the metadata; PERMISSION_DENIED for a wrong key or a
+    suspended bot; INVALID_ARGUMENT for a bad count (players 2 to 5, no more than
+    the bots named plus one; matches 1 to 200, in duplicate a multiple of the
+    players; with `sprt`, two players and one opponent), an opponent named twice or
+    the bot itself; FAILED_PRECONDITION naming the bots not entered or suspended, a
+    version not entered now, a paused ladder, or a ladder of many hosts;
+    RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
+    scrimmages an hour (the message names the limit).
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -689,6 +709,26 @@ class LadderAsyncStub(LadderStub):
     """Returns a bot's rated results: games, wins and pizzas per player count, and
     the same by seat position (first player to last), so that an advantage of
     playing first or last shows. NOT_FOUND for a name that is not registered.
+    """
+    Challenge: _aio.UnaryStreamMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ScrimmageReport]  # type: ignore[assignment]
+    """Plays a scrimmage: unrated matches between one version of the calling bot
+    (ChallengeRequest.name, its `bot-key` metadata) and named opponents, every one
+    of them entered in the ladder now. The matches are seated on the bots' own Enter
+    streams, one after another, taken out of the ladder's scheduling while the
+    scrimmage lasts; they are never rated, and each record is kept (GetRecord with
+    its match id). The stream sends a ScrimmageReport once the scrimmage starts,
+    another after each match (the table so far) and a last one with `done` set:
+    a client that wants only the result reads to the end of the stream. Closing
+    the stream stops the scrimmage after its match under way (docs/ladder.md,
+    "Scrimmages").
+    UNAUTHENTICATED without the metadata; PERMISSION_DENIED for a wrong key or a
+    suspended bot; INVALID_ARGUMENT for a bad count (players 2 to 5, no more than
+    the bots named plus one; matches 1 to 200, in duplicate a multiple of the
+    players; with `sprt`, two players and one opponent), an opponent named twice or
+    the bot itself; FAILED_PRECONDITION naming the bots not entered or suspended, a
+    version not entered now, a paused ladder, or a ladder of many hosts;
+    RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
+    scrimmages an hour (the message names the limit).
     """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
@@ -777,6 +817,32 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         """Returns a bot's rated results: games, wins and pizzas per player count, and
         the same by seat position (first player to last), so that an advantage of
         playing first or last shows. NOT_FOUND for a name that is not registered.
+        """
+
+    @_abc_1.abstractmethod
+    def Challenge(
+        self,
+        request: _arena_pb2.ChallengeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_arena_pb2.ScrimmageReport], _abc.AsyncIterator[_arena_pb2.ScrimmageReport]]:
+        """Plays a scrimmage: unrated matches between one version of the calling bot
+        (ChallengeRequest.name, its `bot-key` metadata) and named opponents, every one
+        of them entered in the ladder now. The matches are seated on the bots' own Enter
+        streams, one after another, taken out of the ladder's scheduling while the
+        scrimmage lasts; they are never rated, and each record is kept (GetRecord with
+        its match id). The stream sends a ScrimmageReport once the scrimmage starts,
+        another after each match (the table so far) and a last one with `done` set:
+        a client that wants only the result reads to the end of the stream. Closing
+        the stream stops the scrimmage after its match under way (docs/ladder.md,
+        "Scrimmages").
+        UNAUTHENTICATED without the metadata; PERMISSION_DENIED for a wrong key or a
+        suspended bot; INVALID_ARGUMENT for a bad count (players 2 to 5, no more than
+        the bots named plus one; matches 1 to 200, in duplicate a multiple of the
+        players; with `sprt`, two players and one opponent), an opponent named twice or
+        the bot itself; FAILED_PRECONDITION naming the bots not entered or suspended, a
+        version not entered now, a paused ladder, or a ladder of many hosts;
+        RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
+        scrimmages an hour (the message names the limit).
         """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -499,7 +499,9 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
     storage layer (they apply the ladder's ratings), and the competition
     (``server.competition``, ``server.db.competition``), which sits on the ladder as the
     ladder sits on the core (its finals are rated and seated as ladder matches are),
-    and the operators' service (``server.admin``), whose switches hold the ladder."""
+    and the operators' service (``server.admin``), whose switches hold the ladder; and
+    the conformance kit (``server.conformance``), which runs a ladder of its own to
+    judge a client on it."""
     return sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
@@ -512,6 +514,7 @@ def ladder_imports_outside_the_ladder(graph: dict[str, set[str]]) -> list[str]:
                 "server.competition",
                 "server.db.competition",
                 "server.admin",
+                "server.conformance",
             )
         )
         for target in targets

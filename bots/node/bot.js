@@ -4,7 +4,7 @@
  * A Mamma Mia! arena bot in Node.js, written against the .proto files alone.
  *
  *   node bots/node/bot.js --server ADDR --token TOKEN
- *   node bots/node/bot.js --server ADDR --ladder --name NAME --key KEY
+ *   node bots/node/bot.js --server ADDR --ladder --name NAME --key-file FILE
  *
  * See `--help` and docs/protocol.md.
  */
@@ -21,7 +21,7 @@ const { connectRules } = require('./lib/rules');
 const { DEFAULTS: SEARCH, searchChooser } = require('./lib/search');
 
 const USAGE = `usage: node bots/node/bot.js --server ADDR --token TOKEN [options]
-       node bots/node/bot.js --server ADDR --ladder --name NAME [--key KEY] [options]
+       node bots/node/bot.js --server ADDR --ladder --name NAME [--key-file FILE] [options]
 
 Plays Mamma Mia! on an arena server: one seat of one match (--token), or every
 match the ladder assigns (--ladder). It plays an order when the public oven
@@ -33,8 +33,12 @@ options:
   --token TOKEN      the seat token of one match (env MAMMAMIA_SEAT_TOKEN)
   --name NAME        the bot's name (default: node-bot; the ladder name with --ladder)
   --ladder           enter the ladder and play each assigned match
-  --key KEY          the ladder bot's secret key (env MAMMAMIA_BOT_KEY); without it
-                     the name is registered first and its new key printed on stdout
+  --key-file FILE    the file of the ladder bot's secret key: read when it exists,
+                     else the name is registered first and its new key written
+                     there (readable by its owner alone)
+  --key KEY          the key itself (env MAMMAMIA_BOT_KEY), instead of --key-file;
+                     without either the name is registered first and its new key
+                     printed on stdout
   --matches N        with --ladder: leave the ladder after N assignments
   --version V        with --ladder: the version that enters, rated apart from the
                      name's other versions (default: the first 12 hex digits of the
@@ -67,6 +71,7 @@ const OPTIONS = {
   name: { type: 'string' },
   ladder: { type: 'boolean', default: false },
   key: { type: 'string' },
+  'key-file': { type: 'string' },
   matches: { type: 'string' },
   version: { type: 'string' },
   tls: { type: 'boolean', default: false },
@@ -113,6 +118,7 @@ function settingsFrom(argv, env) {
     name: values.name,
     ladder: values.ladder,
     key: values.key || env.MAMMAMIA_BOT_KEY,
+    keyFile: values['key-file'],
     matches: nonNegative('--matches', values.matches, 0),
     version: values.version,
     retryForMs: nonNegative('--retry-for', values['retry-for'], 60) * 1000,
@@ -135,6 +141,8 @@ function settingsFrom(argv, env) {
   if (settings.ca && !fs.existsSync(settings.ca)) throw new UsageError(`--ca ${settings.ca}: no such file`);
   if (settings.ladder) {
     if (!settings.name) throw new UsageError('--ladder needs --name NAME');
+    if (values.key && settings.keyFile) throw new UsageError('give --key or --key-file, not both');
+    if (settings.keyFile) settings.key = undefined; // the file's key, not MAMMAMIA_BOT_KEY
     if (settings.version !== undefined && !/^[A-Za-z0-9._+-]{0,32}$/.test(settings.version)) {
       throw new UsageError(`--version must be up to 32 letters, digits, '-', '_', '.' or '+', not ${JSON.stringify(settings.version)}`);
     }
@@ -143,6 +151,7 @@ function settingsFrom(argv, env) {
     if (!settings.token) throw new UsageError('--token TOKEN is required (or --ladder)');
     if (settings.matches) throw new UsageError('--matches goes with --ladder');
     if (settings.version !== undefined) throw new UsageError('--version goes with --ladder');
+    if (settings.keyFile) throw new UsageError('--key-file goes with --ladder');
     settings.name ??= 'node-bot';
   }
   return settings;
@@ -184,6 +193,42 @@ function tracer(file) {
   };
 }
 
+/**
+ * Returns the ladder key held in `file`; when there is no such file, registers
+ * `name` and writes its new key there first (created before the name is
+ * registered, mode 0600, so that a file that cannot be written costs no name).
+ * Rejects with a SeatError when the file cannot be read or written or the server
+ * refuses the name.
+ */
+async function keyFromFile({ arena, target, credentials, name, file, log }) {
+  let fd;
+  try {
+    fd = fs.openSync(file, 'wx', 0o600);
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw new SeatError(`cannot create --key-file ${JSON.stringify(file)}: ${error.message}`);
+    let text;
+    try {
+      text = fs.readFileSync(file, 'utf8').trim();
+    } catch (readError) {
+      throw new SeatError(`cannot read --key-file ${JSON.stringify(file)}: ${readError.message}`);
+    }
+    if (!text) throw new SeatError(`--key-file ${JSON.stringify(file)} is empty: remove it to register the name again`);
+    return text;
+  }
+  let key;
+  try {
+    ({ key } = await register({ arena, target, credentials, name }));
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.unlinkSync(file); // nothing registered: leave no empty key file
+    throw error;
+  }
+  fs.writeSync(fd, `${key}\n`);
+  fs.closeSync(fd);
+  log.info('registered', { key_file: file });
+  return key;
+}
+
 /** Returns the process exit status after playing as `settings` say. */
 async function main(settings) {
   const log = logger({ bot: settings.name });
@@ -223,7 +268,9 @@ async function main(settings) {
       return end.status === 'finished' ? 0 : 1;
     }
     let { key } = settings;
-    if (!key) {
+    if (settings.keyFile) {
+      key = await keyFromFile({ arena, target, credentials, name: settings.name, file: settings.keyFile, log });
+    } else if (!key) {
       ({ key } = await register({ arena, target, credentials, name: settings.name }));
       process.stdout.write(`${JSON.stringify({ name: settings.name, key })}\n`);
       log.info('registered', { note: 'the key on stdout is shown only once' });

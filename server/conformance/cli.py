@@ -30,6 +30,15 @@ NAMES = (
     "refused",
     "deadline",
 )
+# The ladder scenarios (server.conformance.ladder.SCENARIOS), run with --ladder-client.
+LADDER_NAMES = (
+    "ladder-enter",
+    "ladder-matches",
+    "ladder-replaced",
+    "ladder-host",
+    "ladder-key",
+    "ladder-drain",
+)
 
 
 def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,24 +71,45 @@ def register_conformance(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "  refused        the kit answers the first decision first: the client's answer is\n"
         "                 refused (REFUSAL_ALREADY_ANSWERED) or a repeat; play on\n"
         "  deadline       a 1000 ms deadline and no time bank: no default applied\n\n"
-        "example:\n"
+        "ladder scenarios (with --ladder-client; then SIGTERM: exit 0 within 5 s):\n"
+        "  ladder-enter     no key file yet: register the name, write the key to the key\n"
+        "                   file (mode 0600) and enter\n"
+        "  ladder-matches   play 3 matches assigned one after another, each to its end\n"
+        "                   (on one PlayMatches call or on Play calls)\n"
+        "  ladder-replaced  a second copy with the same name and key file enters: the\n"
+        "                   first exits within 10 s without entering again, the second\n"
+        "                   plays the next match\n"
+        "  ladder-host      the match runs on another host (Assignment.host_address)\n"
+        "  ladder-key       the key file holds a wrong key: exit non-zero within 10 s,\n"
+        "                   after at most 3 Enter calls\n"
+        "  ladder-drain     the host drains and comes back: enter again within 20 s and\n"
+        "                   play the next match\n\n"
+        "examples:\n"
         '  mammamia conformance --client "node bots/node/bot.js --server {server} '
-        '--token {token}"',
+        '--token {token}"\n'
+        '  mammamia conformance --ladder-client "node bots/node/bot.js --server {server} '
+        '--ladder --name {name} --key-file {key_file}"',
     )
     options.one_line_errors(p)
     p.add_argument(
         "--client",
-        required=True,
         metavar="CMD",
-        help="the client command, split like a shell would; {server} becomes "
+        help="the client command for one seat, split like a shell would; {server} becomes "
         "host:port and {token} the seat token in each argument (both required)",
+    )
+    p.add_argument(
+        "--ladder-client",
+        metavar="CMD",
+        help="the client command on the ladder, which runs the ladder scenarios too: "
+        "{server} becomes host:port, {name} the bot's name and {key_file} the path of its "
+        "key file (all three required)",
     )
     p.add_argument(
         "--only",
         action="append",
-        choices=NAMES,
+        choices=NAMES + LADDER_NAMES,
         metavar="NAME",
-        help="run only this scenario (repeatable): " + ", ".join(NAMES),
+        help="run only this scenario (repeatable): " + ", ".join(NAMES + LADDER_NAMES),
     )
     p.add_argument(
         "--timeout",
@@ -101,33 +131,70 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def _conformance(args: argparse.Namespace) -> int:
+def _template(option: str, command: str, placeholders: tuple[str, ...]) -> list[str] | str:
+    """Returns the command split like a shell would, or why it is bad usage."""
     try:
-        template = shlex.split(args.client)
+        template = shlex.split(command)
     except ValueError as e:
-        return _usage(f"--client: {e}")
+        return f"{option}: {e}"
     if not template:
-        return _usage("--client: an empty command")
-    for placeholder in ("{server}", "{token}"):
+        return f"{option}: an empty command"
+    for placeholder in placeholders:
         if not any(placeholder in a for a in template):
-            return _usage(f"--client: the command has no {placeholder}")
+            return f"{option}: the command has no {placeholder}"
     if shutil.which(template[0]) is None:
-        return _usage(f"--client: cannot run {template[0]!r}: not found or not executable")
+        return f"{option}: cannot run {template[0]!r}: not found or not executable"
+    return template
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    if args.client is None and args.ladder_client is None:
+        return _usage("give --client CMD, --ladder-client CMD or both")
+    single: list[str] | None = None
+    ladder: list[str] | None = None
+    if args.client is not None:
+        got = _template("--client", args.client, ("{server}", "{token}"))
+        if isinstance(got, str):
+            return _usage(got)
+        single = got
+    if args.ladder_client is not None:
+        got = _template("--ladder-client", args.ladder_client, ("{server}", "{name}", "{key_file}"))
+        if isinstance(got, str):
+            return _usage(got)
+        ladder = got
+    only: list[str] = args.only or []
+    for name in only:
+        if name in NAMES and single is None:
+            return _usage(f"--only {name} needs --client")
+        if name in LADDER_NAMES and ladder is None:
+            return _usage(f"--only {name} needs --ladder-client")
+    single_names = [n for n in NAMES if n in only] if only else list(NAMES)
+    ladder_names = [n for n in LADDER_NAMES if n in only] if only else list(LADDER_NAMES)
 
     import asyncio
     import logging
 
     from client_sdk import logs
 
-    from .kit import Kit
+    from .kit import Kit, Verdict
+    from .ladder import LadderKit
 
     logs.configure(None, logging.WARNING, sys.stderr, cache=True)
 
     def progress(line: str) -> None:
         print(f"conformance: {line}", file=sys.stderr, flush=True)
 
-    kit = Kit(template, timeout=args.timeout, progress=progress)
-    verdicts = asyncio.run(kit.run(args.only or NAMES))
+    async def run() -> list[Verdict]:
+        verdicts: list[Verdict] = []
+        if single is not None and single_names:
+            kit = Kit(single, timeout=args.timeout, progress=progress)
+            verdicts += await kit.run(single_names)
+        if ladder is not None and ladder_names:
+            ladder_kit = LadderKit(ladder, timeout=args.timeout, progress=progress)
+            verdicts += await ladder_kit.run(ladder_names)
+        return verdicts
+
+    verdicts = asyncio.run(run())
     passed = all(v.passed for v in verdicts)
     if args.json:
         print(
@@ -135,6 +202,7 @@ def _conformance(args: argparse.Namespace) -> int:
                 {
                     "passed": passed,
                     "client": args.client,
+                    "ladder_client": args.ladder_client,
                     "scenarios": [v.to_json() for v in verdicts],
                 }
             )

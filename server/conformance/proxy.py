@@ -1,5 +1,6 @@
 """A TCP proxy on the event loop, between a client and the kit's server, whose
-connections the kit can cut (the ``resume`` scenario)."""
+connections the kit can cut (the ``resume`` scenario) and whose server the kit can
+change (the ``ladder-drain`` scenario: a restarted host on a new port)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ class Proxy:
         for w in writers:
             self._open.discard(w)
             w.transport.abort()
+
+    def retarget(self, upstream: str) -> None:
+        """Forwards later connections to ``upstream`` (host:port); those open stay."""
+        host, port = upstream.rsplit(":", 1)
+        self._upstream = (host, int(port))
 
     def cut(self) -> int:
         """Returns how many sockets were open, after closing them all at once."""

@@ -1,4 +1,4 @@
-"""``mammamia ladder`` (standings, rerate) and ``mammamia demo``.
+"""``mammamia ladder`` (standings, rerate, challenge) and ``mammamia demo``.
 
 Kept light: grpc, the store and the demo are imported inside the handlers, so
 ``mammamia --help`` stays fast.
@@ -34,7 +34,7 @@ class _Refused(Exception):
 
 
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds ``mammamia ladder standings|matches|bot|record|export|rerate``."""
+    """Adds ``mammamia ladder standings|matches|bot|record|challenge|export|rerate``."""
     p = sub.add_parser(
         "ladder",
         help="ladder standings, matches, records and ratings",
@@ -149,6 +149,64 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     g.add_argument("match_id", metavar="MATCH")
     g.set_defaults(func=_record)
+    c = cmds.add_parser(
+        "challenge",
+        help="play a scrimmage: unrated matches of your bot against named opponents",
+        description="Ask the server for a scrimmage: unrated matches between your "
+        "bot (entered in the ladder now) and the OPPONENTS named (entered too), "
+        "seated on the bots' own Enter streams. Prints each match as it ends (on "
+        "stderr), then the table: each player's games, wins, win rate with its 95%% "
+        "interval, mean rank and pizzas. Nothing is rated; each record is kept "
+        "(`mammamia ladder record MATCH`). With --sprt (one opponent, two players) "
+        "it plays deal pairs until the sequential test decides (docs/ladder.md, "
+        "'Scrimmages').",
+    )
+    c.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    c.add_argument("--name", required=True, metavar="N", help="your bot's ladder name")
+    c.add_argument("--key", default="", help="its secret key (write --key=KEY)")
+    c.add_argument(
+        "--key-file", default="", metavar="F", help="or the file that holds it (default: N.key)"
+    )
+    c.add_argument(
+        "--version",
+        default="",
+        metavar="V",
+        help="the version that plays: the one entered now (the default) is the only one "
+        "connected; another is refused",
+    )
+    c.add_argument(
+        "--players", type=int, default=2, metavar="N", help="players per match (default 2)"
+    )
+    c.add_argument(
+        "--matches",
+        type=int,
+        default=20,
+        metavar="N",
+        help="matches to play, 1 to 200 (default 20); with --sprt, the most",
+    )
+    c.add_argument(
+        "--duplicate",
+        action="store_true",
+        help="play each deal once for every rotation of the seats (matches: a multiple "
+        "of --players)",
+    )
+    c.add_argument(
+        "--sprt",
+        action="store_true",
+        help="run as the sequential test: is your bot better than its one opponent?",
+    )
+    c.add_argument("--elo0", type=float, default=0.0, help="with --sprt (default 0)")
+    c.add_argument("--elo1", type=float, default=50.0, help="with --sprt (default 50)")
+    c.add_argument("--alpha", type=float, default=0.05, help="with --sprt (default 0.05)")
+    c.add_argument("--beta", type=float, default=0.05, help="with --sprt (default 0.05)")
+    c.add_argument("--json", action="store_true", help="print the last report as JSON")
+    c.add_argument("opponents", nargs="+", metavar="OPPONENT")
+    c.set_defaults(func=_challenge)
     x = cmds.add_parser(
         "export",
         help="write every ladder result (CSV) and game record (JSON lines)",
@@ -447,6 +505,108 @@ def _record(args: argparse.Namespace) -> int:
         return 1
     print(reply.json)
     return 0
+
+
+def _challenge(args: argparse.Namespace) -> int:
+    import grpc
+
+    from mammamia_pb import arena_pb2_grpc as pb_grpc
+
+    from . import cli_wire
+
+    key = args.key
+    if not key:
+        path = args.key_file or f"{args.name}.key"
+        try:
+            with open(path, encoding="utf-8") as f:
+                key = f.readline().strip()
+        except OSError as e:
+            print(
+                f"mammamia ladder challenge: --key-file {quoted(path)}: {e.strerror} "
+                "(or give --key)",
+                file=sys.stderr,
+            )
+            return 2
+    request = cli_wire.challenge_request(
+        args.name,
+        args.version,
+        args.opponents,
+        args.players,
+        args.matches,
+        args.duplicate,
+        (args.elo0, args.elo1, args.alpha, args.beta) if args.sprt else None,
+    )
+    last: dict[str, Any] | None = None
+    with grpc.insecure_channel(args.server) as channel:
+        try:
+            for reply in pb_grpc.LadderStub(channel).Challenge(
+                request, metadata=(("bot-key", key),)
+            ):
+                last = cli_wire.scrimmage_data(reply)
+                if not last["done"]:
+                    print(scrimmage_progress(last), file=sys.stderr)
+        except grpc.RpcError as e:
+            print(
+                f"mammamia ladder challenge: {args.server}: "
+                f"{e.code().name}: {e.details()}{_hint(e, args.server)}",
+                file=sys.stderr,
+            )
+            return 1
+    if last is None:
+        return 1
+    if args.json:
+        print(json.dumps(last))
+    else:
+        for line in scrimmage_table(last):
+            print(line)
+    return 0
+
+
+def scrimmage_progress(data: dict[str, Any]) -> str:
+    """Returns the line printed as a scrimmage goes: its last match, and the test."""
+    played = f"{data['played']}/{data['planned']}"
+    if not data["matches"]:
+        return f"scrimmage {data['scrimmage']}: started, {data['planned']} matches at most"
+    last = data["matches"][-1]
+    shown = last["ranks"] or ["-"] * len(last["names"])
+    ranks = ", ".join(f"{n} {r}" for n, r in zip(last["names"], shown, strict=True))
+    test = data.get("sprt")
+    llr = f"  llr {test['llr']:.2f} ({test['lower']:.2f}, {test['upper']:.2f})" if test else ""
+    return f"{played} {last['match_id']} {last['status']}: {ranks}{llr}"
+
+
+def scrimmage_table(data: dict[str, Any]) -> list[str]:
+    """Returns a scrimmage's last report as the lines printed: the table, the test."""
+    rows: list[tuple[str, ...]] = [
+        ("bot", "version", "games", "wins", "win rate", "95% interval", "rank", "pizzas")
+    ]
+    for line in data["table"]:
+        rows.append(
+            (
+                line["name"],
+                line["version"] or "-",
+                str(line["games"]),
+                str(line["wins"]),
+                f"{line['win_rate']:.3f}",
+                f"{line['low']:.3f}-{line['high']:.3f}",
+                f"{line['mean_rank']:.2f}",
+                f"{line['mean_delivered']:.2f}",
+            )
+        )
+    lines = [
+        f"scrimmage {data['scrimmage']}: {data['played']} of {data['planned']} matches"
+        + (f" (stopped: {data['stopped']})" if data["stopped"] else ""),
+        *_aligned(rows),
+    ]
+    test = data.get("sprt")
+    if test:
+        lines.append(
+            f"sprt: elo0 {test['elo0']:g}, elo1 {test['elo1']:g}, alpha {test['alpha']:g}, "
+            f"beta {test['beta']:g}: llr {test['llr']:.3f} in ({test['lower']:.3f}, "
+            f"{test['upper']:.3f}) after {test['pairs']} pairs, pentanomial "
+            f"{test['pentanomial']}: {test['decision'] or 'undecided'}"
+        )
+    return lines
 
 
 def _standings(args: argparse.Namespace) -> int:

@@ -180,3 +180,85 @@ def result_data(msg: pb.LadderResult) -> dict[str, Any]:
             for s in msg.seats
         ],
     }
+
+
+#: How the sequential test's decision is printed.
+DECISIONS: Final = {
+    pb.SPRT_DECISION_UNSPECIFIED: None,
+    pb.SPRT_DECISION_BETTER: "better",
+    pb.SPRT_DECISION_NOT_BETTER: "not better",
+}
+
+
+def challenge_request(
+    name: str,
+    version: str,
+    opponents: list[str],
+    players: int,
+    matches: int,
+    duplicate: bool,
+    sprt: tuple[float, float, float, float] | None,
+) -> pb.ChallengeRequest:
+    """Returns the request for a scrimmage of ``name`` against ``opponents``; ``sprt``
+    (elo0, elo1, alpha, beta) makes it the sequential test."""
+    request = pb.ChallengeRequest(
+        name=name,
+        version=version,
+        opponents=opponents,
+        players=players,
+        matches=matches,
+        duplicate=duplicate,
+    )
+    if sprt is not None:
+        elo0, elo1, alpha, beta = sprt
+        request.sprt.CopyFrom(pb.ScrimmageSprt(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta))
+    return request
+
+
+def scrimmage_data(msg: pb.ScrimmageReport) -> dict[str, Any]:
+    """Returns a scrimmage's report as JSON-ready data."""
+    data: dict[str, Any] = {
+        "scrimmage": msg.scrimmage_id,
+        "played": msg.played,
+        "planned": msg.planned,
+        "done": msg.done,
+        "stopped": msg.stopped or None,
+        "table": [
+            {
+                "name": line.name,
+                "version": line.version,
+                "games": line.games,
+                "wins": line.wins,
+                "win_rate": line.win_rate,
+                "low": line.low,
+                "high": line.high,
+                "mean_rank": line.mean_rank,
+                "mean_delivered": line.mean_delivered,
+            }
+            for line in msg.lines
+        ],
+        "matches": [
+            {
+                "match_id": m.match_id,
+                "names": list(m.names),
+                "status": pb.MatchStatus.Name(m.status).removeprefix("MATCH_STATUS_").lower(),
+                "ranks": list(m.ranks),
+            }
+            for m in msg.matches
+        ],
+    }
+    if msg.HasField("test"):
+        t = msg.test
+        data["sprt"] = {
+            "elo0": t.sprt.elo0,
+            "elo1": t.sprt.elo1,
+            "alpha": t.sprt.alpha,
+            "beta": t.sprt.beta,
+            "llr": t.llr,
+            "lower": t.lower,
+            "upper": t.upper,
+            "decision": DECISIONS[t.decision],
+            "pairs": t.pairs,
+            "pentanomial": list(t.pentanomial),
+        }
+    return data

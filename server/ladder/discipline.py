@@ -58,6 +58,9 @@ log = structlog.get_logger()
 #: A bot quarantined after this many matches mostly played by the default policy.
 DEFAULT_QUARANTINE = 10
 
+#: The scrimmages a bot may ask for in any hour, by default.
+DEFAULT_SCRIMMAGES_PER_HOUR = 10
+
 #: What a bot out of matches for the hour is told (a notice on its Enter stream).
 RESTING = (
     "the bot has played its quota of matches for the hour; "
@@ -79,11 +82,13 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Bounds:
     """The server's defaults: matches a bot plays per hour, Enter calls it makes per
-    hour (0: no quota), and the matches quarantine looks back over (0: off)."""
+    hour (0: no quota), the matches quarantine looks back over (0: off), and the
+    scrimmages a bot may ask for per hour (0: no quota; ``server.ladder.scrimmage``)."""
 
     matches_per_hour: int = 0
     entries_per_hour: int = 0
     quarantine: int = DEFAULT_QUARANTINE
+    scrimmages_per_hour: int = DEFAULT_SCRIMMAGES_PER_HOUR
 
 
 class SuspendedError(LadderError):

@@ -69,7 +69,7 @@ from server.runners import Runners
 from server.status import MatchStatus
 
 from .discipline import Bounds, Discipline
-from .lobby import Entrant, Lobby, LocalLobby, StartedMatch, Table
+from .lobby import Entrant, Loan, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
 from .settling import Settling
@@ -166,6 +166,12 @@ class Ladder:
             self.lobby.bench = self.discipline.benched
 
     @property
+    def held(self) -> bool:
+        """Whether anyone holds the lobby now (an operator's pause, a competition's
+        freeze or finals)."""
+        return bool(self._holds)
+
+    @property
     def closed(self) -> bool:
         """Whether the ladder has stopped (the server is shutting down)."""
         return self.settling.stopped
@@ -183,7 +189,11 @@ class Ladder:
 
         For start-up, before the server serves: it writes on the calling thread."""
         resuming: dict[str, asyncio.Future[None]] = {}
+        scrimmages = set(self.store.running_scrimmage_matches())
         for match_id in self.lobby.recover():
+            if match_id in scrimmages:
+                self._recover_scrimmage(match_id, match_id in resumed)
+                continue
             end = self.matches.stored_result(match_id)
             if end is not None and end.status == MatchStatus.FINISHED:
                 if self._store_result(match_id, end):
@@ -208,9 +218,29 @@ class Ladder:
                 log.info(
                     "ladder_set_ended", set=set_id, status=status, reason="the server restarted"
                 )
+        for scrimmage in self.store.stop_scrimmages("the server restarted", self.clock()):
+            log.info("scrimmage_ended", scrimmage=scrimmage, reason="the server restarted")
         rated = self.store.apply_ratings()
         if rated:
             log.info("ladder_ratings_applied", matches=rated)
+
+    def _recover_scrimmage(self, match_id: str, resumed: bool) -> None:
+        """Keeps how a scrimmage match a restart cut off ended (never rated): as
+        stored, else aborted; one resumed from the journal is kept when it ends."""
+        if resumed:
+            self.settling.start(self._settle_scrimmage(match_id))
+            return
+        end = self.matches.stored_result(match_id)
+        if end is None or end.status != MatchStatus.FINISHED:
+            end = MatchEnd(MatchStatus.ABORTED)
+        self.store.end_scrimmage_match(match_id, end.status, end.ranks, end.delivered)
+
+    async def _settle_scrimmage(self, match_id: str) -> None:
+        end = await self.matches.result(match_id)
+        await self.settling.stored(
+            match_id, self.store.end_scrimmage_match, match_id, end.status, end.ranks, end.delivered
+        )
+        await self.writer.run(self.store.reveal_scrimmage, [match_id])
 
     async def take_over(self, taken: Taken, resumed: Collection[str]) -> None:
         """Settles the ladder matches this host took over from a host whose lease
@@ -297,6 +327,22 @@ class Ladder:
         if self.waiting is not None:
             entrant.notify(self.waiting)
         return entrant
+
+    def lend(self, names: Collection[str]) -> Loan:
+        """Returns the loan of the entered bots ``names`` for one unrated match that is
+        not the ladder's (a person's game, a scrimmage): taken out of the lobby's
+        tables, told their seats through their entries (``Loan.seat``), waiting again
+        once the loan ends (``Loan.end``); never rated on the ladder. Raises
+        NotFreeError naming those not entered or in a match, LadderClosedError once
+        the ladder has stopped, and LadderError on a ladder whose lobby many hosts
+        share (its bots are seated through the database alone)."""
+        if self.closed:
+            raise LadderClosedError("the ladder has stopped: the server is shutting down")
+        if not isinstance(self.lobby, LocalLobby):
+            raise LadderError(
+                "the ladder's bots cannot be asked for by name on a ladder that many hosts share"
+            )
+        return self.lobby.lend(names)
 
     async def registration_closed(self) -> str | None:
         """Returns why registration is closed now (the first of

@@ -111,6 +111,45 @@ class StartedMatch:
         )
 
 
+class NotFreeError(LadderError):
+    """Bots asked for by name that have no Enter stream open here, or are in a match."""
+
+
+class Loan:
+    """Entered bots a lobby took out of its tables for one unrated match of their own
+    (a person's game in the web page, a scrimmage): each is told its seat through its
+    ordinary entry (:meth:`seat`), as a ladder match's bots are, and waits again once
+    the loan ends (:meth:`end`, the borrower's part when the match has ended)."""
+
+    def __init__(self, lobby: LocalLobby, names: tuple[str, ...]) -> None:
+        self.names = names
+        self._lobby: LocalLobby | None = lobby
+        self._told: list[str] = []
+
+    def seat(self, match: StartedMatch, seats: dict[str, int]) -> None:
+        """Tells each lent bot its seat of ``match`` (``seats``: bot -> seat); a bot
+        whose stream closed meanwhile is told when it enters again, as a ladder
+        match's bot is, until the loan ends."""
+        lobby = self._lobby
+        if lobby is None:
+            return
+        for name in self.names:
+            assignment = match.assignment(seats[name])
+            lobby._seated[name] = assignment
+            self._told.append(name)
+            lobby.entries.tell(name, assignment)
+
+    def end(self) -> None:
+        """Forgets the seats told and lets the bots wait again (once; later calls do
+        nothing)."""
+        lobby, self._lobby = self._lobby, None
+        if lobby is None:
+            return
+        for name in self._told:
+            lobby._seated.pop(name, None)
+        lobby.scheduler.give_back(self.names)
+
+
 #: Plays a table the lobby formed, to its stored result (the ladder's part).
 Play = Callable[[Table], Coroutine[object, object, None]]
 
@@ -386,6 +425,25 @@ class LocalLobby:
             seat = self._seated.get(name)
             if seat is not None and seat.match_id == match.match_id:
                 del self._seated[name]
+
+    def lend(self, names: Collection[str]) -> Loan:
+        """Returns the loan of the bots ``names`` (see :class:`Loan`), each entered
+        here and in no match, taken out of the tables the scheduler forms until the
+        loan ends. Raises NotFreeError naming those that are not (none is taken then)."""
+        asked = tuple(dict.fromkeys(names))
+        seated = [n for n in asked if n in self._seated]
+        missing = seated or self.scheduler.take(asked)
+        if missing:
+            absent = [n for n in missing if not self.scheduler.is_joined(n)]
+            busy = [n for n in missing if n not in absent]
+            why = []
+            if absent:
+                why.append(f"not entered in the ladder now: {', '.join(map(quoted, absent))}")
+            if busy:
+                why.append(f"playing a match now: {', '.join(map(quoted, busy))}")
+            raise NotFreeError("; ".join(why))
+        log.info("ladder_bots_lent", bots=list(asked))
+        return Loan(self, asked)
 
     async def release(self, table: Table) -> None:
         """Nothing to undo: the scheduler lets the table's bots wait again once the

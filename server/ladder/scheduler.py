@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -132,6 +132,10 @@ class Scheduler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._held = False
+        # Bots a scrimmage waits for (``claim``): kept out of the matches formed.
+        self._wanted: dict[str, int] = {}
+        # Set (and replaced) whenever a bot's match ends: what ``claim`` waits on.
+        self._freed = asyncio.Event()
 
     def hold(self, held: bool) -> None:
         """Stops forming matches while ``held`` (a competition's freeze and finals);
@@ -165,10 +169,61 @@ class Scheduler:
         """Returns whether ``name`` has an Enter stream open (busy in a match or not)."""
         return name in self._joined
 
+    def take(self, names: Collection[str]) -> list[str]:
+        """Takes the joined bots ``names``, none of them in a match, out of the matches
+        this scheduler forms (for a match of their own: an unrated one); returns those
+        of ``names`` not joined or in a match, having taken none of them then."""
+        missing = [n for n in names if n not in self._joined or n in self._busy]
+        if not missing:
+            self._busy.update(names)
+            for name in names:
+                self._idle_since.pop(name, None)
+        return missing
+
+    def give_back(self, names: Collection[str]) -> None:
+        """Lets the bots ``names`` wait again once their match has ended (the end of a
+        match this scheduler formed, or of one :meth:`take` took them for)."""
+        self._free(names)
+
     @property
     def waiting(self) -> list[str]:
-        """Returns the joined bots not in a match."""
-        return [n for n in self._joined if n not in self._busy]
+        """Returns the joined bots not in a match, nor waited for by a scrimmage."""
+        return [n for n in self._joined if n not in self._busy and n not in self._wanted]
+
+    async def claim(self, names: Sequence[str]) -> None:
+        """Returns once ``names`` are all out of the matches this scheduler plays, and
+        holds them out of the matches it forms until :meth:`unclaim` (a scrimmage
+        plays them meanwhile). While it waits, none of them is seated anew, so a bot
+        in a match is claimed when that match ends. Cancelled, it claims nothing."""
+        for name in names:
+            self._wanted[name] = self._wanted.get(name, 0) + 1
+        try:
+            while any(n in self._busy for n in names):
+                await self._freed.wait()
+        finally:
+            for name in names:
+                left = self._wanted[name] - 1
+                if left:
+                    self._wanted[name] = left
+                else:
+                    del self._wanted[name]
+        self._busy.update(names)
+        for name in names:
+            self._idle_since.pop(name, None)
+
+    def unclaim(self, names: Sequence[str]) -> None:
+        """Lets ``names``, claimed, be seated in the ladder's matches again."""
+        self._free(names)
+
+    def _free(self, names: Collection[str]) -> None:
+        self._busy.difference_update(names)
+        now = time.monotonic()
+        for name in names:
+            if name in self._joined:
+                self._idle_since.setdefault(name, now)
+        freed, self._freed = self._freed, asyncio.Event()
+        freed.set()
+        self._wake.set()
 
     def longest_wait(self) -> float:
         """Returns how many seconds the bot waiting longest has waited (0 when none
@@ -225,9 +280,4 @@ class Scheduler:
             # One failed match must not stop the ladder; its bots go back to waiting.
             log.exception("ladder_match_failed", names=list(names))
         finally:
-            self._busy.difference_update(names)
-            now = time.monotonic()
-            for name in names:
-                if name in self._joined:
-                    self._idle_since.setdefault(name, now)
-            self._wake.set()
+            self.give_back(names)

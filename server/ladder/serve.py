@@ -59,8 +59,9 @@ def _on_off(text: str) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
     ``--ladder-start-timeout``, ``--ladder-name-expiry``, ``--ladder-max-unentered``
-    ``--ladder-duplicate``, the quotas ``--ladder-quota-matches`` and
-    ``--ladder-quota-entries``, and ``--ladder-quarantine`` to ``mammamia serve``."""
+    ``--ladder-duplicate``, the quotas ``--ladder-quota-matches``,
+    ``--ladder-quota-entries`` and ``--ladder-quota-scrimmages``, and
+    ``--ladder-quarantine`` to ``mammamia serve``."""
     g = parser.add_argument_group(
         "ladder", "the server-run ladder (bots enter with `mammamia bot SPEC --ladder --name NAME`)"
     )
@@ -123,6 +124,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of the seats, by the same bots (docs/ladder.md); off by default, as it "
         "saved few matches in docs/ratings.md (MAMMAMIA_LADDER_DUPLICATE, "
         "default off)",
+    )
+    g.add_argument(
+        "--ladder-quota-scrimmages",
+        type=options.count,
+        # discipline.DEFAULT_SCRIMMAGES_PER_HOUR, not imported here: --help stays quick.
+        default=env_default("MAMMAMIA_LADDER_QUOTA_SCRIMMAGES", "10"),
+        metavar="N",
+        help="scrimmages (`mammamia ladder challenge`) a bot may ask for in any hour, one "
+        "at a time (MAMMAMIA_LADDER_QUOTA_SCRIMMAGES, default 10; 0: no quota)",
     )
     g.add_argument(
         "--ladder-quota-matches",
@@ -190,6 +200,7 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
             matches_per_hour=args.ladder_quota_matches,
             entries_per_hour=args.ladder_quota_entries,
             quarantine=args.ladder_quarantine,
+            scrimmages_per_hour=args.ladder_quota_scrimmages,
         ),
         runners=arena.runners,
     )
@@ -204,6 +215,8 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     # The host holds, at this point, exactly the matches it resumed from its journal.
     ladder.recover(resumed=set(arena.runners.matches))
     servicer = LadderServicer(ladder)
+    # The web page's play view lends the ladder's entered bots (server.web.play).
+    args.ladder_run = ladder
     arena.add_service(
         "mammamia.v1.Ladder", lambda server: pb_grpc.add_LadderServicer_to_server(servicer, server)
     )

@@ -17,7 +17,11 @@ for a page token a list did not give (``server.paging``);
 FAILED_PRECONDITION for a record asked for while its match runs, and for a
 Register while registration is closed (an operator closed it, or a competition's
 registration phase has ended: the message says which, and why). An Enter stream
-also carries notices (an Assignment with no match: why the bot waits).
+also carries notices (an Assignment with no match: why the bot waits). Challenge
+(a scrimmage, ``server.ladder.scrimmage``): INVALID_ARGUMENT for bad counts or
+names, FAILED_PRECONDITION for bots not entered or suspended, RESOURCE_EXHAUSTED
+past the name's limits. GetRecord serves a scrimmage match's record as a ladder
+match's.
 
 Standings, match lists and a match's row are read on the ladder's reader thread:
 the event loop only awaits them. Standings change only when a result is rated, so
@@ -38,12 +42,13 @@ from mammamia_pb import arena_pb2_grpc as pb_grpc
 from ..db.connection import storable
 from ..db.ladder import results
 from ..db.ladder.rows import LadderError, LadderFullError, NameTakenError, Standing, player_of
+from ..db.ladder.scrimmages import ScrimmageLimitError
 from ..paging import MAX_PAGE_SIZE, BadPageToken, key_of, page_size
 from ..quoting import quoted
 from ..services import abort, metadata
 from ..status import MatchStatus
 from ..visibility import owned_record
-from . import wire
+from . import scrimmage, wire
 from .discipline import QuotaError, SuspendedError
 from .ladder import Ladder, RegistrationClosedError, UnknownBotError
 from .lobby import EndedError, Notice, ReplacedError
@@ -53,7 +58,8 @@ DEFAULT_MATCHES = 20
 
 
 class LadderServicer(pb_grpc.LadderServicer):
-    """Register, Enter, Standings, Matches, GetRecord and BotStats over one Ladder."""
+    """Register, Enter, Standings, Matches, GetRecord, BotStats and Challenge over one
+    Ladder."""
 
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
@@ -180,13 +186,21 @@ class LadderServicer(pb_grpc.LadderServicer):
         match = (
             await self.ladder.reader.match(request.match_id) if storable(request.match_id) else None
         )
-        if match is None:
+        kept = (
+            self.ladder.store.scrimmage_match(request.match_id)
+            if match is None and storable(request.match_id)
+            else None
+        )
+        names = match.names if match is not None else kept.names if kept is not None else None
+        if names is None:
             await abort(
                 context,
                 grpc.StatusCode.NOT_FOUND,
                 f"match {quoted(request.match_id)} is not a ladder match",
             )
-        if match.status == MatchStatus.RUNNING:
+        if (match is not None and match.status == MatchStatus.RUNNING) or (
+            kept is not None and kept.status == MatchStatus.RUNNING
+        ):
             await abort(
                 context,
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -203,7 +217,7 @@ class LadderServicer(pb_grpc.LadderServicer):
         if owner is not None:
             # The bot's own notes, for its owner alone: only the seats it played (in
             # any of its versions: one key covers them all).
-            seats = [seat for seat, label in enumerate(match.names) if player_of(label)[0] == owner]
+            seats = [seat for seat, label in enumerate(names) if player_of(label)[0] == owner]
             record = owned_record(record, self.ladder.matches.notes(request.match_id), seats)
         return wire.game_record(request.match_id, record)
 
@@ -230,6 +244,35 @@ class LadderServicer(pb_grpc.LadderServicer):
                 f"bot {quoted(request.name)} is not registered or the key is wrong",
             )
         return request.name
+
+    async def Challenge(
+        self,
+        request: pb.ChallengeRequest,
+        context: grpc.aio.ServicerContext[pb.ChallengeRequest, pb.ScrimmageReport],
+    ) -> AsyncIterator[pb.ScrimmageReport]:
+        key = metadata(context, "bot-key")
+        if not key:
+            await abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "Ladder.Challenge needs the challenging bot's bot-key metadata",
+            )
+        try:
+            played = await scrimmage.begin(self.ladder, key, wire.challenge_of(request))
+        except (UnknownBotError, SuspendedError) as e:
+            await abort(context, grpc.StatusCode.PERMISSION_DENIED, str(e))
+        except scrimmage.ScrimmageError as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except scrimmage.NotReadyError as e:
+            await abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
+        except ScrimmageLimitError as e:
+            await abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(e))
+        reports = played.reports()
+        try:
+            async for report in reports:
+                yield wire.scrimmage_report(report)
+        finally:
+            await reports.aclose()
 
     async def BotStats(
         self,

@@ -1,7 +1,8 @@
 """The ladder's messages: where its values become protobuf messages.
 
 Out: assignments (a seat to play), registrations, standings with their intervals
-(a page of them), a bot's statistics, the ladder's match listings and its results.
+(a page of them), a bot's statistics, the ladder's match listings and its results,
+a scrimmage's reports. In: a scrimmage asked for (:func:`challenge_of`).
 The game itself never passes through the ladder (seats are played with the Seat
 service; a record is stored text, answered with the core's ``GameRecord``).
 
@@ -17,6 +18,7 @@ from typing import Final
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from mammamia.sprt import Sprt
 from mammamia_pb import arena_pb2 as pb
 
 from ..db.ladder.discipline import Suspension
@@ -30,6 +32,7 @@ from . import standings
 from .confidence import interval
 from .lobby import Assignment
 from .ratings import Rating
+from .scrimmage import Challenge, Report, ScrimmageError
 
 STANDINGS: Final = "ladder.standings"
 """The listing a Standings page token belongs to (``server.paging``)."""
@@ -249,4 +252,88 @@ def bot_stats_response(
         msg.suspended = suspension.reason
         msg.suspended_by = suspension.by
         msg.suspended_at.FromNanoseconds(int(suspension.at * 1e9))
+    return msg
+
+
+#: The sequential test's decisions on the wire.
+DECISIONS: Final[dict[str | None, pb.SprtDecision.ValueType]] = {
+    None: pb.SPRT_DECISION_UNSPECIFIED,
+    "better": pb.SPRT_DECISION_BETTER,
+    "not better": pb.SPRT_DECISION_NOT_BETTER,
+}
+
+
+def challenge_of(request: pb.ChallengeRequest) -> Challenge:
+    """Returns the scrimmage a Challenge asks for (zeros left for the defaults);
+    raises ScrimmageError for a test whose hypotheses or error rates cannot be."""
+    test = None
+    if request.HasField("sprt"):
+        asked, default = request.sprt, Sprt()
+        try:
+            test = Sprt(
+                asked.elo0,
+                asked.elo1 or default.elo1,
+                asked.alpha or default.alpha,
+                asked.beta or default.beta,
+            )
+        except ValueError as e:
+            raise ScrimmageError(f"sprt: {e}") from None
+    return Challenge(
+        request.name,
+        request.version,
+        tuple(request.opponents),
+        request.players,
+        request.matches,
+        request.duplicate,
+        test,
+    )
+
+
+def scrimmage_report(report: Report) -> pb.ScrimmageReport:
+    """Returns a scrimmage's report as a message."""
+    msg = pb.ScrimmageReport(
+        scrimmage_id=report.scrimmage_id,
+        played=report.played,
+        planned=report.planned,
+        done=report.done,
+        stopped=report.stopped,
+    )
+    for line in report.lines:
+        msg.lines.add(
+            name=line.name,
+            version=line.version,
+            games=line.games,
+            wins=line.wins,
+            win_rate=line.win_rate,
+            low=line.low,
+            high=line.high,
+            mean_rank=line.mean_rank,
+            mean_delivered=line.mean_delivered,
+        )
+    for match in report.matches:
+        msg.matches.add(
+            match_id=match.match_id,
+            names=match.names,
+            status=STATUSES[match.status],
+            ranks=match.ranks,
+        )
+    test = report.test
+    if test is not None:
+        lower, upper = test.sprt.bounds
+        msg.test.CopyFrom(
+            pb.ScrimmageTest(
+                sprt=pb.ScrimmageSprt(
+                    elo0=test.sprt.elo0,
+                    elo1=test.sprt.elo1,
+                    alpha=test.sprt.alpha,
+                    beta=test.sprt.beta,
+                ),
+                llr=test.llr,
+                lower=lower,
+                upper=upper,
+                decision=DECISIONS[test.decision],
+                pairs=test.pairs,
+                pentanomial=test.pentanomial,
+            )
+        )
     return msg

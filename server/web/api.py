@@ -13,6 +13,7 @@ Routes (docs/web.md lists every field):
     GET /api/live/{id}/stream      the same as Server-Sent Events, until its end
     GET /api/competition           the competition this server runs, as anyone sees it
     GET /api/play                  a WebSocket: a person's seat in a game (server.web.play)
+    GET /api/people                the people's table (server.web.people), if the server keeps one
     GET /metrics                   the server's Prometheus metrics (server.metrics)
 
 Everything comes from public information: the ladder's tables, stored records of
@@ -39,6 +40,7 @@ from ..app import Arena
 from ..db.connection import ERRORS
 from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.rows import LadderMatch, Standing, VersionLine
+from ..db.people import PeopleStore
 from ..ladder import standings
 from ..ladder.confidence import interval
 from ..ladder.ratings import Rating
@@ -46,7 +48,7 @@ from ..metrics import BotTimes
 from ..paging import BadPageToken
 from ..quoting import fitted, quoted
 from ..streams import Ending, ending
-from . import live, play, replay
+from . import live, people, play, replay
 from .competition import held_back, public_status
 from .ratings_history import Point, RatingsHistory
 from .reads import Reads
@@ -54,6 +56,7 @@ from .scrape import handler as metrics_handler
 
 if TYPE_CHECKING:
     from ..competition.run import CompetitionRun
+    from ..ladder.ladder import Ladder
 
 log = structlog.get_logger()
 
@@ -82,6 +85,7 @@ class Page:
         self.history = RatingsHistory()
         self.replays: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.streams: dict[str, int] = {}  # client address -> open streams
+        self.people_table = False  # whether the server keeps a people's table
         self.closing = False
 
     def close(self) -> None:
@@ -93,10 +97,17 @@ WEB: Final = web.AppKey("web", Page)
 
 
 def make_app(
-    arena: Arena, competition: CompetitionRun | None = None
+    arena: Arena,
+    competition: CompetitionRun | None = None,
+    ladder: Ladder | None = None,
+    *,
+    people_table: bool = False,
 ) -> tuple[web.Application, Page]:
-    """Returns the page's aiohttp application and what its routes share."""
+    """Returns the page's aiohttp application and what its routes share; ``ladder``
+    lends its entered bots to the play view (None: built-in opponents only), and
+    ``people_table`` keeps the people's table (``server.web.people``)."""
     page = Page(arena, competition)
+    page.people_table = people_table
     app = web.Application(middlewares=[_errors])
     app.on_response_prepare.append(_headers)
     app[WEB] = page
@@ -109,7 +120,9 @@ def make_app(
     r.add_get("/api/live/{id}", _live)
     r.add_get("/api/live/{id}/stream", _live_stream)
     r.add_get("/api/competition", _competition)
-    tables = play.Tables(arena.runners)
+    people_store = PeopleStore(arena.storage.path) if people_table else None
+    tables = play.Tables(arena.runners, ladder, people_store)
+    r.add_get("/api/people", _people)
 
     async def _play(request: web.Request) -> web.StreamResponse:
         return await play.handler(request, tables)
@@ -376,6 +389,15 @@ def decisions_json(times: BotTimes | None) -> dict[str, Any] | None:
 
 
 # -- competition -----------------------------------------------------------------------
+
+
+async def _people(request: web.Request) -> web.StreamResponse:
+    page = _page(request)
+    if not page.people_table:
+        # Not an error: the play view asks whether there is one.
+        return _json({"enabled": False})
+    results = await page.reads.run(page.reads.people)
+    return _json({"enabled": True, **people.table_json(results)})
 
 
 async def _competition(request: web.Request) -> web.StreamResponse:

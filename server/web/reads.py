@@ -16,6 +16,7 @@ from ..db.connection import connect_read_only
 from ..db.ladder.reads import BEST, LadderReads
 from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally, VersionLine
 from ..db.matches import MatchRow, stored_match
+from ..db.people import PeopleResult, people_results
 from ..db.reader import Reader
 from ..paging import Page
 
@@ -85,6 +86,10 @@ class Reads(Reader):
         with ladder.snapshot():
             page = ladder.matches_page(name, size, token)
             return page, ladder.delivered([r.match_id for r in page.items])
+
+    def people(self) -> list[PeopleResult]:
+        """Returns the people's table's results, in the order they ended."""
+        return people_results(self.db())
 
     def stored(self, match_id: str) -> MatchRow | None:
         """Returns the match as the server stored it, record included, or None."""

@@ -28,7 +28,7 @@ DEFAULT_WEB_PORT = 8051
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds ``--web-port`` and ``--no-web`` to ``mammamia serve``."""
+    """Adds ``--web-port``, ``--no-web`` and ``--people-table`` to ``mammamia serve``."""
     g = parser.add_argument_group(
         "web",
         "the web page: standings, bots, matches, replays, live views, a seat to play (docs/web.md)",
@@ -42,6 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(MAMMAMIA_WEB_PORT, default {DEFAULT_WEB_PORT})",
     )
     g.add_argument("--no-web", action="store_true", help="serve no web page")
+    g.add_argument(
+        "--people-table",
+        action="store_true",
+        default=env_default("MAMMAMIA_PEOPLE_TABLE", "") not in ("", "0", "off", "no", "false"),
+        help="keep a people's table: people who play in the page for it, by the name "
+        "they give, rated as the ladder rates bots and kept apart from the bots' "
+        "standings (docs/web.md; MAMMAMIA_PEOPLE_TABLE, default off)",
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -96,8 +104,14 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
     port = sock.getsockname()[1]
     url = url_of(host, port)
     # The ladder's extension (installed before this one) leaves the competition it
-    # runs in ``args.competition_run`` (server.competition.serve).
-    app, page = make_app(arena, getattr(args, "competition_run", None))
+    # runs in ``args.competition_run`` (server.competition.serve), and itself in
+    # ``args.ladder_run``.
+    app, page = make_app(
+        arena,
+        getattr(args, "competition_run", None),
+        getattr(args, "ladder_run", None),
+        people_table=args.people_table,
+    )
     log.info("web_serving", url=url, port=port)
 
     async def serve() -> None:

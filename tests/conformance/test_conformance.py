@@ -18,18 +18,29 @@ from typing import Any
 import pytest
 
 from mammamia import ORDERS
-from server.conformance import cli, kit, positions
+from server.conformance import cli, kit, ladder, positions
 
 ROOT = Path(__file__).resolve().parents[2]
 MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 HERE = Path(__file__).resolve().parent
 NODE_BOT = ROOT / "bots" / "node"
 PYTHON_BOT = f"{shlex.quote(str(MAMMAMIA))} bot random --server {{server}} --token {{token}}"
+PYTHON_LADDER_BOT = (
+    f"{shlex.quote(str(MAMMAMIA))} bot random --server {{server}} --ladder --name {{name}} "
+    "--key-file {key_file}"
+)
 
 
-def conformance(client: str, *only: str, timeout: float = 30) -> tuple[int, dict[str, Any], str]:
-    """Returns (exit code, the JSON report, stderr) of the kit run on ``client``."""
-    args = [str(MAMMAMIA), "conformance", "--client", client, "--json", "--timeout", str(timeout)]
+def conformance(
+    client: str | None, *only: str, timeout: float = 30, ladder_client: str | None = None
+) -> tuple[int, dict[str, Any], str]:
+    """Returns (exit code, the JSON report, stderr) of the kit run on ``client`` (the
+    single-seat command) and ``ladder_client`` (the ladder command)."""
+    args = [str(MAMMAMIA), "conformance", "--json", "--timeout", str(timeout)]
+    if client is not None:
+        args += ["--client", client]
+    if ladder_client is not None:
+        args += ["--ladder-client", ladder_client]
     for name in only:
         args += ["--only", name]
     done = subprocess.run(args, capture_output=True, text=True, timeout=240, cwd=ROOT)
@@ -50,8 +61,8 @@ def table(report: dict[str, Any]) -> str:
 
 
 def test_the_python_random_bot_passes_every_scenario() -> None:
-    code, report, err = conformance(PYTHON_BOT)
-    assert set(rows(report)) == set(kit.SCENARIOS), err[-2000:]
+    code, report, err = conformance(PYTHON_BOT, ladder_client=PYTHON_LADDER_BOT)
+    assert set(rows(report)) == set(kit.SCENARIOS + ladder.SCENARIOS), err[-2000:]
     assert code == 0 and report["passed"], table(report)
 
 
@@ -61,12 +72,12 @@ def test_the_node_bot_passes_every_scenario() -> None:
         pytest.skip("node is not installed")
     if not (NODE_BOT / "node_modules").is_dir():
         pytest.skip("bots/node/node_modules is missing (npm ci --prefix bots/node)")
-    client = (
-        f"{shlex.quote(node)} {shlex.quote(str(NODE_BOT / 'bot.js'))} "
-        "--server {server} --token {token}"
+    bot = f"{shlex.quote(node)} {shlex.quote(str(NODE_BOT / 'bot.js'))} --server {{server}}"
+    code, report, err = conformance(
+        f"{bot} --token {{token}}",
+        ladder_client=f"{bot} --ladder --name {{name}} --key-file {{key_file}}",
     )
-    code, report, err = conformance(client)
-    assert set(rows(report)) == set(kit.SCENARIOS), err[-2000:]
+    assert set(rows(report)) == set(kit.SCENARIOS + ladder.SCENARIOS), err[-2000:]
     assert code == 0 and report["passed"], table(report)
 
 
@@ -95,6 +106,34 @@ def test_a_client_that_exits_at_once_fails() -> None:
     assert set(found) == {"end", "resume"}
     assert "without taking its seat" in found["resume"]["why"], table(report)
     assert "before the match ended" in found["end"]["why"], table(report)
+
+
+def test_a_ladder_client_that_exits_at_once_fails() -> None:
+    client = f"{shlex.quote(sys.executable)} -c pass {{server}} {{name}} {{key_file}}"
+    code, report, _ = conformance(None, "ladder-enter", ladder_client=client)
+    assert code == 1
+    found = rows(report)
+    assert set(found) == {"ladder-enter"}
+    why = found["ladder-enter"]["why"]
+    assert "exited with code 0 before it entered the ladder" in why, table(report)
+    assert "0 Register calls, 0 Enter calls" in why
+
+
+def test_a_ladder_client_that_enters_again_and_again_fails() -> None:
+    client = (
+        f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'reenterer.py'))} "
+        "--server {server} --name {name} --key-file {key_file}"
+    )
+    code, report, _ = conformance(None, "ladder-key", "ladder-replaced", ladder_client=client)
+    assert code == 1
+    found = rows(report)
+    assert set(found) == {"ladder-key", "ladder-replaced"}
+    assert not any(r["passed"] for r in found.values()), table(report)
+    # Five Enter calls with a refused key: more than the kit allows.
+    assert "called Ladder.Enter 5 times with a refused key" in found["ladder-key"]["why"]
+    # Replaced, it entered again: the newer copy was replaced in its turn.
+    assert "the older client entered again" in found["ladder-replaced"]["why"], table(report)
+    assert any("ALREADY_EXISTS" in line for line in found["ladder-replaced"]["stderr_tail"])
 
 
 @pytest.mark.parametrize(
@@ -129,6 +168,27 @@ def test_an_unknown_scenario_is_bad_usage() -> None:
 
 def test_the_command_lists_the_kits_scenarios() -> None:
     assert cli.NAMES == kit.SCENARIOS
+    assert cli.LADDER_NAMES == ladder.SCENARIOS
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "--client CMD, --ladder-client CMD or both"),
+        (["--ladder-client", "true {server} {name}"], "no {key_file}"),
+        (["--client", "true {server} {token}", "--only", "ladder-enter"], "needs --ladder-client"),
+        (
+            ["--ladder-client", "true {server} {name} {key_file}", "--only", "turns"],
+            "needs --client",
+        ),
+    ],
+)
+def test_bad_ladder_usage_exits_2_with_one_line(args: list[str], message: str) -> None:
+    done = subprocess.run(
+        [str(MAMMAMIA), "conformance", *args], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
 
 
 @pytest.mark.parametrize("name", kit.DECISION_SCENARIOS)

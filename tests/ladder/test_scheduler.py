@@ -145,3 +145,34 @@ async def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.005)
+
+
+def test_bots_taken_for_a_match_of_their_own_are_not_seated_until_given_back() -> None:
+    async def scenario() -> None:
+        played: list[tuple[str, ...]] = []
+
+        async def play(names: tuple[str, ...]) -> None:
+            played.append(names)
+            await asyncio.Event().wait()
+
+        def describe(names: list[str]) -> list[Waiting]:
+            return [Waiting(n, 25.0, 0) for n in names]
+
+        scheduler = Scheduler(Policy(2, 2, concurrency=4), describe, settle=0.01)
+        loop = asyncio.create_task(scheduler.run(play))
+        scheduler.join("a")
+        # Not joined: nothing is taken, and the missing bot is named.
+        assert scheduler.take(["a", "ghost"]) == ["ghost"]
+        assert scheduler.take(["a"]) == []
+        assert scheduler.take(["a"]) == ["a"]  # taken already
+        scheduler.join("b")
+        await asyncio.sleep(0.1)
+        assert played == [] and scheduler.waiting == ["b"]
+        scheduler.give_back(["a"])
+        await wait_for(lambda: len(played) == 1)
+        assert sorted(played[0]) == ["a", "b"]
+        assert scheduler.take(["b"]) == ["b"]  # in a ladder match
+        loop.cancel()
+        await asyncio.gather(loop, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=20))

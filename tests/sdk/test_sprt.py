@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from client_sdk.arena import run_sprt, sprt_plan
-from client_sdk.sprt import Sprt, elo, expected_score, pair_halves
+from mammamia.sprt import Sprt, elo, expected_score, pair_halves
 
 MAMMAMIA = str(Path(sys.executable).with_name("mammamia"))
 

@@ -373,6 +373,27 @@ CASES: dict[str, list[tuple[str, Code, Call]]] = {
             ),
         ),
     ],
+    "Ladder/Challenge": [
+        (
+            "name, opponents",
+            Code.PERMISSION_DENIED,
+            lambda t: streamed(
+                t.ladder.Challenge(
+                    pb.ChallengeRequest(name=BIG, opponents=[BIG]), metadata=(("bot-key", "k"),)
+                )
+            ),
+        ),
+        (
+            "bot-key",
+            Code.PERMISSION_DENIED,
+            lambda t: streamed(
+                t.ladder.Challenge(
+                    pb.ChallengeRequest(name="nobody", version=BIG),
+                    metadata=(("bot-key", TOKEN),),
+                )
+            ),
+        ),
+    ],
     "Ladder/Standings": [
         (
             "players (no text field)",

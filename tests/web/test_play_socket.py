@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from .conftest import get_json, web_url
+from .conftest import get_json, wait_for, web_url
 
 
-async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str, Any]]:
-    """Returns every message of a game played by always taking the first option; after
-    ``drop_after`` answers the socket is closed and the seat taken again by its token."""
+async def _play(
+    url: str, players: int, *, drop_after: int = 0, opponents: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    """Returns every message of a game played by always taking the first option
+    against ``opponents`` (None: the server's default); after ``drop_after`` answers
+    the socket is closed and the seat taken again by its token."""
     got: list[dict[str, Any]] = []
     ws_url = url.replace("http://", "ws://") + "api/play"
     answered = 0
@@ -24,6 +28,8 @@ async def _play(url: str, players: int, *, drop_after: int = 0) -> list[dict[str
     history: dict[int, dict[str, Any]] = {}  # the public entries received, by sequence
     async with aiohttp.ClientSession() as session:
         first: dict[str, Any] = {"type": "start", "players": players}
+        if opponents is not None:
+            first["opponents"] = opponents
         while True:
             async with session.ws_connect(ws_url) as ws:
                 await ws.send_str(json.dumps(first))
@@ -146,3 +152,49 @@ def test_a_bad_start_is_refused(start_server: Any) -> None:
             return dict(json.loads((await ws.receive()).data))
 
     assert asyncio.run(go())["type"] == "refused"
+
+
+async def _start(url: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Returns the server's first reply to a start message."""
+    ws_url = url.replace("http://", "ws://") + "api/play"
+    async with aiohttp.ClientSession() as session, session.ws_connect(ws_url) as ws:
+        await ws.send_str(json.dumps(request))
+        return dict(json.loads((await ws.receive()).data))
+
+
+def test_an_entered_ladder_bot_plays_a_person_unrated(
+    start_server: Any, ladder_bots: Any, tmp_path: Path
+) -> None:
+    # Two seats a ladder match: the one bot entered waits alone, and may be asked for.
+    server = start_server(ladder_players="2", web_port=0)
+    url = web_url(server)
+    ladder_bots(server.address, {"solo": "greedy"})
+    wait_for(lambda: '"ladder_bot_entered"' in server.logs(), 60, "the bot's entry")
+    before = get_json(url + "api/standings")[1]
+
+    # A name not entered is refused, saying why; so is a bot asked for twice.
+    refused = asyncio.run(
+        _start(url, {"type": "start", "players": 2, "opponents": [{"ladder": "ghost"}]})
+    )
+    assert refused["type"] == "refused" and "not entered" in refused["error"], refused
+    twice = [{"ladder": "solo"}, {"ladder": "solo"}]
+    refused = asyncio.run(_start(url, {"type": "start", "players": 3, "opponents": twice}))
+    assert refused["type"] == "refused" and "one seat" in refused["error"], refused
+
+    messages = asyncio.run(_play(url, 3, opponents=["eager", {"ladder": "solo"}]))
+    last = messages[-1]
+    assert last["final"]["status"] == "finished"
+    assert [s["name"] for s in last["view"]["seats"]][1:] == ["eager-1", "solo"]
+    match_id = last["match"]
+    # The bot was told its seat through its entry and played it itself.
+    bot_log = (tmp_path / "bots" / "solo.log").read_text()
+    assert match_id in bot_log and "ladder_assignment" in bot_log
+    events = [e for m in messages if m["type"] == "seat" for e in m["events"]]
+    assert not [e for e in events if e["kind"] == "defaulted" and e.get("seat") == 2]
+    code, replay, _ = get_json(url + f"api/replay/{match_id}")
+    assert code == 200, replay
+    # Unrated: the ladder's standings are as they were, and the bot waits again.
+    assert get_json(url + "api/standings")[1] == before
+    again = asyncio.run(_play(url, 2, opponents=[{"ladder": "solo"}]))
+    assert again[-1]["final"]["status"] == "finished"
+    assert get_json(url + "api/standings")[1] == before

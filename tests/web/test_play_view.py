@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import time
 from typing import Any
 
@@ -73,15 +74,41 @@ def _play_to_the_end(page: Any, *, reload_after: int = 0, limit: float = 240) ->
     raise AssertionError("the game did not end in time")
 
 
+MESSAGE = {
+    "type", "match", "seat", "status", "sequence", "view", "events", "decision",
+    "time_bank", "now", "table", "hints", "final",
+}  # fmt: skip
+VIEW = {
+    "players", "colours", "round", "phase", "to_act", "deciding", "supply", "oven",
+    "revealed", "table", "used", "holder", "winners", "seats",
+    "seat", "hand", "hand_orders", "waiter_cards",  # the seat's own cards
+}  # fmt: skip
+
+
 def _only_the_seat(messages: list[dict[str, Any]]) -> None:
+    """Checks every message a game's page received: the seat's own cards (they add up
+    to its public counts), the spectator's view, and nothing else."""
+    assert {m["type"] for m in messages} <= {"seated", "seat", "hint", "refused"}
     seats = [m for m in messages if m["type"] == "seat"]
     assert seats and seats[-1]["final"] is not None
     seat = seats[0]["seat"]
     for m in seats:
-        assert m["seat"] == seat and m["view"]["seat"] == seat
-        for s in m["view"]["seats"]:
+        assert set(m) == MESSAGE and set(m["view"]) == VIEW
+        view = m["view"]
+        assert m["seat"] == seat and view["seat"] == seat
+        for s in view["seats"]:
             assert set(s) == SEAT_FACTS  # counts of the others, never their cards
-        assert len(m["view"]["hand"]) == 5
+        assert len(view["hand"]) == 5
+        if m["status"] == "waiting":
+            # Not dealt yet (the seats' client seeds are awaited): no cards to show.
+            assert not any(view["hand"]) and not view["hand_orders"] + view["waiter_cards"]
+            continue
+        own = view["seats"][seat]
+        assert sum(view["hand"]) + len(view["hand_orders"]) == own["hand_size"]
+        assert len(view["hand_orders"]) == own["orders_in_hand"]
+        assert len(view["waiter_cards"]) == own["waiter"]
+        colour = view["colours"][seat]
+        assert all(o.startswith(colour + "-") for o in view["hand_orders"] + view["waiter_cards"])
 
 
 def _game(page: Any, url: str, players: int, reload_after: int = 0) -> None:
@@ -144,3 +171,78 @@ def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
         screenshot(page, "play-phone")
     finally:
         context.close()
+
+
+def _rated(url: str) -> int:
+    """Returns the ladder's rated matches so far."""
+    return int(get_json(url + "api/standings")[1]["scopes"][0]["rated"])
+
+
+def _quiet(url: str) -> bool:
+    """Returns whether no ladder match is running and every ended one is rated."""
+    matches = get_json(url + "api/matches")[1]["matches"]
+    return not any(m["status"] == "running" for m in matches) and _rated(url) == len(
+        [m for m in matches if m["status"] == "finished"]
+    )
+
+
+def test_a_ladder_bot_by_name_or_a_clear_refusal(
+    start_server: Any, ladder_bots: Any, page: Any
+) -> None:
+    server = start_server(ladder_players="2", ladder_start_timeout=2, web_port=0)
+    url = web_url(server)
+    # Two bots play rated matches; then one leaves, and the other waits alone, rated.
+    ladder_bots(server.address, {"solo": "greedy"})
+    rival = ladder_bots(server.address, {"rival": "random"})["rival"]
+    wait_for(lambda: _rated(url) >= 2, 90, "two rated ladder matches")
+    rival.send_signal(signal.SIGINT)
+    rival.wait(timeout=60)
+    wait_for(lambda: _quiet(url), 60, "the ladder's matches to end")
+    standings = get_json(url + "api/standings")[1]
+    assert {r["name"] for r in standings["scopes"][0]["rows"]} == {"solo", "rival"}
+    messages = _listen(page)
+
+    def start(name: str) -> None:
+        page.get_by_test_id("play-opponent").select_option("ladder")
+        page.get_by_test_id("play-opponent-name").fill(name)
+        page.get_by_test_id("play-start").click()
+
+    # A name that is not entered: the page says so, and offers a new start.
+    page.goto(url + "#/play")
+    start("ghost")
+    assert "not entered" in page.get_by_test_id("error").inner_text()
+    page.get_by_role("link", name="Start a new game").click()
+    start("solo")
+    assert _play_to_the_end(page) > 0
+    names = page.get_by_test_id("play-final").get_by_test_id("scores").inner_text()
+    assert "solo" in names
+    _only_the_seat(messages)
+    # The ladder bot's rating, and every line of the standings, are as they were, and
+    # the person's match is not one of the ladder's.
+    assert get_json(url + "api/standings")[1] == standings
+    match_id = page.get_by_test_id("play-status").get_attribute("data-match")
+    listed = get_json(url + "api/matches")[1]["matches"]
+    assert match_id and match_id not in {m["match"] for m in listed}
+
+
+def test_a_game_for_the_people_table_by_clicking(start_server: Any, page: Any) -> None:
+    server = start_server(web_port=0, people_table=True)
+    url = web_url(server)
+    standings = get_json(url + "api/standings")[1]
+    page.goto(url + "#/play")
+    page.evaluate("sessionStorage.clear()")
+    page.get_by_test_id("play-name").fill("ada")
+    page.get_by_test_id("play-for-table").check()
+    assert "Nobody" in page.get_by_test_id("people-table").inner_text()
+    page.get_by_test_id("play-start").click()
+    page.get_by_test_id("play-option").first.wait_for()
+    assert "people's table" in page.get_by_test_id("play-status").inner_text()
+    assert page.get_by_test_id("play-hint").count() == 0  # no hints in a rated game
+    assert _play_to_the_end(page) > 0
+    page.get_by_role("link", name="Play again").click()
+    rows = page.get_by_test_id("people-row")
+    rows.first.wait_for()
+    assert rows.count() == 1 and "ada" in rows.first.inner_text()
+    assert page.get_by_test_id("people-opponent").count() == 1
+    screenshot(page, "people-table")
+    assert get_json(url + "api/standings")[1] == standings

@@ -5,6 +5,7 @@
     entries.py   the Enter streams of many hosts, their claims, scheduling passes
     rating.py    applying stored results to ratings and tallies, exactly once
     store.py     LadderStore: the connections, bots, duplicate sets, matches, results
+    scrimmages.py  the scrimmages an owner asks for and their matches, never rated
 
 
 The ladder keeps its tables in the server's own database (an SQLite file in WAL mode,
@@ -30,6 +31,9 @@ their schema is the migrations in ``server/db/migrations`` (brought up to date b
                      stream's id, when it entered, its host's last heartbeat (on a
                      PostgreSQL database that many hosts share: see
                      ``server.ladder.shared_lobby``)
+    ladder_scrimmages, scrimmage_matches
+                     the scrimmages and their matches, kept apart from the ladder's
+                     (``server.db.ladder.scrimmages``)
 
 Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
 writer; on PostgreSQL a transaction that first takes the advisory lock

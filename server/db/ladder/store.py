@@ -22,9 +22,10 @@ from .entries import Entries, _start_match
 from .rating import apply_next
 from .reads import LadderReader, LadderReads, _connect
 from .rows import LadderError, LadderFullError, NameTakenError, SeatResult, check_name, hash_key
+from .scrimmages import Scrimmages
 
 
-class LadderStore(Entries, Discipline, LadderReads):
+class LadderStore(Entries, Discipline, Scrimmages, LadderReads):
     """The ladder's tables in one database (an SQLite file or a ``postgresql://`` URL);
     every method is one short transaction.
 

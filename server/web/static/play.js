@@ -11,26 +11,76 @@ function playPage() {
   if (saved && saved.token) return playSeat({type: "resume", token: saved.token, after: 0});
   const players = el("select", {id: "play-players", testid: "play-players"},
     [2, 3, 4, 5].map(n => el("option", {value: n}, `${n} players`)));
+  // An opponent is a built-in bot, or a bot entered in the ladder by its name (the
+  // names of the ladder's standings are offered).
+  const known = el("datalist", {id: "play-ladder-bots"});
+  getJSON("/api/standings").then(s => known.replaceChildren(
+    ...[...new Set(s.scopes.flatMap(scope => scope.rows.map(r => r.name)))].map(n => el("option", {value: n}))))
+    .catch(() => {});
   const opponents = el("div", {class: "play-opponents"});
+  const opponent = i => {
+    const name = el("input", {type: "text", testid: "play-opponent-name", list: "play-ladder-bots",
+      placeholder: "the bot's name", "aria-label": `opponent ${i + 1}: ladder bot's name`, hidden: true});
+    const kind = el("select", {testid: "play-opponent", "aria-label": `opponent ${i + 1}`},
+      el("option", {value: "random"}, "random (built-in)"),
+      el("option", {value: "eager"}, "eager (built-in)"),
+      el("option", {value: "ladder"}, "a bot entered in the ladder…"));
+    kind.addEventListener("change", () => { name.hidden = kind.value !== "ladder"; if (!name.hidden) name.focus(); });
+    return el("label", {class: "play-opponent"}, `Opponent ${i + 1} `, kind, name);
+  };
   const drawOpponents = () => {
     const n = Number(players.value) - 1;
-    opponents.replaceChildren(...Array.from({length: n}, (_, i) => el("label", {},
-      `Opponent ${i + 1} `, el("select", {testid: "play-opponent"},
-        el("option", {value: "random"}, "random (built-in)"),
-        el("option", {value: "eager"}, "eager (built-in)")))));
+    opponents.replaceChildren(...Array.from({length: n}, (_, i) => opponent(i)));
   };
   players.addEventListener("change", drawOpponents);
   drawOpponents();
+  const name = el("input", {type: "text", id: "play-name", testid: "play-name", maxlength: 40,
+    autocomplete: "nickname", value: localStorage.getItem(PLAY_KEY + ".name") || ""});
+  // Shown only when the server keeps a people's table (GET /api/people).
+  const forTable = el("input", {type: "checkbox", id: "play-for-table", testid: "play-for-table"});
+  const tableChoice = el("p", {hidden: true}, forTable, " ",
+    el("label", {for: "play-for-table"}, "Play for the people's table (your name is needed; no hints)"));
+  const people = el("section", {class: "panel", testid: "people-table", hidden: true});
+  getJSON("/api/people").then(t => {
+    if (!t.enabled) return;
+    tableChoice.hidden = false;
+    people.hidden = false;
+    people.replaceChildren(...peopleTable(t));
+  }).catch(() => {});
   const start = el("button", {type: "button", testid: "play-start", onclick: () => {
-    const picked = [...opponents.querySelectorAll("select")].map(s => s.value);
-    playSeat({type: "start", players: Number(players.value), opponents: picked});
+    const picked = [...opponents.querySelectorAll("label.play-opponent")].map(l => {
+      const kind = l.querySelector("select").value;
+      return kind === "ladder" ? {ladder: l.querySelector("input").value.trim()} : kind;
+    });
+    const who = name.value.trim();
+    if (who) localStorage.setItem(PLAY_KEY + ".name", who);
+    playSeat({type: "start", players: Number(players.value), opponents: picked, name: who,
+      table: !tableChoice.hidden && forTable.checked});
   }}, "Start a game");
   show(el("div", {class: "play", testid: "play"},
     el("h1", {}, "Play"),
-    el("p", {class: "muted"}, "Play one seat against the server's built-in bots. ",
-      "Your games are unrated: the bots' ladder is not changed by them."),
+    el("p", {class: "muted"}, "Play one seat against the server's built-in bots, or against bots ",
+      "entered in the ladder. Your games never change the bots' ladder."),
     el("section", {class: "panel"}, el("label", {for: "play-players"}, "Players "), players,
-      opponents, start)));
+      opponents, known, el("p", {}, el("label", {for: "play-name"}, "Your name "), name),
+      tableChoice, start),
+    people));
+}
+
+// The people's table: people ranked by the ladder's rating model, apart from the bots'
+// standings; the bots they played, rated on this table, below.
+function peopleTable(t) {
+  const row = (line, rank) => el("tr", {testid: rank ? "people-row" : "people-opponent"},
+    el("td", {class: "num"}, rank || ""), el("td", {}, line.name, line.kind === "person" ? "" : ` (${line.kind === "ladder" ? "ladder bot" : "built-in bot"})`),
+    el("td", {class: "num"}, line.rating.toFixed(1)), el("td", {class: "num"}, `${line.mu.toFixed(1)} ± ${line.sigma.toFixed(1)}`),
+    el("td", {class: "num"}, line.games), el("td", {class: "num"}, line.wins));
+  const head = el("thead", {}, el("tr", {}, ["#", "Name", "Rating", "μ ± σ", "Games", "Wins"].map(h => el("th", {}, h))));
+  return [el("h2", {}, "The people's table"),
+    el("p", {class: "muted"}, `${t.matches} game${t.matches === 1 ? "" : "s"} played for it. People are rated by the name they give, `,
+      "as the ladder rates bots (μ − 3σ), apart from the bots' standings."),
+    t.people.length ? el("div", {class: "scroll"}, el("table", {class: "grid"}, head,
+      el("tbody", {}, t.people.map((line, i) => row(line, line.rank || i + 1)),
+        t.opponents.map(line => row(line, null))))) : el("p", {class: "muted"}, "Nobody has played for it yet.")];
 }
 
 function playSeat(first) {
@@ -65,10 +115,10 @@ function playSeat(first) {
       choice.replaceChildren(el("p", {class: "muted"}, last && last.final ? "The game is over." : "Waiting for the others…"));
       return;
     }
-    const hint = hinted && hinted.decision === d.id ? hinted : null;
+    const hint = last.hints && hinted && hinted.decision === d.id ? hinted : null;
     const hintBot = el("select", {"aria-label": "hint from", testid: "play-hint-bot"},
       el("option", {value: "eager"}, "eager"), el("option", {value: "random"}, "random"));
-    const hints = el("p", {class: "play-hint"},
+    const hints = !last.hints ? null : el("p", {class: "play-hint"},
       el("button", {type: "button", testid: "play-hint", onclick: () => send({type: "hint", bot: hintBot.value})}, "Hint"),
       " from ", hintBot,
       hint ? el("span", {testid: "play-hint-text"}, ` · ${hint.bot} would play: ${d.options[hint.option].text} ★`) : null);
@@ -111,7 +161,10 @@ function playSeat(first) {
     if (!same) chosen = null;
     last = msg;
     const turn = v.to_act !== null && v.to_act !== undefined ? ` · ${v.deciding ? "deciding" : "turn of"} ${names[v.to_act]}` : "";
-    status.textContent = msg.final ? "The game is over" : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}`;
+    const counted = msg.table ? " · for the people's table" : "";
+    status.textContent = msg.final ? "The game is over" : msg.status === "waiting"
+      ? `You are ${names[me]} (${v.colours[me]}) · waiting for the other seats to be taken…${counted}`
+      : `You are ${names[me]} (${v.colours[me]}) · round ${v.round}${turn}${counted}`;
     status.dataset.sequence = String(msg.sequence);
     status.dataset.match = msg.match;
     status.dataset.decision = msg.decision ? msg.decision.id : "";

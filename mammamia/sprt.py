@@ -27,7 +27,9 @@ The variance is measured with half a pair added to each of the five scores: a
 run of identical pairs (a bot that wins every game) would otherwise measure no
 variance at all, and the ratio would be undefined.
 
-Pure and stdlib-only; the arena (``client_sdk.arena.run_sprt``) plays the pairs.
+Pure and stdlib-only, in the rules package so that both sides use one copy: the
+SDK's arena (``client_sdk.arena.run_sprt``) and the server's scrimmages
+(``server.ladder.scrimmage``) play the pairs.
 """
 
 from __future__ import annotations

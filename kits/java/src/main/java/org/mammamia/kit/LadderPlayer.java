@@ -1,5 +1,13 @@
 package org.mammamia.kit;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
@@ -87,8 +95,8 @@ public final class LadderPlayer {
     try {
       while (true) {
         Inbox<EnterRequest, Assignment> stream = new Inbox<>();
-        ladder.enter(enter, stream);
         log.info("entering", "name", name, "version", version.isEmpty() ? "-" : version);
+        ladder.withInterceptors(onEntered(retry, log)).enter(enter, stream);
         Status ended;
         try {
           ended = follow(stream, name, retry, played, log);
@@ -127,6 +135,36 @@ public final class LadderPlayer {
     } finally {
       games.shutdownNow();
     }
+  }
+
+  /**
+   * Returns an interceptor that notes the entry once the server has recorded it (the Enter
+   * call's response headers): the bot is on the ladder, so the next failure of the stream
+   * starts a new retry budget however long the wait for an assignment was.
+   */
+  private static ClientInterceptor onEntered(Retry retry, Log log) {
+    return new ClientInterceptor() {
+      @Override
+      public <Q, R> ClientCall<Q, R> interceptCall(
+          MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+        return new ForwardingClientCall.SimpleForwardingClientCall<Q, R>(
+            next.newCall(method, options)) {
+          @Override
+          public void start(Listener<R> listener, Metadata headers) {
+            super.start(
+                new ForwardingClientCallListener.SimpleForwardingClientCallListener<R>(listener) {
+                  @Override
+                  public void onHeaders(Metadata received) {
+                    retry.succeeded();
+                    log.info("entered");
+                    super.onHeaders(received);
+                  }
+                },
+                headers);
+          }
+        };
+      }
+    };
   }
 
   /** Returns how the Enter stream ended, having started a game for every assignment. */

@@ -69,6 +69,7 @@ from server.runners import Runners
 from server.status import MatchStatus
 
 from .discipline import Bounds, Discipline
+from .leagues import Bosses
 from .lobby import Entrant, Loan, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
@@ -164,6 +165,16 @@ class Ladder:
             self.lobby.per_hour = bounds.matches_per_hour
         else:
             self.lobby.bench = self.discipline.benched
+        #: With leagues on, who plays the bosses' seats (:meth:`play_bosses`).
+        self.bosses: Bosses | None = None
+
+    def play_bosses(self, bosses: Bosses) -> None:
+        """Turns leagues on (``server.ladder.leagues``, stored already): the bosses
+        wait for matches whenever in none, and this host plays their seats in the
+        matches it runs."""
+        self.bosses = bosses
+        if isinstance(self.lobby, LocalLobby):
+            self.lobby.join_bosses(bosses.names)
 
     @property
     def held(self) -> bool:
@@ -334,10 +345,17 @@ class Ladder:
         tables, told their seats through their entries (``Loan.seat``), waiting again
         once the loan ends (``Loan.end``); never rated on the ladder. Raises
         NotFreeError naming those not entered or in a match, LadderClosedError once
-        the ladder has stopped, and LadderError on a ladder whose lobby many hosts
-        share (its bots are seated through the database alone)."""
+        the ladder has stopped, and LadderError while the lobby is held (an operator's
+        pause, a competition's freeze or finals: its bots play nothing else then) or
+        on a ladder whose lobby many hosts share (its bots are seated through the
+        database alone)."""
         if self.closed:
             raise LadderClosedError("the ladder has stopped: the server is shutting down")
+        if self._holds:
+            raise LadderError(
+                "the ladder is paused (by an operator, or for a competition's freeze "
+                "or finals): its bots play no other match now"
+            )
         if not isinstance(self.lobby, LocalLobby):
             raise LadderError(
                 "the ladder's bots cannot be asked for by name on a ladder that many hosts share"
@@ -515,6 +533,8 @@ class Ladder:
             log.warning("ladder_match_not_created", match=table.match_id, error=repr(e))
             await self.lobby.release(table)
             return None
+        if self.bosses is not None:
+            self.bosses.play(table.names, tokens)
         match = StartedMatch(
             match_id,
             table.names,
@@ -538,6 +558,9 @@ class Ladder:
         await self.settling.settled()
 
     async def _settle_resumed(self, match_id: str) -> None:
+        if self.bosses is not None:
+            # A match resumed after a restart, or taken over: its bosses play on.
+            self.bosses.resume(match_id)
         await self._settle(match_id, await self.matches.result(match_id))
 
     async def _settle(self, match_id: str, end: MatchEnd) -> None:

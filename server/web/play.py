@@ -68,6 +68,9 @@ MAX_GAMES: Final = 32
 """Matches with a person running at once at most, all clients together."""
 MAX_GAMES_PER_CLIENT: Final = 4
 """Matches with a person one client address may have running at once."""
+MAX_LADDER_GAMES: Final = 4
+"""Matches with a person and ladder bots running at once at most, all clients
+together: the bots lent to them are the ladder's, which waits for them."""
 BOT_PAUSE: Final = 0.15
 """Seconds a built-in bot waits before it answers, so that a person can follow."""
 PACE: Final = 0.05
@@ -219,6 +222,7 @@ class Tables:
         self.writer = Writer("people-writer") if people is not None else None
         #: The running matches played for the people's table: their seats (kind, name).
         self.counted: dict[str, tuple[tuple[str, str], ...]] = {}
+        self.lending: set[str] = set()  # the running matches with ladder bots
         self.tasks: set[asyncio.Task[None]] = set()
         self.running: set[str] = set()
         self.clients: dict[str, int] = {}  # client address -> its matches running
@@ -287,6 +291,7 @@ class Tables:
                 fair.commitment if fair is not None else "",
             )
             loan.seat(started, {names[seat]: seat for seat in range(1, players) if seat in entered})
+            self.lending.add(runner.id)
         self._spawn(self._forget(runner, client, loan))
         log.info(
             "person_match_started",
@@ -306,6 +311,11 @@ class Tables:
             return None
         if self.ladder is None:
             raise Refused("this server runs no ladder: choose built-in bots")
+        if len(self.lending) >= MAX_LADDER_GAMES:
+            raise Refused(
+                f"{MAX_LADDER_GAMES} games with ladder bots are being played, the most at "
+                "once; try again later, or choose built-in bots"
+            )
         try:
             return self.ladder.lend(entered.values())
         except LadderError as e:
@@ -324,6 +334,7 @@ class Tables:
                 await self._count(PeopleResult(runner.id, runner.clock.now(), seats, result.ranks))
         finally:
             self.counted.pop(runner.id, None)
+            self.lending.discard(runner.id)
             if loan is not None:
                 loan.end()
             self.running.discard(runner.id)

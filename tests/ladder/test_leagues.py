@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from server.db.connection import connect
 from server.db.ladder.leagues import League
 from server.db.ladder.rows import LadderError, SeatResult
 from server.db.ladder.store import LadderStore
@@ -323,6 +324,56 @@ def test_a_strong_bot_entered_in_the_lowest_league_rises_past_its_bosses(
         assert not json.loads(record)["meta"].get("autopilot"), record
     assert standings(server.address).matches_finished == reply.matches_finished
     assert server.stop() == 0
+
+
+def test_on_two_hosts_sharing_postgresql_bots_rise_each_move_decided_once(
+    postgres_url: str,
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+) -> None:
+    hosts = [
+        start_server(
+            db=postgres_url,
+            args=["--host-id", name],
+            ladder_players="2",
+            leagues="wood=random bronze=greedy top",
+            league_sigmas=0,
+        )
+        for name in ("host-a", "host-b")
+    ]
+    ladder_bots(hosts[0].address, {"strong-a": "counter"})
+    ladder_bots(hosts[1].address, {"strong-b": "counter"})
+
+    def risen() -> Any:
+        reply = standings(hosts[1].address)
+        tops = {s.name for s in reply.standings if s.league == "top"}
+        return reply if tops == {"strong-a", "strong-b"} else None
+
+    reply = wait_until(risen, 120, "both bots in the top league")
+    # Each move once, whichever host rated the match: two moves a bot.
+    moves = sorted((m.name, m.from_league, m.to_league) for m in reply.moves)
+    assert moves == [
+        ("strong-a", "bronze", "top"),
+        ("strong-a", "wood", "bronze"),
+        ("strong-b", "bronze", "top"),
+        ("strong-b", "wood", "bronze"),
+    ]
+    db = connect(postgres_url)
+    try:
+        # The bosses waited in the database with no Enter stream; the host that formed
+        # each of their tables played their seat.
+        played = db.execute(
+            "SELECT r.name, r.autopilot, m.host FROM ladder_results r"
+            " JOIN ladder_matches m ON m.match_id = r.match_id"
+            " WHERE m.status = 'finished' AND r.name IN ('wood-boss', 'bronze-boss')"
+        ).fetchall()
+    finally:
+        db.close()
+    assert {name for name, _, _ in played} == {"wood-boss", "bronze-boss"}
+    assert all(autopilot == 0 for _, autopilot, _ in played), played
+    assert {host for _, _, host in played} <= {"host-a", "host-b"}
+    for host in hosts:
+        assert host.stop() == 0
 
 
 SLOW_BOT = f"{Path(__file__).resolve().parents[1] / 'web' / 'slow_bot.py'}:SlowBot"

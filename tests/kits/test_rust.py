@@ -1,8 +1,9 @@
-"""The Rust kit (kits/rust): its starter bot, built by cargo from the kit's lock file,
-passes every scenario of the conformance kit (single-seat and ladder), plays a real
-server's ladder against a Python bot (registering its name into a key file), leaves
-on SIGTERM with exit 0, stops with one line and a non-zero code when the ladder
-refuses its key, and plays a seat over TLS trusting a CA file.
+"""The Rust kit (kits/rust): its unit tests pass (`cargo test`), and its starter bot,
+built by cargo from the kit's lock file, passes every scenario of the conformance
+kit (single-seat and ladder), plays a real server's ladder against a Python bot
+(registering its name into a key file), leaves on SIGTERM with exit 0, stops with
+one line and a non-zero code when the ladder refuses its key, and plays a seat over
+TLS trusting a CA file.
 
 Skipped, with the reason, where cargo is not installed (`make test` builds the kit
 first through its stamp; the build here is then cargo's no-op check).
@@ -11,6 +12,7 @@ first through its stamp; the build here is then cargo's no-op check).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import signal
@@ -47,6 +49,21 @@ def starter() -> Path:
     )
     assert build.returncode == 0, build.stderr[-3000:]
     return KIT / "target" / "debug" / "starter"
+
+
+def test_the_kits_own_unit_tests_pass(starter: Path) -> None:
+    cargo = shutil.which("cargo")
+    assert cargo is not None  # the starter fixture skips without it
+    done = subprocess.run(
+        [cargo, "test", "--locked", "--quiet", "--manifest-path", str(KIT / "Cargo.toml")],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    ran = [int(n) for n in re.findall(r"test result: ok\. (\d+) passed", done.stdout)]
+    assert sum(ran) > 0, done.stdout[-3000:]
 
 
 def test_the_starter_passes_every_conformance_scenario_single_seat_and_ladder(

@@ -8,11 +8,13 @@ ladder.py     the running ladder: registrations, the lobby's tables played, resu
 lobby.py      where entered bots wait, are seated together and told their seats
 shared_lobby.py  the lobby of many hosts on one PostgreSQL database
 leagues.py    leagues with boss bots (``serve --leagues``): the flag, the bosses' seats
+scrimmage.py  unrated matches an owner asks for (``Ladder.Challenge``), their table and test
 matches.py    the server's matches as the ladder needs them, and how one ended
 settling.py   what a drain must see through: matches to their stored results
 service.py    the Ladder gRPC servicer, thin
 serve.py      the ladder's ``mammamia serve`` flags and its installation in the server
-cli.py        ``mammamia ladder`` (standings, matches, record, rerate), ``mammamia demo``
+cli.py        ``mammamia ladder`` (standings, matches, record, challenge, scrimmages,
+              rerate), ``mammamia demo``
 cli_standings.py  the standings as the commands fetch and print them
 demo.py       a server with a demo ladder of built-in bots (``make run``)
 

@@ -139,3 +139,101 @@ pub fn choose_resolve(decision: &Decision) -> Answer {
     let decline = resolves.iter().find(|(_, r)| !r.bake).map_or(0, |(index, _)| *index);
     Answer::new(decline, format!("cannot bake {deciding}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::pb;
+
+    fn turn(ingredient: &str, count: u32, order: &str, draw: Option<pb::DrawSource>) -> pb::Action {
+        let turn = pb::TurnAction {
+            pass: ingredient.is_empty(),
+            ingredient: ingredient.into(),
+            count,
+            order: order.into(),
+            draw: draw.map(|d| d as i32),
+        };
+        pb::Action { kind: Some(pb::action::Kind::Turn(turn)) }
+    }
+
+    fn resolve(bake: bool, hand: [u32; 5]) -> pb::Action {
+        let [salami, pineapple, mushroom, pepper, olive] = hand;
+        let hand = pb::IngredientCounts { salami, pineapple, mushroom, pepper, olive };
+        let resolve = pb::ResolveAction { bake, ingredient: String::new(), hand: Some(hand) };
+        pb::Action { kind: Some(pb::action::Kind::Resolve(resolve)) }
+    }
+
+    fn decision(kind: pb::DecisionKind, view: pb::View, options: Vec<pb::Action>) -> Decision {
+        let request = pb::DecisionRequest {
+            decision_id: "d1".into(),
+            kind: kind as i32,
+            view: Some(view),
+            options,
+            deadline_ms: 5000,
+            default_in_ms: 5000,
+            ..Default::default()
+        };
+        Decision::from_wire(&request, Instant::now())
+    }
+
+    fn view(oven: &[&str], hand: [u32; 5], orders: &[&str]) -> pb::View {
+        let [salami, pineapple, mushroom, pepper, olive] = hand;
+        pb::View {
+            seat: Some(0),
+            players: 2,
+            round: 1,
+            oven: oven.iter().map(|c| c.to_string()).collect(),
+            hand: Some(pb::IngredientCounts { salami, pineapple, mushroom, pepper, olive }),
+            hand_orders: orders.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_turn_plays_an_order_the_oven_suffices_for_with_the_fewest_cards() {
+        use pb::DrawSource::{Supply, Waiter};
+        let options = vec![
+            turn("pineapple", 1, "", Some(Supply)),
+            turn("pineapple", 2, "", Some(Supply)),
+            turn("pineapple", 2, "red-pineapple", Some(Waiter)),
+            turn("pineapple", 2, "red-pineapple", Some(Supply)),
+            turn("pineapple", 1, "red-pineapple", Some(Supply)),
+        ];
+        let oven = ["salami", "pineapple", "pineapple"];
+        let d = decision(
+            pb::DecisionKind::Turn,
+            view(&oven, [0, 2, 0, 0, 0], &["red-mixed", "red-pineapple"]),
+            options,
+        );
+        // One more pineapple does not make four; two do, and an order stays in hand: supply.
+        assert_eq!(Starter.decide(&d), Answer::new(3, "oven suffices for red-pineapple"));
+    }
+
+    #[test]
+    fn without_a_ready_order_a_turn_feeds_the_most_plentiful_and_keeps_an_order_in_hand() {
+        use pb::DrawSource::{Supply, Waiter};
+        let options = vec![
+            turn("salami", 1, "", Some(Supply)),
+            turn("olive", 1, "", Some(Supply)),
+            turn("olive", 3, "", Some(Supply)),
+            turn("olive", 3, "", Some(Waiter)),
+            turn("olive", 3, "red-mixed", Some(Waiter)),
+        ];
+        let d = decision(pb::DecisionKind::Turn, view(&[], [1, 0, 0, 0, 3], &[]), options);
+        // No order card in hand: the refill comes from the waiter.
+        assert_eq!(Starter.decide(&d).option, 3);
+    }
+
+    #[test]
+    fn a_resolution_bakes_adding_the_fewest_cards_else_declines() {
+        let bakes =
+            vec![resolve(true, [2, 1, 0, 0, 0]), resolve(true, [0, 1, 0, 0, 0]), resolve(false, [0; 5])];
+        let d = decision(pb::DecisionKind::Resolve, view(&[], [2, 1, 0, 0, 0], &[]), bakes);
+        assert_eq!(Starter.decide(&d).option, 1);
+        let declines = vec![resolve(false, [0; 5])];
+        let d = decision(pb::DecisionKind::Resolve, view(&[], [0; 5], &[]), declines);
+        assert_eq!(Starter.decide(&d).option, 0);
+    }
+}

@@ -554,6 +554,8 @@ class LadderKit:
         except TimeoutError:
             raise Failed(f"still running {STOP_GRACE:g} s after SIGTERM (killed)") from None
         took = time.monotonic() - sent
+        if code == -signal.SIGTERM:
+            raise Failed("killed by SIGTERM: the client must catch it, leave the ladder and exit 0")
         if code != 0:
             raise Failed(f"exited with code {code} {took:.2f} s after SIGTERM (0 expected)")
         return f"exited 0 {took:.2f} s after SIGTERM"

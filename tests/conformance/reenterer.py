@@ -1,5 +1,6 @@
-"""A ladder client that enters again whatever the server says: what the conformance
-kit's ``ladder-key`` and ``ladder-replaced`` scenarios must fail.
+"""A ladder client that enters again whatever the server says, and leaves SIGTERM
+to kill it: what the conformance kit's ``ladder-key``, ``ladder-replaced`` and
+``ladder-enter`` scenarios must fail.
 
     python reenterer.py --server HOST:PORT --name NAME --key-file FILE
 

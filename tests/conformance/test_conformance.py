@@ -119,15 +119,19 @@ def test_a_ladder_client_that_exits_at_once_fails() -> None:
     assert "0 Register calls, 0 Enter calls" in why
 
 
-def test_a_ladder_client_that_enters_again_and_again_fails() -> None:
+def test_a_ladder_client_that_enters_again_and_again_and_ignores_sigterm_fails() -> None:
     client = (
         f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'reenterer.py'))} "
         "--server {server} --name {name} --key-file {key_file}"
     )
-    code, report, _ = conformance(None, "ladder-key", "ladder-replaced", ladder_client=client)
+    code, report, _ = conformance(
+        None, "ladder-enter", "ladder-key", "ladder-replaced", ladder_client=client
+    )
     assert code == 1
     found = rows(report)
-    assert set(found) == {"ladder-key", "ladder-replaced"}
+    assert set(found) == {"ladder-enter", "ladder-key", "ladder-replaced"}
+    # It registers and enters, but leaves SIGTERM to kill it.
+    assert found["ladder-enter"]["why"].startswith("killed by SIGTERM"), table(report)
     assert not any(r["passed"] for r in found.values()), table(report)
     # Five Enter calls with a refused key: more than the kit allows.
     assert "called Ladder.Enter 5 times with a refused key" in found["ladder-key"]["why"]

@@ -345,7 +345,9 @@ class Scrimmage:
             self._end(going, "stopped", stopped or "the call ended")
             raise
         lobby.scheduler.unclaim(names)
-        await self._end(going, "stopped" if stopped else "complete", stopped)
+        # Shielded: a call cancelled meanwhile still ends the scrimmage's row (else the
+        # name would hold a scrimmage under way until the next start).
+        await asyncio.shield(self._end(going, "stopped" if stopped else "complete", stopped))
         yield self.report(done=True, stopped=stopped)
 
     def _why_stop(self) -> str:
@@ -372,6 +374,8 @@ class Scrimmage:
         except Exception as e:  # LadderClosedError (a drain) or a failure
             log.warning("scrimmage_match_not_created", scrimmage=self.scrimmage_id, error=repr(e))
             return None
+        if ladder.bosses is not None:
+            ladder.bosses.play(seated, tokens)  # a league's boss is an opponent as any
         started = StartedMatch(
             match_id, seated, tuple(tokens), committed, place[0] if place else None
         )

@@ -292,11 +292,6 @@ class Tables:
             )
             loan.seat(started, {names[seat]: seat for seat in range(1, players) if seat in entered})
             self.lending.add(runner.id)
-            if self.ladder is not None and self.ladder.bosses is not None:
-                # A leagues' boss is played by the ladder itself, as in its own matches
-                # (the other seats' names are not given: a person may take a boss's name).
-                lent = [names[seat] if seat in entered else "" for seat in range(players)]
-                self.ladder.bosses.play(lent, runner.tokens)
         self._spawn(self._forget(runner, client, loan))
         log.info(
             "person_match_started",

@@ -204,13 +204,3 @@ def test_an_entered_ladder_bot_plays_a_person_unrated(
     assert again[-1]["final"]["status"] == "finished"
     assert get_json(url + "api/standings")[1] == before
 
-
-def test_a_leagues_boss_plays_a_person_as_the_ladder_plays_it(start_server: Any) -> None:
-    server = start_server(ladder_players="2", leagues="wood=greedy top", web_port=0)
-    url = web_url(server)
-    # A boss left unplayed would wait out each deadline (60 s): the game ends well before.
-    game = _play(url, 2, opponents=[{"ladder": "wood-boss"}])
-    messages = asyncio.run(asyncio.wait_for(game, 60))
-    assert messages[-1]["final"]["status"] == "finished"
-    events = [e for m in messages if m["type"] == "seat" for e in m["events"]]
-    assert not [e for e in events if e["kind"] == "defaulted" and e.get("seat") == 1]

@@ -203,4 +203,3 @@ def test_an_entered_ladder_bot_plays_a_person_unrated(
     again = asyncio.run(_play(url, 2, opponents=[{"ladder": "solo"}]))
     assert again[-1]["final"]["status"] == "finished"
     assert get_json(url + "api/standings")[1] == before
-

@@ -2328,6 +2328,7 @@ class Standing(_message.Message):
     SUSPENDED_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     VERSIONS_FIELD_NUMBER: _builtins.int
+    LEAGUE_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     """1 for the best conservative rating."""
     name: _builtins.str
@@ -2365,6 +2366,10 @@ class Standing(_message.Message):
     """
     versions: _builtins.int
     """How many versions of the bot are rated in this scope (1 or more)."""
+    league: _builtins.str
+    """The league the bot plays in (`mammamia serve --leagues`); empty when the ladder
+    has no leagues. A league's boss is a line too (`<league>-boss`).
+    """
     def __init__(
         self,
         *,
@@ -2382,16 +2387,97 @@ class Standing(_message.Message):
         suspended: _builtins.str = ...,
         version: _builtins.str = ...,
         versions: _builtins.int = ...,
+        league: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "p_better", b"p_better"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "version", b"version", "versions", b"versions", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_p_better", b"_p_better", "games", b"games", "high", b"high", "league", b"league", "low", b"low", "mean_delivered", b"mean_delivered", "mu", b"mu", "name", b"name", "p_better", b"p_better", "rank", b"rank", "rating", b"rating", "sigma", b"sigma", "suspended", b"suspended", "version", b"version", "versions", b"versions", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__p_better: _TypeAlias = _typing.Literal["p_better"]  # noqa: Y015
     _WhichOneofArgType__p_better: _TypeAlias = _typing.Literal["_p_better", b"_p_better"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__p_better) -> _WhichOneofReturnType__p_better | None: ...
 
 Global___Standing: _TypeAlias = Standing  # noqa: Y015
+
+@_typing.final
+class League(_message.Message):
+    """A league of a ladder with leagues (docs/ladder.md, "Leagues")."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    BOSS_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    SIGMAS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The league's name."""
+    boss: _builtins.str
+    """The ladder name of its boss (`<name>-boss`), a bot the server plays itself;
+    empty for a last league without a boss.
+    """
+    bot: _builtins.str
+    """The built-in bot that plays the boss, as `mammamia bot` names it
+    (`greedy`, `search@budget_ms=20`); empty without a boss.
+    """
+    sigmas: _builtins.float
+    """A bot leaves the league when its mu - sigmas * sigma passes its boss's."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        boss: _builtins.str = ...,
+        bot: _builtins.str = ...,
+        sigmas: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boss", b"boss", "bot", b"bot", "name", b"name", "sigmas", b"sigmas"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___League: _TypeAlias = League  # noqa: Y015
+
+@_typing.final
+class LeagueMove(_message.Message):
+    """A bot's move up from one league to the next."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    FROM_LEAGUE_FIELD_NUMBER: _builtins.int
+    TO_LEAGUE_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot's name."""
+    at: _builtins.float
+    """When it moved (UNIX seconds): the end of the rated match that moved it."""
+    from_league: _builtins.str
+    """The league it left."""
+    to_league: _builtins.str
+    """The league it entered."""
+    why: _builtins.str
+    """Why: its lower bound and its boss's, as compared."""
+    match_id: _builtins.str
+    """The rated match after which it moved."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        at: _builtins.float = ...,
+        from_league: _builtins.str = ...,
+        to_league: _builtins.str = ...,
+        why: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "from_league", b"from_league", "match_id", b"match_id", "name", b"name", "to_league", b"to_league", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeagueMove: _TypeAlias = LeagueMove  # noqa: Y015
 
 @_typing.final
 class StandingsResponse(_message.Message):
@@ -2403,6 +2489,8 @@ class StandingsResponse(_message.Message):
     STANDINGS_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
+    LEAGUES_FIELD_NUMBER: _builtins.int
+    MOVES_FIELD_NUMBER: _builtins.int
     matches_finished: _builtins.int
     """Finished, rated ladder matches so far."""
     next_page_token: _builtins.str
@@ -2415,6 +2503,14 @@ class StandingsResponse(_message.Message):
     def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___Standing]:
         """Standings, best first."""
 
+    @_builtins.property
+    def leagues(self) -> _containers.RepeatedCompositeFieldContainer[Global___League]:
+        """The ladder's leagues, lowest first; empty when it has none (on every page)."""
+
+    @_builtins.property
+    def moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeagueMove]:
+        """The latest moves between leagues, newest first, at most 50 (on every page)."""
+
     def __init__(
         self,
         *,
@@ -2422,10 +2518,12 @@ class StandingsResponse(_message.Message):
         standings: _abc.Iterable[Global___Standing] | None = ...,
         next_page_token: _builtins.str = ...,
         by: Global___StandingsBy.ValueType = ...,
+        leagues: _abc.Iterable[Global___League] | None = ...,
+        moves: _abc.Iterable[Global___LeagueMove] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "matches_finished", b"matches_finished", "next_page_token", b"next_page_token", "standings", b"standings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "leagues", b"leagues", "matches_finished", b"matches_finished", "moves", b"moves", "next_page_token", b"next_page_token", "standings", b"standings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 #: The newest revision in ``server/db/migrations/versions`` (a test checks they agree).
-HEAD: Final = "0015"
+HEAD: Final = "0016"
 
 MIGRATIONS: Final = Path(__file__).resolve().with_name("migrations")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import options
 from ..quoting import quoted
-from .cli_standings import connect_command, fetch_standings, standings_table
+from .cli_standings import connect_command, fetch_standings, leagues_lines, standings_table
 
 if TYPE_CHECKING:
     import grpc
@@ -636,6 +636,8 @@ def _standings(args: argparse.Namespace) -> int:
         print(line)
     if not data["standings"]:
         print("(no rated matches yet)")
+    for line in leagues_lines(data):
+        print(line)
     print(f"your bot on this ladder: {connect_command(args.server)}")
     return 0
 

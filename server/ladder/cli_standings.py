@@ -28,10 +28,11 @@ HEADER = (
 def fetch_standings(
     server: str, players: int = 0, timeout: float = 10.0, by: str = "best"
 ) -> dict[str, Any]:
-    """Returns ``{"matches_finished": N, "by": "best"|"newest", "standings": [...]}``
-    from a server's ladder, each bot by its ``by`` version, every page of it
-    (``matches_finished`` and ``by`` as the first page says; an older server that
-    knows no versions says "best").
+    """Returns ``{"matches_finished": N, "by": "best"|"newest", "standings": [...],
+    "leagues": [...], "moves": [...]}`` from a server's ladder, each bot by its ``by``
+    version, every page of it (``matches_finished``, ``by``, ``leagues`` and ``moves``
+    as the first page says; an older server that knows no versions says "best", one
+    without leagues sends none).
 
     Raises grpc.RpcError when the server cannot be reached or refuses.
     """
@@ -53,21 +54,34 @@ def fetch_standings(
             )
             first.setdefault("matches_finished", data["matches_finished"])
             first.setdefault("by", data["by"])
+            first.setdefault("leagues", data["leagues"])
+            first.setdefault("moves", data["moves"])
             return data["standings"], data["next_page_token"]
 
         lines = list(follow(read))
-    return {"matches_finished": first["matches_finished"], "by": first["by"], "standings": lines}
+    return {
+        "matches_finished": first["matches_finished"],
+        "by": first["by"],
+        "standings": lines,
+        "leagues": first["leagues"],
+        "moves": first["moves"],
+    }
 
 
 def standings_table(data: dict[str, Any]) -> list[str]:
-    """Returns the standings as aligned text lines (a header line first)."""
-    rows = [HEADER]
+    """Returns the standings as aligned text lines (a header line first), with a
+    league column on a ladder with leagues."""
+    leagues = bool(data.get("leagues"))
+    header = (*HEADER[:2], "league", *HEADER[2:]) if leagues else HEADER
+    rows = [header]
     for s in data["standings"]:
         better = s.get("p_better")
+        league = (s.get("league") or "-",) if leagues else ()
         rows.append(
             (
                 str(s["rank"]),
                 s["name"] + (" (suspended)" if s.get("suspended") else ""),
+                *league,
                 (s.get("version") or "-")
                 + (f" (of {s['versions']})" if s.get("versions", 1) > 1 else ""),
                 f"{s['rating']:.2f}",
@@ -80,10 +94,11 @@ def standings_table(data: dict[str, Any]) -> list[str]:
                 f"{s['mean_delivered']:.2f}",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    left = (1, 2, 3) if leagues else (1, 2)
     return [
         "  ".join(
-            cell.ljust(w) if i in (1, 2) else cell.rjust(w)
+            cell.ljust(w) if i in left else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
@@ -93,3 +108,23 @@ def standings_table(data: dict[str, Any]) -> list[str]:
 def connect_command(server: str) -> str:
     """Returns the command that puts a newcomer's own bot on the server's ladder."""
     return f"mammamia bot path/to/my_bot.py:MyBot --server {server} --ladder --name my-bot"
+
+
+def leagues_lines(data: dict[str, Any]) -> list[str]:
+    """Returns the ladder's leagues (lowest first, each with its boss) and its latest
+    moves between them as text lines; none on a ladder without leagues."""
+    import datetime
+
+    if not data.get("leagues"):
+        return []
+    out = [
+        "leagues: "
+        + " < ".join(
+            f"{g['name']} (boss {g['boss']}: {g['bot']})" if g.get("boss") else g["name"]
+            for g in data["leagues"]
+        )
+    ]
+    for m in data.get("moves") or ():
+        at = datetime.datetime.fromtimestamp(m["at"], datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        out.append(f"moved {at} UTC: {m['name']} {m['from']} -> {m['to']}: {m['why']}")
+    return out

@@ -121,9 +121,12 @@ def bot_stats_data(msg: pb.BotStatsResponse) -> dict[str, Any]:
 def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
     """Returns ``{"matches_finished": N, "standings": [{"rank", "name", "rating", "mu",
     "sigma", "games", "wins", "mean_delivered", "low", "high", "p_better",
-    "suspended"}, ...], "next_page_token"}`` from a page of a Standings reply
+    "suspended", "version", "versions", "league"}, ...], "next_page_token", "by",
+    "leagues": [{"name", "boss", "bot", "sigmas"}, ...], "moves": [{"name", "at",
+    "from", "to", "why", "match_id"}, ...]}`` from a page of a Standings reply
     (``p_better`` None for the last bot; ``suspended`` the reason, None for a bot in
-    good standing)."""
+    good standing; ``league`` None, and ``leagues`` and ``moves`` empty, on a ladder
+    without leagues)."""
     return {
         "matches_finished": msg.matches_finished,
         "next_page_token": msg.next_page_token,
@@ -143,10 +146,26 @@ def standings_data(msg: pb.StandingsResponse) -> dict[str, Any]:
                 "suspended": s.suspended or None,
                 "version": s.version,
                 "versions": s.versions,
+                "league": s.league or None,
             }
             for s in msg.standings
         ],
         "by": "newest" if msg.by == pb.STANDINGS_BY_NEWEST else "best",
+        "leagues": [
+            {"name": g.name, "boss": g.boss or None, "bot": g.bot or None, "sigmas": g.sigmas}
+            for g in msg.leagues
+        ],
+        "moves": [
+            {
+                "name": m.name,
+                "at": m.at,
+                "from": m.from_league,
+                "to": m.to_league,
+                "why": m.why,
+                "match_id": m.match_id or None,
+            }
+            for m in msg.moves
+        ],
     }
 
 

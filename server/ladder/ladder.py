@@ -69,6 +69,7 @@ from server.runners import Runners
 from server.status import MatchStatus
 
 from .discipline import Bounds, Discipline
+from .leagues import Bosses
 from .lobby import Entrant, Loan, Lobby, LocalLobby, StartedMatch, Table
 from .matches import LadderClosedError, MatchEnd, Matches
 from .scheduler import Policy
@@ -164,6 +165,16 @@ class Ladder:
             self.lobby.per_hour = bounds.matches_per_hour
         else:
             self.lobby.bench = self.discipline.benched
+        #: With leagues on, who plays the bosses' seats (:meth:`play_bosses`).
+        self.bosses: Bosses | None = None
+
+    def play_bosses(self, bosses: Bosses) -> None:
+        """Turns leagues on (``server.ladder.leagues``, stored already): the bosses
+        wait for matches whenever in none, and this host plays their seats in the
+        matches it runs."""
+        self.bosses = bosses
+        if isinstance(self.lobby, LocalLobby):
+            self.lobby.join_bosses(bosses.names)
 
     @property
     def held(self) -> bool:
@@ -522,6 +533,8 @@ class Ladder:
             log.warning("ladder_match_not_created", match=table.match_id, error=repr(e))
             await self.lobby.release(table)
             return None
+        if self.bosses is not None:
+            self.bosses.play(table.names, tokens)
         match = StartedMatch(
             match_id,
             table.names,

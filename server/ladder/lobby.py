@@ -367,6 +367,16 @@ class LocalLobby:
         self._seated: dict[str, Assignment] = {}
         #: Returns those of the names given not to seat now (the ladder's discipline).
         self.bench: Callable[[list[str]], set[str]] = lambda names: set()
+        #: The leagues' bosses, waiting whenever in no match (``join_bosses``).
+        self.bosses: set[str] = set()
+
+    def join_bosses(self, names: Collection[str]) -> None:
+        """Makes the leagues' bosses wait for matches for as long as the lobby runs
+        (the ladder plays their seats itself); no quota of the hour benches them."""
+        for name in names:
+            if name not in self.bosses:
+                self.bosses.add(name)
+                self.scheduler.join(name)
 
     def recover(self) -> list[str]:
         """Returns every match recorded as running: all were this process's."""
@@ -469,8 +479,12 @@ class LocalLobby:
         # On the loop: a row per waiting bot, from the ratings and the tallies; a
         # suspended bot (until its stream has ended) or one out of matches for the
         # hour waits unseated.
-        benched = self.bench(names)
+        benched = self.bench(names) - self.bosses
         names = [n for n in names if n not in benched]
         known = self.store.waiting(names)
+        league = self.store.league_places(names)  # (empty when leagues are off)
         fresh = (initial(), 0)
-        return [Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1]) for n in names]
+        return [
+            Waiting(n, known.get(n, fresh)[0].mu, known.get(n, fresh)[1], league.get(n, 0))
+            for n in names
+        ]

@@ -8,7 +8,8 @@ played) and the free match slots, it returns the matches to start:
 - the other seats are drawn at random, weighted towards ratings close to the
   anchor's (and towards bots that played less), so close matches are the rule and
   every pairing still happens now and then;
-- at most as many matches as there are free slots (the concurrency limit).
+- at most as many matches as there are free slots (the concurrency limit);
+- with leagues on, only bots of one league play together (its boss among them).
 
 :class:`Scheduler` is the asyncio loop around it: bots come (:meth:`Scheduler.join`)
 and go (:meth:`Scheduler.leave`); a bot is waiting while it is joined and not in a
@@ -33,11 +34,13 @@ log = structlog.get_logger()
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """A bot waiting for a match: its name, rating (mu) and rated games so far."""
+    """A bot waiting for a match: its name, rating (mu), rated games so far, and its
+    league (its place in the order, 0 the lowest; 0 for all when leagues are off)."""
 
     name: str
     rating: float
     games: int
+    league: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +91,21 @@ def form_matches(
     matches: list[tuple[str, ...]] = []
     slots = policy.concurrency - running
     while slots > 0 and len(queue) >= policy.min_players:
-        size = rng.randint(policy.min_players, min(policy.max_players, len(queue)))
-        anchor = queue.pop(0)
-        least = min([anchor.games, *(w.games for w in queue)])
+        anchor, league = queue[0], [w for w in queue if w.league == queue[0].league]
+        if len(league) < policy.min_players:
+            # Too few of the anchor's league wait: the next league's bots go on.
+            queue = [w for w in queue if w.league != anchor.league]
+            continue
+        size = rng.randint(policy.min_players, min(policy.max_players, len(league)))
+        queue.remove(anchor)
+        league.remove(anchor)
+        least = min([anchor.games, *(w.games for w in league)])
         seated = [anchor]
         for _ in range(size - 1):
-            weights = [_weight(anchor, w, policy, least) for w in queue]
-            seated.append(queue.pop(rng.choices(range(len(queue)), weights)[0]))
+            weights = [_weight(anchor, w, policy, least) for w in league]
+            chosen = league.pop(rng.choices(range(len(league)), weights)[0])
+            queue.remove(chosen)
+            seated.append(chosen)
         rng.shuffle(seated)
         matches.append(tuple(w.name for w in seated))
         slots -= 1

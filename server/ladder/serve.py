@@ -56,12 +56,34 @@ def _on_off(text: str) -> bool:
     raise ValueError("need on or off")
 
 
+@checked
+def _leagues(text: str) -> str:
+    """Returns the leagues' text once it names good leagues (``parse_leagues``)."""
+    from .leagues import parse_leagues
+
+    parse_leagues(text)
+    return text
+
+
+@checked
+def _sigmas(text: str) -> float:
+    """Returns a width from 0 to 10 (sigmas)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 10):
+        raise ValueError("need a number of sigmas from 0 to 10")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds ``--ladder-players``, ``--ladder-concurrency``, ``--ladder-deadline-ms``,
     ``--ladder-start-timeout``, ``--ladder-name-expiry``, ``--ladder-max-unentered``
     ``--ladder-duplicate``, the quotas ``--ladder-quota-matches``,
-    ``--ladder-quota-entries`` and ``--ladder-quota-scrimmages``, and
-    ``--ladder-quarantine`` to ``mammamia serve``."""
+    ``--ladder-quota-entries`` and ``--ladder-quota-scrimmages``,
+    ``--ladder-quarantine``, and the leagues' ``--leagues`` and ``--league-sigmas``
+    to ``mammamia serve``."""
     g = parser.add_argument_group(
         "ladder", "the server-run ladder (bots enter with `mammamia bot SPEC --ladder --name NAME`)"
     )
@@ -160,6 +182,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "policy (late answers, strikes, no stream) is suspended as `quarantine` "
         f"(MAMMAMIA_LADDER_QUARANTINE, default {DEFAULT_QUARANTINE}; 0: never)",
     )
+    g.add_argument(
+        "--leagues",
+        type=_leagues,
+        default=env_default("MAMMAMIA_LEAGUES", ""),
+        metavar="'NAME=BOT ...'",
+        help="leagues with boss bots, lowest first: NAME=BOT words (a built-in bot: "
+        "random, greedy, counter, search@budget_ms=N), the last may be a bare NAME "
+        "(no boss); a new bot starts in the first and moves up as it passes its boss "
+        "(docs/ladder.md, Leagues) (MAMMAMIA_LEAGUES, default none: no leagues)",
+    )
+    g.add_argument(
+        "--league-sigmas",
+        type=_sigmas,
+        default=env_default("MAMMAMIA_LEAGUE_SIGMAS", "2"),
+        metavar="K",
+        help="a bot moves up when its mu - K sigma passes its boss's "
+        "(MAMMAMIA_LEAGUE_SIGMAS, default 2: the standings' interval)",
+    )
     from ..competition.serve import add_arguments as add_competition
 
     add_competition(g)
@@ -204,6 +244,17 @@ def install(arena: Arena, args: argparse.Namespace) -> None:
         ),
         runners=arena.runners,
     )
+    # Leagues (off unless named): stored for every host and the web page to read.
+    from ..db.ladder.rows import LadderError
+    from .leagues import Bosses, parse_leagues
+
+    leagues = parse_leagues(args.leagues, args.league_sigmas)
+    try:
+        store.configure_leagues(leagues)
+    except LadderError as e:
+        raise SystemExit(f"mammamia serve: --leagues: {e}") from None
+    if leagues:
+        ladder.play_bosses(Bosses(leagues, arena.runners))
     from ..admin.serve import install as install_admin
     from ..competition.serve import install as install_competition
 

@@ -138,7 +138,9 @@ class LadderServicer(pb_grpc.LadderServicer):
         standings = await self.ladder.standings(request.players, by)
         known = self._standings.get((request.players, by))
         if known is None or known[0] is not standings:  # built once per reading
-            known = (standings, wire.standings_response(*standings, by))
+            # Leagues move only when a result is rated, as the standings do.
+            leagues, moves = await self.ladder.reader.leagues()
+            known = (standings, wire.standings_response(*standings, by, leagues, moves))
             self._standings[(request.players, by)] = known
         size = page_size(request.page_size, MAX_PAGE_SIZE)
         if not request.page_token and len(known[0][1]) <= size:

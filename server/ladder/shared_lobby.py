@@ -262,12 +262,12 @@ class SharedLobby:
             self._playing.add(task)
             task.add_done_callback(self._playing.discard)
 
-    def _form(self, waiting: list[tuple[str, Rating, int]]) -> list[tuple[str, ...]]:
+    def _form(self, waiting: list[tuple[str, Rating, int, int]]) -> list[tuple[str, ...]]:
         """Returns at most one match of the waiting bots (on the writer thread, inside
         the pass's transaction): one per pass lets every host with a free slot take
         its turn."""
         return form_matches(
-            [Waiting(name, rating.mu, games) for name, rating, games in waiting],
+            [Waiting(name, rating.mu, games, league) for name, rating, games, league in waiting],
             self.policy,
             self.policy.concurrency - 1,
             self._rng,

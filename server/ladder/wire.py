@@ -22,6 +22,7 @@ from mammamia.sprt import Sprt
 from mammamia_pb import arena_pb2 as pb
 
 from ..db.ladder.discipline import Suspension
+from ..db.ladder.leagues import League, Move
 from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.results import ResultRow
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally, VersionLine
@@ -86,6 +87,7 @@ def standing_message(s: Standing, low: float, high: float, p_better: float | Non
         suspended=s.suspended or "",
         version=s.version,
         versions=s.versions,
+        league=s.league,
     )
     if p_better is not None:
         msg.p_better = p_better
@@ -107,11 +109,35 @@ def standings_by(by: int) -> str:
     return STANDINGS_BY.get(by, BEST)
 
 
+def league_message(league: League) -> pb.League:
+    """Returns a league as its message."""
+    return pb.League(
+        name=league.name, boss=league.boss or "", bot=league.spec or "", sigmas=league.sigmas
+    )
+
+
+def move_message(move: Move) -> pb.LeagueMove:
+    """Returns a bot's move between leagues as its message."""
+    return pb.LeagueMove(
+        name=move.name,
+        at=move.at,
+        from_league=move.from_league,
+        to_league=move.to_league,
+        why=move.why,
+        match_id=move.match_id or "",
+    )
+
+
 def standings_response(
-    finished: int, table: Sequence[Standing], by: str = BEST
+    finished: int,
+    table: Sequence[Standing],
+    by: str = BEST,
+    leagues: Sequence[League] = (),
+    moves: Sequence[Move] = (),
 ) -> pb.StandingsResponse:
     """Returns the reply to Ladder.Standings (``table`` best first, each bot by its
-    ``by`` version), each line as :func:`server.ladder.standings.lines` computes it."""
+    ``by`` version), each line as :func:`server.ladder.standings.lines` computes it,
+    with the ladder's leagues and their latest moves (none when leagues are off)."""
     return pb.StandingsResponse(
         matches_finished=finished,
         by=BY_MESSAGE[by],
@@ -119,6 +145,8 @@ def standings_response(
             standing_message(line.standing, line.low, line.high, line.p_better)
             for line in standings.lines(table)
         ],
+        leagues=[league_message(league) for league in leagues],
+        moves=[move_message(move) for move in moves],
     )
 
 
@@ -140,6 +168,8 @@ def standings_page(
         matches_finished=reply.matches_finished,
         by=reply.by,
         standings=shown,
+        leagues=reply.leagues,
+        moves=reply.moves,
         next_page_token=token_of(STANDINGS, (shown[-1].rating, shown[-1].name), str(players))
         if more and shown
         else "",

@@ -4,7 +4,8 @@ Routes (docs/web.md lists every field):
 
     GET /                          the page (static/index.html); the rest of static/
     GET /api/standings?by=best|newest  standings overall and per player count, each
-                                   bot by its best (default) or newest version
+                                   bot by its best (default) or newest version, with
+                                   the leagues and their latest moves
     GET /api/bots/{name}           a bot: ratings, its versions, rating history, results, matches
     GET /api/matches?bot=&limit=&page_token=
                                    the newest ladder matches, live and ended, a page
@@ -38,6 +39,7 @@ from mammamia.fairness import is_sealed
 
 from ..app import Arena
 from ..db.connection import ERRORS
+from ..db.ladder.leagues import League, Move
 from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.rows import LadderMatch, Standing, VersionLine
 from ..db.people import PeopleStore
@@ -197,6 +199,25 @@ def standing_json(line: standings.Line) -> dict[str, Any]:
         "suspended": s.suspended,
         "version": s.version,
         "versions": s.versions,
+        "league": s.league or None,
+    }
+
+
+def league_json(league: League) -> dict[str, Any]:
+    """Returns a league as JSON: its name, its boss's name and the built-in bot that
+    plays it (both None for a last league without a boss), and ``sigmas``."""
+    return {"name": league.name, "boss": league.boss, "bot": league.spec, "sigmas": league.sigmas}
+
+
+def move_json(move: Move) -> dict[str, Any]:
+    """Returns a bot's move between leagues as JSON (``at`` in UNIX seconds)."""
+    return {
+        "name": move.name,
+        "at": move.at,
+        "from": move.from_league,
+        "to": move.to_league,
+        "why": move.why,
+        "match": move.match_id,
     }
 
 
@@ -241,9 +262,12 @@ async def _standings(request: web.Request) -> web.StreamResponse:
     page = _page(request)
     by = NEWEST if request.query.get("by") == NEWEST else BEST
     scopes = await page.reads.run(page.reads.standings, by)
+    leagues, moves = await page.reads.run(page.reads.leagues)
     return _json(
         {
             "by": by,
+            "leagues": [league_json(league) for league in leagues],
+            "moves": [move_json(move) for move in moves],
             "scopes": [
                 {
                     "players": players,
@@ -321,6 +345,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
             "history": history,
             "behind": page.history.behind,
             "suspended": reads.ladder().suspension(name),
+            "moves": reads.ladder().moves(50, name),
         }
 
     got = await reads.run(read)
@@ -354,6 +379,7 @@ async def _bot(request: web.Request) -> web.StreamResponse:
                 "at": got["suspended"].at,
             },
             "overall": None if overall is None else standing_json(overall),
+            "moves": [move_json(m) for m in got["moves"]],
             "by_players": by_players,
             "versions": [version_json(v) for v in got["versions"]],
             "opponents": [

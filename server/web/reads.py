@@ -13,6 +13,7 @@ import functools
 from pathlib import Path
 
 from ..db.connection import connect_read_only
+from ..db.ladder.leagues import League, Move
 from ..db.ladder.reads import BEST, LadderReads
 from ..db.ladder.rows import ALL_PLAYERS, LadderMatch, Opponent, Standing, Tally, VersionLine
 from ..db.matches import MatchRow, stored_match
@@ -48,6 +49,13 @@ class Reads(Reader):
         with ladder.snapshot():
             scopes = [ALL_PLAYERS, *ladder.player_counts()]
             return {scope: ladder.standings(scope, by) for scope in scopes}
+
+    def leagues(self, limit: int = 50) -> tuple[list[League], list[Move]]:
+        """Returns the ladder's leagues (lowest first; none: leagues off) and up to
+        ``limit`` moves between them, newest first."""
+        ladder = self.ladder()
+        with ladder.snapshot():
+            return ladder.leagues(), ladder.moves(limit)
 
     def tallies(self, name: str) -> dict[int, Tally]:
         """Returns the bot's tallies per player count (counts it has not played left out)."""

@@ -391,7 +391,9 @@ def test_standings_longer_than_a_page_are_read_whole_by_the_command(
     )
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
-    assert set(data) == {"matches_finished", "by", "standings"}  # and which version each line shows
+    # With which version each line shows, and the leagues (none here) and their moves.
+    assert set(data) == {"matches_finished", "by", "standings", "leagues", "moves"}
+    assert data["leagues"] == [] and data["moves"] == []
     assert [s["rank"] for s in data["standings"]] == list(range(1, rated[0][0] + 1))
     assert data["matches_finished"] == first.matches_finished
 

@@ -138,8 +138,10 @@ def test_ladder_commands_print_standings_matches_and_records(
         "suspended",
         "version",
         "versions",
+        "league",
     }
     assert data["standings"][0]["suspended"] is None
+    assert data["standings"][0]["league"] is None  # a ladder without leagues
     table = subprocess.run(
         [str(MAMMAMIA), "ladder", "standings", "--server", server.address, "--players", "2"],
         capture_output=True,

@@ -38,7 +38,9 @@ def test_ladder_messages_and_the_replies_the_commands_read() -> None:
         "suspended": None,
         "version": "",
         "versions": 1,
+        "league": None,
     }
+    assert data["leagues"] == [] and data["moves"] == []
     # mu 27.25 +- 2.25 against 25 +- 5: Phi(2.25 / sqrt(2.25**2 + 5**2)) = 0.6592...
     assert abs(data["standings"][0]["p_better"] - 0.6592) < 1e-3
     assert data["standings"][1]["p_better"] is None

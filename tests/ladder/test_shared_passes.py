@@ -32,13 +32,16 @@ def stores(database: str) -> Iterator[list[LadderStore]]:
         s.close()
 
 
-def pairs(seed: int) -> Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]]:
+def pairs(seed: int) -> Callable[[list[tuple[str, Rating, int, int]]], list[tuple[str, ...]]]:
     """Returns a ``form`` of one two-player match per pass (what a host's pass does)."""
     rng = random.Random(seed)
 
-    def form(waiting: list[tuple[str, Rating, int]]) -> list[tuple[str, ...]]:
+    def form(waiting: list[tuple[str, Rating, int, int]]) -> list[tuple[str, ...]]:
         return form_matches(
-            [Waiting(n, r.mu, g) for n, r, g in waiting], Policy(2, 2, concurrency=1), 0, rng
+            [Waiting(n, r.mu, g, league) for n, r, g, league in waiting],
+            Policy(2, 2, concurrency=1),
+            0,
+            rng,
         )
 
     return form

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ...quoting import quoted
 from ...status import MatchStatus
 from ..connection import Connection, among
+from .leagues import reset as reset_leagues
 from .rating import apply_next
 from .rows import LadderError
 
@@ -328,10 +329,13 @@ class Discipline:
 def rerate(db: Connection) -> int:
     """Replays every finished, counted result in finish order from the initial
     ratings, in the caller's transaction: the ratings, tallies, totals and seat
-    positions are counted afresh; returns how many results were rated."""
+    positions are counted afresh, and with leagues on, every bot starts again in the
+    lowest league and moves as the results are replayed; returns how many results
+    were rated."""
     for table in ("ladder_ratings", "ladder_tallies", "ladder_totals", "ladder_positions"):
         db.execute(f"DELETE FROM {table}")
     db.execute("UPDATE ladder_matches SET rated = 0 WHERE rated = 1")
+    reset_leagues(db)  # the moves are replayed with the ratings
     replayed = 0
     while apply_next(db):
         replayed += 1

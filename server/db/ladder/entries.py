@@ -25,6 +25,7 @@ from ..connection import (
     shown,
 )
 from .discipline import benched
+from .leagues import places
 from .reads import _waiting
 from .rows import Formed
 
@@ -174,7 +175,7 @@ class Entries:
         host: str,
         address: str,
         alive_since: float,
-        form: Callable[[list[tuple[str, Rating, int]]], list[tuple[str, ...]]],
+        form: Callable[[list[tuple[str, Rating, int, int]]], list[tuple[str, ...]]],
         reserve: Callable[[int], tuple[str, Sequence[str]]],
         *,
         now: float | None = None,
@@ -189,7 +190,9 @@ class Entries:
         its presence (:meth:`claim`): a host that died is passed over as soon as
         PostgreSQL ends its session, not only once its heartbeats are ``alive_since``
         old (those cover a host whose session lingers, cut off from the database).
-        ``form`` gets them as (name, rating over all matches, rated games) and returns
+        With leagues on, each boss waits too while in no running match.
+        ``form`` gets them as (name, rating over all matches, rated games, league's
+        place) and returns
         the matches to start (names in seat order); ``reserve(n)`` returns a new match
         id and ``n`` seat tokens for each. The seats are recorded with their tokens,
         not yet announced:
@@ -220,15 +223,32 @@ class Entries:
             if names:
                 out = benched(db, names, time.time() if now is None else now, per_hour)
                 names = [n for n in names if n not in out]
+            # With leagues on, the bosses (played by the host that runs their match)
+            # wait whenever they are in no running match.
+            names += [n for n in _free_bosses(db) if n not in names]
             if not names:
                 return formed
             known = _waiting(db, names)
+            league = places(db, names)
             fresh = (initial(), 0)
-            for seated in form([(n, *known.get(n, fresh)) for n in names]):
+            for seated in form([(n, *known.get(n, fresh), league.get(n, 0)) for n in names]):
                 match_id, tokens = reserve(len(seated))
                 _start_match(db, match_id, seated, host, address, tokens, announced=False)
                 formed.append(Formed(match_id, tuple(seated), tuple(tokens)))
         return formed
+
+
+def _free_bosses(db: Connection) -> list[str]:
+    """Returns the bosses in no running match (none when leagues are off)."""
+    return [
+        n
+        for (n,) in db.execute(
+            "SELECT boss FROM ladder_leagues WHERE boss IS NOT NULL"
+            " AND boss NOT IN (SELECT r.name FROM ladder_matches m"
+            " JOIN ladder_results r ON r.match_id = m.match_id"
+            " WHERE m.status = 'running') ORDER BY position"
+        ).fetchall()
+    ]
 
 
 def _start_match(

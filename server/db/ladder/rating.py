@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from ...ladder.ratings import Rating, initial, rate
 from ..connection import Connection
+from .leagues import promote
 from .rows import ALL_PLAYERS
 
 
 def apply_next(db: Connection) -> bool:
     """Applies the first finished, unrated result in finish order (a voided one never
     counts), in the caller's transaction; returns False when there is none. Each
-    seat's player is its bot's version (``server.db.ladder.rows.player``)."""
+    seat's player is its bot's version (``server.db.ladder.rows.player``). With
+    leagues on, the bots the match lifts past their boss move up
+    (``server.db.ladder.leagues.promote``)."""
     row = db.execute(
         "SELECT match_id, players, COALESCE(ended, created) FROM ladder_matches"
         " WHERE status = 'finished' AND rated = 0 AND voided IS NULL"
@@ -67,6 +70,8 @@ def apply_next(db: Connection) -> bool:
             (scope,),
         )
     db.execute("UPDATE ladder_matches SET rated = 1 WHERE match_id = ?", (match_id,))
+    # With leagues on, the match may move its bots up (decided here, once).
+    promote(db, match_id, ended, [(n, v) for n, v, _, _ in seats])
     return True
 
 

@@ -22,6 +22,7 @@ from ...status import MatchStatus
 from ..connection import POSTGRESQL, Connection, among, connect, dialect, is_url
 from ..reader import Reader
 from .discipline import Suspension, spent, suspensions
+from .leagues import League, Move, leagues, moves, places
 from .rows import (
     ALL_PLAYERS,
     DealSetRow,
@@ -384,6 +385,9 @@ class LadderReads:
             if held is None or _before(line, held, by):
                 shown[name] = line
         rated = sorted(shown.values(), key=lambda line: (-line[0].conservative, line[1]))
+        ordered = leagues(self._db)
+        lowest = ordered[0].name if ordered else ""
+        league_of = _league_names(self._db, list(shown)) if ordered else {}
         return int(finished), [
             Standing(
                 rank,
@@ -397,11 +401,24 @@ class LadderReads:
                 suspended,
                 version,
                 versions[name],
+                league_of.get(name) or lowest,
             )
             for rank, (r, name, games, wins, delivered, suspended, version, _) in enumerate(
                 rated, start=1
             )
         ]
+
+    def leagues(self) -> list[League]:
+        """Returns the leagues, lowest first (empty: leagues are off)."""
+        return leagues(self._db)
+
+    def league_places(self, names: Sequence[str]) -> dict[str, int]:
+        """Returns each bot's league as its place, 0 the lowest (empty: leagues off)."""
+        return places(self._db, names)
+
+    def moves(self, limit: int = 50, name: str | None = None) -> list[Move]:
+        """Returns up to ``limit`` moves between leagues, newest first (all, or one bot's)."""
+        return moves(self._db, limit, name)
 
     def matches(
         self, name: str | None = None, limit: int = 20, status: MatchStatus | None = None
@@ -592,6 +609,16 @@ class LadderReader(Reader):
         """Returns :meth:`LadderReads.standings`, read on the reader's thread."""
         return await self.run(self._reads.standings, players, by)
 
+    async def leagues(self, limit: int = 50) -> tuple[list[League], list[Move]]:
+        """Returns the leagues (lowest first) and up to ``limit`` moves between them
+        (newest first), read in one snapshot on the reader's thread."""
+
+        def read() -> tuple[list[League], list[Move]]:
+            with self._reads.snapshot():
+                return self._reads.leagues(), self._reads.moves(limit)
+
+        return await self.run(read)
+
     async def matches(
         self, name: str | None = None, limit: int = 20, status: MatchStatus | None = None
     ) -> list[LadderMatch]:
@@ -726,6 +753,18 @@ _ROWS_POSTGRESQL = (
     " FROM ladder_results r WHERE r.match_id = m.match_id)))::text, '[]')"
     " FROM ({page}) p JOIN ladder_matches m ON m.match_id = p.match_id"
 )
+
+
+def _league_names(db: Connection, names: Sequence[str]) -> dict[str, str]:
+    """Returns the league of each of ``names`` placed in one (those never moved are not)."""
+    if not names:
+        return {}
+    test, listed = among(db, names)
+    rows = db.execute(
+        f"SELECT name, league FROM ladder_bots WHERE name {test} AND league IS NOT NULL",
+        (listed,),
+    ).fetchall()
+    return {name: league for name, league in rows}
 
 
 def _waiting(db: Connection, names: Sequence[str]) -> dict[str, tuple[Rating, int]]:

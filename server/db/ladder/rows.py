@@ -90,6 +90,7 @@ class Standing:
     suspended: str | None = None  # why the bot is suspended (None: in good standing)
     version: str = DEFAULT_VERSION  # the version the line shows
     versions: int = 1  # how many of the bot's versions are rated in the scope
+    league: str = ""  # the bot's league ("" when leagues are off)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from ..connection import ERRORS, INTEGRITY_ERRORS, LADDER_LOCK, Connection, tran
 from ..matches import reveal_records
 from .discipline import Discipline
 from .entries import Entries, _start_match
+from .leagues import League, configure
 from .rating import apply_next
 from .reads import LadderReader, LadderReads, _connect
 from .rows import LadderError, LadderFullError, NameTakenError, SeatResult, check_name, hash_key
@@ -246,6 +247,15 @@ class LadderStore(Entries, Discipline, Scrimmages, LadderReads):
             if cur.rowcount == 1:
                 db.execute("UPDATE ladder_results SET token = NULL WHERE match_id = ?", (match_id,))
             return cur.rowcount == 1
+
+    # Leagues
+
+    def configure_leagues(self, leagues: Sequence[League]) -> None:
+        """Stores the leagues, lowest first (none: leagues off), their bosses
+        registered (``server.db.ladder.leagues.configure``); raises LadderError when a
+        boss's name is a registered bot's."""
+        with self._write() as db:
+            configure(db, leagues)
 
     # Ratings and tallies
 

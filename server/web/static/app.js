@@ -137,7 +137,8 @@ async function ladderPage(query) {
     const switcher = el("div", {class: "tabs", testid: "standings-by"},
       ["best", "newest"].map(b => el("a", {href: `#/?${here}by=${b}`, testid: `by-${b}`,
         class: b === data.by ? "active" : ""}, b === "best" ? "Best version" : "Newest version")));
-    holder.replaceChildren(tabs, switcher, standingsTable(current),
+    holder.replaceChildren(tabs, switcher, standingsTable(current, data.leagues.length > 0),
+      ...(data.leagues.length ? [leaguesPanel(data.leagues, data.moves)] : []),
       el("p", {class: "muted", testid: "standings-by-note"},
         `Each bot is shown by its ${data.by} version${data.by === "best" ? " (highest rating)" : " (the one that first played last)"}.`),
       el("p", {class: "muted"}, `${current.rated} rated matches. Rating = μ − 3σ; the bar draws the interval μ ± 2σ, about 95% of the model's belief.`));
@@ -147,7 +148,20 @@ async function ladderPage(query) {
   every(4000, render);
 }
 
-function standingsTable(scope) {
+// A ladder with leagues: the leagues in order, each with its boss, and who moved when.
+function leaguesPanel(leagues, moves) {
+  const order = el("p", {testid: "leagues"}, "Leagues, lowest first: ",
+    leagues.map((g, i) => el("span", {testid: "league"}, i ? " < " : "", el("strong", {}, g.name),
+      g.boss ? ` (boss ${g.boss}: ${g.bot})` : "")));
+  const list = moves.length
+    ? el("ul", {testid: "moves"}, moves.map(m => el("li", {testid: "move"},
+        `${new Date(m.at * 1000).toISOString().replace("T", " ").slice(0, 19)} UTC: `,
+        el("a", {href: `#/bot/${enc(m.name)}`}, m.name), ` moved ${m.from} → ${m.to}: ${m.why}`)))
+    : el("p", {class: "muted", testid: "moves"}, "No bot has moved up yet.");
+  return el("section", {class: "panel", testid: "leagues-panel"}, el("h2", {}, "Leagues"), order, list);
+}
+
+function standingsTable(scope, leagues) {
   const rows = scope.rows;
   // The interval is the server's (low, high), as every reader of the standings shows it.
   const lo = Math.min(0, ...rows.map(r => r.low));
@@ -166,6 +180,7 @@ function standingsTable(scope) {
       el("td", {}, el("a", {href: `#/bot/${enc(r.name)}`, testid: "bot-link"}, r.name),
         r.suspended ? el("span", {class: "status status-suspended", testid: "suspended",
                                   title: r.suspended}, " suspended") : null),
+      leagues ? el("td", {testid: "standing-league"}, r.league || "-") : null,
       el("td", {testid: "standing-version", title: `${r.versions} rated version(s)`},
         (r.version || "-") + (r.versions > 1 ? ` (of ${r.versions})` : "")),
       el("td", {class: "num strong"}, fmt(r.rating)),
@@ -176,10 +191,10 @@ function standingsTable(scope) {
       el("td", {class: "num"}, fmt(r.pizzas, 2)));
   });
   return el("div", {class: "scroll"}, el("table", {class: "grid", testid: "standings"},
-    el("thead", {}, el("tr", {}, ["#", "Bot", "Version", "Rating", "μ ± σ", "Uncertainty", "Games", "Wins",
-                                  "Pizzas / match"].map((h, i) =>
-      el("th", {class: i === 5 ? "wide" : ""}, h)))),
-    el("tbody", {}, body.length ? body : el("tr", {}, el("td", {colspan: 9, class: "muted"},
+    el("thead", {}, el("tr", {}, ["#", "Bot", ...(leagues ? ["League"] : []), "Version", "Rating", "μ ± σ",
+                                  "Uncertainty", "Games", "Wins", "Pizzas / match"].map(h =>
+      el("th", {class: h === "Uncertainty" ? "wide" : ""}, h)))),
+    el("tbody", {}, body.length ? body : el("tr", {}, el("td", {colspan: leagues ? 10 : 9, class: "muted"},
       "No rated match yet: the standings fill as ladder matches end.")))));
 }
 
@@ -249,8 +264,14 @@ async function botPage(name) {
   const o = data.overall;
   const summary = o ? el("div", {class: "facts"},
       fact("Rank", "#" + o.rank), fact("Rating", fmt(o.rating)), fact("μ ± σ", `${fmt(o.mu)} ± ${fmt(o.sigma)}`),
-      fact("Games", o.games), fact("Wins", o.wins), fact("Pizzas / match", fmt(o.pizzas, 2)))
+      fact("Games", o.games), fact("Wins", o.wins), fact("Pizzas / match", fmt(o.pizzas, 2)),
+      o.league ? fact("League", o.league) : null)
     : el("p", {class: "muted"}, "Not rated yet.");
+  // Its moves up through the leagues (a ladder with leagues), newest first.
+  const moves = data.moves.length ? el("section", {class: "panel"}, el("h2", {}, "Leagues"),
+    el("ul", {testid: "bot-moves"}, data.moves.map(m => el("li", {testid: "move"},
+      `${new Date(m.at * 1000).toISOString().replace("T", " ").slice(0, 19)} UTC: moved ${m.from} → ${m.to}: ${m.why}`))))
+    : null;
   const byPlayers = el("table", {class: "grid", testid: "by-players"},
     el("thead", {}, el("tr", {}, ["Players", "Rating", "μ ± σ", "Games", "Wins", "Pizzas / match"].map(h => el("th", {}, h)))),
     el("tbody", {}, data.by_players.map(r => el("tr", {},
@@ -276,7 +297,7 @@ async function botPage(name) {
         ? `Suspended by the server (quarantine): most of its last matches were played by the default policy. An operator reinstates it.`
         : `Suspended by ${s.by}: ${s.reason}`) : null;
   show(el("h1", {}, name, " ", el("a", {class: "small-link", href: `#/matches?bot=${enc(name)}`}, "all matches")),
-    suspended, summary, decisionFacts(data.decisions),
+    suspended, summary, moves, decisionFacts(data.decisions),
     el("section", {class: "panel"}, el("h2", {}, "Versions, each rated on its own"), el("div", {class: "scroll"}, versions)),
     el("section", {class: "panel"}, el("h2", {}, "Rating over time"), ratingPlot(data.history)),
     el("div", {class: "two"},

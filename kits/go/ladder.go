@@ -75,6 +75,14 @@ func (c *Conn) PlayLadder(ctx context.Context, options LadderOptions) (int, erro
 		failure := "ladder stream closed"
 		stream, err := c.Ladder.Enter(withKey(leaveCtx, "bot-key", options.Key),
 			&pb.EnterRequest{Name: options.Name, Version: options.Version})
+		if err == nil {
+			// The response headers come once the entry is recorded (none: the call
+			// failed first, and Recv says how): the reconnection budget starts afresh.
+			if header, herr := stream.Header(); herr == nil && header != nil {
+				retry.reset()
+				log.Info("entered", "version", options.Version)
+			}
+		}
 		for err == nil {
 			var assignment *pb.Assignment
 			assignment, err = stream.Recv()

@@ -7,6 +7,7 @@ scheduler.py  who plays whom (pure), and the loop that keeps matches going
 ladder.py     the running ladder: registrations, the lobby's tables played, results rated
 lobby.py      where entered bots wait, are seated together and told their seats
 shared_lobby.py  the lobby of many hosts on one PostgreSQL database
+leagues.py    leagues with boss bots (``serve --leagues``): the flag, the bosses' seats
 matches.py    the server's matches as the ladder needs them, and how one ended
 settling.py   what a drain must see through: matches to their stored results
 service.py    the Ladder gRPC servicer, thin

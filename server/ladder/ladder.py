@@ -247,6 +247,8 @@ class Ladder:
         self.store.end_scrimmage_match(match_id, end.status, end.ranks, end.delivered)
 
     async def _settle_scrimmage(self, match_id: str) -> None:
+        if self.bosses is not None:
+            self.bosses.resume(match_id)  # a boss opponent plays on, as in a ladder match
         end = await self.matches.result(match_id)
         await self.settling.stored(
             match_id, self.store.end_scrimmage_match, match_id, end.status, end.ranks, end.delivered
@@ -558,6 +560,9 @@ class Ladder:
         await self.settling.settled()
 
     async def _settle_resumed(self, match_id: str) -> None:
+        if self.bosses is not None:
+            # A match resumed after a restart, or taken over: its bosses play on.
+            self.bosses.resume(match_id)
         await self._settle(match_id, await self.matches.result(match_id))
 
     async def _settle(self, match_id: str, end: MatchEnd) -> None:

@@ -165,15 +165,27 @@ class Bosses:
         with its seat tokens) and plays them to the match's end; a seat of a match
         this host does not run is left alone."""
         for name, token in zip(names, tokens, strict=True):
-            make = self.makers.get(name)
-            found = self.runners.seat_of(token) if make is not None else None
-            if make is None or found is None:
-                continue
-            runner, seat = found
-            runner.join(seat)
-            task = asyncio.create_task(self._play(runner, seat, make()), name=f"boss-{name}")
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            found = self.runners.seat_of(token) if name in self.makers else None
+            if found is not None:
+                self._start(name, *found)
+
+    def resume(self, match_id: str) -> None:
+        """Takes the bosses' seats of a match this host resumed from its journal (after
+        a restart, or taken over from a host that went away) and plays them to its end."""
+        runner = self.runners.get(match_id)
+        if runner is None or runner.match.ended is not None:
+            return
+        for seat, name in enumerate(runner.match.names):
+            if name in self.makers:
+                self._start(name, runner, seat)
+
+    def _start(self, name: str, runner: Runner, seat: int) -> None:
+        runner.join(seat)
+        task = asyncio.create_task(
+            self._play(runner, seat, self.makers[name]()), name=f"boss-{name}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _play(self, runner: Runner, seat: int, boss: Boss) -> None:
         """Answers each decision the seat's own stream asks until the match's end."""

@@ -439,8 +439,14 @@ class LocalLobby:
     def lend(self, names: Collection[str]) -> Loan:
         """Returns the loan of the bots ``names`` (see :class:`Loan`), each entered
         here and in no match, taken out of the tables the scheduler forms until the
-        loan ends. Raises NotFreeError naming those that are not (none is taken then)."""
+        loan ends. Raises NotFreeError naming those that are not, or that are the
+        leagues' bosses (none is taken then)."""
         asked = tuple(dict.fromkeys(names))
+        if bosses := [n for n in asked if n in self.bosses]:
+            # The ladder plays a boss in its own matches (and scrimmages) only.
+            raise NotFreeError(
+                f"a league's boss plays only on the ladder: {', '.join(map(quoted, bosses))}"
+            )
         seated = [n for n in asked if n in self._seated]
         missing = seated or self.scheduler.take(asked)
         if missing:

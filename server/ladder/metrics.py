@@ -1,7 +1,8 @@
 """The ladder's gauges on the server's metrics (``server.metrics``), set before each
 scrape: the bots entered on this host and waiting, how long the one waiting longest
 has waited (from the lobby in memory, on a ladder this host runs alone; else from
-the shared lobby's entries in the database), and the results stored but not rated
+the shared lobby's entries in the database; the leagues' bosses, which wait whenever
+they play no match, left out), and the results stored but not rated
 yet. The database is read on the ladder's reader thread."""
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ def watch(metrics: Metrics, ladder: Ladder) -> None:
         lobby = ladder.lobby
         try:
             if isinstance(lobby, LocalLobby):
+                # The leagues' bosses wait whenever they play no match: not counted.
                 scheduler = lobby.scheduler
-                metrics.bots_waiting.set(len(scheduler.waiting))
-                metrics.scheduling_lag.set(scheduler.longest_wait())
+                metrics.bots_waiting.set(len(set(scheduler.waiting) - lobby.bosses))
+                metrics.scheduling_lag.set(scheduler.longest_wait(lobby.bosses))
             elif isinstance(lobby, SharedLobby):
                 now = lobby.clock()
                 since = await ladder.reader.waiting_since(lobby.host_id, now - lobby.stale)

@@ -236,12 +236,14 @@ class Scheduler:
         freed.set()
         self._wake.set()
 
-    def longest_wait(self) -> float:
+    def longest_wait(self, besides: Collection[str] = ()) -> float:
         """Returns how many seconds the bot waiting longest has waited (0 when none
-        waits): since it joined, or since its last match ended."""
-        if not self._idle_since:
+        waits): since it joined, or since its last match ended; the bots ``besides``
+        left out (the leagues' bosses, who wait for as long as the server runs)."""
+        since = [t for name, t in self._idle_since.items() if name not in besides]
+        if not since:
             return 0.0
-        return time.monotonic() - min(self._idle_since.values())
+        return time.monotonic() - min(since)
 
     @property
     def running(self) -> int:

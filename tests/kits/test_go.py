@@ -1,7 +1,8 @@
 """The Go kit (kits/go): it builds from protos/ with its pinned plugins, its unit
 tests pass, its starter bot passes every conformance scenario, and on a real ladder
 it registers into its key file, plays its assignments to their end and stops with
-one line and status 1 when its key is refused.
+one line and status 1 when its key is refused; it plays a seat over TLS trusting a
+CA file.
 
 The kit is built by its Makefile stamp (``make install`` and ``make test`` build it
 too); without a ``go`` the tests are skipped.
@@ -10,6 +11,7 @@ too); without a ``go`` the tests are skipped.
 from __future__ import annotations
 
 import fcntl
+import json
 import re
 import shutil
 import stat
@@ -20,7 +22,7 @@ from typing import Any
 import pytest
 
 from server.conformance import cli
-from tests.kits.conftest import ROOT, Conformance, failures
+from tests.kits.conftest import MAMMAMIA, ROOT, Conformance, failures
 
 KIT = ROOT / "kits" / "go"
 STARTER = KIT / "bin" / "starter"
@@ -128,3 +130,40 @@ def test_the_go_starter_with_a_refused_key_stops_with_one_line_and_status_1(
     assert re.fullmatch(
         r'starter: ladder refused "go-ladder": (Unauthenticated|PermissionDenied): .*', last
     ), done.stderr[-3000:]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+def test_the_go_starter_plays_a_seat_over_tls_with_a_ca_file(
+    starter: Path, start_server: Any, self_signed_certificate: tuple[Path, Path]
+) -> None:
+    key, cert = self_signed_certificate
+    server = start_server(tls_cert=cert, tls_key=key)
+    created = subprocess.run(
+        [
+            *(str(MAMMAMIA), "match", "create", "--server", server.address, "--players", "2"),
+            *("--organiser-key", server.organiser_key, "--tls-ca", str(cert)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    tokens = json.loads(created.stdout)["tokens"]
+    tls = ["--server", server.address, "--tls-ca", str(cert)]
+    other = subprocess.Popen(
+        [str(MAMMAMIA), "bot", "random", *tls, f"--token={tokens[1]}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        mine = subprocess.run(
+            [str(starter), *tls, "--token", tokens[0], "--retry-for", "10s"],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+        assert mine.returncode == 0, mine.stderr[-3000:]
+        assert re.search(r"msg=match_ended .*status=finished", mine.stderr), mine.stderr[-3000:]
+    finally:
+        other.wait(timeout=30)

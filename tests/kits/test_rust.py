@@ -1,8 +1,9 @@
-"""The Rust kit (kits/rust): its starter bot, built by cargo from the kit's lock file,
-passes every scenario of the conformance kit (single-seat and ladder), plays a real
-server's ladder against a Python bot (registering its name into a key file), leaves
-on SIGTERM with exit 0, stops with one line and a non-zero code when the ladder
-refuses its key, and plays a seat over TLS trusting a CA file.
+"""The Rust kit (kits/rust): its unit tests pass (`cargo test`), and its starter bot,
+built by cargo from the kit's lock file, passes every scenario of the conformance
+kit (single-seat and ladder), plays a real server's ladder against a Python bot
+(registering its name into a key file), leaves on SIGTERM with exit 0, stops with
+one line and a non-zero code when the ladder refuses its key, and plays a seat over
+TLS trusting a CA file.
 
 Skipped, with the reason, where cargo is not installed (`make test` builds the kit
 first through its stamp; the build here is then cargo's no-op check).
@@ -11,6 +12,7 @@ first through its stamp; the build here is then cargo's no-op check).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import shutil
 import signal
@@ -24,10 +26,10 @@ import pytest
 
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
+from server.conformance import cli
+from tests.kits.conftest import MAMMAMIA, ROOT, Conformance, failures
 
-ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "kits" / "rust"
-MAMMAMIA = ROOT / ".venv" / "bin" / "mammamia"
 BUILD_TIMEOUT_S = 1200
 LADDER_TIMEOUT_S = 90
 
@@ -49,35 +51,35 @@ def starter() -> Path:
     return KIT / "target" / "debug" / "starter"
 
 
-def conformance(*args: str) -> tuple[int, dict[str, Any], str]:
-    """Returns (exit code, the JSON report, stderr) of `mammamia conformance ARGS --json`."""
+def test_the_kits_own_unit_tests_pass(starter: Path) -> None:
+    cargo = shutil.which("cargo")
+    assert cargo is not None  # the starter fixture skips without it
     done = subprocess.run(
-        [str(MAMMAMIA), "conformance", *args, "--json"],
+        [cargo, "test", "--locked", "--quiet", "--manifest-path", str(KIT / "Cargo.toml")],
         capture_output=True,
         text=True,
-        timeout=600,
-        cwd=ROOT,
+        timeout=BUILD_TIMEOUT_S,
         check=False,
     )
-    report = json.loads(done.stdout) if done.stdout.strip() else {}
-    return done.returncode, report, done.stderr
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    ran = [int(n) for n in re.findall(r"test result: ok\. (\d+) passed", done.stdout)]
+    assert sum(ran) > 0, done.stdout[-3000:]
 
 
 def test_the_starter_passes_every_conformance_scenario_single_seat_and_ladder(
-    starter: Path,
+    starter: Path, conformance: Conformance
 ) -> None:
     bot = shlex.quote(str(starter))
     code, report, err = conformance(
-        *("--client", f"{bot} --server {{server}} --token {{token}}"),
+        f"{bot} --server {{server}} --token {{token}}",
         *(
             "--ladder-client",
             f"{bot} --server {{server}} --ladder --name {{name}} --key-file {{key_file}}",
         ),
     )
-    scenarios = report.get("scenarios", [])
-    failed = [f"{r['name']}: {r['why']} {r['stderr_tail']}" for r in scenarios if not r["passed"]]
-    assert scenarios, err[-3000:]
-    assert code == 0 and report["passed"] and not failed, "\n".join(failed)
+    names = {r["name"] for r in report.get("scenarios", [])}
+    assert names == {*cli.NAMES, *cli.LADDER_NAMES}, err[-3000:]
+    assert code == 0 and report["passed"], failures(report)
 
 
 def ladder_matches(address: str, name: str) -> list[Any]:

@@ -5,20 +5,29 @@ league rises past its bosses and is shown there (gRPC, the command, the web API)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from server.db.connection import connect
 from server.db.ladder.leagues import League
 from server.db.ladder.rows import LadderError, SeatResult
 from server.db.ladder.store import LadderStore
-from server.ladder.leagues import parse_leagues
+from server.db.matches import Storage
+from server.ladder.ladder import Ladder
+from server.ladder.leagues import Bosses, parse_leagues
+from server.ladder.lobby import NotFreeError
+from server.ladder.matches import ServerMatches
 from server.ladder.scheduler import Policy, Waiting, form_matches
+from server.runners import Runners
+from tests.ports import restartable_port
 
 from .conftest import MAMMAMIA, query, standings, wait_until
 
@@ -185,6 +194,7 @@ def test_leagues_off_leave_every_bot_in_one_pool_and_a_pass_seats_a_boss_in_its_
 def test_a_strong_bot_entered_in_the_lowest_league_rises_past_its_bosses(
     start_server: Callable[..., RunningServer],
     ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
 ) -> None:
     # Weak bosses and a generous bound (mu alone, sigmas 0) keep it quick: counter
     # beats random and greedy in most 2-player matches, and a loss only delays it.
@@ -281,6 +291,144 @@ def test_a_strong_bot_entered_in_the_lowest_league_rises_past_its_bosses(
     with urllib.request.urlopen(url + "api/bots/strong", timeout=10) as r:
         bot = json.loads(r.read())
     assert bot["overall"]["league"] == "top" and len(bot["moves"]) == 2
+
+    # A scrimmage may name a boss: the server plays it there too (no seat on autopilot),
+    # and nothing is rated or moved.
+    done = subprocess.run(
+        [
+            str(MAMMAMIA),
+            "ladder",
+            "challenge",
+            "--server",
+            server.address,
+            "--name",
+            "strong",
+            "--key-file",
+            str(tmp_path / "strong.key"),
+            "--matches",
+            "2",
+            "--json",
+            "bronze-boss",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    records = query(
+        server.db_path,
+        "SELECT m.record FROM scrimmage_matches s JOIN matches m ON m.id = s.match_id",
+    )
+    assert len(records) == 2
+    for (record,) in records:
+        assert not json.loads(record)["meta"].get("autopilot"), record
+    assert standings(server.address).matches_finished == reply.matches_finished
+    assert server.stop() == 0
+
+
+def test_on_two_hosts_sharing_postgresql_bots_rise_each_move_decided_once(
+    postgres_url: str,
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+) -> None:
+    hosts = [
+        start_server(
+            db=postgres_url,
+            args=["--host-id", name],
+            ladder_players="2",
+            leagues="wood=random bronze=greedy top",
+            league_sigmas=0,
+        )
+        for name in ("host-a", "host-b")
+    ]
+    ladder_bots(hosts[0].address, {"strong-a": "counter"})
+    ladder_bots(hosts[1].address, {"strong-b": "counter"})
+
+    def risen() -> Any:
+        reply = standings(hosts[1].address)
+        tops = {s.name for s in reply.standings if s.league == "top"}
+        return reply if tops == {"strong-a", "strong-b"} else None
+
+    reply = wait_until(risen, 120, "both bots in the top league")
+    # Each move once, whichever host rated the match: two moves a bot.
+    moves = sorted((m.name, m.from_league, m.to_league) for m in reply.moves)
+    assert moves == [
+        ("strong-a", "bronze", "top"),
+        ("strong-a", "wood", "bronze"),
+        ("strong-b", "bronze", "top"),
+        ("strong-b", "wood", "bronze"),
+    ]
+    db = connect(postgres_url)
+    try:
+        # The bosses waited in the database with no Enter stream; the host that formed
+        # each of their tables played their seat.
+        played = db.execute(
+            "SELECT r.name, r.autopilot, m.host FROM ladder_results r"
+            " JOIN ladder_matches m ON m.match_id = r.match_id"
+            " WHERE m.status = 'finished' AND r.name IN ('wood-boss', 'bronze-boss')"
+        ).fetchall()
+    finally:
+        db.close()
+    assert {name for name, _, _ in played} == {"wood-boss", "bronze-boss"}
+    assert all(autopilot == 0 for _, autopilot, _ in played), played
+    assert {host for _, _, host in played} <= {"host-a", "host-b"}
+    for host in hosts:
+        assert host.stop() == 0
+
+
+SLOW_BOT = f"{Path(__file__).resolve().parents[1] / 'web' / 'slow_bot.py'}:SlowBot"
+
+
+def test_a_boss_plays_on_in_a_match_resumed_after_a_crash(
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+) -> None:
+    # A slow bot (a tenth of a second a decision) makes matches last; a wide bound
+    # keeps it in wood with the boss; a short deadline would put a boss's seat that no
+    # one plays on autopilot after three missed decisions.
+    server = start_server(
+        port=restartable_port(),
+        ladder_players="2",
+        ladder_deadline_ms=300,
+        leagues="wood=random top",
+        league_sigmas=10,
+    )
+    ladder_bots(server.address, {"slow": SLOW_BOT})
+
+    def in_flight() -> list[tuple[str]]:
+        return query(
+            server.db_path,
+            "SELECT l.match_id FROM ladder_matches l JOIN matches m ON m.id = l.match_id"
+            " WHERE l.status = 'running' AND m.status = 'running'",
+        )
+
+    cut: set[str] = set()
+    for _attempt in range(5):
+        wait_until(in_flight, 60, "a ladder match in flight")
+        server.kill()
+        cut = {m for (m,) in in_flight()}
+        server.start()
+        if cut:
+            break
+    assert cut, "no kill -9 caught a ladder match in flight"
+    (match_id,) = cut
+
+    def ended() -> bool:
+        rows = query(
+            server.db_path, "SELECT status FROM ladder_matches WHERE match_id = ?", match_id
+        )
+        return rows == [("finished",)]
+
+    wait_until(ended, 90, "the resumed match's end")
+    seats = dict(
+        query(
+            server.db_path,
+            "SELECT name, autopilot FROM ladder_results WHERE match_id = ?",
+            match_id,
+        )
+    )
+    # (The slow bot, reconnecting after the crash, may have missed its own.)
+    assert set(seats) == {"slow", "wood-boss"} and seats["wood-boss"] == 0, seats
     assert server.stop() == 0
 
 
@@ -294,3 +442,23 @@ def web_url(server: RunningServer) -> str:
         return None
 
     return str(wait_until(logged, 10, "the web_serving log line"))
+
+
+def test_a_boss_is_never_lent_for_a_match_of_its_own(tmp_path: Path) -> None:
+    async def go() -> None:
+        db = tmp_path / "arena.db"
+        runners = Runners(Storage(db), journal=False)
+        store = LadderStore(db)
+        store.configure_leagues(LEAGUES)
+        ladder = Ladder(store, ServerMatches(runners), Policy(2, 2), runners=runners)
+        ladder.play_bosses(Bosses(LEAGUES, runners))
+        try:
+            entrant = await ladder.lobby.enter("ada")
+            with pytest.raises(NotFreeError, match="boss plays only on the ladder: 'wood-boss'"):
+                ladder.lend(["ada", "wood-boss"])
+            ladder.lend(["ada"]).end()  # nothing was taken
+            entrant.close()
+        finally:
+            store.close()
+
+    asyncio.run(go())

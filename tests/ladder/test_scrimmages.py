@@ -194,6 +194,38 @@ def test_a_scrimmage_returns_its_table_keeps_its_records_and_rates_nothing(
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "2 an hour" in str(refused.details())
 
+    # Both are listed, newest first, each with its last report, a page at a time.
+    with grpc.insecure_channel(server.address) as channel:
+        ladder = pb_grpc.LadderStub(channel)
+        first = ladder.Scrimmages(pb.ScrimmagesRequest(name="mine", page_size=1), timeout=10)
+        second = ladder.Scrimmages(
+            pb.ScrimmagesRequest(name="mine", page_size=1, page_token=first.next_page_token),
+            timeout=10,
+        )
+        others = ladder.Scrimmages(pb.ScrimmagesRequest(name="opp-a"), timeout=10)
+    assert len(first.scrimmages) == len(second.scrimmages) == 1 and not second.next_page_token
+    newest, oldest = first.scrimmages[0], second.scrimmages[0]
+    assert (newest.players, newest.duplicate, list(newest.opponents)) == (
+        3,
+        True,
+        ["opp-a", "opp-b"],
+    )
+    assert newest.report == last  # the report the call ended with
+    assert (
+        newest.HasField("ended") and newest.ended.ToNanoseconds() >= newest.created.ToNanoseconds()
+    )
+    assert oldest.report.scrimmage_id == data["scrimmage"]
+    assert [m.match_id for m in oldest.report.matches] == ids
+    assert not others.scrimmages  # the scrimmages mine asked for, not those it was asked to
+    printed = subprocess.run(
+        [str(MAMMAMIA), "ladder", "scrimmages", "--server", server.address, "--name", "mine"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert printed.stdout.count("against opp-a, opp-b") == 2 and "complete" in printed.stdout
+
 
 def test_refusals_are_clear(
     start_server: Callable[..., RunningServer],
@@ -279,22 +311,24 @@ def test_a_scrimmage_runs_as_the_sequential_test(
     tmp_path: Path,
 ) -> None:
     server = start_server(ladder_players="5")  # the ladder seats nobody meanwhile
-    ladder_bots(server.address, {"greedy": "greedy", "random": "random"})
-    wait_until(_entered(server.db_path, ["greedy", "random"]), 60, "two entries")
-    key = _key(tmp_path, "greedy")
-    wait_until(_in_lobby(server.address, key, "greedy", ["random"]), 60, "the lobby")
-    # Wide error rates: bounds of ±1.39, so that a clear gap decides within a few pairs.
-    test = pb.ScrimmageSprt(elo0=0, elo1=100, alpha=0.2, beta=0.2)
+    ladder_bots(server.address, {"counter": "counter", "random": "random"})
+    wait_until(_entered(server.db_path, ["counter", "random"]), 60, "two entries")
+    key = _key(tmp_path, "counter")
+    wait_until(_in_lobby(server.address, key, "counter", ["random"]), 60, "the lobby")
+    # A gap far wider than elo1 (counter wins nearly every game against random), and
+    # error rates of 10%: the test decides "better" within a few pairs, and a wrong
+    # decision is far rarer than beta.
+    test = pb.ScrimmageSprt(elo0=0, elo1=100, alpha=0.1, beta=0.1)
     reports = _challenge(
         server.address,
         key,
-        pb.ChallengeRequest(name="greedy", opponents=["random"], matches=60, sprt=test),
+        pb.ChallengeRequest(name="counter", opponents=["random"], matches=60, sprt=test),
         timeout=300,
     )
     last = reports[-1]
     assert last.done and last.test.decision == pb.SPRT_DECISION_BETTER
     assert last.stopped == "the test decided: better"
-    assert last.test.llr >= last.test.upper == pytest.approx(1.3863, abs=1e-3)
+    assert last.test.llr >= last.test.upper == pytest.approx(2.1972, abs=1e-3)
     assert last.played == 2 * last.test.pairs < 60
     assert sum(last.test.pentanomial) == last.test.pairs
     # Every report before the last was undecided, its ratio inside the bounds.
@@ -349,3 +383,36 @@ def test_a_scrimmage_cut_off_by_a_crash_is_stopped_and_its_match_never_rated(
 def _challenge_until_cut(address: str, key: str, request: pb.ChallengeRequest) -> None:
     with contextlib.suppress(grpc.RpcError):  # the server is killed under it
         _challenge(address, key, request, timeout=60)
+
+
+def test_a_ladder_of_many_hosts_refuses_scrimmages(
+    start_server: Callable[..., RunningServer], postgres_url: str
+) -> None:
+    # On PostgreSQL the lobby is the one the hosts share: its bots are seated from the
+    # database, where a scrimmage cannot hold them.
+    server = start_server(db=postgres_url)
+    with grpc.insecure_channel(server.address) as channel:
+        key = pb_grpc.LadderStub(channel).Register(pb.RegisterRequest(name="mine"), timeout=10).key
+    refused = _refusal(server.address, key, pb.ChallengeRequest(name="mine", opponents=["rival"]))
+    assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "a ladder of one host" in str(refused.details())
+
+
+def test_a_leagues_boss_is_an_opponent_as_any(
+    start_server: Callable[..., RunningServer],
+    ladder_bots: Callable[..., dict[str, subprocess.Popen[bytes]]],
+    tmp_path: Path,
+) -> None:
+    # The server plays the boss's seats itself; five players a match: no ladder match.
+    server = start_server(ladder_players="5", leagues="wood=random top")
+    ladder_bots(server.address, {"mine": "greedy"})
+    wait_until(_entered(server.db_path, ["mine"]), 60, "an entry")
+    key = _key(tmp_path, "mine")
+    wait_until(_in_lobby(server.address, key, "mine", ["wood-boss"]), 60, "the lobby")
+    last = _challenge(
+        server.address, key, pb.ChallengeRequest(name="mine", opponents=["wood-boss"], matches=2)
+    )[-1]
+    assert last.done and last.played == 2 and not last.stopped
+    assert [line.name for line in last.lines] == ["mine", "wood-boss"]
+    # Played by the boss, not by the default policy after deadlines.
+    assert "boss_failed" not in server.logs() and '"autopilot": true' not in server.logs()

@@ -1,12 +1,14 @@
 """The web page shows the leagues: each bot's league in the standings, the leagues with
 their bosses, who moved when, and a bot's own moves on its page (a real server with
-leagues on, a real bot that rises past its bosses, a real browser)."""
+leagues on, a real bot that rises past its bosses, a real browser); the ladder's
+gauges leave the bosses out."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from .conftest import get_json, wait_for, web_url
+from .test_metrics import metrics_port, scrape, value
 
 
 def test_the_ladder_page_shows_each_bots_league_and_who_moved_when(
@@ -18,6 +20,7 @@ def test_the_ladder_page_shows_each_bots_league_and_who_moved_when(
         leagues="wood=random bronze=greedy top",
         league_sigmas=0,
         web_port=0,
+        metrics_port=0,
     )
     url = web_url(server)
     ladder_bots(server.address, {"riser": "counter"})
@@ -27,6 +30,14 @@ def test_the_ladder_page_shows_each_bots_league_and_who_moved_when(
         return any(r["name"] == "riser" and r["league"] == "top" for r in rows)
 
     wait_for(risen, 90, "the bot in the top league")
+    # The bosses wait whenever they play no match: the gauges count the bot alone
+    # (in the top league, with no one to play).
+    metrics = f"http://127.0.0.1:{metrics_port(server)}/metrics"
+    wait_for(
+        lambda: value(scrape(metrics), "mammamia_ladder_bots_waiting") == 1,
+        20,
+        "one bot waiting, the bosses not counted",
+    )
 
     page.goto(url)
     leagues = page.get_by_test_id("standing-league")

@@ -169,3 +169,30 @@ impl Log {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pauses_grow_from_about_100_ms_to_at_most_2_s_and_stop_past_the_budget() {
+        let mut backoff = Backoff::new(Duration::from_secs(60));
+        let pauses: Vec<Duration> = (0..8).map(|_| backoff.next_pause().unwrap()).collect();
+        assert!(pauses[0] >= Duration::from_millis(50) && pauses[0] <= Duration::from_millis(100));
+        assert!(pauses.iter().all(|p| *p <= Duration::from_secs(2)));
+        assert!(pauses[7] >= Duration::from_secs(1));
+        backoff.reset();
+        assert!(backoff.next_pause().unwrap() <= Duration::from_millis(100));
+
+        let mut none = Backoff::new(Duration::ZERO);
+        none.next_pause();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(none.next_pause(), None);
+    }
+
+    #[test]
+    fn a_status_line_names_the_code_as_grpc_does() {
+        let status = tonic::Status::deadline_exceeded("late");
+        assert_eq!(status_line(&status), "DEADLINE_EXCEEDED: late");
+    }
+}

@@ -413,3 +413,18 @@ fn send_answer(call: &Call, decision: &Decision, answer: &Answer, log: &Log) {
 pub(crate) fn unimplemented(status: &Status) -> bool {
     status.code() == Code::Unimplemented
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_cut_to_its_limit_at_a_character_boundary() {
+        assert_eq!(fit_note("why"), "why");
+        let long = "é".repeat(NOTE_LIMIT); // two bytes each
+        let cut = fit_note(&long);
+        assert_eq!(cut.len(), NOTE_LIMIT);
+        let odd = format!("a{long}");
+        assert_eq!(fit_note(&odd).len(), NOTE_LIMIT - 1);
+    }
+}

@@ -39,9 +39,10 @@ pub trait Strategy: Send {
 /// A turn plays an order when the public oven suffices for it (the orders already
 /// in the oven resolved first), spending as few cards as it can; otherwise it plays
 /// all its cards of its most plentiful ingredient and keeps its orders. It refills
-/// from the waiter when no order card would be left in hand, else from the supply,
-/// so that it keeps orders in hand. A resolution bakes whenever an option bakes,
-/// adding the fewest cards from hand, and declines otherwise.
+/// from the waiter while fewer than two order cards would be left in hand, else
+/// from the supply, so that it keeps two orders in hand. A resolution bakes
+/// whenever an option bakes, adding the fewest cards from hand, and declines
+/// otherwise.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Starter;
 
@@ -66,6 +67,10 @@ fn first_best<T, K: Ord>(items: &[(usize, T)], key: impl Fn(&T) -> K) -> Option<
     best.map(|(item, _)| item)
 }
 
+/// The order cards a turn keeps in hand: the refill comes from the waiter while
+/// fewer would be left.
+pub const KEEP_ORDERS: usize = 2;
+
 /// Returns the starter's answer to a turn (R-TURN-*).
 pub fn choose_turn(decision: &Decision) -> Answer {
     let view = &decision.view;
@@ -82,10 +87,10 @@ pub fn choose_turn(decision: &Decision) -> Answer {
         return Answer::new(0, "no turn among the options");
     }
     let orders_in_hand = view.hand_orders.len();
-    // The refill wanted: the waiter when no order card would be left in hand.
+    // The refill wanted: the waiter while fewer than KEEP_ORDERS would be left in hand.
     let draw_rank = |turn: &Turn| {
         let left = orders_in_hand - usize::from(turn.order.is_some());
-        let wanted = if left > 0 { Draw::Supply } else { Draw::Waiter };
+        let wanted = if left >= KEEP_ORDERS { Draw::Supply } else { Draw::Waiter };
         u8::from(turn.draw.is_some_and(|draw| draw != wanted))
     };
 
@@ -138,4 +143,103 @@ pub fn choose_resolve(decision: &Decision) -> Answer {
     }
     let decline = resolves.iter().find(|(_, r)| !r.bake).map_or(0, |(index, _)| *index);
     Answer::new(decline, format!("cannot bake {deciding}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+    use crate::pb;
+
+    fn turn(ingredient: &str, count: u32, order: &str, draw: Option<pb::DrawSource>) -> pb::Action {
+        let turn = pb::TurnAction {
+            pass: ingredient.is_empty(),
+            ingredient: ingredient.into(),
+            count,
+            order: order.into(),
+            draw: draw.map(|d| d as i32),
+        };
+        pb::Action { kind: Some(pb::action::Kind::Turn(turn)) }
+    }
+
+    fn resolve(bake: bool, hand: [u32; 5]) -> pb::Action {
+        let [salami, pineapple, mushroom, pepper, olive] = hand;
+        let hand = pb::IngredientCounts { salami, pineapple, mushroom, pepper, olive };
+        let resolve = pb::ResolveAction { bake, ingredient: String::new(), hand: Some(hand) };
+        pb::Action { kind: Some(pb::action::Kind::Resolve(resolve)) }
+    }
+
+    fn decision(kind: pb::DecisionKind, view: pb::View, options: Vec<pb::Action>) -> Decision {
+        let request = pb::DecisionRequest {
+            decision_id: "d1".into(),
+            kind: kind as i32,
+            view: Some(view),
+            options,
+            deadline_ms: 5000,
+            default_in_ms: 5000,
+            ..Default::default()
+        };
+        Decision::from_wire(&request, Instant::now())
+    }
+
+    fn view(oven: &[&str], hand: [u32; 5], orders: &[&str]) -> pb::View {
+        let [salami, pineapple, mushroom, pepper, olive] = hand;
+        pb::View {
+            seat: Some(0),
+            players: 2,
+            round: 1,
+            oven: oven.iter().map(|c| c.to_string()).collect(),
+            hand: Some(pb::IngredientCounts { salami, pineapple, mushroom, pepper, olive }),
+            hand_orders: orders.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_turn_plays_an_order_the_oven_suffices_for_with_the_fewest_cards() {
+        use pb::DrawSource::{Supply, Waiter};
+        let options = vec![
+            turn("pineapple", 1, "", Some(Supply)),
+            turn("pineapple", 2, "", Some(Supply)),
+            turn("pineapple", 2, "red-pineapple", Some(Waiter)),
+            turn("pineapple", 2, "red-pineapple", Some(Supply)),
+            turn("pineapple", 1, "red-pineapple", Some(Supply)),
+        ];
+        let oven = ["salami", "pineapple", "pineapple"];
+        let d = decision(
+            pb::DecisionKind::Turn,
+            view(&oven, [0, 2, 0, 0, 0], &["red-mixed", "red-pineapple"]),
+            options,
+        );
+        // One more pineapple does not make four; two do, and with one order left in
+        // hand the refill comes from the waiter.
+        assert_eq!(Starter.decide(&d), Answer::new(2, "oven suffices for red-pineapple"));
+    }
+
+    #[test]
+    fn without_a_ready_order_a_turn_feeds_the_most_plentiful_and_keeps_an_order_in_hand() {
+        use pb::DrawSource::{Supply, Waiter};
+        let options = vec![
+            turn("salami", 1, "", Some(Supply)),
+            turn("olive", 1, "", Some(Supply)),
+            turn("olive", 3, "", Some(Supply)),
+            turn("olive", 3, "", Some(Waiter)),
+            turn("olive", 3, "red-mixed", Some(Waiter)),
+        ];
+        let d = decision(pb::DecisionKind::Turn, view(&[], [1, 0, 0, 0, 3], &[]), options);
+        // No order card in hand: the refill comes from the waiter.
+        assert_eq!(Starter.decide(&d).option, 3);
+    }
+
+    #[test]
+    fn a_resolution_bakes_adding_the_fewest_cards_else_declines() {
+        let bakes =
+            vec![resolve(true, [2, 1, 0, 0, 0]), resolve(true, [0, 1, 0, 0, 0]), resolve(false, [0; 5])];
+        let d = decision(pb::DecisionKind::Resolve, view(&[], [2, 1, 0, 0, 0], &[]), bakes);
+        assert_eq!(Starter.decide(&d).option, 1);
+        let declines = vec![resolve(false, [0; 5])];
+        let d = decision(pb::DecisionKind::Resolve, view(&[], [0; 5], &[]), declines);
+        assert_eq!(Starter.decide(&d).option, 0);
+    }
 }

@@ -4,6 +4,7 @@
     reads.py     the reads (LadderReads), and a reader thread for the big ones
     entries.py   the Enter streams of many hosts, their claims, scheduling passes
     rating.py    applying stored results to ratings and tallies, exactly once
+    leagues.py   the leagues, each bot's league, and the moves decided as matches are rated
     store.py     LadderStore: the connections, bots, duplicate sets, matches, results
     scrimmages.py  the scrimmages an owner asks for and their matches, never rated
 
@@ -34,6 +35,9 @@ their schema is the migrations in ``server/db/migrations`` (brought up to date b
     ladder_scrimmages, scrimmage_matches
                      the scrimmages and their matches, kept apart from the ladder's
                      (``server.db.ladder.scrimmages``)
+    ladder_leagues, ladder_moves
+                     the leagues with their bosses, and each move of a bot up a
+                     league: when, from, to, why (``server.db.ladder.leagues``)
 
 Guarantees, each kept by one transaction (on SQLite ``BEGIN IMMEDIATE``: the file's one
 writer; on PostgreSQL a transaction that first takes the advisory lock

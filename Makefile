@@ -29,6 +29,15 @@ $(NODE_STAMP): bots/node/package-lock.json
 	    npm ci --prefix bots/node --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: the Node.js bot's test will be skipped"; fi
 
+# The Java kit's starter bot (kits/java), one runnable jar built by Maven from its pinned
+# pom.xml (the stubs are generated from protos/ at build time); without java and mvn its
+# test is skipped.
+JAVA_KIT := kits/java/target/mammamia-bot.jar
+$(JAVA_KIT): kits/java/pom.xml $(PROTO) $(shell find kits/java/src -name '*.java' 2>/dev/null)
+	@if command -v mvn >/dev/null && command -v java >/dev/null; then \
+	    mvn -B -q -f kits/java/pom.xml package; \
+	else echo "java or mvn not found: the Java kit's test will be skipped"; fi
+
 # The Go kit (kits/go/build.sh): stubs generated from protos/ by the plugins its go.mod
 # pins, then kits/go/bin/starter; without `go` its test is skipped.
 GO_STAMP := kits/go/bin/.built
@@ -45,7 +54,7 @@ $(RUST_STAMP): $(PROTO) $(wildcard kits/rust/Cargo.* kits/rust/build.rs kits/rus
 	    cargo build --locked --quiet --manifest-path kits/rust/Cargo.toml && touch $@; \
 	else echo "cargo not found: the Rust kit's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
+install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(JAVA_KIT) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
@@ -94,7 +103,7 @@ $(POSTGRES_STAMP): $(STAMP)
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
 	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(JAVA_KIT) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff (lint rules and formatting)
@@ -109,4 +118,4 @@ bench: $(STAMP) ## Run the benchmarks (BENCH_OUT=FILE writes the figures as JSON
 
 clean: ## Remove the virtual environment, build output and caches
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache \
-	    bots/node/node_modules kits/rust/target kits/go/bin kits/go/v1
+	    bots/node/node_modules kits/rust/target kits/go/bin kits/go/v1 kits/java/target

@@ -3214,6 +3214,119 @@ class ScrimmageMatch(_message.Message):
 Global___ScrimmageMatch: _TypeAlias = ScrimmageMatch  # noqa: Y015
 
 @_typing.final
+class ScrimmagesRequest(_message.Message):
+    """List scrimmages (Ladder.Scrimmages)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot that asked for them; empty: every bot's."""
+    page_size: _builtins.int
+    """Scrimmages per page (0: 10; at most 20), and where the page starts ("": the
+    first page; else a next_page_token of the same list).
+    """
+    page_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmagesRequest: _TypeAlias = ScrimmagesRequest  # noqa: Y015
+
+@_typing.final
+class ScrimmagesResponse(_message.Message):
+    """A page of scrimmages."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCRIMMAGES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page; empty on the last."""
+    @_builtins.property
+    def scrimmages(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScrimmageSummary]:
+        """Newest first (by when asked for, then id)."""
+
+    def __init__(
+        self,
+        *,
+        scrimmages: _abc.Iterable[Global___ScrimmageSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["next_page_token", b"next_page_token", "scrimmages", b"scrimmages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmagesResponse: _TypeAlias = ScrimmagesResponse  # noqa: Y015
+
+@_typing.final
+class ScrimmageSummary(_message.Message):
+    """A scrimmage as kept."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    CREATED_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    REPORT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The bot that asked for it and the version that played."""
+    version: _builtins.str
+    players: _builtins.int
+    """Players per match, and whether deals were played in duplicate."""
+    duplicate: _builtins.bool
+    @_builtins.property
+    def opponents(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Its opponents, in the order named."""
+
+    @_builtins.property
+    def created(self) -> _timestamp_pb2.Timestamp:
+        """When it was asked for, and when it ended (absent while it plays)."""
+
+    @_builtins.property
+    def ended(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def report(self) -> Global___ScrimmageReport:
+        """Its last report: the table, the matches, the test; `done` once it ended."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.str = ...,
+        opponents: _abc.Iterable[_builtins.str] | None = ...,
+        players: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        created: _timestamp_pb2.Timestamp | None = ...,
+        ended: _timestamp_pb2.Timestamp | None = ...,
+        report: Global___ScrimmageReport | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "ended", b"ended", "report", b"report"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created", b"created", "duplicate", b"duplicate", "ended", b"ended", "name", b"name", "opponents", b"opponents", "players", b"players", "report", b"report", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScrimmageSummary: _TypeAlias = ScrimmageSummary  # noqa: Y015
+
+@_typing.final
 class ScrimmageTest(_message.Message):
     """A scrimmage's sequential test so far."""
 

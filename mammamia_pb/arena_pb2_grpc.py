@@ -788,6 +788,11 @@ class LadderStub:
                 request_serializer=mammamia__pb_dot_arena__pb2.ChallengeRequest.SerializeToString,
                 response_deserializer=mammamia__pb_dot_arena__pb2.ScrimmageReport.FromString,
                 _registered_method=True)
+        self.Scrimmages = channel.unary_unary(
+                '/mammamia.v1.Ladder/Scrimmages',
+                request_serializer=mammamia__pb_dot_arena__pb2.ScrimmagesRequest.SerializeToString,
+                response_deserializer=mammamia__pb_dot_arena__pb2.ScrimmagesResponse.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -889,6 +894,17 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Scrimmages(self, request, context):
+        """Returns the scrimmages a bot asked for (ScrimmagesRequest.name; empty: every
+        bot's), newest first, a page at a time (docs/protocol.md, "Paging"; at most 20
+        a page, 10 by default), each with its last report: its table, its matches and
+        its test. Public, as results are. INVALID_ARGUMENT for a page token this list
+        did not give.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -931,6 +947,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.Challenge,
                     request_deserializer=mammamia__pb_dot_arena__pb2.ChallengeRequest.FromString,
                     response_serializer=mammamia__pb_dot_arena__pb2.ScrimmageReport.SerializeToString,
+            ),
+            'Scrimmages': grpc.unary_unary_rpc_method_handler(
+                    servicer.Scrimmages,
+                    request_deserializer=mammamia__pb_dot_arena__pb2.ScrimmagesRequest.FromString,
+                    response_serializer=mammamia__pb_dot_arena__pb2.ScrimmagesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1150,6 +1171,33 @@ class Ladder:
             '/mammamia.v1.Ladder/Challenge',
             mammamia__pb_dot_arena__pb2.ChallengeRequest.SerializeToString,
             mammamia__pb_dot_arena__pb2.ScrimmageReport.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Scrimmages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mammamia.v1.Ladder/Scrimmages',
+            mammamia__pb_dot_arena__pb2.ScrimmagesRequest.SerializeToString,
+            mammamia__pb_dot_arena__pb2.ScrimmagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -661,6 +661,13 @@ class LadderStub:
     RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
     scrimmages an hour (the message names the limit).
     """
+    Scrimmages: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ScrimmagesRequest, _arena_pb2.ScrimmagesResponse]
+    """Returns the scrimmages a bot asked for (ScrimmagesRequest.name; empty: every
+    bot's), newest first, a page at a time (docs/protocol.md, "Paging"; at most 20
+    a page, 10 by default), each with its last report: its table, its matches and
+    its test. Public, as results are. INVALID_ARGUMENT for a page token this list
+    did not give.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -729,6 +736,13 @@ class LadderAsyncStub(LadderStub):
     version not entered now, a paused ladder, or a ladder of many hosts;
     RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
     scrimmages an hour (the message names the limit).
+    """
+    Scrimmages: _aio.UnaryUnaryMultiCallable[_arena_pb2.ScrimmagesRequest, _arena_pb2.ScrimmagesResponse]  # type: ignore[assignment]
+    """Returns the scrimmages a bot asked for (ScrimmagesRequest.name; empty: every
+    bot's), newest first, a page at a time (docs/protocol.md, "Paging"; at most 20
+    a page, 10 by default), each with its last report: its table, its matches and
+    its test. Public, as results are. INVALID_ARGUMENT for a page token this list
+    did not give.
     """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
@@ -843,6 +857,19 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         version not entered now, a paused ladder, or a ladder of many hosts;
         RESOURCE_EXHAUSTED for a second scrimmage of the name at once, or past its
         scrimmages an hour (the message names the limit).
+        """
+
+    @_abc_1.abstractmethod
+    def Scrimmages(
+        self,
+        request: _arena_pb2.ScrimmagesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ScrimmagesResponse, _abc.Awaitable[_arena_pb2.ScrimmagesResponse]]:
+        """Returns the scrimmages a bot asked for (ScrimmagesRequest.name; empty: every
+        bot's), newest first, a page at a time (docs/protocol.md, "Paging"; at most 20
+        a page, 10 by default), each with its last report: its table, its matches and
+        its test. Public, as results are. INVALID_ARGUMENT for a page token this list
+        did not give.
         """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -32,6 +32,7 @@ RATE_KINDS: Final = {
     "/mammamia.v1.Ladder/Results": "public",
     "/mammamia.v1.Ladder/GetRecord": "public",
     "/mammamia.v1.Ladder/BotStats": "public",
+    "/mammamia.v1.Ladder/Scrimmages": "public",
     "/mammamia.v1.Spectate/Watch": "public",
     "/mammamia.v1.Spectate/GetRecord": "public",
 }

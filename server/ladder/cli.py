@@ -34,7 +34,7 @@ class _Refused(Exception):
 
 
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds ``mammamia ladder standings|matches|bot|record|challenge|export|rerate``."""
+    """Adds ``mammamia ladder standings|matches|bot|record|challenge|scrimmages|export|rerate``."""
     p = sub.add_parser(
         "ladder",
         help="ladder standings, matches, records and ratings",
@@ -207,6 +207,25 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     c.add_argument("--json", action="store_true", help="print the last report as JSON")
     c.add_argument("opponents", nargs="+", metavar="OPPONENT")
     c.set_defaults(func=_challenge)
+    sc = cmds.add_parser(
+        "scrimmages",
+        help="list the scrimmages a bot asked for, newest first, with their tables",
+        description="List the scrimmages a bot (or every bot) asked for, newest "
+        "first: each with its opponents, its status and its table (and its test, "
+        "with --sprt).",
+    )
+    sc.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+    sc.add_argument("--name", default="", metavar="N", help="only the scrimmages N asked for")
+    sc.add_argument(
+        "--limit", type=int, default=10, metavar="N", help="at most N (default 10; 0: all)"
+    )
+    sc.add_argument("--json", action="store_true", help="print one JSON object a line")
+    sc.set_defaults(func=_scrimmages)
     x = cmds.add_parser(
         "export",
         help="write every ladder result (CSV) and game record (JSON lines)",
@@ -559,6 +578,37 @@ def _challenge(args: argparse.Namespace) -> int:
     else:
         for line in scrimmage_table(last):
             print(line)
+    return 0
+
+
+def _scrimmages(args: argparse.Namespace) -> int:
+    from ..paging import follow
+    from . import cli_wire
+
+    def read(token: str) -> tuple[Sequence[pb.ScrimmageSummary], str]:
+        request = cli_wire.scrimmages_request(args.name, 20, token)
+        reply = _ladder_call(args, lambda stub: stub.Scrimmages(request, timeout=30))
+        if reply is None:
+            raise _Refused
+        return reply.scrimmages, reply.next_page_token
+
+    try:
+        for i, summary in enumerate(follow(read, args.limit or None)):
+            data = cli_wire.scrimmage_summary_data(summary)
+            if args.json:
+                print(json.dumps(data))
+                continue
+            against = ", ".join(data["opponents"])
+            status = "playing" if not data["done"] else data["stopped"] or "complete"
+            print(
+                ("\n" if i else "") + f"{data['name']}@{data['version'] or '-'} against {against}, "
+                f"{data['players']} players{', duplicate' if data['duplicate'] else ''}, "
+                f"asked {_date(data['created'])} UTC: {status}"
+            )
+            for line in scrimmage_table(data):
+                print(line)
+    except _Refused:
+        return 1  # said on stderr
     return 0
 
 

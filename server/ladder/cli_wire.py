@@ -281,3 +281,24 @@ def scrimmage_data(msg: pb.ScrimmageReport) -> dict[str, Any]:
             "pentanomial": list(t.pentanomial),
         }
     return data
+
+
+def scrimmages_request(name: str, size: int, token: str = "") -> pb.ScrimmagesRequest:
+    """Returns the request for a page of ``size`` of a bot's (every bot's, for an empty
+    name) scrimmages, newest first: the first, or the one ``token`` names."""
+    return pb.ScrimmagesRequest(name=name, page_size=size, page_token=token)
+
+
+def scrimmage_summary_data(msg: pb.ScrimmageSummary) -> dict[str, Any]:
+    """Returns a kept scrimmage as JSON-ready data: who asked, against whom, when
+    (UNIX seconds; ended None while it plays), and its last report."""
+    return {
+        "name": msg.name,
+        "version": msg.version,
+        "opponents": list(msg.opponents),
+        "players": msg.players,
+        "duplicate": msg.duplicate,
+        "created": msg.created.ToNanoseconds() / 1e9,
+        "ended": msg.ended.ToNanoseconds() / 1e9 if msg.HasField("ended") else None,
+        **scrimmage_data(msg.report),
+    }

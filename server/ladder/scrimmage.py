@@ -48,7 +48,7 @@ from mammamia.fairness import DealSet, new_server_seed
 from mammamia.sprt import PAIR_SCORES, Decision, Sprt, pair_halves
 from server.db.connection import storable
 from server.db.ladder.rows import LadderError, player, player_of
-from server.db.ladder.scrimmages import ScrimmageMatch, ScrimmageRow
+from server.db.ladder.scrimmages import PLAYING, ScrimmageMatch, ScrimmageRow, StoredScrimmage
 from server.quoting import quoted
 from server.status import MatchStatus
 
@@ -64,6 +64,11 @@ MAX_MATCHES = 200
 
 #: Players per match, by default.
 DEFAULT_PLAYERS = 2
+
+#: Scrimmages a page of Ladder.Scrimmages lists, by default and at most (each with
+#: up to MAX_MATCHES matches: a page stays well under a message's limit).
+DEFAULT_LISTED = 10
+MAX_LISTED = 20
 
 #: The z of a 95% interval.
 Z95 = 1.959963984540054
@@ -263,6 +268,27 @@ class Report:
     test: TestState | None = None
     done: bool = False
     stopped: str = ""
+
+
+def stored_report(kept: StoredScrimmage) -> Report:
+    """Returns the last report of a scrimmage as kept (``done`` once it ended)."""
+    row = kept.row
+    matches = list(kept.matches)
+    test = None
+    if row.sprt is not None:
+        asked = json.loads(row.sprt)
+        sprt = Sprt(asked["elo0"], asked["elo1"], asked["alpha"], asked["beta"])
+        test = weigh(sprt, row.name, matches)
+    return Report(
+        row.scrimmage_id,
+        len(matches),
+        row.planned,
+        table((row.name, *row.opponents), matches),
+        matches,
+        test,
+        kept.status != PLAYING,
+        kept.reason or "",
+    )
 
 
 @dataclass

@@ -58,8 +58,8 @@ DEFAULT_MATCHES = 20
 
 
 class LadderServicer(pb_grpc.LadderServicer):
-    """Register, Enter, Standings, Matches, GetRecord, BotStats and Challenge over one
-    Ladder."""
+    """Register, Enter, Standings, Matches, GetRecord, BotStats, Challenge and
+    Scrimmages over one Ladder."""
 
     def __init__(self, ladder: Ladder) -> None:
         self.ladder = ladder
@@ -275,6 +275,22 @@ class LadderServicer(pb_grpc.LadderServicer):
                 yield wire.scrimmage_report(report)
         finally:
             await reports.aclose()
+
+    async def Scrimmages(
+        self,
+        request: pb.ScrimmagesRequest,
+        context: grpc.aio.ServicerContext[pb.ScrimmagesRequest, pb.ScrimmagesResponse],
+    ) -> pb.ScrimmagesResponse:
+        size = page_size(request.page_size, scrimmage.DEFAULT_LISTED, scrimmage.MAX_LISTED)
+        if not storable(request.name):
+            return wire.scrimmages_response([])  # a name no bot has
+        try:
+            page = await self.ladder.reader.scrimmages_page(
+                request.name or None, size, request.page_token
+            )
+        except BadPageToken as e:
+            await abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        return wire.scrimmages_response(page.items, page.next_token)
 
     async def BotStats(
         self,

@@ -26,6 +26,7 @@ from ..db.ladder.leagues import League, Move
 from ..db.ladder.reads import BEST, NEWEST
 from ..db.ladder.results import ResultRow
 from ..db.ladder.rows import LadderMatch, PositionTally, Standing, Tally, VersionLine
+from ..db.ladder.scrimmages import StoredScrimmage
 from ..paging import Key, token_of
 from ..wire import STATUSES
 from ..wire import game_record as game_record  # Ladder.GetRecord answers as Spectate does
@@ -33,7 +34,7 @@ from . import standings
 from .confidence import interval
 from .lobby import Assignment
 from .ratings import Rating
-from .scrimmage import Challenge, Report, ScrimmageError
+from .scrimmage import Challenge, Report, ScrimmageError, stored_report
 
 STANDINGS: Final = "ladder.standings"
 """The listing a Standings page token belongs to (``server.paging``)."""
@@ -366,4 +367,27 @@ def scrimmage_report(report: Report) -> pb.ScrimmageReport:
                 pentanomial=test.pentanomial,
             )
         )
+    return msg
+
+
+def scrimmages_response(
+    kept: Sequence[StoredScrimmage], next_token: str = ""
+) -> pb.ScrimmagesResponse:
+    """Returns a page of kept scrimmages as a message, each with its last report."""
+    msg = pb.ScrimmagesResponse(next_page_token=next_token)
+    for k in kept:
+        row = k.row
+        created = Timestamp()
+        created.FromNanoseconds(int(row.created * 1e9))
+        summary = msg.scrimmages.add(
+            name=row.name,
+            version=row.version,
+            opponents=row.opponents,
+            players=row.players,
+            duplicate=row.duplicate,
+            created=created,
+        )
+        if k.ended is not None:
+            summary.ended.FromNanoseconds(int(k.ended * 1e9))
+        summary.report.CopyFrom(scrimmage_report(stored_report(k)))
     return msg

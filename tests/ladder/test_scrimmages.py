@@ -194,6 +194,38 @@ def test_a_scrimmage_returns_its_table_keeps_its_records_and_rates_nothing(
     assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "2 an hour" in str(refused.details())
 
+    # Both are listed, newest first, each with its last report, a page at a time.
+    with grpc.insecure_channel(server.address) as channel:
+        ladder = pb_grpc.LadderStub(channel)
+        first = ladder.Scrimmages(pb.ScrimmagesRequest(name="mine", page_size=1), timeout=10)
+        second = ladder.Scrimmages(
+            pb.ScrimmagesRequest(name="mine", page_size=1, page_token=first.next_page_token),
+            timeout=10,
+        )
+        others = ladder.Scrimmages(pb.ScrimmagesRequest(name="opp-a"), timeout=10)
+    assert len(first.scrimmages) == len(second.scrimmages) == 1 and not second.next_page_token
+    newest, oldest = first.scrimmages[0], second.scrimmages[0]
+    assert (newest.players, newest.duplicate, list(newest.opponents)) == (
+        3,
+        True,
+        ["opp-a", "opp-b"],
+    )
+    assert newest.report == last  # the report the call ended with
+    assert (
+        newest.HasField("ended") and newest.ended.ToNanoseconds() >= newest.created.ToNanoseconds()
+    )
+    assert oldest.report.scrimmage_id == data["scrimmage"]
+    assert [m.match_id for m in oldest.report.matches] == ids
+    assert not others.scrimmages  # the scrimmages mine asked for, not those it was asked to
+    printed = subprocess.run(
+        [str(MAMMAMIA), "ladder", "scrimmages", "--server", server.address, "--name", "mine"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert printed.stdout.count("against opp-a, opp-b") == 2 and "complete" in printed.stdout
+
 
 def test_refusals_are_clear(
     start_server: Callable[..., RunningServer],

@@ -394,6 +394,18 @@ CASES: dict[str, list[tuple[str, Code, Call]]] = {
             ),
         ),
     ],
+    "Ladder/Scrimmages": [
+        (
+            "name",
+            Code.OK,
+            lambda t: unary(t.ladder.Scrimmages(pb.ScrimmagesRequest(name=BIG))),
+        ),
+        (
+            "page_token",
+            Code.INVALID_ARGUMENT,
+            lambda t: unary(t.ladder.Scrimmages(pb.ScrimmagesRequest(page_token=BIG))),
+        ),
+    ],
     "Ladder/Standings": [
         (
             "players (no text field)",

@@ -39,9 +39,10 @@ pub trait Strategy: Send {
 /// A turn plays an order when the public oven suffices for it (the orders already
 /// in the oven resolved first), spending as few cards as it can; otherwise it plays
 /// all its cards of its most plentiful ingredient and keeps its orders. It refills
-/// from the waiter when no order card would be left in hand, else from the supply,
-/// so that it keeps orders in hand. A resolution bakes whenever an option bakes,
-/// adding the fewest cards from hand, and declines otherwise.
+/// from the waiter while fewer than two order cards would be left in hand, else
+/// from the supply, so that it keeps two orders in hand. A resolution bakes
+/// whenever an option bakes, adding the fewest cards from hand, and declines
+/// otherwise.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Starter;
 
@@ -66,6 +67,10 @@ fn first_best<T, K: Ord>(items: &[(usize, T)], key: impl Fn(&T) -> K) -> Option<
     best.map(|(item, _)| item)
 }
 
+/// The order cards a turn keeps in hand: the refill comes from the waiter while
+/// fewer would be left.
+pub const KEEP_ORDERS: usize = 2;
+
 /// Returns the starter's answer to a turn (R-TURN-*).
 pub fn choose_turn(decision: &Decision) -> Answer {
     let view = &decision.view;
@@ -82,10 +87,10 @@ pub fn choose_turn(decision: &Decision) -> Answer {
         return Answer::new(0, "no turn among the options");
     }
     let orders_in_hand = view.hand_orders.len();
-    // The refill wanted: the waiter when no order card would be left in hand.
+    // The refill wanted: the waiter while fewer than KEEP_ORDERS would be left in hand.
     let draw_rank = |turn: &Turn| {
         let left = orders_in_hand - usize::from(turn.order.is_some());
-        let wanted = if left > 0 { Draw::Supply } else { Draw::Waiter };
+        let wanted = if left >= KEEP_ORDERS { Draw::Supply } else { Draw::Waiter };
         u8::from(turn.draw.is_some_and(|draw| draw != wanted))
     };
 
@@ -207,8 +212,9 @@ mod tests {
             view(&oven, [0, 2, 0, 0, 0], &["red-mixed", "red-pineapple"]),
             options,
         );
-        // One more pineapple does not make four; two do, and an order stays in hand: supply.
-        assert_eq!(Starter.decide(&d), Answer::new(3, "oven suffices for red-pineapple"));
+        // One more pineapple does not make four; two do, and with one order left in
+        // hand the refill comes from the waiter.
+        assert_eq!(Starter.decide(&d), Answer::new(2, "oven suffices for red-pineapple"));
     }
 
     #[test]

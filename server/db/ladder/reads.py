@@ -37,6 +37,7 @@ from .rows import (
     hash_key,
     player,
 )
+from .scrimmages import StoredScrimmage, scrimmages_page
 
 #: How the standings show a bot with several versions: by its best version (the
 #: highest conservative rating), or by its newest (the one that first played last).
@@ -483,6 +484,12 @@ class LadderReads:
             seats.setdefault(match_id, []).append(-1 if delivered is None else int(delivered))
         return {k: tuple(v) for k, v in seats.items() if all(d >= 0 for d in v)}
 
+    def scrimmages_page(
+        self, name: str | None, size: int, token: str = ""
+    ) -> Page[StoredScrimmage]:
+        """Returns a page of scrimmages (``server.db.ladder.scrimmages.scrimmages_page``)."""
+        return scrimmages_page(self._db, name, size, token)
+
     def matches_page(
         self, name: str | None, size: int, token: str = "", status: MatchStatus | None = None
     ) -> Page[LadderMatch]:
@@ -686,6 +693,13 @@ class LadderReader(Reader):
     ) -> Page[LadderMatch]:
         """Returns :meth:`LadderReads.matches_page`, read on the reader's thread."""
         return await self.run(self._reads.matches_page, name, size, token, status)
+
+    async def scrimmages_page(
+        self, name: str | None, size: int, token: str = ""
+    ) -> Page[StoredScrimmage]:
+        """Returns a page of scrimmages (``server.db.ladder.scrimmages.scrimmages_page``),
+        read on the reader's thread."""
+        return await self.run(self._reads.scrimmages_page, name, size, token)
 
 
 def _connect(path: str) -> Connection:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from mammamia.fairness import unseal
 
+from ...paging import Page, key_of, page_of
 from ...quoting import quoted
 from ...status import MatchStatus
 from ..connection import Connection, among
@@ -61,6 +62,22 @@ class ScrimmageMatch:
     status: str
     ranks: tuple[int, ...] = ()
     delivered: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScrimmage:
+    """A scrimmage as kept: as asked for, its status and why it stopped, when it
+    ended (None while it plays), and its matches in the order played."""
+
+    row: ScrimmageRow
+    status: str
+    reason: str | None
+    ended: float | None
+    matches: tuple[ScrimmageMatch, ...]
+
+
+#: The listing a Scrimmages page token belongs to (``server.paging``).
+SCRIMMAGES = "ladder.scrimmages"
 
 
 class Scrimmages:
@@ -252,6 +269,61 @@ class Scrimmages:
             (scrimmage_id,),
         ).fetchone()
         return None if row is None else (str(row[0]), row[1])
+
+
+def scrimmages_page(
+    db: Connection, name: str | None, size: int, token: str = ""
+) -> Page[StoredScrimmage]:
+    """Returns a page of at most ``size`` scrimmages (all, or those ``name`` asked
+    for), newest first by the time asked then id, each with its matches: the first
+    page, or the one after the page whose next token is ``token``. Raises
+    BadPageToken for a token this list (the same name) did not give."""
+    scope = json.dumps([name])
+    after = key_of(token, SCRIMMAGES, (float, str), scope)
+    where, params = "WHERE 1 = 1", list[object]()
+    if name is not None:
+        where, params = "WHERE name = ?", [name]
+    if after is not None:
+        where += " AND (created < ? OR (created = ? AND scrimmage_id > ?))"
+        params += [after[0], after[0], after[1]]
+    rows = db.execute(
+        "SELECT scrimmage_id, name, version, opponents, players, planned, duplicate, sprt,"
+        " created, status, reason, ended FROM ladder_scrimmages "
+        + where
+        + " ORDER BY created DESC, scrimmage_id LIMIT ?",
+        (*params, size + 1),
+    ).fetchall()
+    ids = [str(r[0]) for r in rows[:size]]
+    found: dict[str, list[ScrimmageMatch]] = {i: [] for i in ids}
+    if ids:
+        test, listed = among(db, ids)
+        for m in db.execute(
+            "SELECT match_id, scrimmage_id, idx, names, status, ranks, delivered"
+            f" FROM scrimmage_matches WHERE scrimmage_id {test} ORDER BY scrimmage_id, idx",
+            (listed,),
+        ).fetchall():
+            found[str(m[1])].append(_match(m))
+    kept = [
+        StoredScrimmage(
+            ScrimmageRow(
+                str(i),
+                str(n),
+                str(v),
+                tuple(json.loads(str(o))),
+                int(p),
+                int(planned),
+                bool(d),
+                None if t is None else str(t),
+                float(c),
+            ),
+            str(st),
+            None if why is None else str(why),
+            None if e is None else float(e),
+            tuple(found.get(str(i), ())),
+        )
+        for i, n, v, o, p, planned, d, t, c, st, why, e in rows
+    ]
+    return page_of(kept, size, SCRIMMAGES, lambda k: (k.row.created, k.row.scrimmage_id), scope)
 
 
 def _match(row: Sequence[object]) -> ScrimmageMatch:

@@ -20,8 +20,8 @@ const USAGE: &str = "usage: starter --server HOST:PORT --token TOKEN [--tls-ca F
 
 Plays Mamma Mia! on an arena server: one seat of one match (--token), or every
 match the ladder assigns (--ladder) until stopped. It plays an order when the
-public oven suffices for it, else its most plentiful ingredient, keeps orders in
-hand, and bakes when it can. One line per decision goes to stderr.
+public oven suffices for it, else its most plentiful ingredient, keeps two orders
+in hand, and bakes when it can. One line per decision goes to stderr.
 
 options:
   --server HOST:PORT  the server

@@ -45,6 +45,7 @@ options:
                      SHA-256 of bot.js and lib/*.js, in that order)
   --tls              connect with TLS, trusting the system's certificates
   --ca FILE          connect with TLS, trusting the PEM certificates in FILE
+                     (--tls-ca FILE is the same, as every kit's starter bot spells it)
   --retry-for SEC    give up after SEC seconds without the server (default 60)
   --trace FILE       append every Play message sent and received to FILE, as
                      JSON lines (the messages as decoded, defaults included)
@@ -76,6 +77,7 @@ const OPTIONS = {
   version: { type: 'string' },
   tls: { type: 'boolean', default: false },
   ca: { type: 'string' },
+  'tls-ca': { type: 'string' },
   'retry-for': { type: 'string' },
   trace: { type: 'string' },
   search: { type: 'boolean', default: false },
@@ -123,7 +125,7 @@ function settingsFrom(argv, env) {
     version: values.version,
     retryForMs: nonNegative('--retry-for', values['retry-for'], 60) * 1000,
     tls: values.tls,
-    ca: values.ca,
+    ca: values.ca ?? values['tls-ca'],
     trace: values.trace,
     search: values.search,
     searchMs: nonNegative('--search-ms', values['search-ms'], SEARCH.budgetMs),

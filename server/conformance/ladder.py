@@ -54,6 +54,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from mammamia.fairness import DealSet
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 
 from ..app import Arena, create_server
@@ -186,7 +187,6 @@ class KitMatches:
         self.elsewhere = False
         self.routed: dict[str, str] = {}  # match id -> the second host's address
         self.watched: list[Watched] = []
-        self.created: Callable[[], None] = lambda: None
 
     def _of(self, match_id: str) -> ServerMatches:
         return self.there if match_id in self.routed else self.here
@@ -194,7 +194,7 @@ class KitMatches:
     async def create(
         self,
         names: Sequence[str],
-        deal_set: Any = None,
+        deal_set: tuple[DealSet, str] | None = None,
         *,
         match_id: str | None = None,
         tokens: Sequence[str] | None = None,
@@ -211,7 +211,6 @@ class KitMatches:
             seat = list(names).index(self.client)
             plan = Plan(f"ladder:{created[0]}", seed=len(self.watched), seat=seat)
             self.watched.append(Watched(runner, seat, Session(runner, plan, None), elsewhere))
-        self.created()
         return created
 
     async def result(self, match_id: str) -> MatchEnd:

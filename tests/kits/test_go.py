@@ -28,6 +28,10 @@ KIT = ROOT / "kits" / "go"
 STARTER = KIT / "bin" / "starter"
 RUN_TIMEOUT_S = 120
 
+# A first build from empty caches (run by the first test that needs the starter, when
+# `make test` has not built it already) may take minutes on a busy machine.
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture(scope="session")
 def go() -> str:

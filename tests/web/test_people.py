@@ -1,7 +1,8 @@
 """The people's table (``mammamia serve --people-table``): a person's games played for
 it are rated by the ladder's model under the name they gave, kept apart from the bots'
-standings, without hints; games not played for it, and servers without it, count
-nothing. Also: the hint is refused in a rated (ladder or competition) match."""
+standings, without hints; games not played for it count nothing (a server without
+the table: tests/web/test_play_socket.py). Also: the hint is refused in a rated
+(ladder or competition) match."""
 
 from __future__ import annotations
 
@@ -106,15 +107,6 @@ def test_games_for_the_people_table_are_rated_apart_and_offer_no_hint(
     assert [(p["name"], p["games"]) for p in table["people"]] == [("ada", 1)]
     assert [(o["kind"], o["name"]) for o in table["opponents"]] == [(BUILTIN, "eager")]
     assert get_json(url + "api/standings")[1] == standings
-
-
-def test_without_the_table_nothing_is_played_for_it(start_server: Any) -> None:
-    server = start_server(web_port=0)
-    url = web_url(server)
-    assert get_json(url + "api/people")[1] == {"enabled": False}
-    refused = asyncio.run(_game(url, {"table": True, "name": "ada"}))
-    assert refused[-1]["type"] == "refused"
-    assert "no people's table" in refused[-1]["error"]
 
 
 def test_no_hint_in_a_rated_match(tmp_path: Path) -> None:

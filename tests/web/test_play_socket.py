@@ -152,6 +152,11 @@ def test_a_bad_start_is_refused(start_server: Any) -> None:
             return dict(json.loads((await ws.receive()).data))
 
     assert asyncio.run(go())["type"] == "refused"
+    # A server without a people's table plays nothing for it.
+    url = web_url(server)
+    assert get_json(url + "api/people")[1] == {"enabled": False}
+    refused = asyncio.run(_start(url, {"type": "start", "players": 2, "table": True, "name": "a"}))
+    assert refused["type"] == "refused" and "no people's table" in refused["error"]
 
 
 async def _start(url: str, request: dict[str, Any]) -> dict[str, Any]:

@@ -143,6 +143,11 @@ def test_the_play_view_fits_a_phone(start_server: Any, browser: Any) -> None:
     page = context.new_page()
     try:
         page.goto(url + "#/play")
+        # The start fits too, with a ladder bot's name field shown.
+        page.get_by_test_id("play-players").select_option("5")
+        page.get_by_test_id("play-opponent").first.select_option("ladder")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        page.get_by_test_id("play-players").select_option("2")
         page.get_by_test_id("play-start").focus()
         page.keyboard.press("Enter")  # by keyboard
         page.get_by_test_id("play-option").first.wait_for()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.db.people import PeopleResult, PeopleStore
+
 from .conftest import get_json, wait_for, web_url
 
 BOTS = {"random-1": "random", "greedy-1": "greedy", "counter-1": "counter"}
@@ -14,7 +16,9 @@ BOTS = {"random-1": "random", "greedy-1": "greedy", "counter-1": "counter"}
 def test_every_view_loads_on_postgresql(
     start_server: Any, ladder_bots: Any, postgres_url: str, page: Any
 ) -> None:
-    server = start_server(db=postgres_url, ladder_players="2-3", ladder_start_timeout=2, web_port=0)
+    server = start_server(
+        db=postgres_url, ladder_players="2-3", ladder_start_timeout=2, web_port=0, people_table=True
+    )
     url = web_url(server)
     ladder_bots(server.address, BOTS)
     wait_for(
@@ -72,3 +76,16 @@ def test_every_view_loads_on_postgresql(
     )
     page.goto(url + f"#/live/{live['match']}")
     page.get_by_test_id("live-status").wait_for()
+
+    # The people's table: a result stored on PostgreSQL, read back and shown.
+    store = PeopleStore(postgres_url)
+    try:
+        result = PeopleResult("p1", 1.0, (("person", "ada"), ("builtin", "eager")), (1, 2))
+        assert store.add(result) and not store.add(result)  # once
+    finally:
+        store.close()
+    status, table, text = get_json(url + "api/people")
+    assert status == 200 and table["matches"] == 1, text
+    assert [p["name"] for p in table["people"]] == ["ada"], text
+    page.goto(url + "#/play")
+    page.get_by_test_id("people-row").first.wait_for()

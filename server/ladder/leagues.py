@@ -94,7 +94,12 @@ def boss_factory(spec: str, known: dict[str, Callable[..., Boss]]) -> Callable[[
     base, at, params = spec.partition("@")
     cls = known.get(base)
     if cls is None:
-        raise ValueError(f"no built-in bot {quoted(base)}: one of {', '.join(sorted(known))}")
+        raise ValueError(
+            f"no built-in bot {quoted(base)}: one of {', '.join(sorted(known))}"
+            if known
+            else f"no built-in bot {quoted(base)}: none is installed "
+            f"(the {GROUP} entry points: install the package again)"
+        )
     kwargs: dict[str, Any] = {}
     for pair in params.split(",") if at else ():
         key, eq, value = pair.partition("=")

@@ -54,6 +54,9 @@ def test_the_leagues_flag_names_leagues_lowest_first_each_with_its_boss() -> Non
     ]:
         with pytest.raises(ValueError, match=why):
             parse_leagues(bad)
+    # Without the package's entry points (an install older than leagues), it says so.
+    with pytest.raises(ValueError, match=r"none is installed \(the mammamia\.bosses entry points"):
+        parse_leagues("wood=random top", known={})
 
 
 def test_a_bad_leagues_flag_stops_the_server_before_it_starts(tmp_path: Any) -> None:

@@ -10,7 +10,7 @@ PROTO  := protos/mammamia/v1/arena.proto
 BENCH_OUT ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install proto run serve test lint typecheck bench clean
+.PHONY: help install kits proto run serve test lint typecheck bench clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[1m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -54,7 +54,12 @@ $(RUST_STAMP): $(PROTO) $(wildcard kits/rust/Cargo.* kits/rust/build.rs kits/rus
 	    cargo build --locked --quiet --manifest-path kits/rust/Cargo.toml && touch $@; \
 	else echo "cargo not found: the Rust kit's test will be skipped"; fi
 
-install: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(JAVA_KIT) ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
+# The three kits build at once, so that on a fresh machine one kit's downloads overlap
+# another's compiling (each kit's output is printed whole when it is done).
+kits: $(STAMP) ## Build the Go, Rust and Java kits (those whose toolchain is present)
+	@$(MAKE) --no-print-directory -j3 --output-sync=target $(RUST_STAMP) $(GO_STAMP) $(JAVA_KIT)
+
+install: $(STAMP) $(NODE_STAMP) kits ## Create .venv and install the project, its dev tools, the Node.js bot's packages and the kits
 
 # The generated code is committed (see pyproject.toml); run this after changing
 # protos/ and commit the result (tests/distribution/test_generated.py checks they agree).
@@ -103,7 +108,7 @@ $(POSTGRES_STAMP): $(STAMP)
 	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then touch $@; \
 	else echo "PostgreSQL could not be installed: the PostgreSQL storage tests will be skipped"; fi
 
-test: $(STAMP) $(NODE_STAMP) $(RUST_STAMP) $(GO_STAMP) $(JAVA_KIT) $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
+test: $(STAMP) $(NODE_STAMP) kits $(CHROMIUM_STAMP) $(POSTGRES_STAMP) ## Run the whole test suite
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP) ## Check style with ruff (lint rules and formatting)

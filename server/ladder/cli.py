@@ -33,6 +33,16 @@ class _Refused(Exception):
     """A call of a command that pages failed (the failure already printed)."""
 
 
+def _add_server(p: argparse.ArgumentParser) -> None:
+    """Adds ``--server`` (MAMMAMIA_SERVER, default 127.0.0.1:50051) to ``p``."""
+    p.add_argument(
+        "--server",
+        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
+        metavar="ADDR",
+        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
+    )
+
+
 def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds ``mammamia ladder standings|matches|bot|record|challenge|scrimmages|export|rerate``."""
     p = sub.add_parser(
@@ -51,12 +61,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "that the bot is better than the next (docs/ratings.md); pizzas is the mean "
         "delivered per match.",
     )
-    s.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(s)
     s.add_argument(
         "--players",
         type=int,
@@ -84,12 +89,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "else null). Read a page at a time (docs/protocol.md, "
         "Paging); `mammamia ladder export` writes every result.",
     )
-    m.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(m)
     m.add_argument(
         "--name", default="", help="the bot's ladder name (default: every bot's matches)"
     )
@@ -114,12 +114,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(1: round 1's first player, to the last) games, wins, win rate and "
         "mean rank, so that an advantage of a seat shows.",
     )
-    b.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(b)
     b.add_argument("--name", required=True, help="the bot's ladder name")
     b.add_argument("--json", action="store_true", help="print JSON instead of tables")
     b.set_defaults(func=_bot)
@@ -129,12 +124,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Print the game record (JSON) of a finished ladder "
         "match; `mammamia show FILE` replays a saved one.",
     )
-    g.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(g)
     g.add_argument(
         "--name",
         default="",
@@ -161,12 +151,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "it plays deal pairs until the sequential test decides (docs/ladder.md, "
         "'Scrimmages').",
     )
-    c.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(c)
     c.add_argument("--name", required=True, metavar="N", help="your bot's ladder name")
     c.add_argument("--key", default="", help="its secret key (write --key=KEY)")
     c.add_argument(
@@ -214,12 +199,7 @@ def register_ladder(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "first: each with its opponents, its status and its table (and its test, "
         "with --sprt).",
     )
-    sc.add_argument(
-        "--server",
-        default=os.environ.get("MAMMAMIA_SERVER", "127.0.0.1:50051"),
-        metavar="ADDR",
-        help="server address host:port (MAMMAMIA_SERVER, default 127.0.0.1:50051)",
-    )
+    _add_server(sc)
     sc.add_argument("--name", default="", metavar="N", help="only the scrimmages N asked for")
     sc.add_argument(
         "--limit", type=int, default=10, metavar="N", help="at most N (default 10; 0: all)"

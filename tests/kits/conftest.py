@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +47,30 @@ def failures(report: dict[str, Any]) -> str:
         for r in report.get("scenarios", [])
         if not r["passed"]
     )
+
+
+@contextmanager
+def tls_seat_against_random(server: Any, cert: Path) -> Iterator[list[str]]:
+    """Creates a two-player match on ``server`` over TLS (trusting ``cert``), plays its
+    second seat with ``mammamia bot random`` and yields the arguments that play the
+    first: ``--server ADDR --tls-ca CERT --token TOKEN``. Waits for the random bot
+    on the way out."""
+    tls = ["--server", server.address, "--tls-ca", str(cert)]
+    organiser = ["--organiser-key", server.organiser_key]
+    created = subprocess.run(
+        [str(MAMMAMIA), "match", "create", *tls, "--players", "2", *organiser],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    tokens = json.loads(created.stdout)["tokens"]
+    other = subprocess.Popen(
+        [str(MAMMAMIA), "bot", "random", *tls, f"--token={tokens[1]}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield [*tls, "--token", tokens[0]]
+    finally:
+        other.wait(timeout=30)

@@ -11,7 +11,6 @@ too); without a ``go`` the tests are skipped.
 from __future__ import annotations
 
 import fcntl
-import json
 import re
 import shutil
 import stat
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from server.conformance import cli
-from tests.kits.conftest import MAMMAMIA, ROOT, Conformance, failures
+from tests.kits.conftest import ROOT, Conformance, failures, tls_seat_against_random
 
 KIT = ROOT / "kits" / "go"
 STARTER = KIT / "bin" / "starter"
@@ -142,26 +141,9 @@ def test_the_go_starter_plays_a_seat_over_tls_with_a_ca_file(
 ) -> None:
     key, cert = self_signed_certificate
     server = start_server(tls_cert=cert, tls_key=key)
-    created = subprocess.run(
-        [
-            *(str(MAMMAMIA), "match", "create", "--server", server.address, "--players", "2"),
-            *("--organiser-key", server.organiser_key, "--tls-ca", str(cert)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    tokens = json.loads(created.stdout)["tokens"]
-    tls = ["--server", server.address, "--tls-ca", str(cert)]
-    other = subprocess.Popen(
-        [str(MAMMAMIA), "bot", "random", *tls, f"--token={tokens[1]}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with tls_seat_against_random(server, cert) as seat:
         mine = subprocess.run(
-            [str(starter), *tls, "--token", tokens[0], "--retry-for", "10s"],
+            [str(starter), *seat, "--retry-for", "10s"],
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT_S,
@@ -169,5 +151,3 @@ def test_the_go_starter_plays_a_seat_over_tls_with_a_ca_file(
         )
         assert mine.returncode == 0, mine.stderr[-3000:]
         assert re.search(r"msg=match_ended .*status=finished", mine.stderr), mine.stderr[-3000:]
-    finally:
-        other.wait(timeout=30)

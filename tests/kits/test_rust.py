@@ -11,7 +11,6 @@ first through its stamp; the build here is then cargo's no-op check).
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import shutil
@@ -27,7 +26,7 @@ import pytest
 from mammamia_pb import arena_pb2 as pb
 from mammamia_pb import arena_pb2_grpc as pb_grpc
 from server.conformance import cli
-from tests.kits.conftest import MAMMAMIA, ROOT, Conformance, failures
+from tests.kits.conftest import ROOT, Conformance, failures, tls_seat_against_random
 
 KIT = ROOT / "kits" / "rust"
 BUILD_TIMEOUT_S = 1200
@@ -161,26 +160,9 @@ def test_the_starter_plays_a_seat_over_tls_with_a_ca_file(
 ) -> None:
     key, cert = leaf_certificate(tmp_path)
     server = start_server(tls_cert=cert, tls_key=key)
-    created = subprocess.run(
-        [
-            *(str(MAMMAMIA), "match", "create", "--server", server.address, "--players", "2"),
-            *("--organiser-key", server.organiser_key, "--tls-ca", str(cert)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    tokens = json.loads(created.stdout)["tokens"]
-    tls = ["--server", server.address, "--tls-ca", str(cert)]
-    other = subprocess.Popen(
-        [str(MAMMAMIA), "bot", "random", *tls, f"--token={tokens[1]}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with tls_seat_against_random(server, cert) as seat:
         mine = subprocess.run(
-            [str(starter), *tls, "--token", tokens[0], "--retry-for", "10"],
+            [str(starter), *seat, "--retry-for", "10"],
             capture_output=True,
             text=True,
             timeout=LADDER_TIMEOUT_S,
@@ -188,5 +170,3 @@ def test_the_starter_plays_a_seat_over_tls_with_a_ca_file(
         )
         assert mine.returncode == 0, mine.stderr[-3000:]
         assert "event=match_ended status=Finished" in mine.stderr
-    finally:
-        other.wait(timeout=30)
